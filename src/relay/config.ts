@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+const int = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().default('127.0.0.1'),
+  PAYMENTS_API_KEY: z.string().min(1).optional(),
+  PAYMENTS_BASE_URL: z.url().optional(),
+  PAYMENTS_TIMEOUT_MS: int(10_000),
+  RELAY_DATA_DIR: z.string().default('.rewardbus'),
+  RELAY_CATALOG: z.string().optional(),
+  RELAY_SECRET: z.string().min(32, 'RELAY_SECRET must be at least 32 characters').optional(),
+  RELAY_ALLOWED_ORIGINS: z.string().default(''),
+  RELAY_USER_DAILY_CAP_SATS: int(1000),
+  RELAY_DAILY_BUDGET_SATS: int(100_000),
+  RELAY_RATE_LIMIT_PER_MINUTE: int(60),
+  WEBHOOK_SECRET: z.string().min(1).optional(),
+});
+
+/** The relay's settings, read from the environment (see .env.example). */
+export interface RelayConfig {
+  port: number;
+  host: string;
+  /** Absent: the relay pays through the embedded sandbox. */
+  payments?: { apiKey: string; baseUrl: string };
+  paymentsTimeoutMs: number;
+  dataDir: string;
+  catalogFile?: string;
+  secret: string;
+  allowedOrigins: string[];
+  userDailyCapSats: number;
+  dailyBudgetSats: number;
+  rateLimitPerMinute: number;
+  webhookSecret?: string;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
+  // Empty strings in a .env file mean "not set".
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) throw new Error(`Invalid configuration: ${z.prettifyError(parsed.error)}`);
+  const e = parsed.data;
+  if (!!e.PAYMENTS_API_KEY !== !!e.PAYMENTS_BASE_URL) {
+    throw new Error('Set both PAYMENTS_API_KEY and PAYMENTS_BASE_URL to pay for real, or neither to use the embedded sandbox.');
+  }
+  const dataDir = resolve(e.RELAY_DATA_DIR);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    ...(e.PAYMENTS_API_KEY && e.PAYMENTS_BASE_URL ? { payments: { apiKey: e.PAYMENTS_API_KEY, baseUrl: e.PAYMENTS_BASE_URL } } : {}),
+    paymentsTimeoutMs: e.PAYMENTS_TIMEOUT_MS,
+    dataDir,
+    ...(e.RELAY_CATALOG ? { catalogFile: resolve(e.RELAY_CATALOG) } : {}),
+    secret: e.RELAY_SECRET ?? keptSecret(dataDir),
+    allowedOrigins: e.RELAY_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    userDailyCapSats: e.RELAY_USER_DAILY_CAP_SATS,
+    dailyBudgetSats: e.RELAY_DAILY_BUDGET_SATS,
+    rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
+    ...(e.WEBHOOK_SECRET ? { webhookSecret: e.WEBHOOK_SECRET } : {}),
+  };
+}
+
+/** A generated token secret, kept in the data dir so player tokens survive a restart. */
+function keptSecret(dataDir: string): string {
+  const file = join(dataDir, 'relay-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
+  return secret;
+}
+
+export const ledgerFile = (config: RelayConfig): string => join(config.dataDir, 'ledger.sqlite');

@@ -1,0 +1,10 @@
+export { createRelay, VERSION, type Relay, type RelayOptions } from './relay.js';
+export { loadConfig, ledgerFile, type RelayConfig } from './config.js';
+export { createCatalog, loadCatalogFile, DEFAULT_CATALOG, type Catalog } from './catalog.js';
+export { openSqliteLedger } from './sqlite-ledger.js';
+export type { Ledger, LedgerEntry, LedgerState, Settlement, ClaimLimits, NewClaim, ClaimResult } from './ledger.js';
+export { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions, type Outcome } from './payments-client.js';
+export { createLogger } from './logger.js';
+export type { VerifyClaim } from './rewards-route.js';
+export { PROBLEMS, type ProblemCode } from './problems.js';
+export type * from '../wire/relay-api.js';

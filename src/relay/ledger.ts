@@ -1,0 +1,85 @@
+import type { RepeatPolicy } from '../wire/relay-api.js';
+
+/**
+ * Where an intent stands in the ledger.
+ * - sending: recorded and its sats reserved; committed before the service is called.
+ * - paid / failed / rejected: final. failed and rejected hold no reservation.
+ * - needs_review: the service may have paid; never sent again without an operator.
+ * - deferred: the service could not be reached, so nothing was paid; the same
+ *   idempotency key may claim it again.
+ */
+export type LedgerState = 'sending' | 'paid' | 'failed' | 'rejected' | 'needs_review' | 'deferred';
+
+export interface LedgerEntry {
+  id: string;
+  userId: string;
+  idempotencyKey: string;
+  /** A hash of what was asked, so a reused key with another body is caught. */
+  requestHash: string;
+  achievementId: string;
+  sats: number;
+  state: LedgerState;
+  reason?: string;
+  paymentId?: string;
+  /** The gamertag the payment went to, for the audit trail. */
+  gamertag?: string;
+  occurredAt?: string;
+  createdAt: number;
+  settledAt?: number;
+}
+
+export interface NewClaim {
+  id: string;
+  userId: string;
+  idempotencyKey: string;
+  requestHash: string;
+  achievementId: string;
+  sats: number;
+  repeat: RepeatPolicy;
+  occurredAt?: string;
+  /** Set when the claim is refused before any check (e.g. verifyClaim said no). */
+  rejectReason?: string;
+}
+
+export interface ClaimLimits {
+  /** Per userId, per UTC day. 0: no cap. */
+  userDailyCapSats: number;
+  /** The whole project, per UTC day. 0: no budget. */
+  dailyBudgetSats: number;
+}
+
+/** `created`: this call recorded it (sending or rejected). `existing`: the key was known. */
+export type ClaimResult = { kind: 'created'; entry: LedgerEntry } | { kind: 'existing'; entry: LedgerEntry };
+
+export type Settlement =
+  | { state: 'paid'; paymentId: string; gamertag?: string }
+  | { state: 'failed'; reason: string; gamertag?: string }
+  | { state: 'needs_review'; reason: string; paymentId?: string; gamertag?: string }
+  | { state: 'deferred'; reason: string };
+
+/**
+ * The relay's record of every intent. Everything is async so a shared Postgres ledger can
+ * stand in; the SQLite one commits concurrent writes together.
+ */
+export interface Ledger {
+  /** The entry for a player's idempotency key. */
+  find(userId: string, idempotencyKey: string): Promise<LedgerEntry | undefined>;
+  /**
+   * Records the claim and reserves its sats, or rejects it, checking repeat policy, the user's
+   * daily cap and the daily budget in the same transaction. A known key (other than a deferred
+   * one, which is claimed afresh) comes back as `existing`, untouched.
+   */
+  claim(claim: NewClaim, limits: ClaimLimits, now?: number): Promise<ClaimResult>;
+  /** Moves an entry on from `from`; undefined when it was not in one of those states. */
+  settle(id: string, from: readonly LedgerState[], to: Settlement, now?: number): Promise<LedgerEntry | undefined>;
+  get(id: string): Promise<LedgerEntry | undefined>;
+  /** A player's entries, newest first. */
+  history(userId: string, limit: number): Promise<LedgerEntry[]>;
+  inState(state: LedgerState): Promise<LedgerEntry[]>;
+  close(): Promise<void>;
+}
+
+/** States that hold a reservation against caps and count for repeat policies. */
+export const RESERVING_STATES: readonly LedgerState[] = ['sending', 'paid', 'needs_review'];
+
+export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);

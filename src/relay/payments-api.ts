@@ -1,0 +1,135 @@
+/**
+ * The payments service's contract in one place: paths, bodies, statuses and messages, from
+ * shared/payments-api-spec.md and, where it says "not shown", shared/upstream-facts.md.
+ * The relay's upstream client and the sandbox both build on these, so they cannot drift apart.
+ */
+
+export const PATHS = {
+  withdrawalRequest: (id: string) => `/v0/withdrawal-requests/${encodeURIComponent(id)}`,
+  sendPayment: '/v0/gamertag/send-payment',
+  userIdByGamertag: (gamertag: string) => `/v0/user-id/gamertag/${encodeURIComponent(gamertag)}`,
+  gamertagByUserId: (userId: string) => `/v0/gamertag/user-id/${encodeURIComponent(userId)}`,
+  transaction: (transactionId: string) => `/v0/gamertag/transaction/${encodeURIComponent(transactionId)}`,
+  rampWidget: '/api/v1/ramp-widget',
+} as const;
+
+/** Every call carries the project's key in this header. */
+export const API_KEY_HEADER = 'apikey';
+
+/** `{ success, message, data }` on every `/v0` answer. */
+export interface Envelope<T> {
+  success: boolean;
+  message: string;
+  data?: T;
+}
+
+/** Ramp errors use their own shape. */
+export interface RampErrorBody {
+  success: false;
+  error: { code: string; message: string };
+}
+
+export const MESSAGES = {
+  invalidApiKey: 'Invalid API key provided',
+  noUser: 'No user found with this gamertag',
+  insufficientBalance: 'Insufficient balance in project wallet',
+  paymentSent: 'Payment sent successfully',
+} as const;
+
+/** The service rejects longer descriptions. */
+export const DESCRIPTION_MAX_LENGTH = 150;
+
+/** `POST /v0/gamertag/send-payment`; amount is a string of millisatoshis ("1000" = 1 sat). */
+export interface SendPaymentBody {
+  gamertag: string;
+  amount: string;
+  description: string;
+}
+
+export interface SendPaymentData {
+  id: string;
+  status: 'settled' | string;
+  transactionId: string;
+  receiverId: string;
+  amount: string;
+  comment: string;
+  settledAt: string;
+}
+
+export interface UserIdData {
+  id: string;
+}
+
+export interface GamertagData {
+  gamertag: string;
+}
+
+export type TransactionStatus =
+  | 'TRANSACTION_STATUS_COMPLETED'
+  | 'TRANSACTION_STATUS_PENDING'
+  | 'TRANSACTION_STATUS_FAILED';
+
+/** `GET /v0/gamertag/transaction/{id}`: "Get Reward Status". */
+export interface TransactionData {
+  id: string;
+  receiverId: string;
+  amount: string;
+  fee: string;
+  unit: 'msats';
+  processedAt: string;
+  confirmedAt: string | null;
+  comment: string;
+  status: TransactionStatus;
+}
+
+export type WithdrawalRequestStatus = 'pending' | 'expired' | 'error' | 'completed';
+
+export interface WithdrawalRequest {
+  id: string;
+  internalId: string;
+  unit: 'msats';
+  amount: string;
+  status: WithdrawalRequestStatus;
+  description: string;
+  createdAt: string;
+  expiresAt: string;
+  callbackUrl: string;
+  invoice: { request: string; fastRequest: string; uri: string; fastUri: string };
+}
+
+/** Withdrawal requests below this are refused. */
+export const WITHDRAWAL_MIN_SATS = 10;
+
+/** `POST /api/v1/ramp-widget` body. */
+export interface RampWidgetBody {
+  email: string;
+  webhook_url: string;
+  destination?: string;
+  quote_currency?: string;
+  base_currency?: string;
+  reference_id?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface RampSessionData {
+  session_token: string;
+  widget_url: string;
+  session_id: string;
+  expires_at: string;
+}
+
+/** Ramp sessions live this long; the client asks for a new one after. */
+export const RAMP_SESSION_TTL_MS = 15 * 60_000;
+
+/** Webhook event names: the spec's spelling and the other one seen in public docs. */
+export const RAMP_EVENTS = {
+  completed: ['ramp.purchase.completed', 'RAMP_WIDGET.V1.PAYMENT.SETTLED'],
+  failed: ['ramp.purchase.failed', 'RAMP_WIDGET.V1.PAYMENT.FAILED'],
+  kycCompleted: ['ramp.kyc.completed', 'RAMP_WIDGET.V1.KYC.COMPLETED'],
+} as const;
+
+/** Varies between public pages: `sha256=<hex HMAC-SHA256 of the raw body>` in this header. */
+export const DEFAULT_SIGNATURE_HEADER = 'X-ZBD-Signature';
+
+export const msatsFromSats = (sats: number): string => `${BigInt(sats) * 1000n}`;
+export const satsFromMsats = (msats: string): number => Number(BigInt(msats) / 1000n);

@@ -1,0 +1,106 @@
+import type { Logger } from 'pino';
+import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
+import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats } from './payments-api.js';
+import type { PaymentsClient } from './payments-client.js';
+
+/** How long a userId's current gamertag is trusted before it is looked up again. */
+const GAMERTAG_TTL_MS = 60_000;
+
+/**
+ * Pays committed intents through the service and settles them in the ledger. A payment is
+ * sent once per intent: an unclear answer becomes needs_review and is settled through the
+ * payment-status endpoint or by an operator, never by sending again.
+ */
+export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: Logger) {
+  // Payments go to a gamertag, but gamertags change and can be taken by someone else:
+  // pay the userId's current one.
+  const gamertags = new Map<string, { gamertag: string; at: number }>();
+  const remember = (userId: string, gamertag: string) => gamertags.set(userId, { gamertag, at: Date.now() });
+
+  async function currentGamertag(userId: string): Promise<Settlement | string> {
+    const cached = gamertags.get(userId);
+    if (cached && Date.now() - cached.at < GAMERTAG_TTL_MS) return cached.gamertag;
+    const r = await payments.gamertagByUserId(userId);
+    if (r.kind === 'ok') {
+      remember(userId, r.data.gamertag);
+      return r.data.gamertag;
+    }
+    if (r.kind === 'refused' && r.status < 500 && r.status !== 401 && r.status !== 403) return { state: 'failed', reason: 'unknown_user' };
+    return { state: 'deferred', reason: r.kind === 'refused' ? `service_refused_${r.status}` : r.reason };
+  }
+
+  async function settlementFor(entry: LedgerEntry, title: string): Promise<Settlement> {
+    const gamertag = await currentGamertag(entry.userId);
+    if (typeof gamertag !== 'string') return gamertag;
+    // The intent id travels in the description so an operator can find the payment upstream.
+    const description = `${title} (rewardbus ${entry.id})`.slice(0, DESCRIPTION_MAX_LENGTH);
+    const r = await payments.sendPayment({ gamertag, amount: msatsFromSats(entry.sats), description });
+    switch (r.kind) {
+      case 'ok':
+        if (r.data.receiverId && r.data.receiverId !== entry.userId) {
+          logger.error({ event: 'receiver_mismatch', rewardId: entry.id, userId: entry.userId, receiverId: r.data.receiverId });
+          return { state: 'needs_review', reason: 'receiver_mismatch', paymentId: r.data.transactionId, gamertag };
+        }
+        return r.data.status === 'settled'
+          ? { state: 'paid', paymentId: r.data.transactionId, gamertag }
+          : { state: 'needs_review', reason: `payment_${r.data.status}`, paymentId: r.data.transactionId, gamertag };
+      case 'refused':
+        if (r.status === 401 || r.status === 403) {
+          logger.error({ event: 'service_refused_key', status: r.status, message: r.message }, 'the payments service refused the API key');
+          return { state: 'deferred', reason: `service_refused_${r.status}` };
+        }
+        if (r.message === MESSAGES.noUser) return { state: 'failed', reason: 'unknown_gamertag', gamertag };
+        if (r.message === MESSAGES.insufficientBalance) return { state: 'failed', reason: 'insufficient_balance', gamertag };
+        return { state: 'failed', reason: 'payment_refused', gamertag };
+      case 'unavailable':
+        return { state: 'deferred', reason: r.reason };
+      case 'unclear':
+        return { state: 'needs_review', reason: r.reason, gamertag };
+    }
+  }
+
+  /** Pays a `sending` entry and records how it ended. */
+  async function pay(entry: LedgerEntry, title: string): Promise<LedgerEntry> {
+    const settlement = await settlementFor(entry, title);
+    const settled = (await ledger.settle(entry.id, ['sending'], settlement)) ?? (await ledger.get(entry.id)) ?? entry;
+    const fields = { rewardId: entry.id, userId: entry.userId, achievementId: entry.achievementId, sats: entry.sats };
+    if (settled.state === 'paid') logger.info({ event: 'payout', ...fields, paymentId: settled.paymentId }, 'paid');
+    else logger.warn({ event: `payout_${settled.state}`, ...fields, reason: settled.reason, paymentId: settled.paymentId });
+    return settled;
+  }
+
+  /** Settles needs_review entries whose transaction id is known, through the payment-status endpoint. */
+  async function reconcile(): Promise<{ settled: number; open: number }> {
+    let settled = 0;
+    const open = await ledger.inState('needs_review');
+    for (const entry of open) {
+      if (!entry.paymentId) continue;
+      const r = await payments.transaction(entry.paymentId);
+      if (r.kind !== 'ok' || r.data.status === 'TRANSACTION_STATUS_PENDING') continue;
+      const to: Settlement =
+        r.data.status === 'TRANSACTION_STATUS_COMPLETED'
+          ? { state: 'paid', paymentId: entry.paymentId }
+          : { state: 'failed', reason: 'payment_failed' };
+      if (await ledger.settle(entry.id, ['needs_review'], to)) {
+        settled++;
+        logger.info({ event: 'reconciled', rewardId: entry.id, userId: entry.userId, state: to.state, paymentId: entry.paymentId });
+      }
+    }
+    return { settled, open: open.length - settled };
+  }
+
+  /** After a crash, intents caught mid-send may have been paid: they go to review, not out again. */
+  async function recover(startedAt: number): Promise<number> {
+    let n = 0;
+    for (const entry of await ledger.inState('sending')) {
+      if (entry.createdAt >= startedAt) continue;
+      if (await ledger.settle(entry.id, ['sending'], { state: 'needs_review', reason: 'interrupted' })) n++;
+      logger.warn({ event: 'payout_needs_review', rewardId: entry.id, userId: entry.userId, reason: 'interrupted' });
+    }
+    return n;
+  }
+
+  return { pay, reconcile, recover, remember };
+}
+
+export type Payouts = ReturnType<typeof createPayouts>;

@@ -1,0 +1,43 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** What a player token vouches for. */
+export interface PlayerClaims {
+  userId: string;
+  gamertag: string;
+  /** Expiry, in ms since the epoch. */
+  exp: number;
+}
+
+const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64url');
+
+/**
+ * Compact HMAC-SHA256 tokens, `rb1.<payload>.<signature>`: only the relay can mint them, so a
+ * client cannot claim rewards for another userId.
+ */
+export function createPlayerTokens(secret: string, ttlMs: number) {
+  const sign = (payload: string) => createHmac('sha256', secret).update(payload).digest();
+  return {
+    issue(userId: string, gamertag: string, now = Date.now()): { token: string; claims: PlayerClaims } {
+      const claims: PlayerClaims = { userId, gamertag, exp: now + ttlMs };
+      const payload = b64(JSON.stringify(claims));
+      return { token: `rb1.${payload}.${b64(sign(payload))}`, claims };
+    },
+    /** The claims of a genuine, unexpired token; undefined otherwise. */
+    verify(token: string, now = Date.now()): PlayerClaims | undefined {
+      const [version, payload, signature] = token.split('.');
+      if (version !== 'rb1' || !payload || !signature) return undefined;
+      const given = Buffer.from(signature, 'base64url');
+      const expected = sign(payload);
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+      try {
+        const c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<PlayerClaims>;
+        if (typeof c.userId !== 'string' || typeof c.gamertag !== 'string' || typeof c.exp !== 'number') return undefined;
+        return c.exp > now ? { userId: c.userId, gamertag: c.gamertag, exp: c.exp } : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+export type PlayerTokens = ReturnType<typeof createPlayerTokens>;

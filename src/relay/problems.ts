@@ -1,0 +1,47 @@
+import type { Problem } from '../wire/relay-api.js';
+
+/** Every error the relay answers, with its status. Codes are stable; titles are for people. */
+export const PROBLEMS = {
+  bad_request: [400, 'The request is malformed'],
+  idempotency_key_required: [400, 'An Idempotency-Key header (a UUID) is required'],
+  unauthorized: [401, 'A valid player token is required'],
+  forbidden_origin: [403, 'This origin is not allowed'],
+  not_found: [404, 'Not found'],
+  unknown_achievement: [404, 'No such achievement in the catalog'],
+  unknown_gamertag: [404, 'No player has this gamertag'],
+  request_in_flight: [409, 'A request with this Idempotency-Key is still being processed'],
+  payload_too_large: [413, 'The request body is too large'],
+  unsupported_media_type: [415, 'Send the body as application/json'],
+  idempotency_key_reused: [422, 'This Idempotency-Key was used with a different request'],
+  rate_limited: [429, 'Too many requests'],
+  internal: [500, 'The relay failed'],
+  service_unavailable: [503, 'The payments service cannot be reached; try again later'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+/** Thrown anywhere in a handler; the relay answers it as `application/problem+json`. */
+export class RelayProblem extends Error {
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail ?? PROBLEMS[code][1]);
+  }
+}
+
+export function problemResponse(p: RelayProblem): Response {
+  const [status, title] = PROBLEMS[p.code];
+  const body: Problem = {
+    type: `https://github.com/rewardbus/rewardbus/blob/main/docs/relay-api.md#${p.code}`,
+    title,
+    status,
+    code: p.code,
+    ...(p.detail ? { detail: p.detail } : {}),
+  };
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/problem+json', ...p.headers },
+  });
+}

@@ -1,0 +1,121 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { secureHeaders } from 'hono/secure-headers';
+import type { Logger } from 'pino';
+import type { CatalogResponse, CatalogEntry, Health } from '../wire/relay-api.js';
+import { createCatalog, DEFAULT_CATALOG, type Catalog } from './catalog.js';
+import { requirePlayer, type RelayEnv } from './context.js';
+import type { ClaimLimits, Ledger } from './ledger.js';
+import { createLogger } from './logger.js';
+import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments-client.js';
+import { createPayouts } from './payouts.js';
+import { createPlayerTokens } from './player-tokens.js';
+import { playersRoute } from './players-route.js';
+import { problemResponse, RelayProblem } from './problems.js';
+import { createRateLimiter } from './rate-limit.js';
+import { rewardsRoute, type VerifyClaim } from './rewards-route.js';
+import { openSqliteLedger } from './sqlite-ledger.js';
+
+export const VERSION = '0.1.0';
+
+export interface RelayOptions {
+  /** The payments service: a client, or where it is and the key. */
+  payments: PaymentsClient | PaymentsClientOptions;
+  /** A ledger, or the path of its SQLite file. */
+  ledger: Ledger | string;
+  /** Signs player tokens. Keep it stable across restarts, or players link again. */
+  secret: string;
+  /** Default: DEFAULT_CATALOG. */
+  catalog?: Catalog | readonly CatalogEntry[];
+  /** Origins allowed to call from a browser; `*` for any. Default: none (same origin only). */
+  allowedOrigins?: readonly string[];
+  /** Per userId, per UTC day; 0: no cap. Default 1000. */
+  userDailyCapSats?: number;
+  /** The whole project, per UTC day; 0: no budget. Default 100,000. */
+  dailyBudgetSats?: number;
+  /** Per IP and per player; 0 turns it off. Default 60. */
+  rateLimitPerMinute?: number;
+  /** How long a player token lives. Default 24 h. */
+  tokenTtlMs?: number;
+  /** Request bodies above this are refused with 413. Default 4 KiB. */
+  maxBodyBytes?: number;
+  /** A game's own server-side check before a payout. */
+  verifyClaim?: VerifyClaim;
+  logger?: Logger;
+  /** Reported by /v1/health. Default `live`. */
+  mode?: Health['mode'];
+}
+
+export interface Relay {
+  /** The web-standard handler: serve it with Node, Bun, Deno or an edge runtime. */
+  fetch: (request: Request, env?: unknown) => Response | Promise<Response>;
+  /** Settled when crash recovery and reconciliation at start are done. */
+  ready: Promise<void>;
+  /** Settles needs_review intents whose transaction id is known, through the payment-status endpoint. */
+  reconcile(): Promise<{ settled: number; open: number }>;
+  close(): Promise<void>;
+}
+
+/** The relay: the only holder of the API key; decides amounts, enforces limits, pays each intent once. */
+export function createRelay(options: RelayOptions): Relay {
+  const startedAt = Date.now();
+  const logger = options.logger ?? createLogger();
+  const payments = 'sendPayment' in options.payments ? options.payments : createPaymentsClient(options.payments);
+  const ledger = typeof options.ledger === 'string' ? openSqliteLedger(options.ledger) : options.ledger;
+  const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
+  const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
+  const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
+  const limits: ClaimLimits = { userDailyCapSats: options.userDailyCapSats ?? 1000, dailyBudgetSats: options.dailyBudgetSats ?? 100_000 };
+  const payouts = createPayouts(ledger, payments, logger);
+  const origins = options.allowedOrigins ?? [];
+  const catalogBody: CatalogResponse = { achievements: [...catalog.values()] };
+
+  const app = new Hono<RelayEnv>();
+  app.use('*', secureHeaders({ crossOriginResourcePolicy: 'cross-origin' }));
+  app.use(
+    '/v1/*',
+    cors({
+      origin: origins.includes('*') ? '*' : [...origins],
+      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Last-Event-ID'],
+      exposeHeaders: ['Idempotent-Replayed', 'Retry-After'],
+      maxAge: 600,
+    }),
+  );
+  app.use('/v1/*', bodyLimit({ maxSize: options.maxBodyBytes ?? 4096, onError: () => problemResponse(new RelayProblem('payload_too_large')) }));
+
+  app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION } satisfies Health));
+  app.get('/v1/catalog', (c) => c.json(catalogBody));
+  app.route('/v1/players', playersRoute(payments, tokens, payouts, limiter));
+  app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
+  app.use('/v1/rewards', requirePlayer(tokens, limiter));
+  app.route('/v1/rewards', rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim: options.verifyClaim }));
+
+  app.notFound(() => problemResponse(new RelayProblem('not_found')));
+  app.onError((err, c) => {
+    if (err instanceof RelayProblem) {
+      logger.info({ event: 'problem', code: err.code, method: c.req.method, path: c.req.path });
+      return problemResponse(err);
+    }
+    logger.error({ err, method: c.req.method, path: c.req.path }, 'relay error');
+    return problemResponse(new RelayProblem('internal'));
+  });
+
+  const ready = (async () => {
+    const interrupted = await payouts.recover(startedAt);
+    const { settled, open } = await payouts.reconcile();
+    if (interrupted || settled || open) logger.warn({ event: 'review', interrupted, reconciled: settled, open }, 'intents await review');
+  })();
+  ready.catch((err: unknown) => logger.error({ err }, 'recovery at start failed'));
+
+  return {
+    fetch: (request, env) => app.fetch(request, env as RelayEnv['Bindings']),
+    ready,
+    reconcile: payouts.reconcile,
+    async close() {
+      await ready.catch(() => undefined);
+      await ledger.close();
+      payments.close();
+    },
+  };
+}

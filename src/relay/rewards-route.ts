@@ -1,0 +1,106 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type RewardClaim, type RewardHistory } from '../wire/relay-api.js';
+import type { Catalog } from './catalog.js';
+import { readJson, type RelayContext, type RelayEnv } from './context.js';
+import type { ClaimLimits, Ledger, LedgerEntry } from './ledger.js';
+import type { Payouts } from './payouts.js';
+import type { PlayerClaims } from './player-tokens.js';
+import { RelayProblem } from './problems.js';
+import { toRewardRecord } from './reward-record.js';
+import type { Logger } from 'pino';
+
+/** A game's own server-side proof: true to pay, false or a reason code to refuse. */
+export type VerifyClaim = (
+  claim: { achievementId: string; occurredAt?: string; userId: string; gamertag: string },
+  request: Request,
+) => boolean | string | Promise<boolean | string>;
+
+// Strict: an `amount` (or anything else) in the body is refused, not silently ignored.
+const claimSchema = z.strictObject({
+  achievementId: z.string().min(1).max(64),
+  occurredAt: z.iso.datetime({ offset: true }).optional(),
+});
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const requestHash = (c: RewardClaim) => createHash('sha256').update(`${c.achievementId}\n${c.occurredAt ?? ''}`).digest('base64url');
+
+export interface RewardsRouteDeps {
+  ledger: Ledger;
+  catalog: Catalog;
+  payouts: Payouts;
+  limits: ClaimLimits;
+  logger: Logger;
+  verifyClaim?: VerifyClaim | undefined;
+}
+
+/** `POST /v1/rewards` pays an achievement at most once per Idempotency-Key; GETs read the player's own. */
+export function rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim }: RewardsRouteDeps) {
+  /** An intent already known under this key: replay it, or say why not. */
+  function known(c: RelayContext, entry: LedgerEntry, hash: string): Response | undefined {
+    if (entry.requestHash !== hash) throw new RelayProblem('idempotency_key_reused');
+    if (entry.state === 'sending') throw new RelayProblem('request_in_flight', undefined, { 'Retry-After': '1' });
+    if (entry.state === 'deferred') return undefined;
+    c.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    return c.json(toRewardRecord(entry), 200);
+  }
+
+  async function claim(c: RelayContext, player: PlayerClaims) {
+    const key = c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '';
+    if (!UUID.test(key)) throw new RelayProblem('idempotency_key_required');
+    const body = await readJson(c, claimSchema);
+    const achievement = catalog.get(body.achievementId);
+    if (!achievement) throw new RelayProblem('unknown_achievement', `No achievement ${body.achievementId}`);
+    const hash = requestHash(body);
+
+    const before = await ledger.find(player.userId, key);
+    const replay = before && known(c, before, hash);
+    if (replay) return replay;
+
+    let rejectReason: string | undefined;
+    if (verifyClaim) {
+      const verdict = await verifyClaim({ ...body, userId: player.userId, gamertag: player.gamertag }, c.req.raw);
+      if (verdict !== true) rejectReason = typeof verdict === 'string' ? verdict : 'claim_not_verified';
+    }
+    const result = await ledger.claim(
+      {
+        id: randomUUID(),
+        userId: player.userId,
+        idempotencyKey: key,
+        requestHash: hash,
+        achievementId: achievement.id,
+        sats: achievement.sats,
+        repeat: achievement.repeat,
+        ...(body.occurredAt ? { occurredAt: body.occurredAt } : {}),
+        ...(rejectReason ? { rejectReason } : {}),
+      },
+      limits,
+    );
+    if (result.kind === 'existing') return known(c, result.entry, hash) ?? c.json(toRewardRecord(result.entry), 200);
+
+    let entry = result.entry;
+    if (entry.state === 'rejected') {
+      logger.info({ event: 'refusal', rewardId: entry.id, userId: entry.userId, achievementId: entry.achievementId, reason: entry.reason });
+    } else {
+      entry = await payouts.pay(entry, achievement.title);
+    }
+    // Nothing was paid and the service was out of reach: the client retries with the same key.
+    if (entry.state === 'deferred') throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
+    return c.json(toRewardRecord(entry), 201);
+  }
+
+  return new Hono<RelayEnv>()
+    .post('/', (c) => claim(c, c.get('player')))
+    .get('/', async (c) => {
+      const limit = Math.min(Math.max(Number(c.req.query('limit')) || 100, 1), 500);
+      const entries = await ledger.history(c.get('player').userId, limit);
+      return c.json({ rewards: entries.map(toRewardRecord) } satisfies RewardHistory);
+    })
+    .get('/:id', async (c) => {
+      const entry = await ledger.get(c.req.param('id'));
+      // Another player's reward is as good as missing.
+      if (!entry || entry.userId !== c.get('player').userId) throw new RelayProblem('not_found', 'No such reward');
+      return c.json(toRewardRecord(entry));
+    });
+}

@@ -1,0 +1,208 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  RESERVING_STATES,
+  utcDay,
+  type ClaimLimits,
+  type ClaimResult,
+  type Ledger,
+  type LedgerEntry,
+  type LedgerState,
+  type NewClaim,
+  type Settlement,
+} from './ledger.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS rewards (
+  id              TEXT PRIMARY KEY,
+  user_id         TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  request_hash    TEXT NOT NULL,
+  achievement_id  TEXT NOT NULL,
+  sats            INTEGER NOT NULL,
+  state           TEXT NOT NULL,
+  reason          TEXT,
+  payment_id      TEXT,
+  gamertag        TEXT,
+  occurred_at     TEXT,
+  day             TEXT NOT NULL,
+  created_at      INTEGER NOT NULL,
+  settled_at      INTEGER,
+  UNIQUE (user_id, idempotency_key)
+);
+CREATE INDEX IF NOT EXISTS rewards_by_achievement ON rewards (user_id, achievement_id, created_at);
+CREATE INDEX IF NOT EXISTS rewards_by_user ON rewards (user_id, created_at);
+CREATE INDEX IF NOT EXISTS rewards_by_state ON rewards (state) WHERE state IN ('sending', 'needs_review');
+-- Sats reserved per UTC day: scope '*' is the project's budget, 'u:<userId>' a player's cap.
+CREATE TABLE IF NOT EXISTS reserved (
+  scope TEXT NOT NULL,
+  day   TEXT NOT NULL,
+  sats  INTEGER NOT NULL,
+  PRIMARY KEY (scope, day)
+) WITHOUT ROWID;
+`;
+
+interface Row {
+  id: string;
+  user_id: string;
+  idempotency_key: string;
+  request_hash: string;
+  achievement_id: string;
+  sats: number;
+  state: LedgerState;
+  reason: string | null;
+  payment_id: string | null;
+  gamertag: string | null;
+  occurred_at: string | null;
+  day: string;
+  created_at: number;
+  settled_at: number | null;
+}
+
+const toEntry = (r: Row): LedgerEntry => ({
+  id: r.id,
+  userId: r.user_id,
+  idempotencyKey: r.idempotency_key,
+  requestHash: r.request_hash,
+  achievementId: r.achievement_id,
+  sats: r.sats,
+  state: r.state,
+  createdAt: r.created_at,
+  ...(r.reason === null ? {} : { reason: r.reason }),
+  ...(r.payment_id === null ? {} : { paymentId: r.payment_id }),
+  ...(r.gamertag === null ? {} : { gamertag: r.gamertag }),
+  ...(r.occurred_at === null ? {} : { occurredAt: r.occurred_at }),
+  ...(r.settled_at === null ? {} : { settledAt: r.settled_at }),
+});
+
+type Op = { run: () => unknown; resolve: (v: never) => void; reject: (e: unknown) => void };
+const RESERVING = `state IN (${RESERVING_STATES.map((s) => `'${s}'`).join(', ')})`;
+
+/** Opens (or creates) the ledger file, durable at every commit. */
+export function openSqliteLedger(file: string): Ledger {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // Per connection, not stored in the file: a reopened WAL database would fall back to NORMAL.
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  db.exec(SCHEMA);
+
+  const q = {
+    byId: db.prepare<[string], Row>('SELECT * FROM rewards WHERE id = ?'),
+    byKey: db.prepare<[string, string], Row>('SELECT * FROM rewards WHERE user_id = ? AND idempotency_key = ?'),
+    lastReserving: db.prepare<[string, string], Pick<Row, 'day' | 'created_at'>>(
+      `SELECT day, created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING} ORDER BY created_at DESC LIMIT 1`,
+    ),
+    history: db.prepare<[string, number], Row>('SELECT * FROM rewards WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?'),
+    inState: db.prepare<[string], Row>('SELECT * FROM rewards WHERE state = ? ORDER BY created_at'),
+    insert: db.prepare(
+      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, reason, occurred_at, day, created_at)
+       VALUES (@id, @userId, @idempotencyKey, @requestHash, @achievementId, @sats, @state, @reason, @occurredAt, @day, @createdAt)`,
+    ),
+    reclaim: db.prepare(`UPDATE rewards SET state = @state, reason = @reason, day = @day, created_at = @createdAt WHERE id = @id`),
+    update: db.prepare(
+      `UPDATE rewards SET state = @state, reason = @reason, payment_id = coalesce(@paymentId, payment_id),
+       gamertag = coalesce(@gamertag, gamertag), settled_at = @settledAt WHERE id = @id`,
+    ),
+    reserved: db.prepare<[string, string], { sats: number }>('SELECT sats FROM reserved WHERE scope = ? AND day = ?'),
+    reserve: db.prepare<[string, string, number]>(
+      'INSERT INTO reserved (scope, day, sats) VALUES (?, ?, ?) ON CONFLICT (scope, day) DO UPDATE SET sats = sats + excluded.sats',
+    ),
+  };
+
+  const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day)?.sats ?? 0;
+  function reserve(userId: string, day: string, sats: number) {
+    q.reserve.run('*', day, sats);
+    q.reserve.run(`u:${userId}`, day, sats);
+  }
+
+  function refusal(c: NewClaim, limits: ClaimLimits, now: number, day: string): string | undefined {
+    const last = q.lastReserving.get(c.userId, c.achievementId);
+    if (last) {
+      if (c.repeat.kind === 'once') return 'already_claimed';
+      if (c.repeat.kind === 'daily' && last.day === day) return 'already_claimed_today';
+      if (c.repeat.kind === 'cooldown' && now < last.created_at + c.repeat.seconds * 1000) return 'cooldown';
+    }
+    if (limits.userDailyCapSats > 0 && reservedSats(`u:${c.userId}`, day) + c.sats > limits.userDailyCapSats) return 'user_daily_cap';
+    if (limits.dailyBudgetSats > 0 && reservedSats('*', day) + c.sats > limits.dailyBudgetSats) return 'daily_budget';
+    return undefined;
+  }
+
+  function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
+    const existing = q.byKey.get(c.userId, c.idempotencyKey);
+    if (existing && (existing.state !== 'deferred' || existing.request_hash !== c.requestHash)) {
+      return { kind: 'existing', entry: toEntry(existing) };
+    }
+    const day = utcDay(now);
+    const reason = c.rejectReason ?? refusal(c, limits, now, day);
+    const state: LedgerState = reason ? 'rejected' : 'sending';
+    if (existing) q.reclaim.run({ id: existing.id, state, reason: reason ?? null, day, createdAt: now });
+    else q.insert.run({ ...c, occurredAt: c.occurredAt ?? null, state, reason: reason ?? null, day, createdAt: now });
+    if (!reason) reserve(c.userId, day, c.sats);
+    return { kind: 'created', entry: toEntry(q.byId.get(existing?.id ?? c.id)!) };
+  }
+
+  function settleNow(id: string, from: readonly LedgerState[], to: Settlement, now: number): LedgerEntry | undefined {
+    const row = q.byId.get(id);
+    if (!row || !from.includes(row.state)) return undefined;
+    q.update.run({
+      id,
+      state: to.state,
+      reason: 'reason' in to ? to.reason : null,
+      paymentId: 'paymentId' in to ? (to.paymentId ?? null) : null,
+      gamertag: 'gamertag' in to ? (to.gamertag ?? null) : null,
+      settledAt: to.state === 'paid' || to.state === 'failed' ? now : null,
+    });
+    if (RESERVING_STATES.includes(row.state) && !RESERVING_STATES.includes(to.state)) reserve(row.user_id, row.day, -row.sats);
+    return toEntry(q.byId.get(id)!);
+  }
+
+  // Group commit: writes that arrive in the same turn of the event loop share one transaction,
+  // so one fsync covers them all; each still resolves only after its commit.
+  let queue: Op[] = [];
+  const inSavepoint = db.transaction((run: () => unknown) => run());
+  const flush = db.transaction((ops: Op[]) =>
+    ops.map((op) => {
+      try {
+        return { ok: true as const, value: inSavepoint(op.run) };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    }),
+  );
+  function commit() {
+    const ops = queue;
+    queue = [];
+    try {
+      flush(ops).forEach((r, i) => (r.ok ? ops[i]!.resolve(r.value as never) : ops[i]!.reject(r.error)));
+    } catch (error) {
+      for (const op of ops) op.reject(error);
+    }
+  }
+  function write<T>(run: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (queue.push({ run, resolve: resolve as (v: never) => void, reject }) === 1) setImmediate(commit);
+    });
+  }
+
+  return {
+    find: async (userId, key) => {
+      const r = q.byKey.get(userId, key);
+      return r && toEntry(r);
+    },
+    claim: (c, limits, now = Date.now()) => write(() => claimNow(c, limits, now)),
+    settle: (id, from, to, now = Date.now()) => write(() => settleNow(id, from, to, now)),
+    get: async (id) => {
+      const r = q.byId.get(id);
+      return r && toEntry(r);
+    },
+    history: async (userId, limit) => q.history.all(userId, limit).map(toEntry),
+    inState: async (state) => q.inState.all(state).map(toEntry),
+    close: async () => {
+      if (queue.length) commit();
+      db.close();
+    },
+  };
+}

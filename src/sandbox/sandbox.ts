@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Hono, type Context } from 'hono';
+import {
+  API_KEY_HEADER,
+  DESCRIPTION_MAX_LENGTH,
+  MESSAGES,
+  RAMP_SESSION_TTL_MS,
+  type Envelope,
+  type GamertagData,
+  type RampErrorBody,
+  type RampSessionData,
+  type SendPaymentData,
+  type TransactionData,
+  type UserIdData,
+} from '../relay/payments-api.js';
+import { TEST_GAMERTAGS, isUnknownGamertag } from './test-gamertags.js';
+import { UserDirectory } from './users.js';
+import { ProjectWallet, type SandboxPayment } from './wallet.js';
+import { WithdrawalRequests } from './withdrawal-requests.js';
+
+export interface SandboxOptions {
+  /** The key callers must send in the `apikey` header. Default: a random one (read it from `sandbox.apiKey`). */
+  apiKey?: string;
+  /** The project wallet's starting balance. Default 1,000,000 sats. */
+  balanceSats?: number;
+  /** How late `slowpoke`'s answers come. Default 1500 ms. */
+  slowMs?: number;
+  /** How late `limbo`'s (already settled) payment answer comes. Default 30 s. */
+  limboMs?: number;
+  /** How long a `tortoise` payment stays pending. Default 2000 ms. */
+  processingMs?: number;
+  /** Where the sandbox is reachable from outside, for the URLs it hands out. Default http://localhost:8788. */
+  publicUrl?: string;
+}
+
+export interface RampSessionRecord extends RampSessionData {
+  webhookUrl: string;
+  referenceId?: string;
+  email: string;
+}
+
+export interface Sandbox {
+  /** The web-standard handler. */
+  fetch: (request: Request) => Response | Promise<Response>;
+  readonly apiKey: string;
+  /** Every payment made, oldest first. */
+  payments(): SandboxPayment[];
+  readonly balanceMsats: bigint;
+  readonly users: UserDirectory;
+  readonly withdrawalRequests: WithdrawalRequests;
+  readonly rampSessions: Map<string, RampSessionRecord>;
+}
+
+const ok = <T>(c: Context, message: string, data: T) => c.json({ success: true, message, data } satisfies Envelope<T>);
+const fail = (c: Context, status: 400 | 401 | 404 | 422, message: string) =>
+  c.json({ success: false, message } satisfies Envelope<never>, status);
+const DIGITS = /^[0-9]{1,18}$/;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+async function jsonBody(c: Context): Promise<Record<string, unknown> | undefined> {
+  try {
+    const body: unknown = await c.req.json();
+    return body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An emulation of the payments service: its endpoints, shapes and errors, and test gamertags. */
+export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  const apiKey = options.apiKey ?? `sandbox_${randomUUID()}`;
+  const slowMs = options.slowMs ?? 1500;
+  const limboMs = options.limboMs ?? 30_000;
+  const processingMs = options.processingMs ?? 2000;
+  const publicUrl = (options.publicUrl ?? 'http://localhost:8788').replace(/\/$/, '');
+  const users = new UserDirectory();
+  const wallet = new ProjectWallet(options.balanceSats ?? 1_000_000);
+  const withdrawalRequests = new WithdrawalRequests(publicUrl);
+  const rampSessions = new Map<string, RampSessionRecord>();
+  const isSlow = (gamertag: string) => gamertag.toLowerCase() === TEST_GAMERTAGS.slow;
+
+  const app = new Hono();
+
+  app.use('/v0/*', requireKey);
+  app.use('/api/*', requireKey);
+  async function requireKey(c: Context, next: () => Promise<void>) {
+    if (c.req.header(API_KEY_HEADER) !== apiKey) return fail(c, 401, MESSAGES.invalidApiKey);
+    await next();
+  }
+
+  app.get('/v0/withdrawal-requests/:id', (c) => {
+    const wr = withdrawalRequests.get(c.req.param('id'));
+    return wr ? ok(c, 'Successfully retrieved Withdrawal Request.', wr) : fail(c, 404, 'Withdrawal Request not found');
+  });
+
+  app.get('/v0/user-id/gamertag/:gamertag', async (c) => {
+    const gamertag = c.req.param('gamertag');
+    if (isSlow(gamertag)) await sleep(slowMs);
+    if (isUnknownGamertag(gamertag)) return fail(c, 400, MESSAGES.noUser);
+    return ok<UserIdData>(c, 'Successfully retrieved User ID.', { id: users.resolve(gamertag) });
+  });
+
+  app.get('/v0/gamertag/user-id/:id', (c) => {
+    const gamertag = users.gamertagOf(c.req.param('id'));
+    return gamertag ? ok<GamertagData>(c, 'Successfully retrieved gamertag.', { gamertag }) : fail(c, 400, 'No user found with this ID');
+  });
+
+  app.post('/v0/gamertag/send-payment', async (c) => {
+    const body = await jsonBody(c);
+    if (!body) return fail(c, 400, 'Request body must be a JSON object');
+    const { gamertag, amount, description = '' } = body;
+    if (gamertag === undefined || amount === undefined) return fail(c, 422, 'Missing parameter: gamertag and amount are required');
+    if (typeof gamertag !== 'string' || gamertag === '') return fail(c, 400, 'gamertag must be a non-empty string');
+    if (typeof amount !== 'string' || !DIGITS.test(amount) || BigInt(amount) < 1000n) {
+      return fail(c, 400, 'amount must be a string of millisatoshis, at least 1000');
+    }
+    if (typeof description !== 'string' || description.length > DESCRIPTION_MAX_LENGTH) {
+      return fail(c, 400, `description must be a string of at most ${DESCRIPTION_MAX_LENGTH} characters`);
+    }
+    if (isSlow(gamertag)) await sleep(slowMs);
+    if (isUnknownGamertag(gamertag)) return fail(c, 400, MESSAGES.noUser);
+    if (gamertag.toLowerCase() === TEST_GAMERTAGS.refused) return fail(c, 400, MESSAGES.insufficientBalance);
+
+    const receiverId = users.resolve(gamertag);
+    const processing = gamertag.toLowerCase() === TEST_GAMERTAGS.processing;
+    const payment = wallet.pay({ receiverId, gamertag, amount, comment: description }, processing ? Date.now() + processingMs : undefined);
+    if (!payment) return fail(c, 400, MESSAGES.insufficientBalance);
+    // Settled already; only the answer is late, past the caller's timeout.
+    if (gamertag.toLowerCase() === TEST_GAMERTAGS.ambiguous) await sleep(limboMs);
+    return ok<SendPaymentData>(c, MESSAGES.paymentSent, {
+      id: payment.id,
+      status: processing ? 'processing' : 'settled',
+      transactionId: payment.transactionId,
+      receiverId,
+      amount,
+      comment: description,
+      settledAt: payment.settledAt,
+    });
+  });
+
+  app.get('/v0/gamertag/transaction/:id', (c) => {
+    const p = wallet.transaction(c.req.param('id'));
+    if (!p) return fail(c, 404, 'Transaction not found');
+    return ok<TransactionData>(c, 'Fetched transaction.', {
+      id: p.transactionId,
+      receiverId: p.receiverId,
+      amount: p.amount,
+      fee: '0',
+      unit: 'msats',
+      processedAt: p.settledAt,
+      confirmedAt: p.status === 'TRANSACTION_STATUS_COMPLETED' ? p.settledAt : null,
+      comment: p.comment,
+      status: p.status,
+    });
+  });
+
+  app.post('/api/v1/ramp-widget', async (c) => {
+    const rampError = (code: string, message: string, status: 400 | 422) =>
+      c.json({ success: false, error: { code, message } } satisfies RampErrorBody, status);
+    const body = await jsonBody(c);
+    if (!body) return rampError('INVALID_REQUEST', 'Request body must be a JSON object', 400);
+    if (typeof body.email !== 'string' || !EMAIL.test(body.email)) return rampError('INVALID_EMAIL', 'A valid email is required', 400);
+    if (typeof body.webhook_url !== 'string' || !URL.canParse(body.webhook_url)) {
+      return rampError('INVALID_WEBHOOK_URL', 'webhook_url must be a URL', 400);
+    }
+    const sessionId = randomUUID();
+    const session: RampSessionRecord = {
+      session_token: `rst_${randomUUID().replaceAll('-', '')}`,
+      session_id: sessionId,
+      widget_url: `${publicUrl}/widget/${sessionId}`,
+      expires_at: new Date(Date.now() + RAMP_SESSION_TTL_MS).toISOString(),
+      webhookUrl: body.webhook_url,
+      email: body.email,
+      ...(typeof body.reference_id === 'string' ? { referenceId: body.reference_id } : {}),
+    };
+    rampSessions.set(sessionId, session);
+    const { session_token, widget_url, session_id, expires_at } = session;
+    return ok<RampSessionData>(c, 'Ramp session created.', { session_token, widget_url, session_id, expires_at });
+  });
+
+  // Test controls, not part of the service: what was paid, and renaming a user.
+  app.get('/_sandbox/payments', (c) => c.json({ payments: wallet.payments(), balanceMsats: `${wallet.balanceMsats}` }));
+  app.post('/_sandbox/users/:id/gamertag', async (c) => {
+    const body = await jsonBody(c);
+    const renamed = typeof body?.gamertag === 'string' && users.rename(c.req.param('id'), body.gamertag);
+    return renamed ? c.json({ ok: true }) : fail(c, 400, 'Unknown user or gamertag taken');
+  });
+
+  app.notFound((c) => fail(c, 404, 'Not found'));
+
+  return {
+    fetch: app.fetch,
+    apiKey,
+    payments: () => wallet.payments(),
+    get balanceMsats() {
+      return wallet.balanceMsats;
+    },
+    users,
+    withdrawalRequests,
+    rampSessions,
+  };
+}

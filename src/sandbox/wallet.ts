@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { TransactionStatus } from '../relay/payments-api.js';
+
+/** A payment the sandbox made: the proof tests read to show nothing was paid twice. */
+export interface SandboxPayment {
+  id: string;
+  transactionId: string;
+  receiverId: string;
+  gamertag: string;
+  /** Millisatoshis, as the service counts. */
+  amount: string;
+  comment: string;
+  settledAt: string;
+  status: TransactionStatus;
+  /** When a `processing` payment reports completed. */
+  completesAt?: number;
+}
+
+/** The project wallet: its balance goes down with each payment. */
+export class ProjectWallet {
+  #balanceMsats: bigint;
+  readonly #payments: SandboxPayment[] = [];
+  readonly #byTransaction = new Map<string, SandboxPayment>();
+
+  constructor(balanceSats: number) {
+    this.#balanceMsats = BigInt(balanceSats) * 1000n;
+  }
+
+  get balanceMsats(): bigint {
+    return this.#balanceMsats;
+  }
+
+  /** Debits the wallet and records the payment; undefined when the balance is short. */
+  pay(p: Omit<SandboxPayment, 'id' | 'transactionId' | 'settledAt' | 'status'>, completesAt?: number): SandboxPayment | undefined {
+    const amount = BigInt(p.amount);
+    if (amount > this.#balanceMsats) return undefined;
+    this.#balanceMsats -= amount;
+    const payment: SandboxPayment = {
+      ...p,
+      id: randomUUID(),
+      transactionId: randomUUID(),
+      settledAt: new Date().toISOString(),
+      status: completesAt === undefined ? 'TRANSACTION_STATUS_COMPLETED' : 'TRANSACTION_STATUS_PENDING',
+      ...(completesAt === undefined ? {} : { completesAt }),
+    };
+    this.#payments.push(payment);
+    this.#byTransaction.set(payment.transactionId, payment);
+    return payment;
+  }
+
+  transaction(transactionId: string, now = Date.now()): SandboxPayment | undefined {
+    const p = this.#byTransaction.get(transactionId);
+    if (p?.completesAt !== undefined && now >= p.completesAt) {
+      p.status = 'TRANSACTION_STATUS_COMPLETED';
+      delete p.completesAt;
+    }
+    return p;
+  }
+
+  /** Every payment made, oldest first (copies). */
+  payments(): SandboxPayment[] {
+    return this.#payments.map((p) => ({ ...p }));
+  }
+}

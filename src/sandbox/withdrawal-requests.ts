@@ -1,0 +1,54 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { WITHDRAWAL_MIN_SATS, msatsFromSats, type WithdrawalRequest } from '../relay/payments-api.js';
+
+/** Fixed ids the sandbox always knows, documented in the README. */
+export const SEEDED_WITHDRAWAL_REQUEST_IDS = [
+  '7f3c2a10-5b8e-4d21-9c6f-0a1b2c3d4e5f',
+  'b2e4d6f8-1a3c-4e5f-8a7b-9c0d1e2f3a4b',
+  'c0ffee00-dead-4bee-8f00-123456789abc',
+] as const;
+
+// A made-up but bech32-looking LNURL: enough for a QR code and a `lightning:` link.
+function lnurlFor(id: string, fast: boolean): string {
+  const body = createHash('sha256').update(`${id}:${fast}`).digest('hex').replace(/[^a-z0-9]/g, '');
+  return `lnurl1dp68gurn8ghj7${fast ? body + body : body}`.toLowerCase();
+}
+
+export class WithdrawalRequests {
+  readonly #byId = new Map<string, WithdrawalRequest>();
+
+  constructor(readonly callbackBase: string) {
+    SEEDED_WITHDRAWAL_REQUEST_IDS.forEach((id, i) =>
+      this.create({ amountSats: (i + 1) * 100, description: `Sandbox withdrawal #${i + 1}`, id, expiresInMs: 365 * 86_400_000 }),
+    );
+    // One of them has already lapsed, so an expired request can be shown too.
+    const expired = this.#byId.get(SEEDED_WITHDRAWAL_REQUEST_IDS[2]);
+    if (expired) expired.status = 'expired';
+  }
+
+  get(id: string): WithdrawalRequest | undefined {
+    return this.#byId.get(id);
+  }
+
+  create(o: { amountSats: number; description: string; id?: string; expiresInMs?: number }): WithdrawalRequest | string {
+    if (!Number.isInteger(o.amountSats) || o.amountSats < WITHDRAWAL_MIN_SATS) return `amount must be at least ${WITHDRAWAL_MIN_SATS} sats`;
+    const id = o.id ?? randomUUID();
+    const now = Date.now();
+    const request = lnurlFor(id, false);
+    const fastRequest = lnurlFor(id, true);
+    const wr: WithdrawalRequest = {
+      id,
+      internalId: createHash('md5').update(id).digest('hex'),
+      unit: 'msats',
+      amount: msatsFromSats(o.amountSats),
+      status: 'pending',
+      description: o.description,
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + (o.expiresInMs ?? 3_600_000)).toISOString(),
+      callbackUrl: `${this.callbackBase}/withdrawal-callback/${id}`,
+      invoice: { request, fastRequest, uri: `lightning:${request}`, fastUri: `lightning:${fastRequest}` },
+    };
+    this.#byId.set(id, wr);
+    return wr;
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The relay's HTTP API v1 on the wire: the only module both the client and the relay import.
+ * Types only, so it costs the client bundle nothing.
+ */
+
+/** How often an achievement can pay a player. */
+export type RepeatPolicy =
+  | { kind: 'once' }
+  | { kind: 'daily' }
+  | { kind: 'cooldown'; seconds: number };
+
+/** One entry of `GET /v1/catalog`. */
+export interface CatalogEntry {
+  id: string;
+  title: string;
+  sats: number;
+  repeat: RepeatPolicy;
+}
+
+export interface CatalogResponse {
+  achievements: CatalogEntry[];
+}
+
+/** `POST /v1/players` body. */
+export interface LinkPlayerRequest {
+  gamertag: string;
+}
+
+/** `POST /v1/players` answer: the player token authorizes the player's own rewards. */
+export interface PlayerSession {
+  userId: string;
+  gamertag: string;
+  token: string;
+  /** ISO 8601; link again after it. */
+  expiresAt: string;
+}
+
+/** `POST /v1/rewards` body; the amount is never the client's to say. */
+export interface RewardClaim {
+  achievementId: string;
+  /** ISO 8601, when the player earned it (for the record; limits use the relay's clock). */
+  occurredAt?: string;
+}
+
+/**
+ * paid, rejected and failed are final. pending: the relay is still working on it.
+ * needs_review: the outcome with the service is unclear; the relay (or its operator) settles it
+ * and it is never paid twice.
+ */
+export type RewardStatus = 'paid' | 'rejected' | 'failed' | 'pending' | 'needs_review';
+
+export interface RewardRecord {
+  id: string;
+  achievementId: string;
+  userId: string;
+  sats: number;
+  status: RewardStatus;
+  /** A stable code for rejected, failed and needs_review records. */
+  reason?: string;
+  /** The service's transaction id, once known. */
+  paymentId?: string;
+  createdAt: string;
+  settledAt?: string;
+}
+
+export interface RewardHistory {
+  rewards: RewardRecord[];
+}
+
+export interface Health {
+  ok: true;
+  /** `sandbox` when the relay pays through its embedded emulation of the service. */
+  mode: 'live' | 'sandbox';
+  version: string;
+}
+
+/** RFC 9457 problem details, served as `application/problem+json`. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  /** Stable, machine-readable; see docs/relay-api.md. */
+  code: string;
+  detail?: string;
+}
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
