@@ -59,8 +59,16 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     }
   }
 
+  const inFlight = new Set<Promise<LedgerEntry>>();
+
   /** Pays a `sending` entry and records how it ended. */
-  async function pay(entry: LedgerEntry, title: string): Promise<LedgerEntry> {
+  function pay(entry: LedgerEntry, title: string): Promise<LedgerEntry> {
+    const p = payAndSettle(entry, title).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    return p;
+  }
+
+  async function payAndSettle(entry: LedgerEntry, title: string): Promise<LedgerEntry> {
     const settlement = await settlementFor(entry, title);
     const settled = (await ledger.settle(entry.id, ['sending'], settlement)) ?? (await ledger.get(entry.id)) ?? entry;
     const fields = { rewardId: entry.id, userId: entry.userId, achievementId: entry.achievementId, sats: entry.sats };
@@ -100,7 +108,12 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     return n;
   }
 
-  return { pay, reconcile, recover, remember };
+  /** Waits for payments in flight to be settled (each ends by the client's timeout at the latest). */
+  async function drain(): Promise<void> {
+    await Promise.allSettled([...inFlight]);
+  }
+
+  return { pay, reconcile, recover, remember, drain };
 }
 
 export type Payouts = ReturnType<typeof createPayouts>;

@@ -87,8 +87,8 @@ export function createRelay(options: RelayOptions): Relay {
   app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION } satisfies Health));
   app.get('/v1/catalog', (c) => c.json(catalogBody));
   app.route('/v1/players', playersRoute(payments, tokens, payouts, limiter));
+  // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
-  app.use('/v1/rewards', requirePlayer(tokens, limiter));
   app.route('/v1/rewards', rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim: options.verifyClaim }));
 
   app.notFound(() => problemResponse(new RelayProblem('not_found')));
@@ -114,6 +114,8 @@ export function createRelay(options: RelayOptions): Relay {
     reconcile: payouts.reconcile,
     async close() {
       await ready.catch(() => undefined);
+      // Let payments in flight settle first: closing under them would leave them for review.
+      await payouts.drain();
       await ledger.close();
       payments.close();
     },

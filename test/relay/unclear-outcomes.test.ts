@@ -1,0 +1,137 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { serve } from '@hono/node-server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSandbox, TEST_GAMERTAGS } from '../../src/sandbox/index.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+const run = promisify(execFile);
+const review = (dataDir: string, ...args: string[]) =>
+  run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', ...args], { env: { ...process.env, RELAY_DATA_DIR: dataDir } });
+
+let relay: TestRelay | undefined;
+afterEach(async () => {
+  await relay?.stop();
+  relay = undefined;
+});
+
+describe('an unclear payment outcome', () => {
+  it('ends needs_review, is never sent again, and the operator command resolves it with one payment', async () => {
+    relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '200' }, { sandbox: { limboMs: 600 } });
+    const player = await relay.link(TEST_GAMERTAGS.ambiguous);
+    const key = randomUUID();
+    const first = await relay.claim(player.token, { achievementId: 'first-coin' }, key);
+    expect(first.body).toMatchObject({ status: 'needs_review', reason: 'timeout' });
+
+    // The client retries the same intent: the relay answers from its ledger and does not send again.
+    const retry = await relay.claim(player.token, { achievementId: 'first-coin' }, key);
+    expect(retry.body).toEqual(first.body);
+    // A new intent for the same once-only achievement is refused while the first may have paid.
+    expect((await relay.claim(player.token, { achievementId: 'first-coin' })).body.reason).toBe('already_claimed');
+    await new Promise((r) => setTimeout(r, 700));
+    const payments = relay.sandbox!.payments();
+    expect(payments).toHaveLength(1);
+
+    const listed = await review(relay.dataDir, 'list');
+    expect(listed.stdout).toContain(first.body.id);
+    await review(relay.dataDir, 'mark-paid', first.body.id, payments[0]!.transactionId);
+    expect((await review(relay.dataDir, 'list')).stdout).toContain('Nothing to review');
+
+    const after = await fetch(`${relay.url}/v1/rewards/${first.body.id}`, { headers: { authorization: `Bearer ${player.token}` } });
+    expect(await after.json()).toMatchObject({ status: 'paid', paymentId: payments[0]!.transactionId });
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+
+  it('is settled through the payment-status endpoint when the transaction id is known', async () => {
+    relay = await startTestRelay({}, { sandbox: { processingMs: 300 } });
+    const player = await relay.link(TEST_GAMERTAGS.processing);
+    const r = await relay.claim(player.token, { achievementId: 'first-coin' });
+    expect(r.body).toMatchObject({ status: 'needs_review', reason: 'payment_processing' });
+    expect(await relay.relay.reconcile()).toEqual({ settled: 0, open: 1 });
+    await new Promise((res) => setTimeout(res, 350));
+    expect(await relay.relay.reconcile()).toEqual({ settled: 1, open: 0 });
+    const after = await fetch(`${relay.url}/v1/rewards/${r.body.id}`, { headers: { authorization: `Bearer ${player.token}` } });
+    expect(await after.json()).toMatchObject({ status: 'paid', paymentId: r.body.paymentId });
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+
+  it('operator mark-failed frees the reservation so the achievement can be earned again', async () => {
+    relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '100' }, { sandbox: { limboMs: 200 } });
+    const player = await relay.link(TEST_GAMERTAGS.ambiguous);
+    const first = await relay.claim(player.token, { achievementId: 'level-complete' });
+    expect(first.body.status).toBe('needs_review');
+    await review(relay.dataDir, 'mark-failed', first.body.id);
+    await expect(review(relay.dataDir, 'mark-failed', first.body.id)).rejects.toThrow(/not awaiting review/);
+    const again = await relay.claim(player.token, { achievementId: 'level-complete' });
+    expect(again.body.status).toBe('needs_review');
+  });
+});
+
+describe('a payments service out of reach', () => {
+  it('answers 503 with Retry-After, pays nothing, and the same key pays once when it is back', async () => {
+    const sandbox = createSandbox({ apiKey: 'k' });
+    let server = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => server.once('listening', r));
+    const port = (server.address() as AddressInfo).port;
+    relay = await startTestRelay({ PAYMENTS_API_KEY: 'k', PAYMENTS_BASE_URL: `http://127.0.0.1:${port}` });
+    const player = await relay.link('alice');
+    await new Promise<void>((r) => {
+      server.close(() => r());
+      (server as import('node:http').Server).closeAllConnections();
+    });
+
+    const key = randomUUID();
+    const down = await relay.claim(player.token, { achievementId: 'first-coin' }, key);
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBeTruthy();
+    expect(down.body.code).toBe('service_unavailable');
+
+    server = serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' });
+    await new Promise((r) => server.once('listening', r));
+    const up = await relay.claim(player.token, { achievementId: 'first-coin' }, key);
+    expect(up.body.status).toBe('paid');
+    expect(sandbox.payments()).toHaveLength(1);
+    server.close();
+  });
+});
+
+describe('a relay that crashed mid-send', () => {
+  it('puts the interrupted intent in review at start instead of sending it again', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-crash-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'], {
+      env: { ...process.env, PORT: '0', RELAY_DATA_DIR: dataDir, RELAY_RATE_LIMIT_PER_MINUTE: '0' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    const url = await new Promise<string>((resolve) =>
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/.exec(out);
+        if (m) resolve(m[1]!);
+      }),
+    );
+    const player = (await (
+      await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: TEST_GAMERTAGS.ambiguous }) })
+    ).json()) as { token: string };
+    const claim = fetch(`${url}/v1/rewards`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}`, 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ achievementId: 'first-coin' }),
+    }).catch(() => undefined);
+    // The payment is in flight (the ambiguous gamertag answers in 30 s): the process dies.
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill('SIGKILL');
+    await claim;
+
+    relay = await startTestRelay({}, {}, dataDir);
+    const listed = await review(dataDir, 'list');
+    expect(listed.stdout).toContain('interrupted');
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+    expect(relay.logs.join('')).toContain('"event":"review"');
+  });
+});
