@@ -86,6 +86,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   });
   await relay.ready;
   logger.info({ event: 'listening', url }, `rewardbus relay on ${url}`);
+  logger.flush();
 
   const started = relay;
   return {

@@ -6,7 +6,7 @@ import type { RateLimiter } from './rate-limit.js';
 
 /** What the relay's handlers share: the authenticated player, and Node's socket when there is one. */
 export type RelayEnv = {
-  Variables: { player: PlayerClaims };
+  Variables: { player: PlayerClaims; maxBodyBytes: number };
   Bindings: { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
 };
 export type RelayContext = Context<RelayEnv>;
@@ -14,13 +14,40 @@ export type RelayContext = Context<RelayEnv>;
 /** The caller's address: the socket's under Node, 'local' for in-process `fetch` calls. */
 export const clientIp = (c: RelayContext): string => c.env?.incoming?.socket?.remoteAddress ?? 'local';
 
-/** Parses a JSON body against a schema: 415 for another content type, 400 for bad JSON or fields. */
+/**
+ * The body as text, 413 past the limit. A declared length is checked before reading and read
+ * through `text()`, which @hono/node-server serves straight from the socket; only a chunked body
+ * goes through the web stream, counted as it comes.
+ */
+async function readText(c: RelayContext): Promise<string> {
+  const max = c.get('maxBodyBytes');
+  const declared = c.req.header('content-length');
+  if (declared !== undefined) {
+    if (!(Number(declared) <= max)) throw new RelayProblem('payload_too_large');
+    return c.req.text();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = c.req.raw.body?.getReader();
+  for (let r = await reader?.read(); r && !r.done; r = await reader!.read()) {
+    size += r.value.byteLength;
+    if (size > max) {
+      await reader!.cancel();
+      throw new RelayProblem('payload_too_large');
+    }
+    chunks.push(r.value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Parses a JSON body against a schema: 415 for another content type, 413 too large, 400 for bad JSON or fields. */
 export async function readJson<S extends z.ZodType>(c: RelayContext, schema: S): Promise<z.infer<S>> {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) throw new RelayProblem('unsupported_media_type');
+  const text = await readText(c);
   let json: unknown;
   try {
-    json = JSON.parse(await c.req.text());
+    json = JSON.parse(text);
   } catch {
     throw new RelayProblem('bad_request', 'The body is not valid JSON');
   }

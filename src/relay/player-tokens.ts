@@ -16,6 +16,8 @@ const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64url');
  */
 export function createPlayerTokens(secret: string, ttlMs: number) {
   const sign = (payload: string) => createHmac('sha256', secret).update(payload).digest();
+  // A player sends the same token with every claim: check its signature once.
+  const verified = new Map<string, PlayerClaims>();
   return {
     issue(userId: string, gamertag: string, now = Date.now()): { token: string; claims: PlayerClaims } {
       const claims: PlayerClaims = { userId, gamertag, exp: now + ttlMs };
@@ -24,20 +26,31 @@ export function createPlayerTokens(secret: string, ttlMs: number) {
     },
     /** The claims of a genuine, unexpired token; undefined otherwise. */
     verify(token: string, now = Date.now()): PlayerClaims | undefined {
-      const [version, payload, signature] = token.split('.');
-      if (version !== 'rb1' || !payload || !signature) return undefined;
-      const given = Buffer.from(signature, 'base64url');
-      const expected = sign(payload);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
-      try {
-        const c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<PlayerClaims>;
-        if (typeof c.userId !== 'string' || typeof c.gamertag !== 'string' || typeof c.exp !== 'number') return undefined;
-        return c.exp > now ? { userId: c.userId, gamertag: c.gamertag, exp: c.exp } : undefined;
-      } catch {
-        return undefined;
+      const known = verified.get(token);
+      if (known) return known.exp > now ? known : undefined;
+      const claims = check(token, now);
+      if (claims) {
+        if (verified.size >= 10_000) verified.clear();
+        verified.set(token, claims);
       }
+      return claims;
     },
   };
+
+  function check(token: string, now: number): PlayerClaims | undefined {
+    const [version, payload, signature] = token.split('.');
+    if (version !== 'rb1' || !payload || !signature) return undefined;
+    const given = Buffer.from(signature, 'base64url');
+    const expected = sign(payload);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    try {
+      const c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<PlayerClaims>;
+      if (typeof c.userId !== 'string' || typeof c.gamertag !== 'string' || typeof c.exp !== 'number') return undefined;
+      return c.exp > now ? { userId: c.userId, gamertag: c.gamertag, exp: c.exp } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
 }
 
 export type PlayerTokens = ReturnType<typeof createPlayerTokens>;

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type RewardClaim, type RewardHistory } from '../wire/relay-api.js';
@@ -9,6 +9,7 @@ import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
 import { RelayProblem } from './problems.js';
 import { toRewardRecord } from './reward-record.js';
+import { uuid7 } from './uuid7.js';
 import type { Logger } from 'pino';
 
 /** A game's own server-side proof: true to pay, false or a reason code to refuse. */
@@ -54,18 +55,18 @@ export function rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyC
     if (!achievement) throw new RelayProblem('unknown_achievement', `No achievement ${body.achievementId}`);
     const hash = requestHash(body);
 
-    const before = await ledger.find(player.userId, key);
-    const replay = before && known(c, before, hash);
-    if (replay) return replay;
-
     let rejectReason: string | undefined;
     if (verifyClaim) {
+      // A replay must not run the game's check again.
+      const before = await ledger.find(player.userId, key);
+      const replay = before && known(c, before, hash);
+      if (replay) return replay;
       const verdict = await verifyClaim({ ...body, userId: player.userId, gamertag: player.gamertag }, c.req.raw);
       if (verdict !== true) rejectReason = typeof verdict === 'string' ? verdict : 'claim_not_verified';
     }
     const result = await ledger.claim(
       {
-        id: randomUUID(),
+        id: uuid7(),
         userId: player.userId,
         idempotencyKey: key,
         requestHash: hash,
