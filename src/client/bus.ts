@@ -1,0 +1,408 @@
+import type { CatalogEntry, PlayerSession, RewardRecord, RewardStatus } from '../wire/relay-api.js';
+import { backoffDelay, type RetryOptions } from './backoff.js';
+import { earnBlock } from './earn-rules.js';
+import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
+import { GuardedEmitter } from './guarded-emitter.js';
+import { createRelayClient, type RelayClient } from './relay-client.js';
+import { defaultStorage, type RewardStorage } from './storage.js';
+import { withTabLock } from './tab-lock.js';
+
+export interface RewardBusOptions {
+  /** Where the relay is, e.g. `https://rewards.example.com`. */
+  relayUrl: string;
+  /** Default: IndexedDB in browsers, `.rewardbus/client-queue.json` in Node. */
+  storage?: RewardStorage;
+  fetch?: typeof fetch;
+  retry?: RetryOptions;
+  /** Per request to the relay. Default 10 s. */
+  timeoutMs?: number;
+  /** Intents sent at once when a backlog drains. Default 6. */
+  concurrency?: number;
+}
+
+/** A failed link(), with the relay's problem code (`unknown_gamertag`, `relay_unreachable`, …). */
+export class RewardBusError extends Error {
+  constructor(readonly code: string, message = code) {
+    super(message);
+  }
+}
+
+type FinalEvent = 'reward:paid' | 'reward:rejected' | 'reward:failed' | 'reward:review';
+const EVENT_OF: Record<Exclude<RewardStatus, 'pending'>, FinalEvent> = {
+  paid: 'reward:paid',
+  rejected: 'reward:rejected',
+  failed: 'reward:failed',
+  needs_review: 'reward:review',
+};
+type TabMessage = { type: 'outcome'; event: FinalEvent; outcome: RewardOutcome } | { type: 'linked'; player: PlayerSession };
+
+const INTENT = 'intent:';
+const uuid = () => crypto.randomUUID();
+
+/**
+ * The game's side of rewardbus: `unlock()` turns an achievement into a reward intent with its
+ * own idempotency key, keeps it in durable storage, and sends it until the relay answers for good.
+ */
+export class RewardBus extends GuardedEmitter<RewardBusEvents> {
+  /** Resolved once the stored player, queue and catalog are loaded. */
+  readonly ready: Promise<void>;
+  readonly #storage: RewardStorage;
+  readonly #relay: RelayClient;
+  readonly #opts: RewardBusOptions;
+  readonly #name: string;
+  readonly #tab = uuid();
+  readonly #queue = new Map<string, RewardIntent>();
+  readonly #sessions = new Map<string, PlayerSession>();
+  #player: PlayerSession | undefined;
+  #catalog: Map<string, CatalogEntry> | undefined;
+  #history: RewardRecord[] = [];
+  #writes: Array<[string, unknown]> = [];
+  #written: Promise<void> = Promise.resolve();
+  #online = true;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #draining: Promise<void> | undefined;
+  #again = false;
+  #channel: BroadcastChannel | undefined;
+  #destroyed = false;
+  readonly #onOnline = () => void this.flush();
+
+  constructor(options: RewardBusOptions) {
+    super();
+    this.#opts = options;
+    this.#storage = options.storage ?? defaultStorage();
+    this.#relay = createRelayClient(options);
+    this.#name = `rewardbus:${options.relayUrl}`;
+    if (typeof BroadcastChannel !== 'undefined') {
+      this.#channel = new BroadcastChannel(this.#name);
+      this.#channel.onmessage = (m: MessageEvent<TabMessage>) => this.#heard(m.data);
+    }
+    if (typeof window !== 'undefined') window.addEventListener('online', this.#onOnline);
+    this.ready = this.#load();
+    this.ready.then(() => this.flush(), (err: unknown) => this.#error(err));
+  }
+
+  /** The linked player, if any. */
+  get player(): PlayerSession | undefined {
+    return this.#player;
+  }
+
+  /** False after a request found the relay out of reach, until one gets through. */
+  get online(): boolean {
+    return this.#online;
+  }
+
+  /** Links the player by gamertag; remembered across reloads. Rejects with a RewardBusError. */
+  async link(gamertag: string): Promise<PlayerSession> {
+    await this.ready;
+    const a = await this.#relay.link(gamertag);
+    if ('unreachable' in a) throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
+    if (!a.ok) throw new RewardBusError(a.problem?.code ?? `http_${a.status}`, a.problem?.detail ?? a.problem?.title);
+    this.#setOnline(true);
+    await this.#adopt(a.body);
+    this.#post({ type: 'linked', player: a.body });
+    void this.#refresh().then(() => this.flush());
+    return a.body;
+  }
+
+  /**
+   * Unlocks an achievement: synchronous and cheap, for the game loop. Returns the intent's id,
+   * or undefined when the player cannot earn it now (then `reward:skipped` says why).
+   */
+  unlock(achievementId: string, details?: RewardIntent['details']): string | undefined {
+    const block = this.#catalog && earnBlock(this.#catalog.get(achievementId), this.#earnedAt(achievementId), Date.now());
+    if (block) {
+      this.emit('reward:skipped', { achievementId, ...block });
+      return undefined;
+    }
+    const intent: RewardIntent = {
+      id: uuid(),
+      achievementId,
+      occurredAt: new Date().toISOString(),
+      ...(this.#player ? { userId: this.#player.userId } : {}),
+      ...(details ? { details } : {}),
+      attempts: 0,
+      nextAttemptAt: 0,
+    };
+    this.#queue.set(intent.id, intent);
+    this.#save(intent);
+    const sats = this.#catalog?.get(achievementId)?.sats;
+    this.emit('reward:queued', { intent, ...(sats === undefined ? {} : { sats }), offline: !this.#online });
+    this.#schedule(0);
+    return intent.id;
+  }
+
+  /** The relay's catalog (the last one seen, when the relay is out of reach). */
+  async catalog(): Promise<CatalogEntry[]> {
+    await this.ready;
+    await this.#refreshCatalog();
+    return [...(this.#catalog?.values() ?? [])];
+  }
+
+  /** Intents not yet answered for good, oldest first. */
+  pending(): RewardIntent[] {
+    return [...this.#queue.values()].sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
+  }
+
+  /** The linked player's rewards, newest first (the last ones seen, when the relay is out of reach). */
+  async history(): Promise<RewardRecord[]> {
+    await this.ready;
+    await this.#refreshHistory();
+    return [...this.#history];
+  }
+
+  /** Sends every due intent now; resolves when nothing more can be done until a retry is due. */
+  flush(): Promise<void> {
+    if (this.#destroyed) return Promise.resolve();
+    if (this.#draining) {
+      this.#again = true;
+      return this.#draining;
+    }
+    this.#draining = (async () => {
+      do {
+        this.#again = false;
+        await this.#written;
+        await withTabLock(this.#name, this.#storage, this.#tab, () => this.#drain());
+      } while (this.#again && !this.#destroyed);
+    })()
+      .catch((err: unknown) => this.#error(err))
+      .finally(() => (this.#draining = undefined));
+    return this.#draining;
+  }
+
+  /** Stops sending and listening. Queued intents stay stored for the next bus. */
+  destroy(): void {
+    this.#destroyed = true;
+    clearTimeout(this.#timer);
+    if (typeof window !== 'undefined') window.removeEventListener('online', this.#onOnline);
+    this.#channel?.close();
+    this.removeAllListeners();
+  }
+
+  async #load() {
+    const [player, catalog, intents] = await Promise.all([
+      this.#storage.get<string>('player'),
+      this.#storage.get<CatalogEntry[]>('catalog'),
+      this.#storage.entries<RewardIntent>(INTENT),
+    ]);
+    if (catalog) this.#catalog = new Map(catalog.map((c) => [c.id, c]));
+    for (const [, i] of intents) this.#queue.set(i.id, i);
+    if (player) {
+      this.#player = await this.#storage.get<PlayerSession>(`session:${player}`);
+      if (this.#player) {
+        this.#sessions.set(player, this.#player);
+        this.#history = (await this.#storage.get<RewardRecord[]>(`history:${player}`)) ?? [];
+        void this.#refresh();
+      }
+    }
+  }
+
+  async #adopt(player: PlayerSession) {
+    this.#player = player;
+    this.#sessions.set(player.userId, player);
+    this.#history = (await this.#storage.get<RewardRecord[]>(`history:${player.userId}`)) ?? [];
+    // Intents unlocked before any player was linked belong to this one.
+    for (const i of this.#queue.values()) if (!i.userId) this.#save(Object.assign(i, { userId: player.userId }));
+    this.#write([
+      ['player', player.userId],
+      [`session:${player.userId}`, player],
+    ]);
+    await this.#written;
+    this.emit('player:linked', player);
+  }
+
+  async #refresh() {
+    await Promise.all([this.#refreshCatalog(), this.#refreshHistory()]);
+  }
+
+  async #refreshCatalog() {
+    const a = await this.#relay.catalog();
+    if (!a.ok) return;
+    this.#catalog = new Map(a.body.achievements.map((c) => [c.id, c]));
+    this.#write([['catalog', a.body.achievements]]);
+  }
+
+  async #refreshHistory() {
+    const player = this.#player;
+    if (!player) return;
+    const a = await this.#relay.history(player.token);
+    if (!a.ok || this.#player !== player) return;
+    this.#history = a.body.rewards;
+    this.#write([[`history:${player.userId}`, this.#history]]);
+  }
+
+  /** When the player last earned (or queued) an achievement, for the catalog's repeat rules. */
+  #earnedAt(achievementId: string): number | undefined {
+    const userId = this.#player?.userId;
+    let last: number | undefined;
+    for (const i of this.#queue.values()) {
+      if (i.achievementId === achievementId && (!i.userId || i.userId === userId)) last = Math.max(last ?? 0, Date.parse(i.occurredAt));
+    }
+    for (const r of this.#history) {
+      if (r.achievementId === achievementId && r.status !== 'rejected' && r.status !== 'failed') last = Math.max(last ?? 0, Date.parse(r.createdAt));
+    }
+    return last;
+  }
+
+  async #drain() {
+    for (;;) {
+      if (this.#destroyed) return;
+      // Re-read the store: another tab may have queued or finished intents.
+      const stored = new Map((await this.#storage.entries<RewardIntent>(INTENT)).map(([, i]) => [i.id, i]));
+      for (const id of this.#queue.keys()) if (!stored.has(id) && !this.#writes.some(([k]) => k === INTENT + id)) this.#queue.delete(id);
+      for (const [id, i] of stored) if (!this.#queue.has(id)) this.#queue.set(id, i);
+      const now = Date.now();
+      const due = [...this.#queue.values()].filter((i) => i.nextAttemptAt <= now && (i.userId ?? this.#player));
+      if (!due.length) break;
+      let unreachable = false;
+      await pool(due, this.#opts.concurrency ?? 6, async (i) => {
+        if (unreachable) return;
+        if ((await this.#send(i)) === 'unreachable') unreachable = true;
+      });
+      await this.#written;
+      if (unreachable) break;
+    }
+    const next = Math.min(...[...this.#queue.values()].map((i) => i.nextAttemptAt));
+    if (Number.isFinite(next)) this.#schedule(Math.max(0, next - Date.now()));
+  }
+
+  async #send(intent: RewardIntent): Promise<'done' | 'retry' | 'unreachable'> {
+    const userId = intent.userId ?? this.#player!.userId;
+    intent.userId = userId;
+    const session = await this.#sessionFor(userId);
+    if (session === 'unreachable') return this.#retry(intent, 0, 'unreachable');
+    if (!session) return this.#finish(intent, 'reward:rejected', undefined, 'player_unknown');
+    intent.attempts++;
+    this.emit('reward:sent', { intent, attempt: intent.attempts });
+    const a = await this.#relay.claim(session.token, intent.id, intent.achievementId, intent.occurredAt);
+    if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
+    this.#setOnline(true);
+    if (a.ok) {
+      const status = a.body.status;
+      return status === 'pending' ? this.#retry(intent) : this.#finish(intent, EVENT_OF[status], a.body, a.body.reason);
+    }
+    if (a.status === 401) {
+      // The token lapsed or the relay's secret changed: link again, then send again.
+      this.#sessions.set(userId, { ...session, expiresAt: new Date(0).toISOString() });
+      return this.#retry(intent);
+    }
+    if (a.status === 408 || a.status === 409 || a.status === 429 || a.status >= 500) return this.#retry(intent, a.retryAfterMs);
+    return this.#finish(intent, 'reward:rejected', undefined, a.problem?.code ?? `http_${a.status}`);
+  }
+
+  async #sessionFor(userId: string): Promise<PlayerSession | undefined | 'unreachable'> {
+    const s = this.#sessions.get(userId) ?? (await this.#storage.get<PlayerSession>(`session:${userId}`));
+    if (!s || Date.parse(s.expiresAt) - 60_000 > Date.now()) return s;
+    const a = await this.#relay.link(s.gamertag);
+    if ('unreachable' in a || (!a.ok && a.status >= 500)) return 'unreachable';
+    if (!a.ok) return undefined;
+    if (a.body.userId !== userId) return undefined; // the gamertag now belongs to someone else
+    this.#sessions.set(userId, a.body);
+    this.#write([[`session:${userId}`, a.body]]);
+    if (this.#player?.userId === userId) this.#player = a.body;
+    return a.body;
+  }
+
+  #retry(intent: RewardIntent, retryAfterMs = 0, why: 'retry' | 'unreachable' = 'retry'): typeof why {
+    if (why === 'unreachable') this.#setOnline(false);
+    intent.nextAttemptAt = Date.now() + backoffDelay(intent.attempts, this.#opts.retry, retryAfterMs);
+    this.#save(intent);
+    return why;
+  }
+
+  #finish(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): 'done' {
+    this.#queue.delete(intent.id);
+    this.#write([[INTENT + intent.id, undefined]]);
+    const outcome: RewardOutcome = {
+      intent,
+      ...(record ? { record } : {}),
+      sats: record?.sats ?? this.#catalog?.get(intent.achievementId)?.sats ?? 0,
+      gamertag: this.#sessions.get(intent.userId ?? '')?.gamertag ?? this.#player?.gamertag ?? '',
+      ...(reason ? { reason } : {}),
+      remote: false,
+    };
+    this.#remember(outcome);
+    // Said only once the queue entry is gone from storage: a listener may rely on it.
+    void this.#written.then(() => {
+      this.emit(event, outcome);
+      this.#post({ type: 'outcome', event, outcome: { ...outcome, remote: true } });
+    });
+    return 'done';
+  }
+
+  #remember({ record }: RewardOutcome) {
+    if (!record || record.userId !== this.#player?.userId) return;
+    this.#history = [record, ...this.#history.filter((r) => r.id !== record.id)];
+    this.#write([[`history:${record.userId}`, this.#history]]);
+  }
+
+  #heard(m: TabMessage) {
+    if (this.#destroyed) return;
+    if (m.type === 'linked') {
+      if (m.player.userId !== this.#player?.userId) void this.#adopt(m.player);
+      return;
+    }
+    this.#queue.delete(m.outcome.intent.id);
+    this.#remember(m.outcome);
+    this.emit(m.event, m.outcome);
+  }
+
+  #post(m: TabMessage) {
+    try {
+      this.#channel?.postMessage(m);
+    } catch {
+      // A closed channel: this tab is going away.
+    }
+  }
+
+  #save(intent: RewardIntent) {
+    this.#write([[INTENT + intent.id, intent]]);
+  }
+
+  /** Batches writes made in one turn into one storage transaction; `undefined` deletes. */
+  #write(entries: Array<[string, unknown]>) {
+    if (!this.#writes.length) {
+      this.#written = Promise.resolve().then(() => {
+        const batch = new Map(this.#writes);
+        this.#writes = [];
+        const sets = [...batch].filter(([, v]) => v !== undefined);
+        const dels = [...batch].filter(([, v]) => v === undefined).map(([k]) => k);
+        return Promise.all([sets.length && this.#storage.setMany(sets), dels.length && this.#storage.delMany(dels)]).then(
+          () => undefined,
+          (err: unknown) => this.#error(err),
+        );
+      });
+    }
+    this.#writes.push(...entries);
+  }
+
+  #schedule(ms: number) {
+    if (this.#destroyed) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.flush(), ms);
+    // In Node, a pending retry must not keep the process alive.
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+
+  #setOnline(online: boolean) {
+    if (online === this.#online) return;
+    this.#online = online;
+    this.emit(online ? 'relay:online' : 'relay:offline');
+  }
+
+  #error(err: unknown) {
+    this.emit('error', err instanceof Error ? err : new Error(String(err)));
+  }
+}
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+export function createRewardBus(options: RewardBusOptions): RewardBus {
+  return new RewardBus(options);
+}

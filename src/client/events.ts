@@ -1,0 +1,53 @@
+import type { PlayerSession, RewardRecord } from '../wire/relay-api.js';
+
+/** An achievement the game unlocked, on its way to the relay. Its id is the idempotency key. */
+export interface RewardIntent {
+  /** A UUID minted at unlock and sent with every attempt: the relay pays it at most once. */
+  id: string;
+  achievementId: string;
+  /** ISO 8601, when the game called unlock(). */
+  occurredAt: string;
+  /** The player it was earned by; set at unlock, or at link when unlocked before any. */
+  userId?: string;
+  /** The game's own data, kept on this device and handed back in events. */
+  details?: Record<string, string | number | boolean>;
+  attempts: number;
+  /** Not sent before (ms since the epoch): backoff after a failed attempt. */
+  nextAttemptAt: number;
+}
+
+/** How an intent ended, as every tab hears it. */
+export interface RewardOutcome {
+  intent: RewardIntent;
+  /** The relay's record; absent when the relay refused the request itself (then see `reason`). */
+  record?: RewardRecord;
+  /** Sats paid or that would have been. */
+  sats: number;
+  gamertag: string;
+  /** A stable code for rejected, failed and review outcomes. */
+  reason?: string;
+  /** True in the tabs that only heard of it: the one that got the answer shows the toast. */
+  remote: boolean;
+}
+
+/** Every event the bus emits, and its listener's signature. */
+export interface RewardBusEvents {
+  /** Stored on this device; `offline` when the relay cannot be reached right now. */
+  'reward:queued': (e: { intent: RewardIntent; sats?: number; offline: boolean }) => void;
+  /** An attempt is on its way to the relay. */
+  'reward:sent': (e: { intent: RewardIntent; attempt: number }) => void;
+  'reward:paid': (e: RewardOutcome) => void;
+  /** Refused by the relay's rules or as bad input: final, never retried. */
+  'reward:rejected': (e: RewardOutcome) => void;
+  /** The service refused the payment; nothing was paid. */
+  'reward:failed': (e: RewardOutcome) => void;
+  /** The outcome with the service is unclear; the relay settles it, never paying twice. */
+  'reward:review': (e: RewardOutcome) => void;
+  /** unlock() made no request: the player cannot earn it now (once-only, daily, cooldown, unknown). */
+  'reward:skipped': (e: { achievementId: string; reason: string; retryAt?: number }) => void;
+  'player:linked': (player: PlayerSession) => void;
+  'relay:offline': () => void;
+  'relay:online': () => void;
+  /** Something went wrong that the bus handled: a listener threw, storage failed, a link failed. */
+  error: (error: Error) => void;
+}

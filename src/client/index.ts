@@ -1,0 +1,7 @@
+export { createRewardBus, RewardBus, RewardBusError, type RewardBusOptions } from './bus.js';
+export type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
+export { memoryStorage, defaultStorage, type RewardStorage } from './storage.js';
+export { idbStorage } from './idb-storage.js';
+export { fileStorage } from './file-storage.js';
+export type { RetryOptions } from './backoff.js';
+export type * from '../wire/relay-api.js';

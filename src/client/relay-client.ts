@@ -1,0 +1,57 @@
+import type { CatalogResponse, PlayerSession, Problem, RewardHistory, RewardRecord } from '../wire/relay-api.js';
+
+/** What one request to the relay came to. `unreachable`: no answer (network, timeout). */
+export type RelayAnswer<T> =
+  | { ok: true; status: number; body: T }
+  | { ok: false; status: number; problem?: Problem; retryAfterMs?: number }
+  | { ok: false; status: 0; unreachable: true };
+
+export interface RelayClientOptions {
+  relayUrl: string;
+  fetch?: typeof fetch;
+  /** Per request; a timed-out claim is retried with the same key. Default 10 s. */
+  timeoutMs?: number;
+}
+
+/** The relay's HTTP API v1, from the game's side. */
+export function createRelayClient({ relayUrl, fetch: f = (...a) => globalThis.fetch(...a), timeoutMs = 10_000 }: RelayClientOptions) {
+  const base = relayUrl.replace(/\/$/, '');
+
+  async function call<T>(method: 'GET' | 'POST', path: string, init: { token?: string; body?: unknown; key?: string } = {}): Promise<RelayAnswer<T>> {
+    let res: Response;
+    try {
+      res = await f(base + path, {
+        method,
+        headers: {
+          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+          ...(init.key ? { 'idempotency-key': init.key } : {}),
+        },
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch {
+      return { ok: false, status: 0, unreachable: true };
+    }
+    let body: unknown;
+    try {
+      body = await res.json();
+    } catch {
+      body = undefined;
+    }
+    if (res.ok) return { ok: true, status: res.status, body: body as T };
+    const retryAfter = Number(res.headers.get('retry-after'));
+    const problem = body && typeof body === 'object' && 'code' in body ? (body as Problem) : undefined;
+    return { ok: false, status: res.status, ...(problem ? { problem } : {}), ...(retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}) };
+  }
+
+  return {
+    link: (gamertag: string) => call<PlayerSession>('POST', '/v1/players', { body: { gamertag } }),
+    claim: (token: string, key: string, achievementId: string, occurredAt: string) =>
+      call<RewardRecord>('POST', '/v1/rewards', { token, key, body: { achievementId, occurredAt } }),
+    catalog: () => call<CatalogResponse>('GET', '/v1/catalog'),
+    history: (token: string) => call<RewardHistory>('GET', '/v1/rewards', { token }),
+  };
+}
+
+export type RelayClient = ReturnType<typeof createRelayClient>;

@@ -1,0 +1,260 @@
+import 'fake-indexeddb/auto';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRewardBus, fileStorage, idbStorage, memoryStorage, type RewardBus, type RewardBusEvents, type RewardOutcome } from '../../src/client/index.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+let relay: TestRelay | undefined;
+const buses: RewardBus[] = [];
+afterEach(async () => {
+  buses.splice(0).forEach((b) => b.destroy());
+  await relay?.stop();
+  relay = undefined;
+});
+
+let dbCount = 0;
+const freshStore = () => idbStorage(`rewardbus-test-${++dbCount}`);
+
+/** A fetch that counts claims per idempotency key and can be told to fail. */
+function controlledFetch() {
+  const claims = new Map<string, number>();
+  const c = {
+    claims,
+    offline: false,
+    /** Answers the next n claims with this status instead of passing them on. */
+    failNext: 0,
+    failStatus: 503,
+    /** Passes the next n claims on but loses the answer, as a timeout would. */
+    loseNext: 0,
+    maxInFlight: 0,
+    inFlight: 0,
+    fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = String(input);
+      if (c.offline) throw new TypeError('fetch failed: offline');
+      if (!url.endsWith('/v1/rewards') || init?.method !== 'POST') return fetch(input, init);
+      const key = new Headers(init.headers).get('idempotency-key')!;
+      claims.set(key, (claims.get(key) ?? 0) + 1);
+      if (c.failNext > 0) {
+        c.failNext--;
+        return new Response(JSON.stringify({ code: 'x', status: c.failStatus }), { status: c.failStatus, headers: { 'retry-after': '0' } });
+      }
+      c.inFlight++;
+      c.maxInFlight = Math.max(c.maxInFlight, c.inFlight);
+      try {
+        const res = await fetch(input, init);
+        if (c.loseNext > 0) {
+          c.loseNext--;
+          await res.text();
+          throw new TypeError('fetch failed: timeout');
+        }
+        return res;
+      } finally {
+        c.inFlight--;
+      }
+    }) as typeof fetch,
+  };
+  return c;
+}
+
+function bus(options: Partial<Parameters<typeof createRewardBus>[0]> = {}) {
+  const b = createRewardBus({ relayUrl: relay!.url, storage: freshStore(), retry: { baseMs: 20, maxMs: 100 }, ...options });
+  buses.push(b);
+  return b;
+}
+
+const next = <E extends keyof RewardBusEvents>(b: RewardBus, event: E) =>
+  new Promise<Parameters<RewardBusEvents[E]>[0]>((resolve) => b.once(event, ((e: Parameters<RewardBusEvents[E]>[0]) => resolve(e)) as never));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the reward bus', () => {
+  it('pays an unlocked achievement once and reports it paid with sats and gamertag', async () => {
+    relay = await startTestRelay();
+    const b = bus();
+    await b.link('alice');
+    const paid = next(b, 'reward:paid');
+    const id = b.unlock('first-coin');
+    const outcome = await paid;
+    expect(outcome).toMatchObject({ sats: 21, gamertag: 'alice', remote: false, record: { status: 'paid', achievementId: 'first-coin' } });
+    expect(outcome.intent.id).toBe(id);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+    expect(b.pending()).toEqual([]);
+    expect((await b.history()).map((r) => r.id)).toEqual([outcome.record!.id]);
+  });
+
+  it('queues while offline, and a reloaded bus on the same store pays it exactly once', async () => {
+    relay = await startTestRelay();
+    const net = controlledFetch();
+    const storage = freshStore();
+    const first = bus({ storage, fetch: net.fetch });
+    await first.link('alice');
+    await first.catalog();
+    net.offline = true;
+    const offline = next(first, 'relay:offline');
+    const id = first.unlock('first-coin');
+    await offline;
+    await first.flush();
+    expect(first.pending().map((i) => i.id)).toEqual([id]);
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+    first.destroy();
+
+    net.offline = false;
+    const second = bus({ storage, fetch: net.fetch });
+    const paid = await next(second, 'reward:paid');
+    expect(paid.intent.id).toBe(id);
+    await second.flush();
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+    expect(second.pending()).toEqual([]);
+    expect(second.player?.gamertag).toBe('alice');
+  });
+
+  it('retries a 5xx and a lost answer with the same key, and pays once', async () => {
+    relay = await startTestRelay();
+    const net = controlledFetch();
+    const b = bus({ fetch: net.fetch });
+    await b.link('alice');
+    net.failNext = 2;
+    const paid = next(b, 'reward:paid');
+    const id = b.unlock('first-coin')!;
+    await paid;
+    expect(net.claims.get(id)).toBe(3);
+
+    // The relay pays, but the answer is lost: the retry gets the stored record back.
+    net.loseNext = 1;
+    const paidAgain = next(b, 'reward:paid');
+    const id2 = b.unlock('level-complete')!;
+    expect((await paidAgain).record?.achievementId).toBe('level-complete');
+    expect(net.claims.get(id2)).toBe(2);
+    expect(relay.sandbox!.payments()).toHaveLength(2);
+  });
+
+  it('does not retry a refusal: a 4xx is final and becomes reward:rejected', async () => {
+    relay = await startTestRelay({}, { relay: { verifyClaim: () => 'not_today' } });
+    const net = controlledFetch();
+    const b = bus({ fetch: net.fetch });
+    await b.link('alice');
+    const rejected = next(b, 'reward:rejected');
+    const id = b.unlock('first-coin')!;
+    expect(await rejected).toMatchObject({ reason: 'not_today', record: { status: 'rejected' } });
+
+    net.failNext = 1;
+    net.failStatus = 400;
+    const refused = next(b, 'reward:rejected');
+    const id2 = b.unlock('daily-login')!;
+    expect((await refused).reason).toBe('x');
+    await sleep(100);
+    await b.flush();
+    expect([net.claims.get(id), net.claims.get(id2)]).toEqual([1, 1]);
+    expect(b.pending()).toEqual([]);
+  });
+
+  it('makes no request for what the player cannot earn now, and says why', async () => {
+    relay = await startTestRelay();
+    const net = controlledFetch();
+    const b = bus({ fetch: net.fetch });
+    await b.link('alice');
+    await b.catalog();
+    const paid = next(b, 'reward:paid');
+    b.unlock('first-coin');
+    await paid;
+    const skipped: Array<{ achievementId: string; reason: string }> = [];
+    b.on('reward:skipped', (e) => skipped.push(e));
+    expect(b.unlock('first-coin')).toBeUndefined();
+    expect(b.unlock('coin-streak')).toBeDefined();
+    expect(b.unlock('coin-streak')).toBeUndefined();
+    expect(b.unlock('no-such-thing')).toBeUndefined();
+    expect(skipped.map((s) => s.reason)).toEqual(['already_claimed', 'cooldown', 'unknown_achievement']);
+    await b.flush();
+    expect([...net.claims.values()].reduce((a, n) => a + n, 0)).toBe(2);
+  });
+
+  it('keeps paying when a listener throws, and reports the throw on error', async () => {
+    relay = await startTestRelay();
+    const b = bus();
+    await b.link('alice');
+    const errors: Error[] = [];
+    b.on('error', (e) => errors.push(e));
+    b.on('reward:queued', () => {
+      throw new Error('game bug');
+    });
+    const heard: string[] = [];
+    b.on('reward:queued', () => heard.push('second listener'));
+    const paid = next(b, 'reward:paid');
+    b.unlock('first-coin');
+    await paid;
+    expect(errors.map((e) => e.message)).toEqual(['game bug']);
+    expect(heard).toEqual(['second listener']);
+  });
+
+  it('lets two tabs on one store send each intent once, and both hear every outcome', async () => {
+    relay = await startTestRelay();
+    const net = controlledFetch();
+    const storage = freshStore();
+    const a = bus({ storage, fetch: net.fetch });
+    await a.link('alice');
+    const b = bus({ storage, fetch: net.fetch });
+    await b.ready;
+    net.offline = true;
+    const ids = ['first-coin', 'level-complete', 'daily-login', 'coin-streak'].map((x) => a.unlock(x)!);
+    await a.flush();
+    const heardByB: RewardOutcome[] = [];
+    const heardByA: RewardOutcome[] = [];
+    b.on('reward:paid', (o) => heardByB.push(o));
+    a.on('reward:paid', (o) => heardByA.push(o));
+    net.offline = false;
+    await Promise.all([a.flush(), b.flush(), a.flush(), b.flush()]);
+    await sleep(100);
+    expect(ids.map((id) => net.claims.get(id))).toEqual([1, 1, 1, 1]);
+    expect(relay.sandbox!.payments()).toHaveLength(4);
+    // Each outcome is local (toast-worthy) in exactly one tab.
+    const local = [...heardByA, ...heardByB].filter((o) => !o.remote).map((o) => o.intent.id);
+    expect(local.sort()).toEqual([...ids].sort());
+    expect(heardByA).toHaveLength(4);
+    expect(heardByB).toHaveLength(4);
+  });
+
+  it('drains a backlog with bounded concurrency', async () => {
+    relay = await startTestRelay({ RELAY_USER_DAILY_CAP_SATS: '0' });
+    const net = controlledFetch();
+    const b = bus({ fetch: net.fetch, concurrency: 4, storage: memoryStorage() });
+    await b.link('alice');
+    net.offline = true;
+    for (let i = 0; i < 40; i++) b.unlock('coin-streak');
+    net.offline = false;
+    await b.flush();
+    expect(b.pending()).toEqual([]);
+    expect(net.maxInFlight).toBeLessThanOrEqual(4);
+    expect(net.maxInFlight).toBeGreaterThan(1);
+    // The relay's cooldown lets one through; the rest are answered, not lost.
+    expect([...net.claims.values()].every((n) => n === 1)).toBe(true);
+    expect(net.claims.size).toBe(40);
+  });
+
+  it('links again when the token has expired', async () => {
+    relay = await startTestRelay({}, { relay: { tokenTtlMs: 30_000 } });
+    const b = bus();
+    const first = await b.link('alice');
+    const paid = next(b, 'reward:paid');
+    b.unlock('first-coin');
+    await paid;
+    expect(b.player?.token).not.toBe(first.token);
+  });
+
+  it('keeps its queue in a file across a Node process restart', async () => {
+    relay = await startTestRelay();
+    const file = join(mkdtempSync(join(tmpdir(), 'rewardbus-client-')), 'queue.json');
+    // A process links, goes offline, unlocks, and exits.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'test/client/fixtures/unlock-offline.ts', relay.url, file]);
+    const id = stdout.trim();
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+
+    const b = bus({ storage: fileStorage(file) });
+    const paid = await next(b, 'reward:paid');
+    expect(paid.intent.id).toBe(id);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+});
