@@ -1,10 +1,48 @@
-// Builds dist/: the relay, sandbox and CLI for Node (dependencies stay external), and the
-// client bundles for browsers (added with the client). `node esbuild.config.mjs`
+// Builds dist/ (`npm run build`): the client and Phaser plugin for browsers and Node (ESM, plus
+// an IIFE for script tags), and the relay, sandbox and CLI for Node. The demo's build is
+// demoBuild, used by `npm start`. `node esbuild.config.mjs`
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
-const external = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
+const dependencies = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
+
+// The Node file store loads node:fs only when used; browser bundles leave that import alone.
+const browserSafe = { external: ['node:*'], platform: 'neutral', mainFields: ['module', 'main'], target: 'es2022' };
+
+/** Script-tag users have Phaser as a global: the IIFE takes it from there. */
+const phaserGlobal = {
+  name: 'phaser-global',
+  setup(b) {
+    b.onResolve({ filter: /^phaser$/ }, () => ({ path: 'phaser', namespace: 'phaser-global' }));
+    b.onLoad({ filter: /.*/, namespace: 'phaser-global' }, () => ({ contents: 'module.exports = globalThis.Phaser', loader: 'js' }));
+  },
+};
+
+/** The package's client side: ESM, dependencies left to the user's bundler, shared code in one chunk. */
+export const clientBuild = {
+  ...browserSafe,
+  entryPoints: { 'client/index': 'src/client/index.ts', 'phaser/index': 'src/phaser/index.ts' },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  external: [...browserSafe.external, ...dependencies],
+  logLevel: 'warning',
+};
+
+/** `<script src="rewardbus.iife.js">` after Phaser's: `RewardBus.createRewardBus`, `RewardBus.RewardBusPlugin`. */
+export const iifeBuild = {
+  ...browserSafe,
+  entryPoints: ['src/iife.ts'],
+  outfile: 'dist/rewardbus.iife.js',
+  bundle: true,
+  minify: true,
+  format: 'iife',
+  globalName: 'RewardBus',
+  plugins: [phaserGlobal],
+  logLevel: 'warning',
+};
 
 /** Server side: one ESM file per entry, for Node 20. */
 export const serverBuild = {
@@ -14,11 +52,24 @@ export const serverBuild = {
   platform: 'node',
   target: 'node20',
   format: 'esm',
-  external,
+  external: dependencies,
   logLevel: 'warning',
 };
 
-export const builds = [serverBuild];
+/** What a game pays for: client (+ plugin), minified with its dependencies, Phaser left out. */
+export const sizeBuild = (entry) => ({
+  ...browserSafe,
+  stdin: { contents: entry, resolveDir: new URL('.', import.meta.url).pathname, loader: 'ts' },
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  conditions: ['source'],
+  external: [...browserSafe.external, 'phaser'],
+  write: false,
+  logLevel: 'warning',
+});
+
+export const builds = [clientBuild, iifeBuild, serverBuild];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   await Promise.all(builds.map((b) => build(b)));

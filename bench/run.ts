@@ -1,15 +1,30 @@
-// npm run bench: figures for the relay (and, as they land, the client), each beside a
-// baseline measured in the same run on the same machine.
+// npm run bench: figures for the relay and the client, each beside a baseline measured in the
+// same run on the same machine.
+import { bundleSizes, drainTime, unlockCost } from './client.js';
 import { benchRelay } from './relay-load.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
-console.log('rewardbus bench: relay throughput at 64 connections (sandbox in its own process)\n');
+console.log('rewardbus bench\n');
+console.log('client bundle (minified, dependencies included, Phaser excluded)');
+for (const s of await bundleSizes()) console.log(`  ${s.name.padEnd(38)} ${fmt(s.min).padStart(7)} B min   ${fmt(s.gzip).padStart(6)} B min+gzip`);
+
+const u = unlockCost();
+console.log('\nunlock(), synchronous cost per call');
+console.log(`  unlock()                               ${fmt(u.unlock, 2).padStart(7)} µs`);
+console.log(`  baseline: emit + UUID + timestamp      ${fmt(u.baseline, 2).padStart(7)} µs   (unlock = ${fmt(u.unlock / u.baseline, 1)}x)`);
+
+const d = await drainTime();
+console.log('\ndraining 1,000 intents queued offline, through the relay (SQLite, synchronous=FULL) and sandbox');
+const base = d['one at a time']!;
+for (const [name, ms] of Object.entries(d)) console.log(`  ${name.padEnd(38)} ${fmt(ms).padStart(7)} ms   ${fmt((1000 * 1000) / ms).padStart(6)} intents/s   (${fmt(base / ms, 1)}x)`);
+
+console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');
 const figures = await benchRelay();
 const ceiling = figures.find((f) => f.name.startsWith('pass-through'))!;
-console.log('scenario                          rewards/s     p50 ms   p99 ms   errors   vs pass-through');
+console.log('  scenario                          rewards/s     p50 ms   p99 ms   errors   vs pass-through');
 for (const f of figures) {
   console.log(
-    `${f.name.padEnd(32)} ${fmt(f.rps).padStart(10)} ${fmt(f.p50, 1).padStart(10)} ${fmt(f.p99, 1).padStart(8)} ${String(f.errors).padStart(8)}   ${fmt((100 * f.rps) / ceiling.rps)}%`,
+    `  ${f.name.padEnd(32)} ${fmt(f.rps).padStart(10)} ${fmt(f.p50, 1).padStart(10)} ${fmt(f.p99, 1).padStart(8)} ${String(f.errors).padStart(8)}   ${fmt((100 * f.rps) / ceiling.rps)}%`,
   );
 }

@@ -60,11 +60,13 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   #written: Promise<void> = Promise.resolve();
   #online = true;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = Infinity;
   #draining: Promise<void> | undefined;
   #again = false;
   #channel: BroadcastChannel | undefined;
   #destroyed = false;
   readonly #onOnline = () => void this.flush();
+  #probe = false;
 
   constructor(options: RewardBusOptions) {
     super();
@@ -150,8 +152,16 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     return [...this.#history];
   }
 
-  /** Sends every due intent now; resolves when nothing more can be done until a retry is due. */
+  /**
+   * Sends every due intent now; resolves when nothing more can be done until a retry is due.
+   * While the relay seems out of reach, it first tries the oldest intent to see if it is back.
+   */
   flush(): Promise<void> {
+    this.#probe = true;
+    return this.#flush();
+  }
+
+  #flush(): Promise<void> {
     if (this.#destroyed) return Promise.resolve();
     if (this.#draining) {
       this.#again = true;
@@ -251,7 +261,10 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       for (const id of this.#queue.keys()) if (!stored.has(id) && !this.#writes.some(([k]) => k === INTENT + id)) this.#queue.delete(id);
       for (const [id, i] of stored) if (!this.#queue.has(id)) this.#queue.set(id, i);
       const now = Date.now();
-      const due = [...this.#queue.values()].filter((i) => i.nextAttemptAt <= now && (i.userId ?? this.#player));
+      const sendable = [...this.#queue.values()].filter((i) => i.userId ?? this.#player);
+      let due = sendable.filter((i) => i.nextAttemptAt <= now);
+      if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
+      this.#probe = false;
       if (!due.length) break;
       let unreachable = false;
       await pool(due, this.#opts.concurrency ?? 6, async (i) => {
@@ -376,9 +389,15 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   }
 
   #schedule(ms: number) {
-    if (this.#destroyed) return;
+    const at = Date.now() + ms;
+    // unlock() calls this every time: keep an earlier timer rather than remaking it.
+    if (this.#destroyed || at >= this.#timerAt) return;
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => void this.flush(), ms);
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => {
+      this.#timerAt = Infinity;
+      void this.#flush();
+    }, ms);
     // In Node, a pending retry must not keep the process alive.
     (this.#timer as { unref?: () => void }).unref?.();
   }
@@ -386,6 +405,8 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   #setOnline(online: boolean) {
     if (online === this.#online) return;
     this.#online = online;
+    // Back online: what waited only for the network goes now, not at its backoff time.
+    if (online) for (const i of this.#queue.values()) i.nextAttemptAt = 0;
     this.emit(online ? 'relay:online' : 'relay:offline');
   }
 

@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { EventEmitter } from 'eventemitter3';
+import { sizeBuild } from '../esbuild.config.mjs';
+import { startServer } from '../src/bin/serve.js';
+import { createRewardBus, memoryStorage } from '../src/client/index.js';
+import { createLogger, loadConfig } from '../src/relay/index.js';
+
+export async function bundleSizes() {
+  const sizes = [];
+  for (const [name, entry] of [
+    ['client', "export * from 'rewardbus'"],
+    ['client + Phaser plugin (no Phaser)', "export * from 'rewardbus'; export * from 'rewardbus/phaser'"],
+  ] as const) {
+    const r = await build(sizeBuild(entry));
+    const code = r.outputFiles![0]!.contents;
+    sizes.push({ name, min: code.length, gzip: gzipSync(code, { level: 9 }).length });
+  }
+  return sizes;
+}
+
+/** Microseconds per call, best of 5 runs of n calls. */
+function perCall(n: number, fn: (i: number) => void): number {
+  let best = Infinity;
+  for (let run = 0; run < 5; run++) {
+    const t = performance.now();
+    for (let i = 0; i < n; i++) fn(i);
+    best = Math.min(best, ((performance.now() - t) * 1000) / n);
+  }
+  return best;
+}
+
+export function unlockCost() {
+  const never = () => new Promise<Response>(() => undefined);
+  const bus = createRewardBus({ relayUrl: 'http://127.0.0.1:9', storage: memoryStorage(), fetch: never });
+  bus.on('reward:queued', () => undefined);
+  const unlock = perCall(20_000, () => bus.unlock('first-coin'));
+  bus.destroy();
+  // Baseline: what any typed bus pays to tell one listener, with a fresh UUID and timestamp.
+  const ee = new EventEmitter<{ e: (x: { id: string; at: string }) => void }>();
+  ee.on('e', () => undefined);
+  const baseline = perCall(20_000, () => ee.emit('e', { id: crypto.randomUUID(), at: new Date().toISOString() }));
+  return { unlock, baseline };
+}
+
+/** Time to pay 1,000 intents queued offline once the relay is back: bounded concurrency vs one at a time. */
+export async function drainTime() {
+  const dir = mkdtempSync(join(tmpdir(), 'rewardbus-drain-'));
+  const catalog = join(dir, 'catalog.json');
+  writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'bench', title: 'Bench', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
+  const config = loadConfig({
+    PORT: '0',
+    RELAY_DATA_DIR: dir,
+    RELAY_CATALOG: catalog,
+    RELAY_USER_DAILY_CAP_SATS: '0',
+    RELAY_DAILY_BUDGET_SATS: '0',
+    RELAY_RATE_LIMIT_PER_MINUTE: '0',
+  });
+  const server = await startServer(config, { logger: createLogger('warn', { write: () => undefined }) });
+  const results: Record<string, number> = {};
+  try {
+    for (const [name, concurrency] of [['one at a time', 1], ['bounded (6 at once)', 6]] as const) {
+      let offline = true;
+      const bus = createRewardBus({
+        relayUrl: server.url,
+        storage: memoryStorage(),
+        concurrency,
+        fetch: (input, init) => (offline ? Promise.reject(new TypeError('offline')) : fetch(input, init)),
+      });
+      offline = false;
+      await bus.link(`drain${concurrency}`);
+      offline = true;
+      for (let i = 0; i < 1000; i++) bus.unlock('bench');
+      await bus.flush();
+      offline = false;
+      const t = performance.now();
+      await bus.flush();
+      results[name] = performance.now() - t;
+      if (bus.pending().length) throw new Error(`${bus.pending().length} intents left`);
+      bus.destroy();
+    }
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return results;
+}

@@ -1,0 +1,127 @@
+import * as Phaser from 'phaser';
+import { createRewardBus, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardOutcome } from '../client/index.js';
+import type { CatalogEntry } from '../wire/relay-api.js';
+import { ToastScene, TOAST_SCENE_KEY, type Toast, type ToastOptions, type ToastVariant } from './toast-scene.js';
+
+/** The plugin's `data` in the game config. */
+export interface RewardBusPluginData extends RewardBusOptions {
+  /** Toast look and place, or false for none. */
+  toasts?: ToastOptions | false;
+}
+
+const REASONS: Record<string, string> = {
+  already_claimed: 'already earned',
+  already_claimed_today: 'already earned today',
+  cooldown: 'too soon',
+  user_daily_cap: 'daily limit reached',
+  daily_budget: 'rewards paused for today',
+  insufficient_balance: 'the game is out of sats',
+  unknown_gamertag: 'unknown gamertag',
+};
+
+/**
+ * A Phaser global plugin: register it with `mapping: 'rewards'` and every scene has
+ * `this.rewards`, the reward bus, with payout toasts drawn above all scenes.
+ *
+ * ```ts
+ * plugins: { global: [{ key: 'rewards', plugin: RewardBusPlugin, start: true, mapping: 'rewards', data: { relayUrl } }] }
+ * ```
+ */
+export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
+  #data: RewardBusPluginData | undefined;
+  #bus: RewardBus | undefined;
+  #titles = new Map<string, CatalogEntry>();
+  #unsubscribe: Array<() => void> = [];
+  #toasts: ToastScene | undefined;
+
+  override init(data?: RewardBusPluginData) {
+    if (!data?.relayUrl) throw new Error('RewardBusPlugin needs data: { relayUrl }');
+    this.#data = data;
+  }
+
+  override start() {
+    const data = this.#data!;
+    const bus = (this.#bus = createRewardBus(data));
+    void bus.catalog().then((c) => c.forEach((e) => this.#titles.set(e.id, e)), () => undefined);
+    if (data.toasts !== false) this.#startToasts(data.toasts ?? {});
+  }
+
+  override stop() {
+    this.#unsubscribe.splice(0).forEach((off) => off());
+    if (this.#toasts) this.game.scene.remove(TOAST_SCENE_KEY);
+    this.#toasts = undefined;
+    this.#bus?.destroy();
+    this.#bus = undefined;
+  }
+
+  override destroy() {
+    this.stop();
+    super.destroy();
+  }
+
+  /** The bus itself: its events, `ready`, `online`. */
+  get bus(): RewardBus {
+    if (!this.#bus) throw new Error('RewardBusPlugin is not started');
+    return this.#bus;
+  }
+
+  get player() {
+    return this.#bus?.player;
+  }
+
+  link(gamertag: string) {
+    return this.bus.link(gamertag);
+  }
+  /** Returns the intent id, or undefined when the player cannot earn it now. */
+  unlock(achievementId: string, details?: Parameters<RewardBus['unlock']>[1]) {
+    return this.bus.unlock(achievementId, details);
+  }
+  catalog() {
+    return this.bus.catalog();
+  }
+  pending() {
+    return this.bus.pending();
+  }
+  history() {
+    return this.bus.history();
+  }
+  flush() {
+    return this.bus.flush();
+  }
+  /** Listens on the bus; returns a function that stops listening (call it in your scene's shutdown). */
+  on<E extends keyof RewardBusEvents>(event: E, fn: RewardBusEvents[E]): () => void {
+    this.bus.on(event, fn as never);
+    return () => this.#bus?.off(event, fn as never);
+  }
+  /** Shows a toast of your own through the same stack. */
+  toast(toast: Toast) {
+    this.#toasts?.show(toast);
+  }
+
+  #startToasts(options: ToastOptions) {
+    const scene = this.game.scene.add(TOAST_SCENE_KEY, ToastScene, true) as ToastScene | null;
+    if (!scene) return;
+    scene.configure(options);
+    this.#toasts = scene;
+    const title = (id: string) => this.#titles.get(id)?.title ?? id;
+    const outcome = (variant: ToastVariant, say: (o: RewardOutcome) => string) => (o: RewardOutcome) => {
+      // The tab that got the answer shows it; the others only hear of it.
+      if (o.remote) return;
+      this.#toasts?.show({ variant, text: say(o), sats: o.sats, gamertag: o.gamertag, achievementId: o.intent.achievementId, ...(o.reason ? { reason: o.reason } : {}) });
+    };
+    const why = (o: RewardOutcome) => REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
+    this.#listen('reward:paid', outcome('paid', (o) => `+${o.sats} sats · ${title(o.intent.achievementId)} → ${o.gamertag}`));
+    this.#listen('reward:rejected', outcome('rejected', (o) => `No sats for ${title(o.intent.achievementId)}: ${why(o)}`));
+    this.#listen('reward:failed', outcome('failed', (o) => `Payout failed for ${title(o.intent.achievementId)}: ${why(o)}`));
+    this.#listen('reward:review', outcome('review', (o) => `${o.sats} sats for ${title(o.intent.achievementId)} are being checked`));
+    this.#listen('reward:queued', ({ intent, sats, offline }) => {
+      if (!offline) return;
+      const gamertag = this.#bus?.player?.gamertag ?? '';
+      this.#toasts?.show({ variant: 'queued', text: `Offline: ${title(intent.achievementId)} saved, paid when back online`, sats: sats ?? 0, gamertag, achievementId: intent.achievementId });
+    });
+  }
+
+  #listen<E extends keyof RewardBusEvents>(event: E, fn: RewardBusEvents[E]) {
+    this.#unsubscribe.push(this.on(event, fn));
+  }
+}
