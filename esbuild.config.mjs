@@ -63,11 +63,25 @@ export const sizeBuild = (entry) => ({
   bundle: true,
   minify: true,
   format: 'esm',
-  conditions: ['source'],
+  conditions: ['rewardbus-source'],
   external: [...browserSafe.external, 'phaser'],
   write: false,
   logLevel: 'warning',
 });
+
+/** The demo game, bundled with Phaser; it imports rewardbus by its package name, as a game would. */
+export const demoBuild = {
+  ...browserSafe,
+  platform: 'browser',
+  entryPoints: ['demo/main.ts'],
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  conditions: ['rewardbus-source'],
+  write: false,
+  outfile: 'demo/dist/main.js',
+  logLevel: 'warning',
+};
 
 export const builds = [clientBuild, iifeBuild, serverBuild];
 

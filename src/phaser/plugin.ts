@@ -32,7 +32,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   #bus: RewardBus | undefined;
   #titles = new Map<string, CatalogEntry>();
   #unsubscribe: Array<() => void> = [];
-  #toasts: ToastScene | undefined;
+  #toastsOn = false;
 
   override init(data?: RewardBusPluginData) {
     if (!data?.relayUrl) throw new Error('RewardBusPlugin needs data: { relayUrl }');
@@ -48,8 +48,8 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
 
   override stop() {
     this.#unsubscribe.splice(0).forEach((off) => off());
-    if (this.#toasts) this.game.scene.remove(TOAST_SCENE_KEY);
-    this.#toasts = undefined;
+    if (this.#toastsOn) this.game.scene?.remove(TOAST_SCENE_KEY);
+    this.#toastsOn = false;
     this.#bus?.destroy();
     this.#bus = undefined;
   }
@@ -95,19 +95,20 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   }
   /** Shows a toast of your own through the same stack. */
   toast(toast: Toast) {
-    this.#toasts?.show(toast);
+    // Before the game has booted the scene is still pending: then there is nowhere to draw yet.
+    const scene = this.game.scene.getScene(TOAST_SCENE_KEY) as ToastScene | null;
+    if (scene?.sys.isActive()) scene.show(toast);
   }
 
   #startToasts(options: ToastOptions) {
-    const scene = this.game.scene.add(TOAST_SCENE_KEY, ToastScene, true) as ToastScene | null;
-    if (!scene) return;
-    scene.configure(options);
-    this.#toasts = scene;
+    // Queued by the scene manager when the game has not booted yet; started as soon as it has.
+    this.game.scene.add(TOAST_SCENE_KEY, ToastScene, true, options);
+    this.#toastsOn = true;
     const title = (id: string) => this.#titles.get(id)?.title ?? id;
     const outcome = (variant: ToastVariant, say: (o: RewardOutcome) => string) => (o: RewardOutcome) => {
       // The tab that got the answer shows it; the others only hear of it.
       if (o.remote) return;
-      this.#toasts?.show({ variant, text: say(o), sats: o.sats, gamertag: o.gamertag, achievementId: o.intent.achievementId, ...(o.reason ? { reason: o.reason } : {}) });
+      this.toast({ variant, text: say(o), sats: o.sats, gamertag: o.gamertag, achievementId: o.intent.achievementId, ...(o.reason ? { reason: o.reason } : {}) });
     };
     const why = (o: RewardOutcome) => REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
     this.#listen('reward:paid', outcome('paid', (o) => `+${o.sats} sats · ${title(o.intent.achievementId)} → ${o.gamertag}`));
@@ -117,7 +118,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     this.#listen('reward:queued', ({ intent, sats, offline }) => {
       if (!offline) return;
       const gamertag = this.#bus?.player?.gamertag ?? '';
-      this.#toasts?.show({ variant: 'queued', text: `Offline: ${title(intent.achievementId)} saved, paid when back online`, sats: sats ?? 0, gamertag, achievementId: intent.achievementId });
+      this.toast({ variant: 'queued', text: `Offline: ${title(intent.achievementId)} saved, paid when back online`, sats: sats ?? 0, gamertag, achievementId: intent.achievementId });
     });
   }
 

@@ -50,9 +50,12 @@ export class ToastScene extends Phaser.Scene {
     super({ key: TOAST_SCENE_KEY, active: true });
   }
 
-  configure(options: ToastOptions) {
-    this.#options = options;
+  init(options: ToastOptions) {
+    this.#options = options ?? {};
   }
+
+  /** The last 50 toasts shown, oldest first: for tests, and games that keep a log. */
+  readonly recent: Toast[] = [];
 
   /** How many toasts are showing (for tests and games that want to know). */
   get showing(): number {
@@ -67,6 +70,8 @@ export class ToastScene extends Phaser.Scene {
 
   show(toast: Toast) {
     const o = this.#options;
+    this.recent.push(toast);
+    if (this.recent.length > 50) this.recent.shift();
     const width = Math.min(320, this.scale.width - 2 * MARGIN);
     const item: ToastObject = o.render ? o.render(this, toast, width) : this.#draw(toast, width);
     this.#live.push(item);

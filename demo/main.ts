@@ -1,0 +1,23 @@
+import * as Phaser from 'phaser';
+import { RewardBusPlugin } from 'rewardbus/phaser';
+import { showPanel } from './panel.js';
+import { PlayScene } from './scenes/play-scene.js';
+import { ResultsScene } from './scenes/results-scene.js';
+import { TitleScene } from './scenes/title-scene.js';
+
+const game = new Phaser.Game({
+  type: Phaser.AUTO,
+  parent: 'game',
+  width: 800,
+  height: 600,
+  backgroundColor: '#161b26',
+  scene: [TitleScene, PlayScene, ResultsScene],
+  plugins: {
+    // The three lines of a rewardbus integration: this one, link(gamertag), and unlock(id).
+    global: [{ key: 'rewards', plugin: RewardBusPlugin, start: true, mapping: 'rewards', data: { relayUrl: location.origin } }],
+  },
+});
+
+showPanel(game.plugins.get('rewards') as RewardBusPlugin);
+// For the end-to-end tests and the curious.
+Object.assign(window, { game });

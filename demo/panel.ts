@@ -1,0 +1,44 @@
+import type { RewardRecord } from 'rewardbus';
+import type { RewardBusPlugin } from 'rewardbus/phaser';
+
+const $ = (id: string) => document.getElementById(id)!;
+
+/** The page's side panel: who is playing, whether the relay is reachable, and the reward history. */
+export function showPanel(rewards: RewardBusPlugin) {
+  const bus = rewards.bus;
+  const titles = new Map<string, string>();
+  let history: RewardRecord[] = [];
+
+  function render() {
+    $('status').textContent = bus.online ? 'online' : 'offline';
+    $('status').classList.toggle('offline', !bus.online);
+    $('player').textContent = bus.player ? `Playing as ${bus.player.gamertag}` : 'not linked';
+    const waiting = bus.pending();
+    $('pending').textContent = waiting.length ? `${waiting.length} reward${waiting.length > 1 ? 's' : ''} waiting to be sent` : '';
+    const rows = [
+      ...waiting.map((i) => ({ title: titles.get(i.achievementId) ?? i.achievementId, sats: '', status: bus.online ? 'pending' : 'queued' })),
+      ...history.map((r) => ({ title: titles.get(r.achievementId) ?? r.achievementId, sats: `${r.sats} sats`, status: r.status.replace('_', ' ') })),
+    ];
+    $('history').replaceChildren(
+      ...rows.map((r) => {
+        const li = document.createElement('li');
+        li.className = r.status.split(' ')[0]!;
+        li.innerHTML = `<span></span><span></span>`;
+        li.children[0]!.textContent = r.title;
+        li.children[1]!.textContent = `${r.sats} ${r.status}`.trim();
+        return li;
+      }),
+    );
+  }
+
+  async function refresh() {
+    if (bus.player) history = await bus.history();
+    render();
+  }
+
+  void bus.catalog().then((c) => c.forEach((e) => titles.set(e.id, e.title)), () => undefined).then(refresh);
+  for (const e of ['reward:queued', 'relay:offline', 'relay:online', 'reward:sent'] as const) bus.on(e, render);
+  for (const e of ['reward:paid', 'reward:rejected', 'reward:failed', 'reward:review', 'player:linked'] as const) bus.on(e, () => void refresh());
+  window.addEventListener('offline', render);
+  render();
+}

@@ -1,0 +1,34 @@
+// npm start: builds the demo, starts the relay with the embedded sandbox, and serves the demo
+// from the same port. No API key, no network.
+import { readFile } from 'node:fs/promises';
+import { build } from 'esbuild';
+import { demoBuild } from '../esbuild.config.mjs';
+import { startServer, type RunningServer, type ServeOptions } from '../src/bin/serve.js';
+import { loadConfig, type RelayConfig } from '../src/relay/index.js';
+
+export async function startDemo(config: RelayConfig = loadConfig(), options: ServeOptions = {}): Promise<RunningServer> {
+  const [bundle, html] = await Promise.all([build(demoBuild), readFile(new URL('./index.html', import.meta.url), 'utf8')]);
+  const mainJs = bundle.outputFiles![0]!.text;
+  const files: Record<string, [string, string]> = {
+    '/': [html, 'text/html; charset=utf-8'],
+    '/index.html': [html, 'text/html; charset=utf-8'],
+    '/main.js': [mainJs, 'text/javascript; charset=utf-8'],
+  };
+  return startServer(config, {
+    ...options,
+    fallback: (request) => {
+      const file = files[new URL(request.url).pathname];
+      return file && new Response(file[0], { headers: { 'content-type': file[1], 'cache-control': 'no-store' } });
+    },
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { existsSync } = await import('node:fs');
+  if (existsSync('.env')) process.loadEnvFile('.env');
+  const server = await startDemo();
+  console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/\n`);
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
