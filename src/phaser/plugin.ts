@@ -1,5 +1,5 @@
 import * as Phaser from 'phaser';
-import { createRewardBus, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardOutcome } from '../client/index.js';
+import { createRewardBus, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardIntent, type RewardOutcome } from '../client/index.js';
 import type { CatalogEntry } from '../wire/relay-api.js';
 import { ToastScene, TOAST_SCENE_KEY, type Toast, type ToastOptions, type ToastVariant } from './toast-scene.js';
 
@@ -115,11 +115,18 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     this.#listen('reward:rejected', outcome('rejected', (o) => `No sats for ${title(o.intent.achievementId)}: ${why(o)}`));
     this.#listen('reward:failed', outcome('failed', (o) => `Payout failed for ${title(o.intent.achievementId)}: ${why(o)}`));
     this.#listen('reward:review', outcome('review', (o) => `${o.sats} sats for ${title(o.intent.achievementId)} are being checked`));
-    this.#listen('reward:queued', ({ intent, sats, offline }) => {
-      if (!offline) return;
+    // Each intent that has to wait for the network says so once: at unlock when the relay is
+    // known to be out of reach, or when its first send finds that out.
+    const told = new Set<string>();
+    const queued = (intent: RewardIntent) => {
+      if (told.has(intent.id)) return;
+      told.add(intent.id);
+      const sats = this.#titles.get(intent.achievementId)?.sats ?? 0;
       const gamertag = this.#bus?.player?.gamertag ?? '';
-      this.toast({ variant: 'queued', text: `Offline: ${title(intent.achievementId)} saved, paid when back online`, sats: sats ?? 0, gamertag, achievementId: intent.achievementId });
-    });
+      this.toast({ variant: 'queued', text: `Offline: ${title(intent.achievementId)} saved, paid when back online`, sats, gamertag, achievementId: intent.achievementId });
+    };
+    this.#listen('reward:queued', ({ intent, offline }) => offline && queued(intent));
+    this.#listen('relay:offline', () => this.#bus?.pending().forEach(queued));
   }
 
   #listen<E extends keyof RewardBusEvents>(event: E, fn: RewardBusEvents[E]) {

@@ -1,0 +1,58 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { describe, it } from 'vitest';
+import { createLogger, loadConfig, type RelayConfig } from '../../src/relay/index.js';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const ARTIFACTS = join(process.cwd(), 'test-artifacts');
+
+/**
+ * Browser tests run in Debian's Chromium. Without one they are skipped, saying how to get it;
+ * under CI=true a missing browser fails instead, so CI can never pass without running them.
+ */
+export function describeInBrowser(name: string, body: () => void) {
+  if (existsSync(CHROMIUM)) return describe(name, body);
+  const how = `no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`;
+  if (process.env.CI === 'true') {
+    return describe(name, () => it('needs a browser', () => {
+      throw new Error(how);
+    }));
+  }
+  console.warn(`Skipping "${name}": ${how}`);
+  return describe.skip(name, body);
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+/** A relay config on an ephemeral port with its own data dir. */
+export function testConfig(env: Record<string, string> = {}): RelayConfig {
+  return loadConfig({ PORT: '0', RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-e2e-')), RELAY_RATE_LIMIT_PER_MINUTE: '0', ...env });
+}
+
+/** Log lines written by the relay, for the key-leak checks. */
+export function capturedLogger() {
+  const lines: string[] = [];
+  return { lines, logger: createLogger('debug', { write: (l: string) => void lines.push(l) }) };
+}
+
+/** Keeps a screenshot for people to look at (CI keeps test-artifacts/). */
+export async function keepScreenshot(page: Page, name: string) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, name) });
+}
+
+/** Fails a browser test with what the page itself reported. */
+export function watchPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  return errors;
+}

@@ -1,0 +1,101 @@
+import { build } from 'esbuild';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { demoBuild } from '../../esbuild.config.mjs';
+import { startServer, type RunningServer } from '../../src/bin/serve.js';
+import type { RewardBusPlugin } from '../../src/phaser/index.js';
+import { capturedLogger, describeInBrowser, launchChromium, testConfig, watchPageErrors } from './harness.js';
+
+let server: RunningServer;
+let browser: Browser;
+
+type PageWindow = typeof globalThis & {
+  game: { scene: { isActive(key: string): boolean; start(key: string): void; getScene(key: string): unknown }; plugins: { stop(key: string): void; start(key: string): unknown } };
+  topScene(): string | undefined;
+  rewardsOf(key: string): unknown;
+  plugin(): RewardBusPlugin | null;
+  TOAST_SCENE_KEY: string;
+};
+
+describeInBrowser('the Phaser plugin in a real browser', () => {
+  beforeAll(async () => {
+    const bundle = await build({ ...demoBuild, entryPoints: ['test/e2e/fixtures/plugin-page.ts'], minify: false });
+    const js = bundle.outputFiles![0]!.text;
+    const html = '<!doctype html><body><script type="module" src="/page.js"></script></body>';
+    server = await startServer(testConfig(), {
+      logger: capturedLogger().logger,
+      fallback: (req) => {
+        const path = new URL(req.url).pathname;
+        if (path === '/') return new Response(html, { headers: { 'content-type': 'text/html' } });
+        if (path === '/page.js') return new Response(js, { headers: { 'content-type': 'text/javascript' } });
+        return undefined;
+      },
+    });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  async function open(): Promise<Page> {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/`);
+    await page.waitForFunction(() => (globalThis as PageWindow).game?.scene.isActive('one'));
+    return page;
+  }
+
+  it('maps this.rewards in every scene and keeps its toasts above them', async () => {
+    const page = await open();
+    const errors = watchPageErrors(page);
+    expect(await page.evaluate(() => {
+      const w = globalThis as PageWindow;
+      return w.rewardsOf('one') === w.plugin() && w.rewardsOf('two') === w.plugin();
+    })).toBe(true);
+    await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
+    // A scene started later renders above the toasts for at most a frame.
+    await page.evaluate(() => (globalThis as PageWindow).game.scene.start('two'));
+    await page.waitForFunction(() => (globalThis as PageWindow).game.scene.isActive('two'));
+    await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
+
+    // Through the plugin, the bus pays.
+    await page.evaluate(async () => {
+      const rewards = (globalThis as PageWindow).plugin()!;
+      await rewards.link('phaserfan');
+      await new Promise<void>((resolve) => {
+        rewards.on('reward:paid', () => resolve());
+        rewards.unlock('first-coin');
+      });
+    });
+    expect(server.sandbox!.payments().filter((p) => p.gamertag === 'phaserfan')).toHaveLength(1);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('cleans up on stop: its bus stops, its listeners and toast scene go, and it starts again', async () => {
+    const page = await open();
+    const errors = watchPageErrors(page);
+    const after = await page.evaluate(() => {
+      const w = globalThis as PageWindow;
+      const plugin = w.plugin()!;
+      const bus = plugin.bus;
+      const before = bus.eventNames().length;
+      w.game.plugins.stop('rewards');
+      let busGone = false;
+      try {
+        void plugin.bus;
+      } catch {
+        busGone = true;
+      }
+      return { before, listenersAfter: bus.eventNames().length, busGone, toastScene: w.game.scene.getScene(w.TOAST_SCENE_KEY) !== null };
+    });
+    expect(after.before).toBeGreaterThan(0);
+    expect(after).toMatchObject({ listenersAfter: 0, busGone: true, toastScene: false });
+
+    await page.evaluate(() => (globalThis as PageWindow).game.plugins.start('rewards'));
+    await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
+    expect(await page.evaluate(() => (globalThis as PageWindow).plugin()!.bus.eventNames().length)).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
