@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -66,8 +67,10 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
 
   let payments = config.payments;
+  // The embedded sandbox signs its webhooks with the relay's secret, or one made for this run.
+  const webhookSecret = config.webhookSecret ?? (config.payments ? undefined : randomBytes(32).toString('hex'));
   if (!payments) {
-    sandbox = createSandbox({ publicUrl: `${url}${SANDBOX_PREFIX}`, ...options.sandbox });
+    sandbox = createSandbox({ publicUrl: `${url}${SANDBOX_PREFIX}`, ...(webhookSecret ? { webhookSecret } : {}), ...options.sandbox });
     payments = { apiKey: sandbox.apiKey, baseUrl: `${url}${SANDBOX_PREFIX}` };
     logger.warn({ event: 'sandbox', url: `${url}${SANDBOX_PREFIX}` }, 'NO PAYMENTS_API_KEY: paying through the embedded sandbox; no real sats move');
   }
@@ -82,6 +85,8 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     rateLimitPerMinute: config.rateLimitPerMinute,
     logger,
     mode: config.payments ? 'live' : 'sandbox',
+    webhooks: { secret: webhookSecret },
+    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     ...options.relay,
   });
   await relay.ready;

@@ -19,6 +19,7 @@ const envSchema = z.object({
   RELAY_DAILY_BUDGET_SATS: int(100_000),
   RELAY_RATE_LIMIT_PER_MINUTE: int(60),
   WEBHOOK_SECRET: z.string().min(1).optional(),
+  RELAY_PUBLIC_URL: z.url().optional(),
 });
 
 /** The relay's settings, read from the environment (see .env.example). */
@@ -36,6 +37,8 @@ export interface RelayConfig {
   dailyBudgetSats: number;
   rateLimitPerMinute: number;
   webhookSecret?: string;
+  /** How the service reaches the relay (webhook_url). Default: the origin of each request. */
+  publicUrl?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
@@ -61,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     dailyBudgetSats: e.RELAY_DAILY_BUDGET_SATS,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
     ...(e.WEBHOOK_SECRET ? { webhookSecret: e.WEBHOOK_SECRET } : {}),
+    ...(e.RELAY_PUBLIC_URL ? { publicUrl: e.RELAY_PUBLIC_URL.replace(/\/$/, '') } : {}),
   };
 }
 

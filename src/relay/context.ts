@@ -69,7 +69,9 @@ export function requirePlayer(tokens: PlayerTokens, limiter: RateLimiter): Middl
   return async function requirePlayer(c, next) {
     rateLimited(limiter, `ip:${clientIp(c)}`);
     const auth = c.req.header('authorization') ?? '';
-    const player = auth.startsWith('Bearer ') ? tokens.verify(auth.slice(7).trim()) : undefined;
+    // EventSource cannot send headers: the event stream may carry the token in its query.
+    const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : c.req.path === '/v1/events' ? c.req.query('token') : undefined;
+    const player = token ? tokens.verify(token) : undefined;
     if (!player) throw new RelayProblem('unauthorized', 'Link the player again with POST /v1/players');
     rateLimited(limiter, `user:${player.userId}`);
     c.set('player', player);

@@ -13,7 +13,14 @@ import { playersRoute } from './players-route.js';
 import { problemResponse, RelayProblem } from './problems.js';
 import { createRateLimiter } from './rate-limit.js';
 import { rewardsRoute, type VerifyClaim } from './rewards-route.js';
-import { openSqliteLedger } from './sqlite-ledger.js';
+import { createEventHub, type EventLog } from './event-log.js';
+import { eventsRoute } from './events-route.js';
+import { rampRoute } from './ramp-route.js';
+import { openSqliteDb } from './sqlite-db.js';
+import { sqliteEventLog } from './sqlite-event-log.js';
+import { sqliteLedger } from './sqlite-ledger.js';
+import { webhooksRoute, type WebhookOptions } from './webhooks-route.js';
+import { withdrawalsRoute } from './withdrawals-route.js';
 
 export const VERSION = '0.1.0';
 
@@ -52,6 +59,12 @@ export interface RelayOptions {
   logger?: Logger;
   /** Reported by /v1/health. Default `live`. */
   mode?: Health['mode'];
+  /** Player events and webhook deliveries. Default: in the ledger's SQLite file (or in memory beside a custom ledger). */
+  events?: EventLog;
+  /** The service's webhooks: the signing secret and header names. */
+  webhooks?: WebhookOptions;
+  /** The relay's address as the service reaches it, for webhook_url. Default: the request's origin. */
+  publicUrl?: string;
 }
 
 export interface Relay {
@@ -69,7 +82,11 @@ export function createRelay(options: RelayOptions): Relay {
   const startedAt = Date.now();
   const logger = options.logger ?? createLogger();
   const payments = 'sendPayment' in options.payments ? options.payments : createPaymentsClient(options.payments);
-  const ledger = typeof options.ledger === 'string' ? openSqliteLedger(options.ledger) : options.ledger;
+  // One SQLite file, one group commit: the ledger and the event log share both.
+  const store = typeof options.ledger === 'string' ? openSqliteDb(options.ledger) : undefined;
+  const ledger = store ? sqliteLedger(store) : (options.ledger as Ledger);
+  const events = options.events ?? sqliteEventLog(store ?? openSqliteDb(':memory:'));
+  const hub = createEventHub();
   const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
@@ -97,7 +114,12 @@ export function createRelay(options: RelayOptions): Relay {
   app.route('/v1/players', playersRoute(payments, tokens, payouts, limiter));
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
-  app.route('/v1/rewards', rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim: options.verifyClaim }));
+  app.route('/v1/rewards', rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim: options.verifyClaim, events, hub }));
+  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
+  app.route('/v1/events', eventsRoute(events, hub));
+  app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl));
+  app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
+  app.route('/v1/webhooks/payments', webhooksRoute(events, hub, logger, options.webhooks ?? {}));
 
   app.notFound(() => problemResponse(new RelayProblem('not_found')));
   app.onError((err, c) => {
@@ -125,6 +147,7 @@ export function createRelay(options: RelayOptions): Relay {
       // Let payments in flight settle first: closing under them would leave them for review.
       await payouts.drain();
       await ledger.close();
+      await store?.close();
       payments.close();
     },
   };

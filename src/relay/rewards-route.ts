@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type RewardClaim, type RewardHistory } from '../wire/relay-api.js';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type RewardClaim, type RewardHistory, type RewardRecord } from '../wire/relay-api.js';
 import type { Catalog } from './catalog.js';
 import { readJson, type RelayContext, type RelayEnv } from './context.js';
+import type { EventHub, EventLog } from './event-log.js';
 import type { ClaimLimits, Ledger, LedgerEntry } from './ledger.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
@@ -34,10 +35,17 @@ export interface RewardsRouteDeps {
   limits: ClaimLimits;
   logger: Logger;
   verifyClaim?: VerifyClaim | undefined;
+  events: EventLog;
+  hub: EventHub;
 }
 
 /** `POST /v1/rewards` pays an achievement at most once per Idempotency-Key; GETs read the player's own. */
-export function rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim }: RewardsRouteDeps) {
+export function rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim, events, hub }: RewardsRouteDeps) {
+  /** The player's other devices hear the outcome; stored so a reconnecting stream gets it too. */
+  function announce(record: RewardRecord) {
+    events.append(record.userId, 'reward', record).then(hub.publish, (err: unknown) => logger.error({ err }, 'event not stored'));
+  }
+
   /** An intent already known under this key: replay it, or say why not. */
   function known(c: RelayContext, entry: LedgerEntry, hash: string): Response | undefined {
     if (entry.requestHash !== hash) throw new RelayProblem('idempotency_key_reused');
@@ -88,7 +96,9 @@ export function rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyC
     }
     // Nothing was paid and the service was out of reach: the client retries with the same key.
     if (entry.state === 'deferred') throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
-    return c.json(toRewardRecord(entry), 201);
+    const record = toRewardRecord(entry);
+    announce(record);
+    return c.json(record, 201);
   }
 
   return new Hono<RelayEnv>()

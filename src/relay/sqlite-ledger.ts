@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteDb, type SqliteDb } from './sqlite-db.js';
 import {
   RESERVING_STATES,
   utcDay,
@@ -78,19 +76,15 @@ const toEntry = (r: Row): LedgerEntry => ({
   ...(r.settled_at === null ? {} : { settledAt: r.settled_at }),
 });
 
-type Op = { run: () => unknown; resolve: (v: never) => void; reject: (e: unknown) => void };
 const RESERVING = `state IN (${RESERVING_STATES.map((s) => `'${s}'`).join(', ')})`;
 
 /** Opens (or creates) the ledger file, durable at every commit. */
 export function openSqliteLedger(file: string): Ledger {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  // Per connection, not stored in the file: a reopened WAL database would fall back to NORMAL.
-  db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
-  // Checkpoint less often: each one rewrites and fsyncs the pages it copies.
-  db.pragma('wal_autocheckpoint = 4000');
+  return sqliteLedger(openSqliteDb(file), true);
+}
+
+/** The ledger on an open database; `owned`: close() closes the database too. */
+export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Ledger {
   db.exec(SCHEMA);
 
   const q = {
@@ -167,34 +161,6 @@ export function openSqliteLedger(file: string): Ledger {
     return { ...entry, ...rest, state, ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}) };
   }
 
-  // Group commit: writes that arrive in the same turn of the event loop share one transaction,
-  // so one fsync covers them all; each still resolves only after its commit.
-  let queue: Op[] = [];
-  const inSavepoint = db.transaction((run: () => unknown) => run());
-  const flush = db.transaction((ops: Op[]) =>
-    ops.map((op) => {
-      try {
-        return { ok: true as const, value: inSavepoint(op.run) };
-      } catch (error) {
-        return { ok: false as const, error };
-      }
-    }),
-  );
-  function commit() {
-    const ops = queue;
-    queue = [];
-    try {
-      flush(ops).forEach((r, i) => (r.ok ? ops[i]!.resolve(r.value as never) : ops[i]!.reject(r.error)));
-    } catch (error) {
-      for (const op of ops) op.reject(error);
-    }
-  }
-  function write<T>(run: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (queue.push({ run, resolve: resolve as (v: never) => void, reject }) === 1) setImmediate(commit);
-    });
-  }
-
   return {
     find: async (userId, key) => {
       const r = q.byKey.get(userId, key);
@@ -209,8 +175,7 @@ export function openSqliteLedger(file: string): Ledger {
     history: async (userId, limit) => q.history.all(userId, limit).map(toEntry),
     inState: async (state) => q.inState.all(state).map(toEntry),
     close: async () => {
-      if (queue.length) commit();
-      db.close();
+      if (owned) await close();
     },
   };
 }

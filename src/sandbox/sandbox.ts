@@ -14,6 +14,7 @@ import {
   type TransactionData,
   type UserIdData,
 } from '../relay/payments-api.js';
+import { mountRampWidget } from './ramp-widget.js';
 import { TEST_GAMERTAGS, isUnknownGamertag } from './test-gamertags.js';
 import { UserDirectory } from './users.js';
 import { ProjectWallet, type SandboxPayment } from './wallet.js';
@@ -32,6 +33,8 @@ export interface SandboxOptions {
   processingMs?: number;
   /** Where the sandbox is reachable from outside, for the URLs it hands out. Default http://localhost:8788. */
   publicUrl?: string;
+  /** Signs the webhooks it sends (X-ZBD-Signature: sha256=<hex HMAC>). Unset: unsigned. */
+  webhookSecret?: string;
 }
 
 export interface RampSessionRecord extends RampSessionData {
@@ -179,7 +182,14 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     return ok<RampSessionData>(c, 'Ramp session created.', { session_token, widget_url, session_id, expires_at });
   });
 
-  // Test controls, not part of the service: what was paid, and renaming a user.
+  mountRampWidget(app, rampSessions, options.webhookSecret);
+
+  // Test controls, not part of the service: what was paid, renaming a user, a new withdrawal request.
+  app.post('/_sandbox/withdrawal-requests', async (c) => {
+    const body = await jsonBody(c);
+    const wr = withdrawalRequests.create({ amountSats: Number(body?.amountSats), description: typeof body?.description === 'string' ? body.description : 'Sandbox withdrawal' });
+    return typeof wr === 'string' ? fail(c, 400, wr) : ok(c, 'Withdrawal Request created.', wr);
+  });
   app.get('/_sandbox/payments', (c) => c.json({ payments: wallet.payments(), balanceMsats: `${wallet.balanceMsats}` }));
   app.post('/_sandbox/users/:id/gamertag', async (c) => {
     const body = await jsonBody(c);

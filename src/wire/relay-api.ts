@@ -86,3 +86,46 @@ export interface Problem {
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** `POST /v1/ramp-sessions` body: buy sats with fiat in the service's widget. */
+export interface RampSessionRequest {
+  email: string;
+  /** A lightning or Bitcoin address; default: the player's wallet in the service's app. */
+  destination?: string;
+  /** Fiat to pay with, e.g. USD, EUR. */
+  quoteCurrency?: string;
+  /** What to buy: BTC. */
+  baseCurrency?: string;
+  /** The game's own reference, echoed back in the purchase events. */
+  referenceId?: string;
+  metadata?: Record<string, string | number | boolean>;
+}
+
+/** `POST /v1/ramp-sessions` answer. The session lives 15 minutes: ask for a new one after. */
+export interface RampSession {
+  sessionToken: string;
+  widgetUrl: string;
+  expiresAt: string;
+}
+
+/** `GET /v1/withdrawal-requests/{id}`: a payable request, for a QR code. */
+export interface WithdrawalRequestView {
+  id: string;
+  amountSats: number;
+  status: 'pending' | 'expired' | 'error' | 'completed' | string;
+  description: string;
+  expiresAt: string;
+  /** The LNURL, and the same as a `lightning:` URI for QR codes and links. */
+  lnurl: string;
+  uri: string;
+}
+
+/**
+ * One message of `GET /v1/events` (Server-Sent Events; `event:` is the type, `id:` resumes).
+ * reward: a RewardRecord reached a final status. ramp.purchase.completed / ramp.purchase.failed:
+ * from the service's webhooks.
+ */
+export type PlayerEventMessage =
+  | { type: 'reward'; data: RewardRecord }
+  | { type: 'ramp.purchase.completed'; data: { amount?: string | number; currency?: string; referenceId?: string } }
+  | { type: 'ramp.purchase.failed'; data: { referenceId?: string } };

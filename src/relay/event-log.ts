@@ -1,0 +1,49 @@
+/** Something a player's devices should hear: a reward's outcome, a ramp purchase. */
+export interface PlayerEvent {
+  /** Increasing; the SSE event id a reconnect resumes from. */
+  id: number;
+  userId: string;
+  type: string;
+  data: unknown;
+  createdAt: number;
+}
+
+/**
+ * Per-player events, kept so a reconnect loses nothing, and the service's webhook deliveries,
+ * kept so each is acted on once. Async, like the ledger, for a shared store later.
+ */
+export interface EventLog {
+  append(userId: string, type: string, data: unknown): Promise<PlayerEvent>;
+  /** A player's events after `afterId`, oldest first. */
+  since(userId: string, afterId: number, limit?: number): Promise<PlayerEvent[]>;
+  /**
+   * Records a webhook delivery by its event id and, the first time only, the player event it
+   * becomes (in the same transaction). `fresh` is false for a repeated delivery.
+   */
+  receiveWebhook(eventId: string, type: string, referenceId: string | undefined, toPlayerEvent: (userId: string) => { type: string; data: unknown } | undefined): Promise<{ fresh: boolean; event?: PlayerEvent }>;
+  /** Remembers whose ramp session a reference id is, for the webhooks that name it. */
+  rememberRampSession(referenceId: string, userId: string, sessionId: string, expiresAt: number): Promise<void>;
+}
+
+type Listener = (event: PlayerEvent) => void;
+
+/** Live delivery to the player's open event streams, after each event is stored. */
+export function createEventHub() {
+  const listeners = new Map<string, Set<Listener>>();
+  return {
+    subscribe(userId: string, fn: Listener): () => void {
+      let set = listeners.get(userId);
+      if (!set) listeners.set(userId, (set = new Set()));
+      set.add(fn);
+      return () => {
+        set.delete(fn);
+        if (!set.size) listeners.delete(userId);
+      };
+    },
+    publish(event: PlayerEvent) {
+      listeners.get(event.userId)?.forEach((fn) => fn(event));
+    },
+  };
+}
+
+export type EventHub = ReturnType<typeof createEventHub>;

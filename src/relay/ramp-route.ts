@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { RampSession } from '../wire/relay-api.js';
+import { readJson, type RelayEnv } from './context.js';
+import type { EventLog } from './event-log.js';
+import type { PaymentsClient } from './payments-client.js';
+import { RelayProblem } from './problems.js';
+
+const rampSchema = z.strictObject({
+  email: z.email(),
+  destination: z.string().min(1).max(200).optional(),
+  quoteCurrency: z.string().regex(/^[A-Z]{3}$/).optional(),
+  baseCurrency: z.string().regex(/^[A-Z]{3,4}$/).optional(),
+  referenceId: z.string().min(1).max(100).optional(),
+  metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});
+
+/**
+ * `POST /v1/ramp-sessions`: a session token for the service's buy-sats widget. The relay sets
+ * the reference id itself, so the purchase webhooks can be matched to this player alone.
+ */
+export function rampRoute(payments: PaymentsClient, events: EventLog, publicUrl: string | undefined) {
+  return new Hono<RelayEnv>().post('/', async (c) => {
+    const player = c.get('player');
+    const body = await readJson(c, rampSchema);
+    const referenceId = `rb_${randomUUID()}`;
+    const r = await payments.rampWidget({
+      email: body.email,
+      webhook_url: `${publicUrl ?? new URL(c.req.url).origin}/v1/webhooks/payments`,
+      reference_id: referenceId,
+      ...(body.destination ? { destination: body.destination } : {}),
+      ...(body.quoteCurrency ? { quote_currency: body.quoteCurrency } : {}),
+      ...(body.baseCurrency ? { base_currency: body.baseCurrency } : {}),
+      metadata: { ...body.metadata, ...(body.referenceId ? { gameReferenceId: body.referenceId } : {}), userId: player.userId },
+    });
+    if (r.kind === 'refused' && r.status < 500 && r.status !== 401 && r.status !== 403) throw new RelayProblem('bad_request', r.message);
+    if (r.kind !== 'ok') throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
+    const expiresAt = Date.parse(r.data.expires_at);
+    await events.rememberRampSession(referenceId, player.userId, r.data.session_id, expiresAt);
+    return c.json({ sessionToken: r.data.session_token, widgetUrl: r.data.widget_url, expiresAt: r.data.expires_at } satisfies RampSession, 201);
+  });
+}

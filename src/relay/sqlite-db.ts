@@ -1,0 +1,59 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+
+type Op = { run: () => unknown; resolve: (v: never) => void; reject: (e: unknown) => void };
+
+export interface SqliteDb {
+  db: Database.Database;
+  /** Runs `run` in the next group commit; resolves once that commit is durable. */
+  write<T>(run: () => T): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Opens (or creates) the relay's SQLite file: WAL, durable at every commit, writes grouped. */
+export function openSqliteDb(file: string): SqliteDb {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // Per connection, not stored in the file: a reopened WAL database would fall back to NORMAL.
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  // Checkpoint less often: each one rewrites and fsyncs the pages it copies.
+  db.pragma('wal_autocheckpoint = 4000');
+
+  // Group commit: writes that arrive in the same turn of the event loop share one transaction,
+  // so one fsync covers them all; each still resolves only after its commit. Each runs in its
+  // own savepoint, so one that throws undoes only itself.
+  let queue: Op[] = [];
+  const inSavepoint = db.transaction((run: () => unknown) => run());
+  const flush = db.transaction((ops: Op[]) =>
+    ops.map((op) => {
+      try {
+        return { ok: true as const, value: inSavepoint(op.run) };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    }),
+  );
+  function commit() {
+    const ops = queue;
+    queue = [];
+    try {
+      flush(ops).forEach((r, i) => (r.ok ? ops[i]!.resolve(r.value as never) : ops[i]!.reject(r.error)));
+    } catch (error) {
+      for (const op of ops) op.reject(error);
+    }
+  }
+  return {
+    db,
+    write: <T>(run: () => T) =>
+      new Promise<T>((resolve, reject) => {
+        if (queue.push({ run, resolve: resolve as (v: never) => void, reject }) === 1) setImmediate(commit);
+      }),
+    async close() {
+      if (queue.length) commit();
+      if (db.open) db.close();
+    },
+  };
+}

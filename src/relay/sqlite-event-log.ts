@@ -1,0 +1,59 @@
+import type { EventLog, PlayerEvent } from './event-log.js';
+import type { SqliteDb } from './sqlite-db.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  id         INTEGER PRIMARY KEY,
+  user_id    TEXT NOT NULL,
+  type       TEXT NOT NULL,
+  data       TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_user ON events (user_id, id);
+CREATE TABLE IF NOT EXISTS webhook_events (
+  event_id     TEXT PRIMARY KEY,
+  type         TEXT NOT NULL,
+  reference_id TEXT,
+  received_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ramp_sessions (
+  reference_id TEXT PRIMARY KEY,
+  user_id      TEXT NOT NULL,
+  session_id   TEXT NOT NULL,
+  expires_at   INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+interface Row {
+  id: number;
+  user_id: string;
+  type: string;
+  data: string;
+  created_at: number;
+}
+const toEvent = (r: Row): PlayerEvent => ({ id: r.id, userId: r.user_id, type: r.type, data: JSON.parse(r.data) as unknown, createdAt: r.created_at });
+
+export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
+  db.exec(SCHEMA);
+  const q = {
+    insert: db.prepare<[string, string, string, number], Row>('INSERT INTO events (user_id, type, data, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
+    since: db.prepare<[string, number, number], Row>('SELECT * FROM events WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?'),
+    webhook: db.prepare<[string, string, string | null, number]>('INSERT OR IGNORE INTO webhook_events (event_id, type, reference_id, received_at) VALUES (?, ?, ?, ?)'),
+    ramp: db.prepare<[string, string, string, number]>('INSERT OR REPLACE INTO ramp_sessions (reference_id, user_id, session_id, expires_at) VALUES (?, ?, ?, ?)'),
+    playerOf: db.prepare<[string], { user_id: string }>('SELECT user_id FROM ramp_sessions WHERE reference_id = ?'),
+  };
+  const append = (userId: string, type: string, data: unknown) => toEvent(q.insert.get(userId, type, JSON.stringify(data), Date.now())!);
+
+  return {
+    append: (userId, type, data) => write(() => append(userId, type, data)),
+    since: async (userId, afterId, limit = 500) => q.since.all(userId, afterId, limit).map(toEvent),
+    receiveWebhook: (eventId, type, referenceId, toPlayerEvent) =>
+      write(() => {
+        if (q.webhook.run(eventId, type, referenceId ?? null, Date.now()).changes === 0) return { fresh: false };
+        const userId = referenceId && q.playerOf.get(referenceId)?.user_id;
+        const e = userId ? toPlayerEvent(userId) : undefined;
+        return e && userId ? { fresh: true, event: append(userId, e.type, e.data) } : { fresh: true };
+      }),
+    rememberRampSession: (referenceId, userId, sessionId, expiresAt) => write(() => void q.ramp.run(referenceId, userId, sessionId, expiresAt)),
+  };
+}
