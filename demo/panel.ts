@@ -9,7 +9,24 @@ export function showPanel(rewards: RewardBusPlugin) {
   const titles = new Map<string, string>();
   let history: RewardRecord[] = [];
 
+  // Buy sats through the service's widget; claim earnings as a withdrawal request (sandbox:
+  // the demo makes one through the sandbox's test controls, as a game's backend would make one).
+  const buy = $('buy') as HTMLButtonElement;
+  const claim = $('claim') as HTMLButtonElement;
+  buy.onclick = () => void rewards.openRamp({ email: `${bus.player?.gamertag ?? 'player'}@example.com` }).catch((e: Error) => alert(e.message));
+  claim.onclick = async () => {
+    const earned = history.filter((r) => r.status === 'paid').reduce((s, r) => s + r.sats, 0);
+    const res = await fetch('/sandbox/_sandbox/withdrawal-requests', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amountSats: Math.max(earned, 10), description: `Coin Rush winnings of ${bus.player?.gamertag}` }),
+    });
+    const { data } = (await res.json()) as { data: { id: string } };
+    await rewards.showWithdrawal(data.id);
+  };
+
   function render() {
+    buy.disabled = claim.disabled = !bus.player;
     $('status').textContent = bus.online ? 'online' : 'offline';
     $('status').classList.toggle('offline', !bus.online);
     $('player').textContent = bus.player ? `Playing as ${bus.player.gamertag}` : 'not linked';
@@ -38,7 +55,7 @@ export function showPanel(rewards: RewardBusPlugin) {
 
   void bus.catalog().then((c) => c.forEach((e) => titles.set(e.id, e.title)), () => undefined).then(refresh);
   for (const e of ['reward:queued', 'relay:offline', 'relay:online', 'reward:sent'] as const) bus.on(e, render);
-  for (const e of ['reward:paid', 'reward:rejected', 'reward:failed', 'reward:review', 'player:linked'] as const) bus.on(e, () => void refresh());
+  for (const e of ['reward:paid', 'reward:rejected', 'reward:failed', 'reward:review', 'player:linked', 'ramp:completed'] as const) bus.on(e, () => void refresh());
   window.addEventListener('offline', render);
   render();
 }

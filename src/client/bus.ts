@@ -1,4 +1,4 @@
-import type { CatalogEntry, PlayerSession, RewardRecord, RewardStatus } from '../wire/relay-api.js';
+import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, RewardStatus, WithdrawalRequestView } from '../wire/relay-api.js';
 import { backoffDelay, type RetryOptions } from './backoff.js';
 import { earnBlock } from './earn-rules.js';
 import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
@@ -65,6 +65,10 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   #again = false;
   #channel: BroadcastChannel | undefined;
   #destroyed = false;
+  #stream: EventSource | undefined;
+  #ramp: RampSession | undefined;
+  /** Reward records this bus has announced, so the same outcome heard twice is said once. */
+  readonly #announced = new Set<string>();
   readonly #onOnline = () => void this.flush();
   #probe = false;
 
@@ -179,9 +183,61 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     return this.#draining;
   }
 
+  /**
+   * A ramp (buy sats) session for the linked player: reused while it lives, a new one after its
+   * 15 minutes. openRamp() shows its widget; other engines can load `widgetUrl` themselves.
+   */
+  async rampSession(request: RampSessionRequest): Promise<RampSession> {
+    const player = await this.#linked();
+    if (this.#ramp && Date.parse(this.#ramp.expiresAt) - 60_000 > Date.now()) return this.#ramp;
+    const a = await this.#relay.rampSession(player.token, request);
+    if ('unreachable' in a) throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
+    if (!a.ok) throw new RewardBusError(a.problem?.code ?? `http_${a.status}`, a.problem?.detail ?? a.problem?.title);
+    return (this.#ramp = a.body);
+  }
+
+  /** A withdrawal request through the relay: amount, status, expiry and its `lightning:` URI. */
+  async withdrawal(id: string): Promise<WithdrawalRequestView> {
+    const player = await this.#linked();
+    const a = await this.#relay.withdrawal(player.token, id);
+    if ('unreachable' in a) throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
+    if (!a.ok) throw new RewardBusError(a.problem?.code ?? `http_${a.status}`, a.problem?.detail ?? a.problem?.title);
+    return a.body;
+  }
+
+  async #linked(): Promise<PlayerSession> {
+    await this.ready;
+    if (!this.#player) throw new RewardBusError('not_linked', 'Link a player first');
+    const s = await this.#sessionFor(this.#player.userId);
+    if (s === 'unreachable') throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
+    if (!s) throw new RewardBusError('not_linked', 'Link the player again');
+    return s;
+  }
+
+  /** Listens to the player's event stream (browsers): purchases, and rewards paid on other devices. */
+  #listenToRelay() {
+    this.#stream?.close();
+    this.#stream = undefined;
+    if (typeof EventSource === 'undefined' || !this.#player || this.#destroyed) return;
+    const stream = (this.#stream = new EventSource(this.#relay.eventsUrl(this.#player.token)));
+    stream.addEventListener('reward', (m) => this.#heardReward(JSON.parse((m as MessageEvent<string>).data) as RewardRecord));
+    stream.addEventListener('ramp.purchase.completed', (m) => this.emit('ramp:completed', JSON.parse((m as MessageEvent<string>).data) as never));
+    stream.addEventListener('ramp.purchase.failed', (m) => this.emit('ramp:failed', JSON.parse((m as MessageEvent<string>).data) as never));
+  }
+
+  #heardReward(record: RewardRecord) {
+    if (this.#announced.has(record.id) || record.status === 'pending') return;
+    // Not this device's intent: say it as heard from elsewhere, so no toast shows twice.
+    const intent: RewardIntent = { id: record.id, achievementId: record.achievementId, occurredAt: record.createdAt, userId: record.userId, attempts: 0, nextAttemptAt: 0 };
+    const outcome: RewardOutcome = { intent, record, sats: record.sats, gamertag: this.#player?.gamertag ?? '', ...(record.reason ? { reason: record.reason } : {}), remote: true };
+    this.#remember(outcome);
+    this.emit(EVENT_OF[record.status], outcome);
+  }
+
   /** Stops sending and listening. Queued intents stay stored for the next bus. */
   destroy(): void {
     this.#destroyed = true;
+    this.#stream?.close();
     clearTimeout(this.#timer);
     if (typeof window !== 'undefined') window.removeEventListener('online', this.#onOnline);
     this.#channel?.close();
@@ -202,6 +258,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
         this.#sessions.set(player, this.#player);
         this.#history = (await this.#storage.get<RewardRecord[]>(`history:${player}`)) ?? [];
         void this.#refresh();
+        this.#listenToRelay();
       }
     }
   }
@@ -217,6 +274,8 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       [`session:${player.userId}`, player],
     ]);
     await this.#written;
+    this.#ramp = undefined;
+    this.#listenToRelay();
     this.emit('player:linked', player);
   }
 
@@ -311,7 +370,10 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     if (a.body.userId !== userId) return undefined; // the gamertag now belongs to someone else
     this.#sessions.set(userId, a.body);
     this.#write([[`session:${userId}`, a.body]]);
-    if (this.#player?.userId === userId) this.#player = a.body;
+    if (this.#player?.userId === userId) {
+      this.#player = a.body;
+      this.#listenToRelay();
+    }
     return a.body;
   }
 
@@ -343,6 +405,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   }
 
   #remember({ record }: RewardOutcome) {
+    if (record) this.#announced.add(record.id);
     if (!record || record.userId !== this.#player?.userId) return;
     this.#history = [record, ...this.#history.filter((r) => r.id !== record.id)];
     this.#write([[`history:${record.userId}`, this.#history]]);
@@ -355,6 +418,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       return;
     }
     this.#queue.delete(m.outcome.intent.id);
+    if (m.outcome.record && this.#announced.has(m.outcome.record.id)) return;
     this.#remember(m.outcome);
     this.emit(m.event, m.outcome);
   }

@@ -46,6 +46,13 @@ export interface RewardBusEvents {
   /** unlock() made no request: the player cannot earn it now (once-only, daily, cooldown, unknown). */
   'reward:skipped': (e: { achievementId: string; reason: string; retryAt?: number }) => void;
   'player:linked': (player: PlayerSession) => void;
+  /** The ramp widget's own callbacks, from openRamp(). */
+  'ramp:success': (data: unknown) => void;
+  'ramp:error': (error: unknown) => void;
+  'ramp:close': () => void;
+  /** A purchase settled or failed, as the service told the relay (on any of the player's devices). */
+  'ramp:completed': (e: { amount?: string | number; currency?: string; referenceId?: string }) => void;
+  'ramp:failed': (e: { referenceId?: string }) => void;
   'relay:offline': () => void;
   'relay:online': () => void;
   /** Something went wrong that the bus handled: a listener threw, storage failed, a link failed. */

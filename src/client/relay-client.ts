@@ -1,4 +1,4 @@
-import type { CatalogResponse, PlayerSession, Problem, RewardHistory, RewardRecord } from '../wire/relay-api.js';
+import type { CatalogResponse, PlayerSession, Problem, RampSession, RampSessionRequest, RewardHistory, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
 
 /** What one request to the relay came to. `unreachable`: no answer (network, timeout). */
 export type RelayAnswer<T> =
@@ -51,6 +51,10 @@ export function createRelayClient({ relayUrl, fetch: f = (...a) => globalThis.fe
       call<RewardRecord>('POST', '/v1/rewards', { token, key, body: { achievementId, occurredAt } }),
     catalog: () => call<CatalogResponse>('GET', '/v1/catalog'),
     history: (token: string) => call<RewardHistory>('GET', '/v1/rewards', { token }),
+    rampSession: (token: string, body: RampSessionRequest) => call<RampSession>('POST', '/v1/ramp-sessions', { token, body }),
+    withdrawal: (token: string, id: string) => call<WithdrawalRequestView>('GET', `/v1/withdrawal-requests/${encodeURIComponent(id)}`, { token }),
+    /** The player's event stream, for EventSource (which cannot send headers). */
+    eventsUrl: (token: string) => `${base}/v1/events?token=${encodeURIComponent(token)}`,
   };
 }
 

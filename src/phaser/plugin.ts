@@ -1,5 +1,6 @@
 import * as Phaser from 'phaser';
-import { createRewardBus, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardIntent, type RewardOutcome } from '../client/index.js';
+import { createRewardBus, openRamp, showWithdrawal, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardIntent, type RewardOutcome } from '../client/index.js';
+import type { RampSessionRequest } from '../wire/relay-api.js';
 import type { CatalogEntry } from '../wire/relay-api.js';
 import { ToastScene, TOAST_SCENE_KEY, type Toast, type ToastOptions, type ToastVariant } from './toast-scene.js';
 
@@ -88,6 +89,14 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   flush() {
     return this.bus.flush();
   }
+  /** Shows the buy-sats widget above the game; resolves with how it ended. */
+  openRamp(request: RampSessionRequest) {
+    return openRamp(this.bus, request);
+  }
+  /** Shows a withdrawal request as a QR code to claim with a wallet; resolves with a close function. */
+  showWithdrawal(id: string) {
+    return showWithdrawal(this.bus, id);
+  }
   /** Listens on the bus; returns a function that stops listening (call it in your scene's shutdown). */
   on<E extends keyof RewardBusEvents>(event: E, fn: RewardBusEvents[E]): () => void {
     this.bus.on(event, fn as never);
@@ -126,6 +135,12 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
       this.toast({ variant: 'queued', text: `Offline: ${title(intent.achievementId)} saved, paid when back online`, sats, gamertag, achievementId: intent.achievementId });
     };
     this.#listen('reward:queued', ({ intent, offline }) => offline && queued(intent));
+    const gamertag = () => this.#bus?.player?.gamertag ?? '';
+    this.#listen('ramp:completed', ({ amount, currency }) => {
+      const sats = currency === 'SATS' || currency === undefined ? Number(amount ?? 0) : 0;
+      this.toast({ variant: 'paid', text: sats ? `Bought ${sats.toLocaleString()} sats` : 'Purchase complete', sats, gamertag: gamertag() });
+    });
+    this.#listen('ramp:failed', () => this.toast({ variant: 'failed', text: 'The purchase did not go through', sats: 0, gamertag: gamertag() }));
     this.#listen('relay:offline', () => this.#bus?.pending().forEach(queued));
   }
 

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRewardBus, fileStorage, idbStorage, memoryStorage, type RewardBus, type RewardBusEvents, type RewardOutcome } from '../../src/client/index.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
@@ -256,5 +256,21 @@ describe('the reward bus', () => {
     const paid = await next(b, 'reward:paid');
     expect(paid.intent.id).toBe(id);
     expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+
+  it('reuses a ramp session while it lives and asks for a new one after its 15 minutes', async () => {
+    relay = await startTestRelay();
+    const b = bus();
+    await b.link('alice');
+    const first = await b.rampSession({ email: 'alice@example.com' });
+    expect(await b.rampSession({ email: 'alice@example.com' })).toEqual(first);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse(first.expiresAt) - 30_000 });
+    try {
+      const second = await b.rampSession({ email: 'alice@example.com' });
+      expect(second.sessionToken).not.toBe(first.sessionToken);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(relay.sandbox!.rampSessions.size).toBe(2);
   });
 });

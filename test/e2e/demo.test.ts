@@ -131,4 +131,41 @@ describeInBrowser('the demo in a real browser', () => {
     for (const text of [...seen, ...log.lines]) expect(text).not.toContain(key);
     await context.close();
   });
+
+  it('buys sats in the ramp widget and shows the purchase as a toast in the game', async () => {
+    const context = await browser.newContext({ viewport: { width: 1180, height: 640 } });
+    const page = await openGame(context);
+    const errors = watchPageErrors(page);
+    await linkAndPlay(page, 'shopper');
+    await page.click('#buy');
+    const widget = page.frameLocator('[data-rewardbus=overlay] iframe');
+    await widget.locator('#buy').click();
+    await page.waitForFunction(() =>
+      ((globalThis as DemoWindow).game.scene.getScene('__rewardbus_toasts')?.recent ?? []).some((t) => t.text === 'Bought 1,000 sats'),
+    );
+    await page.waitForSelector('[data-rewardbus=overlay]', { state: 'detached' });
+    await keepScreenshot(page, 'demo-bought-toast.png');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a withdrawal request as a QR code with its amount', async () => {
+    const context = await browser.newContext({ viewport: { width: 1180, height: 640 } });
+    const page = await openGame(context);
+    await linkAndPlay(page, 'claimer');
+    await waitForToast(page, 'paid', 'daily-login');
+    await page.waitForSelector('#history li.paid');
+    await page.click('#claim');
+    const qr = page.locator('[data-rewardbus=withdrawal] [data-role=qr] svg');
+    await qr.waitFor();
+    const box = (await qr.boundingBox())!;
+    expect(box.width).toBeGreaterThan(200);
+    expect(await page.locator('[data-rewardbus=withdrawal] h2').textContent()).toBe('10 sats');
+    expect(await page.locator('[data-rewardbus=withdrawal] [data-role=open]').getAttribute('href')).toMatch(/^lightning:lnurl1/);
+    expect(await qr.locator('rect, path').count()).toBeGreaterThan(0);
+    await keepScreenshot(page, 'demo-withdrawal-qr.png');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('[data-rewardbus=overlay]', { state: 'detached' });
+    await context.close();
+  });
 });
