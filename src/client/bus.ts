@@ -1,11 +1,15 @@
 import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, RewardStatus, WithdrawalRequestView } from '../wire/relay-api.js';
 import { backoffDelay, type RetryOptions } from './backoff.js';
-import { earnBlock } from './earn-rules.js';
+import { earnBlock, lastEarned } from './earn-rules.js';
 import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
-import { createRelayClient, type RelayClient } from './relay-client.js';
+import { createRelayClient, type RelayAnswer, type RelayClient } from './relay-client.js';
 import { defaultStorage, type RewardStorage } from './storage.js';
+import { pool } from './pool.js';
+import { listenToRelay } from './relay-stream.js';
+import { createTabChannel, type FinalEvent, type TabMessage } from './tab-channel.js';
 import { withTabLock } from './tab-lock.js';
+import { createWriteBatch } from './write-batch.js';
 
 export interface RewardBusOptions {
   /** Where the relay is, e.g. `https://rewards.example.com`. */
@@ -27,14 +31,12 @@ export class RewardBusError extends Error {
   }
 }
 
-type FinalEvent = 'reward:paid' | 'reward:rejected' | 'reward:failed' | 'reward:review';
 const EVENT_OF: Record<Exclude<RewardStatus, 'pending'>, FinalEvent> = {
   paid: 'reward:paid',
   rejected: 'reward:rejected',
   failed: 'reward:failed',
   needs_review: 'reward:review',
 };
-type TabMessage = { type: 'outcome'; event: FinalEvent; outcome: RewardOutcome } | { type: 'linked'; player: PlayerSession };
 
 const INTENT = 'intent:';
 const uuid = () => crypto.randomUUID();
@@ -56,14 +58,13 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   #player: PlayerSession | undefined;
   #catalog: Map<string, CatalogEntry> | undefined;
   #history: RewardRecord[] = [];
-  #writes: Array<[string, unknown]> = [];
-  #written: Promise<void> = Promise.resolve();
+  readonly #writes: ReturnType<typeof createWriteBatch>;
   #online = true;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = Infinity;
   #draining: Promise<void> | undefined;
   #again = false;
-  #channel: BroadcastChannel | undefined;
+  readonly #tabs: ReturnType<typeof createTabChannel>;
   #destroyed = false;
   #stream: EventSource | undefined;
   #ramp: RampSession | undefined;
@@ -76,12 +77,10 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     super();
     this.#opts = options;
     this.#storage = options.storage ?? defaultStorage();
+    this.#writes = createWriteBatch(this.#storage, (err) => this.#error(err));
     this.#relay = createRelayClient(options);
     this.#name = `rewardbus:${options.relayUrl}`;
-    if (typeof BroadcastChannel !== 'undefined') {
-      this.#channel = new BroadcastChannel(this.#name);
-      this.#channel.onmessage = (m: MessageEvent<TabMessage>) => this.#heard(m.data);
-    }
+    this.#tabs = createTabChannel(this.#name, (m) => this.#heard(m));
     if (typeof window !== 'undefined') window.addEventListener('online', this.#onOnline);
     this.ready = this.#load();
     this.ready.then(() => this.flush(), (err: unknown) => this.#error(err));
@@ -100,14 +99,12 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /** Links the player by gamertag; remembered across reloads. Rejects with a RewardBusError. */
   async link(gamertag: string): Promise<PlayerSession> {
     await this.ready;
-    const a = await this.#relay.link(gamertag);
-    if ('unreachable' in a) throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
-    if (!a.ok) throw new RewardBusError(a.problem?.code ?? `http_${a.status}`, a.problem?.detail ?? a.problem?.title);
+    const player = answer(await this.#relay.link(gamertag));
     this.#setOnline(true);
-    await this.#adopt(a.body);
-    this.#post({ type: 'linked', player: a.body });
+    await this.#adopt(player);
+    this.#tabs.post({ type: 'linked', player });
     void this.#refresh().then(() => this.flush());
-    return a.body;
+    return player;
   }
 
   /**
@@ -174,7 +171,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     this.#draining = (async () => {
       do {
         this.#again = false;
-        await this.#written;
+        await this.#writes.written;
         await withTabLock(this.#name, this.#storage, this.#tab, () => this.#drain());
       } while (this.#again && !this.#destroyed);
     })()
@@ -190,19 +187,13 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   async rampSession(request: RampSessionRequest): Promise<RampSession> {
     const player = await this.#linked();
     if (this.#ramp && Date.parse(this.#ramp.expiresAt) - 60_000 > Date.now()) return this.#ramp;
-    const a = await this.#relay.rampSession(player.token, request);
-    if ('unreachable' in a) throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
-    if (!a.ok) throw new RewardBusError(a.problem?.code ?? `http_${a.status}`, a.problem?.detail ?? a.problem?.title);
-    return (this.#ramp = a.body);
+    return (this.#ramp = answer(await this.#relay.rampSession(player.token, request)));
   }
 
   /** A withdrawal request through the relay: amount, status, expiry and its `lightning:` URI. */
   async withdrawal(id: string): Promise<WithdrawalRequestView> {
     const player = await this.#linked();
-    const a = await this.#relay.withdrawal(player.token, id);
-    if ('unreachable' in a) throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
-    if (!a.ok) throw new RewardBusError(a.problem?.code ?? `http_${a.status}`, a.problem?.detail ?? a.problem?.title);
-    return a.body;
+    return answer(await this.#relay.withdrawal(player.token, id));
   }
 
   async #linked(): Promise<PlayerSession> {
@@ -218,11 +209,12 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   #listenToRelay() {
     this.#stream?.close();
     this.#stream = undefined;
-    if (typeof EventSource === 'undefined' || !this.#player || this.#destroyed) return;
-    const stream = (this.#stream = new EventSource(this.#relay.eventsUrl(this.#player.token)));
-    stream.addEventListener('reward', (m) => this.#heardReward(JSON.parse((m as MessageEvent<string>).data) as RewardRecord));
-    stream.addEventListener('ramp.purchase.completed', (m) => this.emit('ramp:completed', JSON.parse((m as MessageEvent<string>).data) as never));
-    stream.addEventListener('ramp.purchase.failed', (m) => this.emit('ramp:failed', JSON.parse((m as MessageEvent<string>).data) as never));
+    if (!this.#player || this.#destroyed) return;
+    this.#stream = listenToRelay(this.#relay.eventsUrl(this.#player.token), {
+      reward: (r) => this.#heardReward(r),
+      completed: (e) => this.emit('ramp:completed', e),
+      failed: (e) => this.emit('ramp:failed', e),
+    });
   }
 
   #heardReward(record: RewardRecord) {
@@ -240,7 +232,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     this.#stream?.close();
     clearTimeout(this.#timer);
     if (typeof window !== 'undefined') window.removeEventListener('online', this.#onOnline);
-    this.#channel?.close();
+    this.#tabs.close();
     this.removeAllListeners();
   }
 
@@ -273,7 +265,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       ['player', player.userId],
       [`session:${player.userId}`, player],
     ]);
-    await this.#written;
+    await this.#writes.written;
     this.#ramp = undefined;
     this.#listenToRelay();
     this.emit('player:linked', player);
@@ -301,15 +293,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   /** When the player last earned (or queued) an achievement, for the catalog's repeat rules. */
   #earnedAt(achievementId: string): number | undefined {
-    const userId = this.#player?.userId;
-    let last: number | undefined;
-    for (const i of this.#queue.values()) {
-      if (i.achievementId === achievementId && (!i.userId || i.userId === userId)) last = Math.max(last ?? 0, Date.parse(i.occurredAt));
-    }
-    for (const r of this.#history) {
-      if (r.achievementId === achievementId && r.status !== 'rejected' && r.status !== 'failed') last = Math.max(last ?? 0, Date.parse(r.createdAt));
-    }
-    return last;
+    return lastEarned(achievementId, this.#player?.userId, this.#queue.values(), this.#history);
   }
 
   async #drain() {
@@ -317,7 +301,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       if (this.#destroyed) return;
       // Re-read the store: another tab may have queued or finished intents.
       const stored = new Map((await this.#storage.entries<RewardIntent>(INTENT)).map(([, i]) => [i.id, i]));
-      for (const id of this.#queue.keys()) if (!stored.has(id) && !this.#writes.some(([k]) => k === INTENT + id)) this.#queue.delete(id);
+      for (const id of this.#queue.keys()) if (!stored.has(id) && !this.#writes.pending(INTENT + id)) this.#queue.delete(id);
       for (const [id, i] of stored) if (!this.#queue.has(id)) this.#queue.set(id, i);
       const now = Date.now();
       const sendable = [...this.#queue.values()].filter((i) => i.userId ?? this.#player);
@@ -330,7 +314,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
         if (unreachable) return;
         if ((await this.#send(i)) === 'unreachable') unreachable = true;
       });
-      await this.#written;
+      await this.#writes.written;
       if (unreachable) break;
     }
     const next = Math.min(...[...this.#queue.values()].map((i) => i.nextAttemptAt));
@@ -397,9 +381,9 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     };
     this.#remember(outcome);
     // Said only once the queue entry is gone from storage: a listener may rely on it.
-    void this.#written.then(() => {
+    void this.#writes.written.then(() => {
       this.emit(event, outcome);
-      this.#post({ type: 'outcome', event, outcome: { ...outcome, remote: true } });
+      this.#tabs.post({ type: 'outcome', event, outcome: { ...outcome, remote: true } });
     });
     return 'done';
   }
@@ -423,33 +407,12 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     this.emit(m.event, m.outcome);
   }
 
-  #post(m: TabMessage) {
-    try {
-      this.#channel?.postMessage(m);
-    } catch {
-      // A closed channel: this tab is going away.
-    }
-  }
-
   #save(intent: RewardIntent) {
     this.#write([[INTENT + intent.id, intent]]);
   }
 
-  /** Batches writes made in one turn into one storage transaction; `undefined` deletes. */
   #write(entries: Array<[string, unknown]>) {
-    if (!this.#writes.length) {
-      this.#written = Promise.resolve().then(() => {
-        const batch = new Map(this.#writes);
-        this.#writes = [];
-        const sets = [...batch].filter(([, v]) => v !== undefined);
-        const dels = [...batch].filter(([, v]) => v === undefined).map(([k]) => k);
-        return Promise.all([sets.length && this.#storage.setMany(sets), dels.length && this.#storage.delMany(dels)]).then(
-          () => undefined,
-          (err: unknown) => this.#error(err),
-        );
-      });
-    }
-    this.#writes.push(...entries);
+    this.#writes.write(entries);
   }
 
   #schedule(ms: number) {
@@ -479,13 +442,11 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   }
 }
 
-/** Runs `work` over `items`, at most `limit` at a time. */
-async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+/** The body of a successful answer; otherwise a RewardBusError with the relay's problem code. */
+function answer<T>(a: RelayAnswer<T>): T {
+  if ('unreachable' in a) throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
+  if (!a.ok) throw new RewardBusError(a.problem?.code ?? `http_${a.status}`, a.problem?.detail ?? a.problem?.title);
+  return a.body;
 }
 
 export function createRewardBus(options: RewardBusOptions): RewardBus {

@@ -1,4 +1,5 @@
-import type { CatalogEntry } from '../wire/relay-api.js';
+import type { CatalogEntry, RewardRecord } from '../wire/relay-api.js';
+import type { RewardIntent } from './events.js';
 
 /**
  * Why the player cannot earn an achievement now, by the catalog's repeat policy and when they
@@ -15,4 +16,16 @@ export function earnBlock(entry: CatalogEntry | undefined, lastEarned: number | 
   }
   const retryAt = lastEarned + repeat.seconds * 1000;
   return now < retryAt ? { reason: 'cooldown', retryAt } : undefined;
+}
+
+/** When a player last earned an achievement: queued intents count, refused and failed rewards do not. */
+export function lastEarned(achievementId: string, userId: string | undefined, queue: Iterable<RewardIntent>, history: readonly RewardRecord[]): number | undefined {
+  let last: number | undefined;
+  for (const i of queue) {
+    if (i.achievementId === achievementId && (!i.userId || i.userId === userId)) last = Math.max(last ?? 0, Date.parse(i.occurredAt));
+  }
+  for (const r of history) {
+    if (r.achievementId === achievementId && r.status !== 'rejected' && r.status !== 'failed') last = Math.max(last ?? 0, Date.parse(r.createdAt));
+  }
+  return last;
 }

@@ -1,0 +1,22 @@
+import type { RewardRecord } from '../wire/relay-api.js';
+import type { RewardBusEvents } from './events.js';
+
+export interface RelayStreamHandlers {
+  reward(record: RewardRecord): void;
+  completed: RewardBusEvents['ramp:completed'];
+  failed: RewardBusEvents['ramp:failed'];
+}
+
+/**
+ * The player's event stream from the relay (`GET /v1/events`), where EventSource exists. It
+ * reconnects by itself and resumes from the last event id it saw.
+ */
+export function listenToRelay(url: string, on: RelayStreamHandlers): EventSource | undefined {
+  if (typeof EventSource === 'undefined') return undefined;
+  const stream = new EventSource(url);
+  const data = <T>(m: Event) => JSON.parse((m as MessageEvent<string>).data) as T;
+  stream.addEventListener('reward', (m) => on.reward(data(m)));
+  stream.addEventListener('ramp.purchase.completed', (m) => on.completed(data(m)));
+  stream.addEventListener('ramp.purchase.failed', (m) => on.failed(data(m)));
+  return stream;
+}

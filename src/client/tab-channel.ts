@@ -1,0 +1,21 @@
+import type { PlayerSession } from '../wire/relay-api.js';
+import type { RewardOutcome } from './events.js';
+
+export type FinalEvent = 'reward:paid' | 'reward:rejected' | 'reward:failed' | 'reward:review';
+export type TabMessage = { type: 'outcome'; event: FinalEvent; outcome: RewardOutcome } | { type: 'linked'; player: PlayerSession };
+
+/** The game's other tabs, over a BroadcastChannel where there is one (not in every runtime). */
+export function createTabChannel(name: string, onMessage: (m: TabMessage) => void) {
+  const channel = typeof BroadcastChannel === 'undefined' ? undefined : new BroadcastChannel(name);
+  if (channel) channel.onmessage = (m: MessageEvent<TabMessage>) => onMessage(m.data);
+  return {
+    post(m: TabMessage) {
+      try {
+        channel?.postMessage(m);
+      } catch {
+        // A closed channel: this tab is going away.
+      }
+    },
+    close: () => channel?.close(),
+  };
+}
