@@ -89,6 +89,16 @@ describe('webhooks from the payments service', () => {
       ['ramp.purchase.completed', '7000'],
     ]);
   });
+
+  it('passes a failed purchase from the widget to the player as ramp.purchase.failed', async () => {
+    relay = await startTestRelay();
+    const player = await relay.link('unlucky');
+    const { body: session } = await openRamp(player.token);
+    const declined = await fetch(`${session.widgetUrl}/fail`, { method: 'POST' });
+    expect(((await declined.json()) as { webhookStatus: number }).webhookStatus).toBe(200);
+    const [event] = await readEvents(player.token, 1);
+    expect(event).toMatchObject({ event: 'ramp.purchase.failed', data: { referenceId: referenceOf(session.widgetUrl) } });
+  });
 });
 
 describe('GET /v1/events', () => {
