@@ -12,7 +12,8 @@ const HEARTBEAT_MS = 15_000;
 export function eventsRoute(events: EventLog, hub: EventHub) {
   return new Hono<RelayEnv>().get('/', (c) => {
     const { userId } = c.get('player');
-    const after = Number(c.req.header('last-event-id') ?? c.req.query('lastEventId') ?? 0) || 0;
+    const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
+    const after = Number(lastEventId) || 0;
     return streamSSE(c, async (stream) => {
       let lastSent = after;
       let wake: (() => void) | undefined;
@@ -31,7 +32,8 @@ export function eventsRoute(events: EventLog, hub: EventHub) {
         lastSent = e.id;
         await stream.writeSSE({ id: String(e.id), event: e.type, data: JSON.stringify(e.data) });
       };
-      for (const e of await events.since(userId, after)) await send(e);
+      // A first connection starts from now; a reconnection (any Last-Event-ID, 0 for all) gets what it missed.
+      if (lastEventId !== undefined) for (const e of await events.since(userId, after)) await send(e);
       while (!stream.aborted) {
         while (live.length) await send(live.shift()!);
         const timedOut = await new Promise<boolean>((resolve) => {

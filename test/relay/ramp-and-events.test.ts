@@ -83,7 +83,7 @@ describe('webhooks from the payments service', () => {
     expect((await deliver(other)).status).toBe(200);
     expect((await deliver(other)).status).toBe(200);
     // A third event would be a repeated delivery acted on twice: wait a moment for it.
-    const events = await readEvents(player.token, 3, undefined, 1000);
+    const events = await readEvents(player.token, 3, '0', 1000);
     expect(events.map((e) => [e.event, e.data.amount])).toEqual([
       ['ramp.purchase.completed', '5000'],
       ['ramp.purchase.completed', '7000'],
@@ -96,7 +96,7 @@ describe('webhooks from the payments service', () => {
     const { body: session } = await openRamp(player.token);
     const declined = await fetch(`${session.widgetUrl}/fail`, { method: 'POST' });
     expect(((await declined.json()) as { webhookStatus: number }).webhookStatus).toBe(200);
-    const [event] = await readEvents(player.token, 1);
+    const [event] = await readEvents(player.token, 1, '0');
     expect(event).toMatchObject({ event: 'ramp.purchase.failed', data: { referenceId: referenceOf(session.widgetUrl) } });
   });
 });
