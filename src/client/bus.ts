@@ -39,6 +39,7 @@ const EVENT_OF: Record<Exclude<RewardStatus, 'pending'>, FinalEvent> = {
 };
 
 const INTENT = 'intent:';
+const HISTORY_KEPT = 100;
 const uuid = () => crypto.randomUUID();
 
 /**
@@ -309,11 +310,16 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
       this.#probe = false;
       if (!due.length) break;
-      let unreachable = false;
+      let unreachable: RewardIntent | undefined;
       await pool(due, this.#opts.concurrency ?? 6, async (i) => {
-        if (unreachable) return;
-        if ((await this.#send(i)) === 'unreachable') unreachable = true;
+        if (!unreachable && (await this.#send(i)) === 'unreachable') unreachable = i;
       });
+      if (unreachable) {
+        // What this pass did not get to waits as long as the intent that found the relay gone,
+        // or every timer tick would try again while offline.
+        const until = unreachable.nextAttemptAt;
+        for (const i of due) if (i.nextAttemptAt <= now) this.#save(Object.assign(i, { nextAttemptAt: until }));
+      }
       await this.#writes.written;
       if (unreachable) break;
     }
@@ -391,7 +397,8 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   #remember({ record }: RewardOutcome) {
     if (record) this.#announced.add(record.id);
     if (!record || record.userId !== this.#player?.userId) return;
-    this.#history = [record, ...this.#history.filter((r) => r.id !== record.id)];
+    // The newest page only, as the relay serves it: the full history lives in the relay's ledger.
+    this.#history = [record, ...this.#history.filter((r) => r.id !== record.id)].slice(0, HISTORY_KEPT);
     this.#write([[`history:${record.userId}`, this.#history]]);
   }
 

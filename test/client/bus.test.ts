@@ -233,6 +233,26 @@ describe('the reward bus', () => {
     expect(net.claims.size).toBe(40);
   });
 
+  it('does not hammer an unreachable relay: the backlog waits with the intent that found it gone', async () => {
+    relay = await startTestRelay();
+    const net = controlledFetch();
+    const b = bus({ fetch: net.fetch, storage: memoryStorage(), retry: { baseMs: 2000, maxMs: 4000 } });
+    await b.link('alice');
+    let attempts = 0;
+    b.on('reward:sent', () => attempts++);
+    net.offline = true;
+    for (let i = 0; i < 30; i++) b.unlock('coin-streak');
+    await b.flush();
+    await sleep(200);
+    const early = attempts;
+    await sleep(400);
+    // A pass of at most `concurrency` requests (and a probe per flush), then quiet until the backoff is up.
+    expect(early).toBeGreaterThan(0);
+    expect(early).toBeLessThanOrEqual(8);
+    expect(attempts).toBe(early);
+    expect(b.pending()).toHaveLength(30);
+  });
+
   it('links again when the token has expired', async () => {
     relay = await startTestRelay({}, { relay: { tokenTtlMs: 30_000 } });
     const b = bus();
