@@ -26,7 +26,10 @@ export async function startDemo(config: RelayConfig = loadConfig(), options: Ser
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { existsSync } = await import('node:fs');
   if (existsSync('.env')) process.loadEnvFile('.env');
-  const server = await startDemo();
+  const server = await startDemo().catch((err: NodeJS.ErrnoException) => {
+    console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT ?? 8787} is in use: stop what runs there, or set PORT=…` : err.message);
+    process.exit(1);
+  });
   console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/\n`);
   const stop = () => void server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);

@@ -99,8 +99,8 @@ main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exit(code);
   },
-  (err: unknown) => {
-    console.error(err instanceof Error ? err.message : err);
+  (err: NodeJS.ErrnoException) => {
+    console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT ?? 8787} is in use: stop what runs there, or set PORT=…` : err.message);
     process.exit(1);
   },
 );
