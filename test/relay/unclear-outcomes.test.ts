@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { serve } from '@hono/node-server';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSandbox, TEST_GAMERTAGS } from '../../src/sandbox/index.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
@@ -123,8 +124,10 @@ describe('a relay that crashed mid-send', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}`, 'idempotency-key': randomUUID() },
       body: JSON.stringify({ achievementId: 'first-coin' }),
     }).catch(() => undefined);
-    // The payment is in flight (the ambiguous gamertag answers in 30 s): the process dies.
-    await new Promise((r) => setTimeout(r, 300));
+    // Once the intent is committed as sending (the ambiguous gamertag answers in 30 s), the process dies.
+    const db = new Database(join(dataDir, 'ledger.sqlite'), { readonly: true });
+    for (let i = 0; i < 200 && !db.prepare("SELECT 1 FROM rewards WHERE state = 'sending'").get(); i++) await new Promise((r) => setTimeout(r, 50));
+    db.close();
     child.kill('SIGKILL');
     await claim;
 
