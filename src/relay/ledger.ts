@@ -28,15 +28,9 @@ export interface LedgerEntry {
   settledAt?: number;
 }
 
-export interface NewClaim {
-  id: string;
-  userId: string;
-  idempotencyKey: string;
-  requestHash: string;
-  achievementId: string;
-  sats: number;
+/** What the relay asks the ledger to record: the entry's identity, and the rule it is checked by. */
+export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempotencyKey' | 'requestHash' | 'achievementId' | 'sats' | 'occurredAt'> {
   repeat: RepeatPolicy;
-  occurredAt?: string;
   /** Set when the claim is refused before any check (e.g. verifyClaim said no). */
   rejectReason?: string;
 }

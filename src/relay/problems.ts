@@ -5,7 +5,6 @@ export const PROBLEMS = {
   bad_request: [400, 'The request is malformed'],
   idempotency_key_required: [400, 'An Idempotency-Key header (a UUID) is required'],
   unauthorized: [401, 'A valid player token is required'],
-  forbidden_origin: [403, 'This origin is not allowed'],
   not_found: [404, 'Not found'],
   unknown_achievement: [404, 'No such achievement in the catalog'],
   unknown_gamertag: [404, 'No player has this gamertag'],
