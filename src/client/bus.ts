@@ -1,14 +1,13 @@
-import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, RewardStatus, WithdrawalRequestView } from '../wire/relay-api.js';
-import { backoffDelay, type RetryOptions } from './backoff.js';
+import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
+import type { RetryOptions } from './backoff.js';
 import { earnBlock, lastEarned } from './earn-rules.js';
 import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import { createRelayClient, type RelayAnswer, type RelayClient } from './relay-client.js';
 import { defaultStorage, type RewardStorage } from './storage.js';
-import { pool } from './pool.js';
+import { EVENT_OF, INTENT, IntentQueue } from './intent-queue.js';
 import { listenToRelay } from './relay-stream.js';
 import { createTabChannel, type FinalEvent, type TabMessage } from './tab-channel.js';
-import { withTabLock } from './tab-lock.js';
 import { createWriteBatch } from './write-batch.js';
 
 export interface RewardBusOptions {
@@ -31,14 +30,6 @@ export class RewardBusError extends Error {
   }
 }
 
-const EVENT_OF: Record<Exclude<RewardStatus, 'pending'>, FinalEvent> = {
-  paid: 'reward:paid',
-  rejected: 'reward:rejected',
-  failed: 'reward:failed',
-  needs_review: 'reward:review',
-};
-
-const INTENT = 'intent:';
 const HISTORY_KEPT = 100;
 const uuid = () => crypto.randomUUID();
 
@@ -52,19 +43,12 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   readonly #storage: RewardStorage;
   readonly #relay: RelayClient;
   readonly #opts: RewardBusOptions;
-  readonly #name: string;
-  readonly #tab = uuid();
-  readonly #queue = new Map<string, RewardIntent>();
+  readonly #queue: IntentQueue;
   readonly #sessions = new Map<string, PlayerSession>();
   #player: PlayerSession | undefined;
   #catalog: Map<string, CatalogEntry> | undefined;
   #history: RewardRecord[] = [];
   readonly #writes: ReturnType<typeof createWriteBatch>;
-  #online = true;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #timerAt = Infinity;
-  #draining: Promise<void> | undefined;
-  #again = false;
   readonly #tabs: ReturnType<typeof createTabChannel>;
   #destroyed = false;
   #stream: EventSource | undefined;
@@ -72,7 +56,6 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /** Reward records this bus has announced, so the same outcome heard twice is said once. */
   readonly #announced = new Set<string>();
   readonly #onOnline = () => void this.flush();
-  #probe = false;
 
   constructor(options: RewardBusOptions) {
     super();
@@ -80,8 +63,23 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     this.#storage = options.storage ?? defaultStorage();
     this.#writes = createWriteBatch(this.#storage, (err) => this.#error(err));
     this.#relay = createRelayClient(options);
-    this.#name = `rewardbus:${options.relayUrl}`;
-    this.#tabs = createTabChannel(this.#name, (m) => this.#heard(m));
+    const name = `rewardbus:${options.relayUrl}`;
+    this.#tabs = createTabChannel(name, (m) => this.#heard(m));
+    this.#queue = new IntentQueue(
+      { storage: this.#storage, writes: this.#writes, relay: this.#relay, lockName: name, tab: uuid(), concurrency: options.concurrency ?? 6, retry: options.retry },
+      {
+        player: () => this.#player,
+        session: (userId) => this.#sessionFor(userId),
+        expire: (userId) => {
+          const s = this.#sessions.get(userId);
+          if (s) this.#sessions.set(userId, { ...s, expiresAt: new Date(0).toISOString() });
+        },
+        sent: (intent, attempt) => this.emit('reward:sent', { intent, attempt }),
+        settled: (intent, event, record, reason) => this.#settled(intent, event, record, reason),
+        reachable: (online) => this.emit(online ? 'relay:online' : 'relay:offline'),
+        error: (err) => this.#error(err),
+      },
+    );
     if (typeof window !== 'undefined') window.addEventListener('online', this.#onOnline);
     this.ready = this.#load();
     this.ready.then(() => this.flush(), (err: unknown) => this.#error(err));
@@ -94,14 +92,14 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   /** False after a request found the relay out of reach, until one gets through. */
   get online(): boolean {
-    return this.#online;
+    return this.#queue.online;
   }
 
   /** Links the player by gamertag; remembered across reloads. Rejects with a RewardBusError. */
   async link(gamertag: string): Promise<PlayerSession> {
     await this.ready;
     const player = answer(await this.#relay.link(gamertag));
-    this.#setOnline(true);
+    this.#queue.setOnline(true);
     await this.#adopt(player);
     this.#tabs.post({ type: 'linked', player });
     void this.#refresh().then(() => this.flush());
@@ -127,11 +125,9 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       attempts: 0,
       nextAttemptAt: 0,
     };
-    this.#queue.set(intent.id, intent);
-    this.#save(intent);
+    this.#queue.add(intent);
     const sats = this.#catalog?.get(achievementId)?.sats;
-    this.emit('reward:queued', { intent, ...(sats === undefined ? {} : { sats }), offline: !this.#online });
-    this.#schedule(0);
+    this.emit('reward:queued', { intent, ...(sats === undefined ? {} : { sats }), offline: !this.#queue.online });
     return intent.id;
   }
 
@@ -144,7 +140,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   /** Intents not yet answered for good, oldest first. */
   pending(): RewardIntent[] {
-    return [...this.#queue.values()].sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
+    return [...this.#queue.intents.values()].sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
   }
 
   /** The linked player's rewards, newest first (the last ones seen, when the relay is out of reach). */
@@ -159,26 +155,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * While the relay seems out of reach, it first tries the oldest intent to see if it is back.
    */
   flush(): Promise<void> {
-    this.#probe = true;
-    return this.#flush();
-  }
-
-  #flush(): Promise<void> {
-    if (this.#destroyed) return Promise.resolve();
-    if (this.#draining) {
-      this.#again = true;
-      return this.#draining;
-    }
-    this.#draining = (async () => {
-      do {
-        this.#again = false;
-        await this.#writes.written;
-        await withTabLock(this.#name, this.#storage, this.#tab, () => this.#drain());
-      } while (this.#again && !this.#destroyed);
-    })()
-      .catch((err: unknown) => this.#error(err))
-      .finally(() => (this.#draining = undefined));
-    return this.#draining;
+    return this.#destroyed ? Promise.resolve() : this.#queue.flush();
   }
 
   /**
@@ -231,7 +208,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   destroy(): void {
     this.#destroyed = true;
     this.#stream?.close();
-    clearTimeout(this.#timer);
+    this.#queue.stop();
     if (typeof window !== 'undefined') window.removeEventListener('online', this.#onOnline);
     this.#tabs.close();
     this.removeAllListeners();
@@ -244,7 +221,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       this.#storage.entries<RewardIntent>(INTENT),
     ]);
     if (catalog) this.#catalog = new Map(catalog.map((c) => [c.id, c]));
-    for (const [, i] of intents) this.#queue.set(i.id, i);
+    for (const [, i] of intents) this.#queue.intents.set(i.id, i);
     if (player) {
       this.#player = await this.#storage.get<PlayerSession>(`session:${player}`);
       if (this.#player) {
@@ -261,7 +238,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     this.#sessions.set(player.userId, player);
     this.#history = (await this.#storage.get<RewardRecord[]>(`history:${player.userId}`)) ?? [];
     // Intents unlocked before any player was linked belong to this one.
-    for (const i of this.#queue.values()) if (!i.userId) this.#save(Object.assign(i, { userId: player.userId }));
+    for (const i of this.#queue.intents.values()) if (!i.userId) this.#queue.save(Object.assign(i, { userId: player.userId }));
     this.#write([
       ['player', player.userId],
       [`session:${player.userId}`, player],
@@ -294,61 +271,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   /** When the player last earned (or queued) an achievement, for the catalog's repeat rules. */
   #earnedAt(achievementId: string): number | undefined {
-    return lastEarned(achievementId, this.#player?.userId, this.#queue.values(), this.#history);
-  }
-
-  async #drain() {
-    for (;;) {
-      if (this.#destroyed) return;
-      // Re-read the store: another tab may have queued or finished intents.
-      const stored = new Map((await this.#storage.entries<RewardIntent>(INTENT)).map(([, i]) => [i.id, i]));
-      for (const id of this.#queue.keys()) if (!stored.has(id) && !this.#writes.pending(INTENT + id)) this.#queue.delete(id);
-      for (const [id, i] of stored) if (!this.#queue.has(id)) this.#queue.set(id, i);
-      const now = Date.now();
-      const sendable = [...this.#queue.values()].filter((i) => i.userId ?? this.#player);
-      let due = sendable.filter((i) => i.nextAttemptAt <= now);
-      if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
-      this.#probe = false;
-      if (!due.length) break;
-      let unreachable: RewardIntent | undefined;
-      await pool(due, this.#opts.concurrency ?? 6, async (i) => {
-        if (!unreachable && (await this.#send(i)) === 'unreachable') unreachable = i;
-      });
-      if (unreachable) {
-        // What this pass did not get to waits as long as the intent that found the relay gone,
-        // or every timer tick would try again while offline.
-        const until = unreachable.nextAttemptAt;
-        for (const i of due) if (i.nextAttemptAt <= now) this.#save(Object.assign(i, { nextAttemptAt: until }));
-      }
-      await this.#writes.written;
-      if (unreachable) break;
-    }
-    const next = Math.min(...[...this.#queue.values()].map((i) => i.nextAttemptAt));
-    if (Number.isFinite(next)) this.#schedule(Math.max(0, next - Date.now()));
-  }
-
-  async #send(intent: RewardIntent): Promise<'done' | 'retry' | 'unreachable'> {
-    const userId = intent.userId ?? this.#player!.userId;
-    intent.userId = userId;
-    const session = await this.#sessionFor(userId);
-    if (session === 'unreachable') return this.#retry(intent, 0, 'unreachable');
-    if (!session) return this.#finish(intent, 'reward:rejected', undefined, 'player_unknown');
-    intent.attempts++;
-    this.emit('reward:sent', { intent, attempt: intent.attempts });
-    const a = await this.#relay.claim(session.token, intent.id, intent.achievementId, intent.occurredAt);
-    if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
-    this.#setOnline(true);
-    if (a.ok) {
-      const status = a.body.status;
-      return status === 'pending' ? this.#retry(intent) : this.#finish(intent, EVENT_OF[status], a.body, a.body.reason);
-    }
-    if (a.status === 401) {
-      // The token lapsed or the relay's secret changed: link again, then send again.
-      this.#sessions.set(userId, { ...session, expiresAt: new Date(0).toISOString() });
-      return this.#retry(intent);
-    }
-    if (a.status === 408 || a.status === 409 || a.status === 429 || a.status >= 500) return this.#retry(intent, a.retryAfterMs);
-    return this.#finish(intent, 'reward:rejected', undefined, a.problem?.code ?? `http_${a.status}`);
+    return lastEarned(achievementId, this.#player?.userId, this.#queue.intents.values(), this.#history);
   }
 
   async #sessionFor(userId: string): Promise<PlayerSession | undefined | 'unreachable'> {
@@ -367,16 +290,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     return a.body;
   }
 
-  #retry(intent: RewardIntent, retryAfterMs = 0, why: 'retry' | 'unreachable' = 'retry'): typeof why {
-    if (why === 'unreachable') this.#setOnline(false);
-    intent.nextAttemptAt = Date.now() + backoffDelay(intent.attempts, this.#opts.retry, retryAfterMs);
-    this.#save(intent);
-    return why;
-  }
-
-  #finish(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): 'done' {
-    this.#queue.delete(intent.id);
-    this.#write([[INTENT + intent.id, undefined]]);
+  #settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined) {
     const outcome: RewardOutcome = {
       intent,
       ...(record ? { record } : {}),
@@ -391,7 +305,6 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       this.emit(event, outcome);
       this.#tabs.post({ type: 'outcome', event, outcome: { ...outcome, remote: true } });
     });
-    return 'done';
   }
 
   #remember({ record }: RewardOutcome) {
@@ -408,40 +321,14 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       if (m.player.userId !== this.#player?.userId) void this.#adopt(m.player);
       return;
     }
-    this.#queue.delete(m.outcome.intent.id);
+    this.#queue.intents.delete(m.outcome.intent.id);
     if (m.outcome.record && this.#announced.has(m.outcome.record.id)) return;
     this.#remember(m.outcome);
     this.emit(m.event, m.outcome);
   }
 
-  #save(intent: RewardIntent) {
-    this.#write([[INTENT + intent.id, intent]]);
-  }
-
   #write(entries: Array<[string, unknown]>) {
     this.#writes.write(entries);
-  }
-
-  #schedule(ms: number) {
-    const at = Date.now() + ms;
-    // unlock() calls this every time: keep an earlier timer rather than remaking it.
-    if (this.#destroyed || at >= this.#timerAt) return;
-    clearTimeout(this.#timer);
-    this.#timerAt = at;
-    this.#timer = setTimeout(() => {
-      this.#timerAt = Infinity;
-      void this.#flush();
-    }, ms);
-    // In Node, a pending retry must not keep the process alive.
-    (this.#timer as { unref?: () => void }).unref?.();
-  }
-
-  #setOnline(online: boolean) {
-    if (online === this.#online) return;
-    this.#online = online;
-    // Back online: what waited only for the network goes now, not at its backoff time.
-    if (online) for (const i of this.#queue.values()) i.nextAttemptAt = 0;
-    this.emit(online ? 'relay:online' : 'relay:offline');
   }
 
   #error(err: unknown) {

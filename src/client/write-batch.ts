@@ -28,3 +28,5 @@ export function createWriteBatch(storage: RewardStorage, onError: (err: unknown)
     pending: (key: string) => pending.some(([k]) => k === key),
   };
 }
+
+export type WriteBatch = ReturnType<typeof createWriteBatch>;

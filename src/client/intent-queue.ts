@@ -1,0 +1,198 @@
+import type { PlayerSession, RewardRecord, RewardStatus } from '../wire/relay-api.js';
+import { backoffDelay, type RetryOptions } from './backoff.js';
+import type { RewardIntent } from './events.js';
+import { pool } from './pool.js';
+import type { RelayClient } from './relay-client.js';
+import type { RewardStorage } from './storage.js';
+import type { FinalEvent } from './tab-channel.js';
+import { withTabLock } from './tab-lock.js';
+import type { WriteBatch } from './write-batch.js';
+
+/** Storage key prefix of queued intents. */
+export const INTENT = 'intent:';
+
+export const EVENT_OF: Record<Exclude<RewardStatus, 'pending'>, FinalEvent> = {
+  paid: 'reward:paid',
+  rejected: 'reward:rejected',
+  failed: 'reward:failed',
+  needs_review: 'reward:review',
+};
+
+/** What the queue needs from the bus around it. */
+export interface QueueHost {
+  /** The linked player: intents unlocked before any was linked are theirs. */
+  player(): PlayerSession | undefined;
+  /** A live session for a player (linking again when the token has lapsed). */
+  session(userId: string): Promise<PlayerSession | undefined | 'unreachable'>;
+  /** The relay refused the player's token: link again before the next send. */
+  expire(userId: string): void;
+  sent(intent: RewardIntent, attempt: number): void;
+  /** The relay answered for good; the intent's deletion is already written. */
+  settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): void;
+  reachable(online: boolean): void;
+  error(err: unknown): void;
+}
+
+export interface QueueOptions {
+  storage: RewardStorage;
+  writes: WriteBatch;
+  relay: RelayClient;
+  /** Shared by the game's tabs: only one sends at a time. */
+  lockName: string;
+  tab: string;
+  concurrency: number;
+  retry: RetryOptions | undefined;
+}
+
+/**
+ * The durable queue of reward intents: peek, send, and delete only on the relay's final answer.
+ * Retries what may succeed later, with backoff; one tab at a time sends.
+ */
+export class IntentQueue {
+  readonly intents = new Map<string, RewardIntent>();
+  #online = true;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = Infinity;
+  #draining: Promise<void> | undefined;
+  #again = false;
+  #probe = false;
+  #stopped = false;
+
+  constructor(
+    private readonly o: QueueOptions,
+    private readonly host: QueueHost,
+  ) {}
+
+  /** False after a request found the relay out of reach, until one gets through. */
+  get online(): boolean {
+    return this.#online;
+  }
+
+  add(intent: RewardIntent) {
+    this.intents.set(intent.id, intent);
+    this.save(intent);
+    this.#schedule(0);
+  }
+
+  save(intent: RewardIntent) {
+    this.o.writes.write([[INTENT + intent.id, intent]]);
+  }
+
+  /**
+   * Sends every due intent now; resolves when nothing more can be done until a retry is due.
+   * `probe`: while the relay seems out of reach, first try the oldest intent to see if it is back.
+   */
+  flush(probe = true): Promise<void> {
+    if (probe) this.#probe = true;
+    if (this.#stopped) return Promise.resolve();
+    if (this.#draining) {
+      this.#again = true;
+      return this.#draining;
+    }
+    this.#draining = (async () => {
+      do {
+        this.#again = false;
+        await this.o.writes.written;
+        await withTabLock(this.o.lockName, this.o.storage, this.o.tab, () => this.#drain());
+      } while (this.#again && !this.#stopped);
+    })()
+      .catch((err: unknown) => this.host.error(err))
+      .finally(() => (this.#draining = undefined));
+    return this.#draining;
+  }
+
+  setOnline(online: boolean) {
+    if (online === this.#online) return;
+    this.#online = online;
+    // Back online: what waited only for the network goes now, not at its backoff time.
+    if (online) for (const i of this.intents.values()) i.nextAttemptAt = 0;
+    this.host.reachable(online);
+  }
+
+  stop() {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+  }
+
+  async #drain() {
+    for (;;) {
+      if (this.#stopped) return;
+      // Re-read the store: another tab may have queued or finished intents.
+      const stored = new Map((await this.o.storage.entries<RewardIntent>(INTENT)).map(([, i]) => [i.id, i]));
+      for (const id of this.intents.keys()) if (!stored.has(id) && !this.o.writes.pending(INTENT + id)) this.intents.delete(id);
+      for (const [id, i] of stored) if (!this.intents.has(id)) this.intents.set(id, i);
+      const now = Date.now();
+      const sendable = [...this.intents.values()].filter((i) => i.userId ?? this.host.player());
+      let due = sendable.filter((i) => i.nextAttemptAt <= now);
+      if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
+      this.#probe = false;
+      if (!due.length) break;
+      let unreachable: RewardIntent | undefined;
+      await pool(due, this.o.concurrency, async (i) => {
+        if (!unreachable && (await this.#send(i)) === 'unreachable') unreachable = i;
+      });
+      if (unreachable) {
+        // What this pass did not get to waits as long as the intent that found the relay gone,
+        // or every timer tick would try again while offline.
+        const until = unreachable.nextAttemptAt;
+        for (const i of due) if (i.nextAttemptAt <= now) this.save(Object.assign(i, { nextAttemptAt: until }));
+      }
+      await this.o.writes.written;
+      if (unreachable) break;
+    }
+    const next = Math.min(...[...this.intents.values()].map((i) => i.nextAttemptAt));
+    if (Number.isFinite(next)) this.#schedule(Math.max(0, next - Date.now()));
+  }
+
+  async #send(intent: RewardIntent): Promise<'done' | 'retry' | 'unreachable'> {
+    const userId = intent.userId ?? this.host.player()!.userId;
+    intent.userId = userId;
+    const session = await this.host.session(userId);
+    if (session === 'unreachable') return this.#retry(intent, 0, 'unreachable');
+    if (!session) return this.#finish(intent, 'reward:rejected', undefined, 'player_unknown');
+    intent.attempts++;
+    this.host.sent(intent, intent.attempts);
+    const a = await this.o.relay.claim(session.token, intent.id, intent.achievementId, intent.occurredAt);
+    if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
+    this.setOnline(true);
+    if (a.ok) {
+      const status = a.body.status;
+      return status === 'pending' ? this.#retry(intent) : this.#finish(intent, EVENT_OF[status], a.body, a.body.reason);
+    }
+    if (a.status === 401) {
+      // The token lapsed or the relay's secret changed: link again, then send again.
+      this.host.expire(userId);
+      return this.#retry(intent);
+    }
+    if (a.status === 408 || a.status === 409 || a.status === 429 || a.status >= 500) return this.#retry(intent, a.retryAfterMs);
+    return this.#finish(intent, 'reward:rejected', undefined, a.problem?.code ?? `http_${a.status}`);
+  }
+
+  #retry(intent: RewardIntent, retryAfterMs = 0, why: 'retry' | 'unreachable' = 'retry'): typeof why {
+    if (why === 'unreachable') this.setOnline(false);
+    intent.nextAttemptAt = Date.now() + backoffDelay(intent.attempts, this.o.retry, retryAfterMs);
+    this.save(intent);
+    return why;
+  }
+
+  #finish(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): 'done' {
+    this.intents.delete(intent.id);
+    this.o.writes.write([[INTENT + intent.id, undefined]]);
+    this.host.settled(intent, event, record, reason);
+    return 'done';
+  }
+
+  #schedule(ms: number) {
+    const at = Date.now() + ms;
+    // unlock() calls this every time: keep an earlier timer rather than remaking it.
+    if (this.#stopped || at >= this.#timerAt) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => {
+      this.#timerAt = Infinity;
+      void this.flush(false);
+    }, ms);
+    // In Node, a pending retry must not keep the process alive.
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+}
