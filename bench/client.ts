@@ -9,19 +9,33 @@ import { startServer } from '../src/bin/serve.js';
 import { createRewardBus, memoryStorage } from '../src/client/index.js';
 import { createLogger, loadConfig } from '../src/relay/index.js';
 
+/** Bytes a game loads up front (the entry and the chunks it imports statically), and on demand. */
+async function measure(entry: string) {
+  const r = await build(sizeBuild(entry));
+  const files = new Map(r.outputFiles!.map((f) => [f.path.slice(f.path.indexOf('size-out/')), f.contents]));
+  const outputs = r.metafile!.outputs;
+  const upFront = new Set<string>();
+  const visit = (path: string) => {
+    if (upFront.has(path)) return;
+    upFront.add(path);
+    for (const i of outputs[path]!.imports) if (i.kind === 'import-statement' && outputs[i.path]) visit(i.path);
+  };
+  visit(Object.keys(outputs).find((o) => outputs[o]!.entryPoint)!);
+  const size = (paths: string[]) => {
+    const code = Buffer.concat(paths.map((p) => files.get(p)!));
+    return { min: code.length, gzip: gzipSync(code, { level: 9 }).length };
+  };
+  return { upFront: size([...upFront]), onDemand: size(Object.keys(outputs).filter((o) => !upFront.has(o) && o.endsWith('.js'))) };
+}
+
 export async function bundleSizes() {
-  const sizes = [];
-  for (const [name, entry] of [
-    ['client', "export * from 'rewardbus'"],
-    ['client + Phaser plugin (no Phaser)', "export * from 'rewardbus'; export * from 'rewardbus/phaser'"],
-    ['QR encoder (loaded by showWithdrawal only)', "export { default } from 'qrcode-generator'"],
-  ] as const) {
-    const options = sizeBuild(entry);
-    const r = await build(entry.includes('qrcode') ? { ...options, external: [] } : options);
-    const code = r.outputFiles![0]!.contents;
-    sizes.push({ name, min: code.length, gzip: gzipSync(code, { level: 9 }).length });
-  }
-  return sizes;
+  const client = await measure("export * from 'rewardbus'");
+  const both = await measure("export * from 'rewardbus'; export * from 'rewardbus/phaser'");
+  return [
+    { name: 'client, up front', ...client.upFront },
+    { name: 'client + Phaser plugin, up front', ...both.upFront },
+    { name: 'on demand (overlays, QR encoder, file store)', ...both.onDemand },
+  ];
 }
 
 /** Microseconds per call, best of 5 runs of n calls. */

@@ -5,5 +5,5 @@ export { idbStorage } from './idb-storage.js';
 export { fileStorage } from './file-storage.js';
 export type { RetryOptions } from './backoff.js';
 export type * from '../wire/relay-api.js';
-export { openRamp, type RampResult } from './open-ramp.js';
-export { showWithdrawal } from './show-withdrawal.js';
+export { openRamp, showWithdrawal } from './overlays.js';
+export type { RampResult } from './open-ramp.js';

@@ -1,0 +1,20 @@
+import type { RampSessionRequest } from '../wire/relay-api.js';
+import type { RewardBus } from './bus.js';
+import type { RampResult } from './open-ramp.js';
+
+// The overlays are DOM code a game needs only when a player buys or claims: loaded then.
+
+/**
+ * Shows the service's buy-sats widget in an overlay above the game. Its onSuccess / onError /
+ * onClose become `ramp:success`, `ramp:error` and `ramp:close` on the bus; the overlay closes
+ * after any of them. Resolves with how it ended. Browsers only.
+ */
+export const openRamp = (bus: RewardBus, request: RampSessionRequest): Promise<RampResult> =>
+  import('./open-ramp.js').then((m) => m.openRamp(bus, request));
+
+/**
+ * Shows a withdrawal request as a QR code of its `lightning:` URI, with its amount and expiry.
+ * Resolves with a function that closes it. Browsers only.
+ */
+export const showWithdrawal = (bus: RewardBus, id: string): Promise<() => void> =>
+  import('./show-withdrawal.js').then((m) => m.showWithdrawal(bus, id));
