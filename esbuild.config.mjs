@@ -76,6 +76,23 @@ export const sizeBuild = (entry) => ({
   logLevel: 'warning',
 });
 
+/**
+ * The demo game, bundled with Phaser; it imports rewardbus by its package name, as a game would.
+ * One file (on-demand parts inlined), served from memory by `npm start`.
+ */
+export const demoBuild = {
+  ...browserSafe,
+  platform: 'browser',
+  entryPoints: ['demo/main.ts'],
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  conditions: ['rewardbus-source'],
+  write: false,
+  outfile: 'demo/dist/main.js',
+  logLevel: 'warning',
+};
+
 export const builds = [clientBuild, iifeBuild, serverBuild];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
