@@ -11,15 +11,33 @@ export interface RewardStorage {
   entries<T>(prefix: string): Promise<Array<[string, T]>>;
 }
 
+/** A storage that forgets on reload: for tests, and games that keep nothing. */
 export function memoryStorage(): RewardStorage {
   const map = new Map<string, unknown>();
-  // Copies, as IndexedDB's structured clone makes: nobody shares an object with the store.
+  return mapStorage(async () => map);
+}
+
+/**
+ * A storage kept in a Map: `load` gives the map (once), `save` persists it after each write.
+ * Values are copied in and out, as IndexedDB's structured clone does: nobody shares an object
+ * with the store. Writes run one after another.
+ */
+export function mapStorage(load: () => Promise<Map<string, unknown>>, save?: (map: Map<string, unknown>) => Promise<void>): RewardStorage {
+  let map: Promise<Map<string, unknown>> | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  const loaded = () => (map ??= load());
   const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
+  const write = (change: (m: Map<string, unknown>) => void) =>
+    (writing = writing.then(async () => {
+      const m = await loaded();
+      change(m);
+      await save?.(m);
+    }));
   return {
-    get: async (key) => copy(map.get(key)) as never,
-    setMany: async (entries) => void entries.forEach(([k, v]) => map.set(k, copy(v))),
-    delMany: async (keys) => void keys.forEach((k) => map.delete(k)),
-    entries: async (prefix) => [...map].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k, copy(v)] as [string, never]),
+    get: async (key) => copy((await loaded()).get(key)) as never,
+    setMany: (list) => write((m) => list.forEach(([k, v]) => m.set(k, copy(v)))),
+    delMany: (keys) => write((m) => keys.forEach((k) => m.delete(k))),
+    entries: async (prefix) => [...(await loaded())].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k, copy(v)] as [string, never]),
   };
 }
 
