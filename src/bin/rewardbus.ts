@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
 import { serve } from '@hono/node-server';
-import { createLogger, createPaymentsClient, createRelay, ledgerFile, loadConfig, openSqliteLedger, type LedgerEntry } from '../relay/index.js';
+import { createLogger, createPaymentsClient, ledgerFile, loadConfig, openSqliteLedger, type LedgerEntry } from '../relay/index.js';
+import { createPayouts } from '../relay/payouts.js';
 import { createSandbox } from '../sandbox/index.js';
 import { startServer } from './serve.js';
 
@@ -81,10 +82,9 @@ async function review(sub: string | undefined, rest: string[]): Promise<number> 
           return 1;
         }
         const payments = createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
-        const relay = createRelay({ payments, ledger, secret: config.secret, logger: createLogger('warn') });
-        const r = await relay.reconcile();
+        const r = await createPayouts(ledger, payments, createLogger('warn')).reconcile();
+        payments.close();
         console.log(`settled ${r.settled}, still open ${r.open}`);
-        await relay.close();
         return 0;
       }
     }

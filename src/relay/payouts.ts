@@ -102,7 +102,8 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     let n = 0;
     for (const entry of await ledger.inState('sending')) {
       if (entry.createdAt >= startedAt) continue;
-      if (await ledger.settle(entry.id, ['sending'], { state: 'needs_review', reason: 'interrupted' })) n++;
+      if (!(await ledger.settle(entry.id, ['sending'], { state: 'needs_review', reason: 'interrupted' }))) continue;
+      n++;
       logger.warn({ event: 'payout_needs_review', rewardId: entry.id, userId: entry.userId, reason: 'interrupted' });
     }
     return n;
