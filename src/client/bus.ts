@@ -47,6 +47,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   readonly #sessions = new Map<string, PlayerSession>();
   #player: PlayerSession | undefined;
   #catalog: Map<string, CatalogEntry> | undefined;
+  #catalogFetch: Promise<void> | undefined;
   #history: RewardRecord[] = [];
   readonly #writes: ReturnType<typeof createWriteBatch>;
   readonly #tabs: ReturnType<typeof createTabChannel>;
@@ -199,7 +200,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     if (this.#announced.has(record.id) || record.status === 'pending') return;
     // Not this device's intent: say it as heard from elsewhere, so no toast shows twice.
     const intent: RewardIntent = { id: record.id, achievementId: record.achievementId, occurredAt: record.createdAt, userId: record.userId, attempts: 0, nextAttemptAt: 0 };
-    const outcome: RewardOutcome = { intent, record, sats: record.sats, gamertag: this.#player?.gamertag ?? '', ...(record.reason ? { reason: record.reason } : {}), remote: true };
+    const outcome = this.#outcome(intent, record, record.reason, true);
     this.#remember(outcome);
     this.emit(EVENT_OF[record.status], outcome);
   }
@@ -253,11 +254,20 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     await Promise.all([this.#refreshCatalog(), this.#refreshHistory()]);
   }
 
-  async #refreshCatalog() {
-    const a = await this.#relay.catalog();
-    if (!a.ok) return;
-    this.#catalog = new Map(a.body.achievements.map((c) => [c.id, c]));
-    this.#write([['catalog', a.body.achievements]]);
+  /**
+   * The catalog changes with the relay's configuration, not during play: fetched once and shared
+   * by every caller (the bus at start and link, a plugin, the game); fetched again only after a failure.
+   */
+  #refreshCatalog(): Promise<void> {
+    this.#catalogFetch ??= this.#relay.catalog().then((a) => {
+      if (!a.ok) {
+        this.#catalogFetch = undefined;
+        return;
+      }
+      this.#catalog = new Map(a.body.achievements.map((c) => [c.id, c]));
+      this.#write([['catalog', a.body.achievements]]);
+    });
+    return this.#catalogFetch;
   }
 
   async #refreshHistory() {
@@ -290,15 +300,19 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     return a.body;
   }
 
-  #settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined) {
-    const outcome: RewardOutcome = {
+  #outcome(intent: RewardIntent, record: RewardRecord | undefined, reason: string | undefined, remote: boolean): RewardOutcome {
+    return {
       intent,
       ...(record ? { record } : {}),
       sats: record?.sats ?? this.#catalog?.get(intent.achievementId)?.sats ?? 0,
       gamertag: this.#sessions.get(intent.userId ?? '')?.gamertag ?? this.#player?.gamertag ?? '',
       ...(reason ? { reason } : {}),
-      remote: false,
+      remote,
     };
+  }
+
+  #settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined) {
+    const outcome = this.#outcome(intent, record, reason, false);
     this.#remember(outcome);
     // Said only once the queue entry is gone from storage: a listener may rely on it.
     void this.#writes.written.then(() => {
