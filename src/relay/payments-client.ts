@@ -143,7 +143,7 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
   }
 
   return {
-    sendPayment: (body) => call(`POST`, PATHS.sendPayment, body, false),
+    sendPayment: (body) => call('POST', PATHS.sendPayment, body, false),
     userIdByGamertag: (gamertag) => call('GET', PATHS.userIdByGamertag(gamertag), undefined, true),
     gamertagByUserId: (userId) => call('GET', PATHS.gamertagByUserId(userId), undefined, true),
     transaction: (id) => call('GET', PATHS.transaction(id), undefined, true),

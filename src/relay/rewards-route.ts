@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type RewardClaim, type RewardHistory, type RewardRecord } from '../wire/relay-api.js';
 import type { Catalog } from './catalog.js';
@@ -11,7 +12,6 @@ import type { PlayerClaims } from './player-tokens.js';
 import { RelayProblem } from './problems.js';
 import { toRewardRecord } from './reward-record.js';
 import { uuid7 } from './uuid7.js';
-import type { Logger } from 'pino';
 
 /** A game's own server-side proof: true to pay, false or a reason code to refuse. */
 export type VerifyClaim = (
