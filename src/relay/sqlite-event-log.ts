@@ -37,13 +37,18 @@ const toEvent = (r: Row): PlayerEvent => ({ id: r.id, userId: r.user_id, type: r
 export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
   db.exec(SCHEMA);
   const q = {
-    insert: db.prepare<[string, string, string, number], Row>('INSERT INTO events (user_id, type, data, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
+    insert: db.prepare<[string, string, string, number]>('INSERT INTO events (user_id, type, data, created_at) VALUES (?, ?, ?, ?)'),
     since: db.prepare<[number, string, number], Row>('SELECT * FROM events WHERE id > ? AND user_id = ? ORDER BY id LIMIT ?'),
     webhook: db.prepare<[string, string, string | null, number]>('INSERT OR IGNORE INTO webhook_events (event_id, type, reference_id, received_at) VALUES (?, ?, ?, ?)'),
     ramp: db.prepare<[string, string, string, number]>('INSERT OR REPLACE INTO ramp_sessions (reference_id, user_id, session_id, expires_at) VALUES (?, ?, ?, ?)'),
     playerOf: db.prepare<[string], { user_id: string }>('SELECT user_id FROM ramp_sessions WHERE reference_id = ?'),
   };
-  const append = (userId: string, type: string, data: unknown) => toEvent(q.insert.get(userId, type, JSON.stringify(data), Date.now())!);
+  // Built from what was written, not read back: a payout appends one of these.
+  function append(userId: string, type: string, data: unknown): PlayerEvent {
+    const createdAt = Date.now();
+    const id = Number(q.insert.run(userId, type, JSON.stringify(data), createdAt).lastInsertRowid);
+    return { id, userId, type, data, createdAt };
+  }
 
   return {
     append: (userId, type, data) => write(() => append(userId, type, data)),
