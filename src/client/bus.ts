@@ -3,7 +3,8 @@ import type { RetryOptions } from './backoff.js';
 import { earnBlock, lastEarned } from './earn-rules.js';
 import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
-import { createRelayClient, type RelayAnswer, type RelayClient } from './relay-client.js';
+import { answer, RewardBusError } from './bus-error.js';
+import { createRelayClient, type RelayClient } from './relay-client.js';
 import { defaultStorage, type RewardStorage } from './storage.js';
 import { EVENT_OF, INTENT, IntentQueue } from './intent-queue.js';
 import { listenToRelay } from './relay-stream.js';
@@ -21,13 +22,6 @@ export interface RewardBusOptions {
   timeoutMs?: number;
   /** Intents sent at once when a backlog drains. Default 6. */
   concurrency?: number;
-}
-
-/** A failed link(), with the relay's problem code (`unknown_gamertag`, `relay_unreachable`, …). */
-export class RewardBusError extends Error {
-  constructor(readonly code: string, message = code) {
-    super(message);
-  }
 }
 
 const HISTORY_KEPT = 100;
@@ -348,13 +342,6 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   #error(err: unknown) {
     this.emit('error', err instanceof Error ? err : new Error(String(err)));
   }
-}
-
-/** The body of a successful answer; otherwise a RewardBusError with the relay's problem code. */
-function answer<T>(a: RelayAnswer<T>): T {
-  if ('unreachable' in a) throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
-  if (!a.ok) throw new RewardBusError(a.problem?.code ?? `http_${a.status}`, a.problem?.detail ?? a.problem?.title);
-  return a.body;
 }
 
 export function createRewardBus(options: RewardBusOptions): RewardBus {

@@ -1,4 +1,5 @@
-export { createRewardBus, RewardBus, RewardBusError, type RewardBusOptions } from './bus.js';
+export { createRewardBus, RewardBus, type RewardBusOptions } from './bus.js';
+export { RewardBusError } from './bus-error.js';
 export type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
 export { memoryStorage, defaultStorage, type RewardStorage } from './storage.js';
 export { idbStorage } from './idb-storage.js';

@@ -1,0 +1,15 @@
+import type { RelayAnswer } from './relay-client.js';
+
+/** A failed link(), with the relay's problem code (`unknown_gamertag`, `relay_unreachable`, …). */
+export class RewardBusError extends Error {
+  constructor(readonly code: string, message = code) {
+    super(message);
+  }
+}
+
+/** The body of a successful answer; otherwise a RewardBusError with the relay's problem code. */
+export function answer<T>(a: RelayAnswer<T>): T {
+  if ('unreachable' in a) throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
+  if (!a.ok) throw new RewardBusError(a.problem?.code ?? `http_${a.status}`, a.problem?.detail ?? a.problem?.title);
+  return a.body;
+}
