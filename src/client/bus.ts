@@ -1,13 +1,16 @@
 import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
 import type { RetryOptions } from './backoff.js';
+import { answer, RewardBusError } from './bus-error.js';
 import { earnBlock, lastEarned } from './earn-rules.js';
 import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
-import { answer, RewardBusError } from './bus-error.js';
+import { IntentQueue } from './intent-queue.js';
+import { EVENT_OF, intentOf, Outcomes } from './outcomes.js';
+import { randomId } from './random-id.js';
 import { createRelayClient, type RelayClient } from './relay-client.js';
+import { listenToRelay, type EventSourceClass } from './relay-stream.js';
+import { PlayerSessions } from './sessions.js';
 import { defaultStorage, type RewardStorage } from './storage.js';
-import { EVENT_OF, INTENT, IntentQueue } from './intent-queue.js';
-import { listenToRelay } from './relay-stream.js';
 import { createTabChannel, type FinalEvent, type TabMessage } from './tab-channel.js';
 import { createWriteBatch } from './write-batch.js';
 
@@ -18,14 +21,19 @@ export interface RewardBusOptions {
   storage?: RewardStorage;
   fetch?: typeof fetch;
   retry?: RetryOptions;
-  /** Per request to the relay. Default 10 s. */
+  /** Per request to the relay; a claim waits at least as long as the relay says it may take. Default 10 s. */
   timeoutMs?: number;
   /** Intents sent at once when a backlog drains. Default 6. */
   concurrency?: number;
+  /**
+   * Hears the player's event stream (purchases, rewards paid on other devices). Default: the
+   * runtime's EventSource (browsers, Node 22+ with it enabled); `false` turns the stream off.
+   */
+  eventSource?: EventSourceClass | false;
 }
 
-const HISTORY_KEPT = 100;
-const uuid = () => crypto.randomUUID();
+/** Ramp sessions are reused until this close to their expiry. */
+const RAMP_RENEW_BEFORE_MS = 60_000;
 
 /**
  * The game's side of rewardbus: `unlock()` turns an achievement into a reward intent with its
@@ -34,23 +42,21 @@ const uuid = () => crypto.randomUUID();
 export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /** Resolved once the stored player, queue and catalog are loaded. */
   readonly ready: Promise<void>;
+  readonly #opts: RewardBusOptions;
   readonly #storage: RewardStorage;
   readonly #relay: RelayClient;
-  readonly #opts: RewardBusOptions;
-  readonly #queue: IntentQueue;
-  readonly #sessions = new Map<string, PlayerSession>();
-  #player: PlayerSession | undefined;
-  #catalog: Map<string, CatalogEntry> | undefined;
-  #catalogFetch: Promise<void> | undefined;
-  #history: RewardRecord[] = [];
   readonly #writes: ReturnType<typeof createWriteBatch>;
   readonly #tabs: ReturnType<typeof createTabChannel>;
-  #destroyed = false;
+  readonly #sessions: PlayerSessions;
+  readonly #outcomes: Outcomes;
+  readonly #queue: IntentQueue;
+  #catalog: Map<string, CatalogEntry> | undefined;
+  #catalogFetch: Promise<void> | undefined;
   #stream: EventSource | undefined;
   #ramp: RampSession | undefined;
-  /** Reward records this bus has announced, so the same outcome heard twice is said once. */
-  readonly #announced = new Set<string>();
+  #destroyed = false;
   readonly #onOnline = () => void this.flush();
+  readonly #onOffline = () => this.#queue.setOnline(false);
 
   constructor(options: RewardBusOptions) {
     super();
@@ -60,44 +66,50 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     this.#relay = createRelayClient(options);
     const name = `rewardbus:${options.relayUrl}`;
     this.#tabs = createTabChannel(name, (m) => this.#heard(m));
+    this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay, () => this.#listenToRelay());
+    this.#outcomes = new Outcomes((event, ...args) => this.emit(event, ...args), this.#writes, this.#tabs);
     this.#queue = new IntentQueue(
-      { storage: this.#storage, writes: this.#writes, relay: this.#relay, lockName: name, tab: uuid(), concurrency: options.concurrency ?? 6, retry: options.retry },
+      { storage: this.#storage, writes: this.#writes, relay: this.#relay, sessions: this.#sessions, lockName: name, tab: randomId(), concurrency: options.concurrency ?? 6, retry: options.retry },
       {
-        player: () => this.#player,
-        session: (userId) => this.#sessionFor(userId),
-        expire: (userId) => {
-          const s = this.#sessions.get(userId);
-          if (s) this.#sessions.set(userId, { ...s, expiresAt: new Date(0).toISOString() });
-        },
         sent: (intent, attempt) => this.emit('reward:sent', { intent, attempt }),
-        settled: (intent, event, record, reason) => this.#settled(intent, event, record, reason),
+        settled: (intent, event, record, reason) => this.#outcomes.settle(this.#outcome(intent, record, reason, false), event),
         reachable: (online) => this.emit(online ? 'relay:online' : 'relay:offline'),
         error: (err) => this.#error(err),
       },
     );
-    if (typeof window !== 'undefined') window.addEventListener('online', this.#onOnline);
+    // A finished purchase ends its session: the next "buy" opens a new one.
+    for (const end of ['ramp:success', 'ramp:error', 'ramp:completed', 'ramp:failed'] as const) this.on(end, () => (this.#ramp = undefined));
+    if (typeof window !== 'undefined') {
+      window.addEventListener('online', this.#onOnline);
+      window.addEventListener('offline', this.#onOffline);
+    }
     this.ready = this.#load();
     this.ready.then(() => this.flush(), (err: unknown) => this.#error(err));
   }
 
   /** The linked player, if any. */
   get player(): PlayerSession | undefined {
-    return this.#player;
+    return this.#sessions.current;
   }
 
-  /** False after a request found the relay out of reach, until one gets through. */
+  /** False after a request found the relay out of reach (or the browser went offline), until one gets through. */
   get online(): boolean {
     return this.#queue.online;
   }
 
-  /** Links the player by gamertag; remembered across reloads. Rejects with a RewardBusError. */
+  /**
+   * Links the player by gamertag; remembered across reloads. Resolves once the catalog and the
+   * player's history are known, so an unlock() right after it applies the repeat rules.
+   * Rejects with a RewardBusError.
+   */
   async link(gamertag: string): Promise<PlayerSession> {
     await this.ready;
     const player = answer(await this.#relay.link(gamertag));
     this.#queue.setOnline(true);
     await this.#adopt(player);
     this.#tabs.post({ type: 'linked', player });
-    void this.#refresh().then(() => this.flush());
+    await this.#refresh();
+    void this.flush();
     return player;
   }
 
@@ -111,11 +123,12 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       this.emit('reward:skipped', { achievementId, ...block });
       return undefined;
     }
+    const userId = this.#sessions.current?.userId;
     const intent: RewardIntent = {
-      id: uuid(),
+      id: randomId(),
       achievementId,
       occurredAt: new Date().toISOString(),
-      ...(this.#player ? { userId: this.#player.userId } : {}),
+      ...(userId ? { userId } : {}),
       ...(details ? { details } : {}),
       attempts: 0,
       nextAttemptAt: 0,
@@ -135,14 +148,14 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   /** Intents not yet answered for good, oldest first. */
   pending(): RewardIntent[] {
-    return [...this.#queue.intents.values()].sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
+    return this.#queue.list().sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
   }
 
   /** The linked player's rewards, newest first (the last ones seen, when the relay is out of reach). */
   async history(): Promise<RewardRecord[]> {
     await this.ready;
     await this.#refreshHistory();
-    return [...this.#history];
+    return [...this.#outcomes.history];
   }
 
   /**
@@ -154,12 +167,12 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   }
 
   /**
-   * A ramp (buy sats) session for the linked player: reused while it lives, a new one after its
-   * 15 minutes. openRamp() shows its widget; other engines can load `widgetUrl` themselves.
+   * A ramp (buy sats) session for the linked player: reused while it lives and no purchase has
+   * ended in it. openRamp() shows its widget; other engines can load `widgetUrl` themselves.
    */
   async rampSession(request: RampSessionRequest): Promise<RampSession> {
     const player = await this.#linked();
-    if (this.#ramp && Date.parse(this.#ramp.expiresAt) - 60_000 > Date.now()) return this.#ramp;
+    if (this.#ramp && Date.parse(this.#ramp.expiresAt) - RAMP_RENEW_BEFORE_MS > Date.now()) return this.#ramp;
     return (this.#ramp = answer(await this.#relay.rampSession(player.token, request)));
   }
 
@@ -169,83 +182,89 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     return answer(await this.#relay.withdrawal(player.token, id));
   }
 
-  async #linked(): Promise<PlayerSession> {
-    await this.ready;
-    if (!this.#player) throw new RewardBusError('not_linked', 'Link a player first');
-    const s = await this.#sessionFor(this.#player.userId);
-    if (s === 'unreachable') throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
-    if (!s) throw new RewardBusError('not_linked', 'Link the player again');
-    return s;
-  }
-
-  /** Listens to the player's event stream (browsers): purchases, and rewards paid on other devices. */
-  #listenToRelay() {
-    this.#stream?.close();
-    this.#stream = undefined;
-    if (!this.#player || this.#destroyed) return;
-    this.#stream = listenToRelay(this.#relay.eventsUrl(this.#player.token), {
-      reward: (r) => this.#heardReward(r),
-      completed: (e) => this.emit('ramp:completed', e),
-      failed: (e) => this.emit('ramp:failed', e),
-    });
-  }
-
-  #heardReward(record: RewardRecord) {
-    if (this.#announced.has(record.id) || record.status === 'pending') return;
-    // Not this device's intent: say it as heard from elsewhere, so no toast shows twice.
-    const intent: RewardIntent = { id: record.id, achievementId: record.achievementId, occurredAt: record.createdAt, userId: record.userId, attempts: 0, nextAttemptAt: 0 };
-    const outcome = this.#outcome(intent, record, record.reason, true);
-    this.#remember(outcome);
-    this.emit(EVENT_OF[record.status], outcome);
-  }
-
   /** Stops sending and listening. Queued intents stay stored for the next bus. */
   destroy(): void {
     this.#destroyed = true;
     this.#stream?.close();
     this.#queue.stop();
-    if (typeof window !== 'undefined') window.removeEventListener('online', this.#onOnline);
+    if (typeof window !== 'undefined') {
+      window.removeEventListener('online', this.#onOnline);
+      window.removeEventListener('offline', this.#onOffline);
+    }
     this.#tabs.close();
     this.removeAllListeners();
   }
 
+  async #linked(): Promise<PlayerSession> {
+    await this.ready;
+    const current = this.#sessions.current;
+    if (!current) throw new RewardBusError('not_linked', 'Link a player first');
+    const s = await this.#sessions.forUser(current.userId);
+    if (s === 'unreachable') throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
+    if (!s) throw new RewardBusError('not_linked', 'Link the player again');
+    return s;
+  }
+
   async #load() {
-    const [player, catalog, intents] = await Promise.all([
-      this.#storage.get<string>('player'),
-      this.#storage.get<CatalogEntry[]>('catalog'),
-      this.#storage.entries<RewardIntent>(INTENT),
-    ]);
+    const [player, catalog] = await Promise.all([this.#sessions.load(), this.#storage.get<CatalogEntry[]>('catalog'), this.#queue.load()]);
     if (catalog) this.#catalog = new Map(catalog.map((c) => [c.id, c]));
-    for (const [, i] of intents) this.#queue.intents.set(i.id, i);
     if (player) {
-      this.#player = await this.#storage.get<PlayerSession>(`session:${player}`);
-      if (this.#player) {
-        this.#sessions.set(player, this.#player);
-        this.#history = (await this.#storage.get<RewardRecord[]>(`history:${player}`)) ?? [];
-        void this.#refresh();
-        this.#listenToRelay();
-      }
+      this.#outcomes.follow(player.userId, await this.#storage.get<RewardRecord[]>(`history:${player.userId}`));
+      void this.#refresh();
+      this.#listenToRelay();
     }
   }
 
   async #adopt(player: PlayerSession) {
-    this.#player = player;
-    this.#sessions.set(player.userId, player);
-    this.#history = (await this.#storage.get<RewardRecord[]>(`history:${player.userId}`)) ?? [];
-    // Intents unlocked before any player was linked belong to this one.
-    for (const i of this.#queue.intents.values()) if (!i.userId) this.#queue.save(Object.assign(i, { userId: player.userId }));
-    this.#write([
-      ['player', player.userId],
-      [`session:${player.userId}`, player],
-    ]);
+    this.#sessions.adopt(player);
+    this.#outcomes.follow(player.userId, await this.#storage.get<RewardRecord[]>(`history:${player.userId}`));
+    this.#queue.assignTo(player.userId);
     await this.#writes.written;
     this.#ramp = undefined;
     this.#listenToRelay();
     this.emit('player:linked', player);
   }
 
-  async #refresh() {
-    await Promise.all([this.#refreshCatalog(), this.#refreshHistory()]);
+  /** Listens to the player's event stream: purchases, and rewards paid on other devices. */
+  #listenToRelay() {
+    this.#stream?.close();
+    this.#stream = undefined;
+    const player = this.#sessions.current;
+    if (!player || this.#destroyed || this.#opts.eventSource === false) return;
+    this.#stream = listenToRelay(
+      this.#relay.eventsUrl(player.token),
+      {
+        reward: (r) => this.#heardReward(r),
+        completed: (e) => this.emit('ramp:completed', e),
+        failed: (e) => this.emit('ramp:failed', e),
+      },
+      this.#opts.eventSource,
+    );
+  }
+
+  /** A reward reached its end, as the relay's stream tells it: perhaps this device's own intent. */
+  #heardReward(record: RewardRecord) {
+    if (record.status === 'pending') return;
+    const id = record.idempotencyKey ?? record.id;
+    // Said as this tab's own (with a toast) only when this tab is sending it: another tab of
+    // the game may hold the same stored intent and will hear its own answer.
+    const own = this.#queue.sending(id);
+    const intent = this.#queue.forget(id);
+    this.#outcomes.settle(this.#outcome(intent ?? intentOf(record), record, record.reason, !own), EVENT_OF[record.status]);
+  }
+
+  #heard(m: TabMessage) {
+    if (this.#destroyed) return;
+    if (m.type === 'linked') {
+      if (m.player.userId !== this.#sessions.current?.userId) void this.#adopt(m.player);
+      return;
+    }
+    this.#queue.forget(m.outcome.intent.id);
+    this.#outcomes.heard(m.outcome, m.event);
+  }
+
+  #refresh(): Promise<unknown> {
+    return Promise.all([this.#refreshCatalog(), this.#refreshHistory()]);
   }
 
   /**
@@ -259,39 +278,21 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
         return;
       }
       this.#catalog = new Map(a.body.achievements.map((c) => [c.id, c]));
-      this.#write([['catalog', a.body.achievements]]);
+      this.#writes.write([['catalog', a.body.achievements]]);
     });
     return this.#catalogFetch;
   }
 
   async #refreshHistory() {
-    const player = this.#player;
+    const player = this.#sessions.current;
     if (!player) return;
     const a = await this.#relay.history(player.token);
-    if (!a.ok || this.#player !== player) return;
-    this.#history = a.body.rewards;
-    this.#write([[`history:${player.userId}`, this.#history]]);
+    if (a.ok) this.#outcomes.replaceHistory(player.userId, a.body.rewards);
   }
 
   /** When the player last earned (or queued) an achievement, for the catalog's repeat rules. */
   #earnedAt(achievementId: string): number | undefined {
-    return lastEarned(achievementId, this.#player?.userId, this.#queue.intents.values(), this.#history);
-  }
-
-  async #sessionFor(userId: string): Promise<PlayerSession | undefined | 'unreachable'> {
-    const s = this.#sessions.get(userId) ?? (await this.#storage.get<PlayerSession>(`session:${userId}`));
-    if (!s || Date.parse(s.expiresAt) - 60_000 > Date.now()) return s;
-    const a = await this.#relay.link(s.gamertag);
-    if ('unreachable' in a || (!a.ok && a.status >= 500)) return 'unreachable';
-    if (!a.ok) return undefined;
-    if (a.body.userId !== userId) return undefined; // the gamertag now belongs to someone else
-    this.#sessions.set(userId, a.body);
-    this.#write([[`session:${userId}`, a.body]]);
-    if (this.#player?.userId === userId) {
-      this.#player = a.body;
-      this.#listenToRelay();
-    }
-    return a.body;
+    return lastEarned(achievementId, this.#sessions.current?.userId, this.#queue.list(), this.#outcomes.history);
   }
 
   #outcome(intent: RewardIntent, record: RewardRecord | undefined, reason: string | undefined, remote: boolean): RewardOutcome {
@@ -299,44 +300,10 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       intent,
       ...(record ? { record } : {}),
       sats: record?.sats ?? this.#catalog?.get(intent.achievementId)?.sats ?? 0,
-      gamertag: this.#sessions.get(intent.userId ?? '')?.gamertag ?? this.#player?.gamertag ?? '',
+      gamertag: this.#sessions.gamertagOf(intent.userId),
       ...(reason ? { reason } : {}),
       remote,
     };
-  }
-
-  #settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined) {
-    const outcome = this.#outcome(intent, record, reason, false);
-    this.#remember(outcome);
-    // Said only once the queue entry is gone from storage: a listener may rely on it.
-    void this.#writes.written.then(() => {
-      this.emit(event, outcome);
-      this.#tabs.post({ type: 'outcome', event, outcome: { ...outcome, remote: true } });
-    });
-  }
-
-  #remember({ record }: RewardOutcome) {
-    if (record) this.#announced.add(record.id);
-    if (!record || record.userId !== this.#player?.userId) return;
-    // The newest page only, as the relay serves it: the full history lives in the relay's ledger.
-    this.#history = [record, ...this.#history.filter((r) => r.id !== record.id)].slice(0, HISTORY_KEPT);
-    this.#write([[`history:${record.userId}`, this.#history]]);
-  }
-
-  #heard(m: TabMessage) {
-    if (this.#destroyed) return;
-    if (m.type === 'linked') {
-      if (m.player.userId !== this.#player?.userId) void this.#adopt(m.player);
-      return;
-    }
-    this.#queue.intents.delete(m.outcome.intent.id);
-    if (m.outcome.record && this.#announced.has(m.outcome.record.id)) return;
-    this.#remember(m.outcome);
-    this.emit(m.event, m.outcome);
-  }
-
-  #write(entries: Array<[string, unknown]>) {
-    this.#writes.write(entries);
   }
 
   #error(err: unknown) {
@@ -347,3 +314,5 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 export function createRewardBus(options: RewardBusOptions): RewardBus {
   return new RewardBus(options);
 }
+
+export type { FinalEvent };

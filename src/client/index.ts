@@ -3,7 +3,6 @@ export { RewardBusError } from './bus-error.js';
 export type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
 export { memoryStorage, defaultStorage, type RewardStorage } from './storage.js';
 export { idbStorage } from './idb-storage.js';
-export { fileStorage } from './file-storage.js';
 export type { RetryOptions } from './backoff.js';
 export type * from '../wire/relay-api.js';
 export { openRamp, showWithdrawal } from './overlays.js';

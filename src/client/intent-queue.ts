@@ -1,33 +1,22 @@
-import type { PlayerSession, RewardRecord, RewardStatus } from '../wire/relay-api.js';
+import type { RewardRecord } from '../wire/relay-api.js';
 import { backoffDelay, type RetryOptions } from './backoff.js';
 import type { RewardIntent } from './events.js';
+import { EVENT_OF } from './outcomes.js';
 import { pool } from './pool.js';
 import type { RelayClient } from './relay-client.js';
+import type { PlayerSessions } from './sessions.js';
 import type { RewardStorage } from './storage.js';
 import type { FinalEvent } from './tab-channel.js';
 import { withTabLock } from './tab-lock.js';
 import type { WriteBatch } from './write-batch.js';
 
 /** Storage key prefix of queued intents. */
-export const INTENT = 'intent:';
+const INTENT = 'intent:';
 
-export const EVENT_OF: Record<Exclude<RewardStatus, 'pending'>, FinalEvent> = {
-  paid: 'reward:paid',
-  rejected: 'reward:rejected',
-  failed: 'reward:failed',
-  needs_review: 'reward:review',
-};
-
-/** What the queue needs from the bus around it. */
-export interface QueueHost {
-  /** The linked player: intents unlocked before any was linked are theirs. */
-  player(): PlayerSession | undefined;
-  /** A live session for a player (linking again when the token has lapsed). */
-  session(userId: string): Promise<PlayerSession | undefined | 'unreachable'>;
-  /** The relay refused the player's token: link again before the next send. */
-  expire(userId: string): void;
+/** What the queue tells the bus around it. */
+export interface QueueEvents {
   sent(intent: RewardIntent, attempt: number): void;
-  /** The relay answered for good; the intent's deletion is already written. */
+  /** The relay answered for good; the intent's deletion is already queued for storage. */
   settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): void;
   reachable(online: boolean): void;
   error(err: unknown): void;
@@ -37,6 +26,7 @@ export interface QueueOptions {
   storage: RewardStorage;
   writes: WriteBatch;
   relay: RelayClient;
+  sessions: PlayerSessions;
   /** Shared by the game's tabs: only one sends at a time. */
   lockName: string;
   tab: string;
@@ -49,7 +39,9 @@ export interface QueueOptions {
  * Retries what may succeed later, with backoff; one tab at a time sends.
  */
 export class IntentQueue {
-  readonly intents = new Map<string, RewardIntent>();
+  readonly #intents = new Map<string, RewardIntent>();
+  /** Intents this tab is sending right now. */
+  readonly #sending = new Set<string>();
   #online = true;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = Infinity;
@@ -60,7 +52,7 @@ export class IntentQueue {
 
   constructor(
     private readonly o: QueueOptions,
-    private readonly host: QueueHost,
+    private readonly events: QueueEvents,
   ) {}
 
   /** False after a request found the relay out of reach, until one gets through. */
@@ -68,14 +60,42 @@ export class IntentQueue {
     return this.#online;
   }
 
+  /** Intents not yet answered for good. */
+  list(): RewardIntent[] {
+    return [...this.#intents.values()];
+  }
+
+  /** Reads the intents stored by this device's earlier sessions (and its other tabs). */
+  async load() {
+    for (const [, i] of await this.o.storage.entries<RewardIntent>(INTENT)) this.#intents.set(i.id, i);
+  }
+
   add(intent: RewardIntent) {
-    this.intents.set(intent.id, intent);
-    this.save(intent);
+    this.#intents.set(intent.id, intent);
+    this.#save(intent);
     this.#schedule(0);
   }
 
-  save(intent: RewardIntent) {
-    this.o.writes.write([[INTENT + intent.id, intent]]);
+  /** Intents unlocked before any player was linked belong to this one. */
+  assignTo(userId: string) {
+    for (const i of this.#intents.values()) if (!i.userId) this.#save(Object.assign(i, { userId }));
+  }
+
+  /** True while this tab waits for the relay's answer to this intent. */
+  sending(id: string): boolean {
+    return this.#sending.has(id);
+  }
+
+  /**
+   * The relay's final answer for this intent arrived another way (another tab, the event
+   * stream): it leaves the queue. Returns it if this tab had it.
+   */
+  forget(id: string): RewardIntent | undefined {
+    const intent = this.#intents.get(id);
+    if (!intent) return undefined;
+    this.#intents.delete(id);
+    this.o.writes.write([[INTENT + id, undefined]]);
+    return intent;
   }
 
   /**
@@ -96,7 +116,7 @@ export class IntentQueue {
         await withTabLock(this.o.lockName, this.o.storage, this.o.tab, () => this.#drain());
       } while (this.#again && !this.#stopped);
     })()
-      .catch((err: unknown) => this.host.error(err))
+      .catch((err: unknown) => this.events.error(err))
       .finally(() => (this.#draining = undefined));
     return this.#draining;
   }
@@ -105,8 +125,8 @@ export class IntentQueue {
     if (online === this.#online) return;
     this.#online = online;
     // Back online: what waited only for the network goes now, not at its backoff time.
-    if (online) for (const i of this.intents.values()) i.nextAttemptAt = 0;
-    this.host.reachable(online);
+    if (online) for (const i of this.#intents.values()) i.nextAttemptAt = 0;
+    this.events.reachable(online);
   }
 
   stop() {
@@ -119,10 +139,11 @@ export class IntentQueue {
       if (this.#stopped) return;
       // Re-read the store: another tab may have queued or finished intents.
       const stored = new Map((await this.o.storage.entries<RewardIntent>(INTENT)).map(([, i]) => [i.id, i]));
-      for (const id of this.intents.keys()) if (!stored.has(id) && !this.o.writes.pending(INTENT + id)) this.intents.delete(id);
-      for (const [id, i] of stored) if (!this.intents.has(id)) this.intents.set(id, i);
+      for (const id of this.#intents.keys()) if (!stored.has(id) && !this.o.writes.pending(INTENT + id)) this.#intents.delete(id);
+      for (const [id, i] of stored) if (!this.#intents.has(id)) this.#intents.set(id, i);
       const now = Date.now();
-      const sendable = [...this.intents.values()].filter((i) => i.userId ?? this.host.player());
+      const player = this.o.sessions.current;
+      const sendable = [...this.#intents.values()].filter((i) => i.userId ?? player);
       let due = sendable.filter((i) => i.nextAttemptAt <= now);
       if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
       this.#probe = false;
@@ -135,24 +156,24 @@ export class IntentQueue {
         // What this pass did not get to waits as long as the intent that found the relay gone,
         // or every timer tick would try again while offline.
         const until = unreachable.nextAttemptAt;
-        for (const i of due) if (i.nextAttemptAt <= now) this.save(Object.assign(i, { nextAttemptAt: until }));
+        for (const i of due) if (i.nextAttemptAt <= now) this.#save(Object.assign(i, { nextAttemptAt: until }));
       }
       await this.o.writes.written;
       if (unreachable) break;
     }
-    const next = Math.min(...[...this.intents.values()].map((i) => i.nextAttemptAt));
+    const next = Math.min(...[...this.#intents.values()].map((i) => i.nextAttemptAt));
     if (Number.isFinite(next)) this.#schedule(Math.max(0, next - Date.now()));
   }
 
   async #send(intent: RewardIntent): Promise<'done' | 'retry' | 'unreachable'> {
-    const userId = intent.userId ?? this.host.player()!.userId;
-    intent.userId = userId;
-    const session = await this.host.session(userId);
+    const userId = (intent.userId ??= this.o.sessions.current!.userId);
+    const session = await this.o.sessions.forUser(userId);
     if (session === 'unreachable') return this.#retry(intent, 0, 'unreachable');
     if (!session) return this.#finish(intent, 'reward:rejected', undefined, 'player_unknown');
     intent.attempts++;
-    this.host.sent(intent, intent.attempts);
-    const a = await this.o.relay.claim(session.token, intent.id, intent.achievementId, intent.occurredAt);
+    this.events.sent(intent, intent.attempts);
+    this.#sending.add(intent.id);
+    const a = await this.o.relay.claim(session.token, intent.id, intent.achievementId, intent.occurredAt).finally(() => this.#sending.delete(intent.id));
     if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
     this.setOnline(true);
     if (a.ok) {
@@ -161,7 +182,7 @@ export class IntentQueue {
     }
     if (a.status === 401) {
       // The token lapsed or the relay's secret changed: link again, then send again.
-      this.host.expire(userId);
+      this.o.sessions.expire(userId);
       return this.#retry(intent);
     }
     if (a.status === 408 || a.status === 409 || a.status === 429 || a.status >= 500) return this.#retry(intent, a.retryAfterMs);
@@ -171,15 +192,19 @@ export class IntentQueue {
   #retry(intent: RewardIntent, retryAfterMs = 0, why: 'retry' | 'unreachable' = 'retry'): typeof why {
     if (why === 'unreachable') this.setOnline(false);
     intent.nextAttemptAt = Date.now() + backoffDelay(intent.attempts, this.o.retry, retryAfterMs);
-    this.save(intent);
+    this.#save(intent);
     return why;
   }
 
   #finish(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): 'done' {
-    this.intents.delete(intent.id);
-    this.o.writes.write([[INTENT + intent.id, undefined]]);
-    this.host.settled(intent, event, record, reason);
+    this.forget(intent.id);
+    this.events.settled(intent, event, record, reason);
     return 'done';
+  }
+
+  /** Stores an intent, unless its final answer came meanwhile (then it stays gone). */
+  #save(intent: RewardIntent) {
+    if (this.#intents.get(intent.id) === intent) this.o.writes.write([[INTENT + intent.id, intent]]);
   }
 
   #schedule(ms: number) {

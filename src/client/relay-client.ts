@@ -13,11 +13,23 @@ export interface RelayClientOptions {
   timeoutMs?: number;
 }
 
+/**
+ * A claim (and a link) may wait on the payments service: a gamertag lookup, then the payment.
+ * Its answer may take as long as the relay allows for both, which the relay states in its
+ * catalog. Until the catalog is known, this much.
+ */
+const CLAIM_TIMEOUT_MS = 30_000;
+
 /** The relay's HTTP API v1, from the game's side. */
 export function createRelayClient({ relayUrl, fetch: f = (...a) => globalThis.fetch(...a), timeoutMs = 10_000 }: RelayClientOptions) {
   const base = relayUrl.replace(/\/$/, '');
+  let claimTimeoutMs = Math.max(timeoutMs, CLAIM_TIMEOUT_MS);
 
-  async function call<T>(method: 'GET' | 'POST', path: string, init: { token?: string; body?: unknown; key?: string } = {}): Promise<RelayAnswer<T>> {
+  async function call<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    init: { token?: string; body?: unknown; key?: string; timeoutMs?: number } = {},
+  ): Promise<RelayAnswer<T>> {
     let res: Response;
     try {
       res = await f(base + path, {
@@ -28,7 +40,7 @@ export function createRelayClient({ relayUrl, fetch: f = (...a) => globalThis.fe
           ...(init.key ? { 'idempotency-key': init.key } : {}),
         },
         ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: AbortSignal.timeout(init.timeoutMs ?? timeoutMs),
       });
     } catch {
       return { ok: false, status: 0, unreachable: true };
@@ -46,10 +58,15 @@ export function createRelayClient({ relayUrl, fetch: f = (...a) => globalThis.fe
   }
 
   return {
-    link: (gamertag: string) => call<PlayerSession>('POST', '/v1/players', { body: { gamertag } }),
+    link: (gamertag: string) => call<PlayerSession>('POST', '/v1/players', { body: { gamertag }, timeoutMs: claimTimeoutMs }),
     claim: (token: string, key: string, achievementId: string, occurredAt: string) =>
-      call<RewardRecord>('POST', '/v1/rewards', { token, key, body: { achievementId, occurredAt } }),
-    catalog: () => call<CatalogResponse>('GET', '/v1/catalog'),
+      call<RewardRecord>('POST', '/v1/rewards', { token, key, body: { achievementId, occurredAt }, timeoutMs: claimTimeoutMs }),
+    catalog: async () => {
+      const a = await call<CatalogResponse>('GET', '/v1/catalog');
+      // Wait longer than the relay may take, or a slow payment looks like a lost connection.
+      if (a.ok && a.body.claimTimeoutMs) claimTimeoutMs = Math.max(timeoutMs, a.body.claimTimeoutMs + 5_000);
+      return a;
+    },
     history: (token: string) => call<RewardHistory>('GET', '/v1/rewards', { token }),
     rampSession: (token: string, body: RampSessionRequest) => call<RampSession>('POST', '/v1/ramp-sessions', { token, body }),
     withdrawal: (token: string, id: string) => call<WithdrawalRequestView>('GET', `/v1/withdrawal-requests/${encodeURIComponent(id)}`, { token }),

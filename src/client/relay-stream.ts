@@ -7,13 +7,16 @@ export interface RelayStreamHandlers {
   failed: RewardBusEvents['ramp:failed'];
 }
 
+/** An EventSource class: the browser's, or one for runtimes without it (Node 20). */
+export type EventSourceClass = new (url: string) => EventSource;
+
 /**
- * The player's event stream from the relay (`GET /v1/events`), where EventSource exists. It
- * reconnects by itself and resumes from the last event id it saw.
+ * The player's event stream from the relay (`GET /v1/events`), where there is an EventSource.
+ * It reconnects by itself and resumes from the last event id it saw.
  */
-export function listenToRelay(url: string, on: RelayStreamHandlers): EventSource | undefined {
-  if (typeof EventSource === 'undefined') return undefined;
-  const stream = new EventSource(url);
+export function listenToRelay(url: string, on: RelayStreamHandlers, Source: EventSourceClass | undefined = globalThis.EventSource): EventSource | undefined {
+  if (!Source) return undefined;
+  const stream = new Source(url);
   const data = <T>(m: Event) => JSON.parse((m as MessageEvent<string>).data) as T;
   stream.addEventListener('reward', (m) => on.reward(data(m)));
   stream.addEventListener('ramp.purchase.completed', (m) => on.completed(data(m)));

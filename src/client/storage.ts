@@ -41,10 +41,14 @@ export function mapStorage(load: () => Promise<Map<string, unknown>>, save?: (ma
   };
 }
 
-/** IndexedDB where there is one (browsers), else a JSON file (Node). */
+/**
+ * IndexedDB where there is one (browsers). Elsewhere memory, said once: the package's Node
+ * entry defaults to a file instead, and other runtimes should pass a storage of their own.
+ */
 export function defaultStorage(): RewardStorage {
   if (typeof indexedDB !== 'undefined') return lazy(() => import('./idb-storage.js').then((m) => m.idbStorage()));
-  return lazy(() => import('./file-storage.js').then((m) => m.fileStorage()));
+  console.warn('rewardbus: no IndexedDB here, so queued rewards are kept in memory only; pass a storage to keep them');
+  return memoryStorage();
 }
 
 /** A storage made on first use (its module is loaded only then). */

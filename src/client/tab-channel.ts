@@ -8,6 +8,8 @@ export type TabMessage = { type: 'outcome'; event: FinalEvent; outcome: RewardOu
 export function createTabChannel(name: string, onMessage: (m: TabMessage) => void) {
   const channel = typeof BroadcastChannel === 'undefined' ? undefined : new BroadcastChannel(name);
   if (channel) channel.onmessage = (m: MessageEvent<TabMessage>) => onMessage(m.data);
+  // In Node an open channel keeps the process alive: a script must exit when its work is done.
+  (channel as { unref?: () => void } | undefined)?.unref?.();
   return {
     post(m: TabMessage) {
       try {
@@ -19,3 +21,5 @@ export function createTabChannel(name: string, onMessage: (m: TabMessage) => voi
     close: () => channel?.close(),
   };
 }
+
+export type TabChannel = ReturnType<typeof createTabChannel>;

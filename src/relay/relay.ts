@@ -93,7 +93,9 @@ export function createRelay(options: RelayOptions): Relay {
   const limits: ClaimLimits = { userDailyCapSats: options.userDailyCapSats ?? 1000, dailyBudgetSats: options.dailyBudgetSats ?? 100_000 };
   const payouts = createPayouts(ledger, payments, logger);
   const origins = options.allowedOrigins ?? [];
-  const catalogBody: CatalogResponse = { achievements: [...catalog.values()] };
+  // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
+  const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
+  const catalogBody: CatalogResponse = { achievements: [...catalog.values()], claimTimeoutMs: 2 * serviceTimeoutMs + 1_000 };
 
   const app = new Hono<RelayEnv>();
   app.use('*', async function securityHeaders(c, next) {

@@ -14,6 +14,7 @@ const STATUS: Record<LedgerState, RewardStatus> = {
 export function toRewardRecord(e: LedgerEntry): RewardRecord {
   return {
     id: e.id,
+    idempotencyKey: e.idempotencyKey,
     achievementId: e.achievementId,
     userId: e.userId,
     sats: e.sats,

@@ -19,6 +19,8 @@ export interface CatalogEntry {
 
 export interface CatalogResponse {
   achievements: CatalogEntry[];
+  /** The longest the relay takes to answer a claim (it may wait on the payments service). */
+  claimTimeoutMs?: number;
 }
 
 /** `POST /v1/players` body. */
@@ -51,6 +53,8 @@ export type RewardStatus = 'paid' | 'rejected' | 'failed' | 'pending' | 'needs_r
 
 export interface RewardRecord {
   id: string;
+  /** The Idempotency-Key the client claimed it with: its intent's id. */
+  idempotencyKey?: string;
   achievementId: string;
   userId: string;
   sats: number;

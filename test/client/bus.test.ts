@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createRewardBus, fileStorage, idbStorage, memoryStorage, type RewardBus, type RewardBusEvents, type RewardOutcome } from '../../src/client/index.js';
+import { createRewardBus, fileStorage, idbStorage, memoryStorage, type RewardBus, type RewardBusEvents, type RewardOutcome } from '../../src/client/node.js';
+import { controlledFetch, everyCoin, next, sleep } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
@@ -19,56 +20,11 @@ afterEach(async () => {
 let dbCount = 0;
 const freshStore = () => idbStorage(`rewardbus-test-${++dbCount}`);
 
-/** A fetch that counts claims per idempotency key and can be told to fail. */
-function controlledFetch() {
-  const claims = new Map<string, number>();
-  const c = {
-    claims,
-    offline: false,
-    /** Answers the next n claims with this status instead of passing them on. */
-    failNext: 0,
-    failStatus: 503,
-    /** Passes the next n claims on but loses the answer, as a timeout would. */
-    loseNext: 0,
-    maxInFlight: 0,
-    inFlight: 0,
-    fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
-      const url = String(input);
-      if (c.offline) throw new TypeError('fetch failed: offline');
-      if (!url.endsWith('/v1/rewards') || init?.method !== 'POST') return fetch(input, init);
-      const key = new Headers(init.headers).get('idempotency-key')!;
-      claims.set(key, (claims.get(key) ?? 0) + 1);
-      if (c.failNext > 0) {
-        c.failNext--;
-        return new Response(JSON.stringify({ code: 'x', status: c.failStatus }), { status: c.failStatus, headers: { 'retry-after': '0' } });
-      }
-      c.inFlight++;
-      c.maxInFlight = Math.max(c.maxInFlight, c.inFlight);
-      try {
-        const res = await fetch(input, init);
-        if (c.loseNext > 0) {
-          c.loseNext--;
-          await res.text();
-          throw new TypeError('fetch failed: timeout');
-        }
-        return res;
-      } finally {
-        c.inFlight--;
-      }
-    }) as typeof fetch,
-  };
-  return c;
-}
-
 function bus(options: Partial<Parameters<typeof createRewardBus>[0]> = {}) {
   const b = createRewardBus({ relayUrl: relay!.url, storage: freshStore(), retry: { baseMs: 20, maxMs: 100 }, ...options });
   buses.push(b);
   return b;
 }
-
-const next = <E extends keyof RewardBusEvents>(b: RewardBus, event: E) =>
-  new Promise<Parameters<RewardBusEvents[E]>[0]>((resolve) => b.once(event, ((e: Parameters<RewardBusEvents[E]>[0]) => resolve(e)) as never));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('the reward bus', () => {
   it('pays an unlocked achievement once and reports it paid with sats and gamertag', async () => {
@@ -217,31 +173,30 @@ describe('the reward bus', () => {
   });
 
   it('drains a backlog with bounded concurrency', async () => {
-    relay = await startTestRelay({ RELAY_USER_DAILY_CAP_SATS: '0' });
+    relay = await startTestRelay({ RELAY_USER_DAILY_CAP_SATS: '0' }, everyCoin);
     const net = controlledFetch();
     const b = bus({ fetch: net.fetch, concurrency: 4, storage: memoryStorage() });
     await b.link('alice');
     net.offline = true;
-    for (let i = 0; i < 40; i++) b.unlock('coin-streak');
+    for (let i = 0; i < 40; i++) b.unlock('coin');
     net.offline = false;
     await b.flush();
     expect(b.pending()).toEqual([]);
     expect(net.maxInFlight).toBeLessThanOrEqual(4);
     expect(net.maxInFlight).toBeGreaterThan(1);
-    // The relay's cooldown lets one through; the rest are answered, not lost.
     expect([...net.claims.values()].every((n) => n === 1)).toBe(true);
     expect(net.claims.size).toBe(40);
   });
 
   it('does not hammer an unreachable relay: the backlog waits with the intent that found it gone', async () => {
-    relay = await startTestRelay();
+    relay = await startTestRelay({}, everyCoin);
     const net = controlledFetch();
     const b = bus({ fetch: net.fetch, storage: memoryStorage(), retry: { baseMs: 2000, maxMs: 4000 } });
     await b.link('alice');
     let attempts = 0;
     b.on('reward:sent', () => attempts++);
     net.offline = true;
-    for (let i = 0; i < 30; i++) b.unlock('coin-streak');
+    for (let i = 0; i < 30; i++) b.unlock('coin');
     await b.flush();
     await sleep(200);
     const early = attempts;

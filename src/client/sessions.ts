@@ -1,0 +1,77 @@
+import type { PlayerSession } from '../wire/relay-api.js';
+import type { RelayClient } from './relay-client.js';
+import type { RewardStorage } from './storage.js';
+import type { WriteBatch } from './write-batch.js';
+
+/** A token this close to its expiry is renewed before use. */
+const RENEW_BEFORE_MS = 60_000;
+
+/**
+ * The players this device has linked and their tokens: the current one, and the others whose
+ * queued intents still need sending. Renews a lapsed token by linking its gamertag again.
+ */
+export class PlayerSessions {
+  #current: PlayerSession | undefined;
+  readonly #byUser = new Map<string, PlayerSession>();
+
+  constructor(
+    private readonly storage: RewardStorage,
+    private readonly writes: WriteBatch,
+    private readonly relay: RelayClient,
+    /** Called when the current player's token changes (the event stream follows it). */
+    private readonly onRenewed: (player: PlayerSession) => void,
+  ) {}
+
+  get current(): PlayerSession | undefined {
+    return this.#current;
+  }
+
+  /** The player this device played as last time, if any. */
+  async load(): Promise<PlayerSession | undefined> {
+    const userId = await this.storage.get<string>('player');
+    const player = userId ? await this.storage.get<PlayerSession>(`session:${userId}`) : undefined;
+    if (player) this.#byUser.set(player.userId, player);
+    return (this.#current = player);
+  }
+
+  /** Makes this player the current one, remembered across reloads. */
+  adopt(player: PlayerSession) {
+    this.#current = player;
+    this.#set(player);
+    this.writes.write([['player', player.userId]]);
+  }
+
+  /** The relay refused this player's token: renew it before the next use. */
+  expire(userId: string) {
+    const s = this.#byUser.get(userId);
+    if (s) this.#byUser.set(userId, { ...s, expiresAt: new Date(0).toISOString() });
+  }
+
+  /**
+   * A live session for a player: renewed when its token has lapsed; undefined when the gamertag
+   * is gone or belongs to someone else now; 'unreachable' when the relay cannot say.
+   */
+  async forUser(userId: string): Promise<PlayerSession | undefined | 'unreachable'> {
+    const s = this.#byUser.get(userId) ?? (await this.storage.get<PlayerSession>(`session:${userId}`));
+    if (!s || Date.parse(s.expiresAt) - RENEW_BEFORE_MS > Date.now()) return s;
+    const a = await this.relay.link(s.gamertag);
+    if ('unreachable' in a || (!a.ok && a.status >= 500)) return 'unreachable';
+    if (!a.ok || a.body.userId !== userId) return undefined;
+    this.#set(a.body);
+    if (this.#current?.userId === userId) {
+      this.#current = a.body;
+      this.onRenewed(a.body);
+    }
+    return a.body;
+  }
+
+  /** The gamertag a player was last known by. */
+  gamertagOf(userId: string | undefined): string {
+    return (userId && this.#byUser.get(userId)?.gamertag) || this.#current?.gamertag || '';
+  }
+
+  #set(player: PlayerSession) {
+    this.#byUser.set(player.userId, player);
+    this.writes.write([[`session:${player.userId}`, player]]);
+  }
+}

@@ -1,0 +1,153 @@
+import 'fake-indexeddb/auto';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRewardBus, memoryStorage, type RewardBus, type RewardOutcome, type RewardRecord } from '../../src/client/node.js';
+import { randomId } from '../../src/client/random-id.js';
+import { controlledFetch, next } from '../helpers/client.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+let relay: TestRelay | undefined;
+const buses: RewardBus[] = [];
+afterEach(async () => {
+  buses.splice(0).forEach((b) => b.destroy());
+  await relay?.stop();
+  relay = undefined;
+});
+
+function bus(options: Partial<Parameters<typeof createRewardBus>[0]> = {}) {
+  const b = createRewardBus({ relayUrl: relay!.url, storage: memoryStorage(), retry: { baseMs: 20, maxMs: 100 }, ...options });
+  buses.push(b);
+  return b;
+}
+
+/** An EventSource the test drives: it hands the bus the relay's stream messages when told to. */
+function fakeStream() {
+  const open: FakeSource[] = [];
+  class FakeSource extends EventTarget {
+    constructor(readonly url: string) {
+      super();
+      open.push(this);
+    }
+    close() {}
+  }
+  return {
+    Source: FakeSource as unknown as new (url: string) => EventSource,
+    send(type: string, data: unknown) {
+      for (const s of open) s.dispatchEvent(Object.assign(new Event(type), { data: JSON.stringify(data) }));
+    },
+  };
+}
+
+describe('what the README promises a game developer', () => {
+  it('applies the repeat rules right after link(): a second device makes no request for what was earned', async () => {
+    relay = await startTestRelay();
+    const first = bus();
+    await first.link('alice');
+    const paid = next(first, 'reward:paid');
+    first.unlock('level-complete');
+    await paid;
+
+    const net = controlledFetch();
+    const second = bus({ fetch: net.fetch });
+    const skipped: string[] = [];
+    second.on('reward:skipped', (e) => skipped.push(e.reason));
+    await second.link('alice');
+    for (let i = 0; i < 5; i++) expect(second.unlock('level-complete')).toBeUndefined();
+    expect(second.unlock('no-such-id')).toBeUndefined();
+    await second.flush();
+    expect(net.claims.size).toBe(0);
+    expect(skipped).toEqual([...Array(5).fill('already_claimed'), 'unknown_achievement']);
+  });
+
+  it('works where crypto.randomUUID does not exist (a page over plain http), with unguessable ids', async () => {
+    const original = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(crypto), 'randomUUID')!;
+    Object.defineProperty(Object.getPrototypeOf(crypto), 'randomUUID', { value: undefined, configurable: true });
+    try {
+      relay = await startTestRelay();
+      const b = bus();
+      await b.link('alice');
+      const paid = next(b, 'reward:paid');
+      const id = b.unlock('first-coin');
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect((await paid).intent.id).toBe(id);
+    } finally {
+      Object.defineProperty(Object.getPrototypeOf(crypto), 'randomUUID', original);
+    }
+    const ids = new Set(Array.from({ length: 10_000 }, randomId));
+    expect(ids.size).toBe(10_000);
+  });
+
+  it('waits for a slow payment longer than the relay may take, instead of calling it offline', async () => {
+    // slowpoke's lookup and payment each answer 1.5 s late, inside the relay's 2 s per call.
+    relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '2000' });
+    const b = bus({ timeoutMs: 1000 });
+    const offline: unknown[] = [];
+    b.on('relay:offline', () => offline.push(1));
+    await b.link('slowpoke');
+    const paid = next(b, 'reward:paid');
+    b.unlock('first-coin');
+    const outcome = await paid;
+    expect(outcome.intent.attempts).toBe(1);
+    expect(offline).toEqual([]);
+  });
+
+  it('says a reward once when the event stream tells it before the HTTP answer, and shows it as its own', async () => {
+    relay = await startTestRelay();
+    const stream = fakeStream();
+    const heard: RewardOutcome[] = [];
+    // The relay's stream message reaches the bus first; the HTTP answer comes after.
+    const net = controlledFetch();
+    const b = bus({
+      eventSource: stream.Source,
+      fetch: async (input, init) => {
+        const res = await net.fetch(input, init);
+        if (String(input).endsWith('/v1/rewards') && init?.method === 'POST') {
+          const record = (await res.clone().json()) as RewardRecord;
+          stream.send('reward', record);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return res;
+      },
+    });
+    b.on('reward:paid', (o) => heard.push(o));
+    await b.link('alice');
+    const id = b.unlock('first-coin')!;
+    await b.flush();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(heard).toHaveLength(1);
+    expect(heard[0]!.intent.id).toBe(id);
+    expect(heard[0]!.remote).toBe(false);
+    expect(b.pending()).toEqual([]);
+    expect((await b.history()).filter((r) => r.achievementId === 'first-coin')).toHaveLength(1);
+
+    // Another device's reward, heard only on the stream: said once, as heard.
+    const other = { ...heard[0]!.record!, id: 'other-record', idempotencyKey: randomId(), achievementId: 'daily-login' };
+    stream.send('reward', other);
+    stream.send('reward', other);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(heard).toHaveLength(2);
+    expect(heard[1]!.remote).toBe(true);
+  });
+
+  it('runs the README Node example to the end, and the process exits by itself', async () => {
+    relay = await startTestRelay();
+    const file = join(mkdtempSync(join(tmpdir(), 'rewardbus-node-')), 'queue.json');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'test/client/fixtures/node-example.ts', relay.url, file], { timeout: 15_000 });
+    expect(stdout.trim()).toBe('+21 sats for alice');
+  });
+
+  it('opens a new ramp session after a purchase ended in the old one', async () => {
+    relay = await startTestRelay();
+    const b = bus();
+    await b.link('alice');
+    const first = await b.rampSession({ email: 'alice@example.com' });
+    expect(await b.rampSession({ email: 'alice@example.com' })).toEqual(first);
+    b.emit('ramp:success', { ok: true });
+    const second = await b.rampSession({ email: 'alice@example.com' });
+    expect(second.sessionToken).not.toBe(first.sessionToken);
+  });
+});

@@ -1,0 +1,52 @@
+import { DEFAULT_CATALOG } from '../../src/relay/index.js';
+import type { RewardBus, RewardBusEvents } from '../../src/client/node.js';
+
+export /** A fetch that counts claims per idempotency key and can be told to fail. */
+function controlledFetch() {
+  const claims = new Map<string, number>();
+  const c = {
+    claims,
+    offline: false,
+    /** Answers the next n claims with this status instead of passing them on. */
+    failNext: 0,
+    failStatus: 503,
+    /** Passes the next n claims on but loses the answer, as a timeout would. */
+    loseNext: 0,
+    maxInFlight: 0,
+    inFlight: 0,
+    fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = String(input);
+      if (c.offline) throw new TypeError('fetch failed: offline');
+      if (!url.endsWith('/v1/rewards') || init?.method !== 'POST') return fetch(input, init);
+      const key = new Headers(init.headers).get('idempotency-key')!;
+      claims.set(key, (claims.get(key) ?? 0) + 1);
+      if (c.failNext > 0) {
+        c.failNext--;
+        return new Response(JSON.stringify({ code: 'x', status: c.failStatus }), { status: c.failStatus, headers: { 'retry-after': '0' } });
+      }
+      c.inFlight++;
+      c.maxInFlight = Math.max(c.maxInFlight, c.inFlight);
+      try {
+        const res = await fetch(input, init);
+        if (c.loseNext > 0) {
+          c.loseNext--;
+          await res.text();
+          throw new TypeError('fetch failed: timeout');
+        }
+        return res;
+      } finally {
+        c.inFlight--;
+      }
+    }) as typeof fetch,
+  };
+  return c;
+}
+
+
+/** Pays every time: for tests of the queue itself, where the repeat rules would only skip. */
+export const everyCoin = { relay: { catalog: [...DEFAULT_CATALOG, { id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown' as const, seconds: 0 } }] } };
+
+export const next = <E extends keyof RewardBusEvents>(b: RewardBus, event: E) =>
+  new Promise<Parameters<RewardBusEvents[E]>[0]>((resolve) => b.once(event, ((e: Parameters<RewardBusEvents[E]>[0]) => resolve(e)) as never));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
