@@ -1,8 +1,10 @@
 import type { BuildOptions } from 'esbuild';
 
+export const BROWSER_TARGETS: string[];
+export function lowerDestructuring(code: string): Promise<string>;
 export const clientBuild: BuildOptions;
 export const iifeBuild: BuildOptions;
-export const serverBuild: BuildOptions;
+export const forwardBuild: BuildOptions;
+export const relayBuild: BuildOptions;
 export const demoBuild: BuildOptions;
 export const sizeBuild: (entry: string) => BuildOptions;
-export const builds: BuildOptions[];

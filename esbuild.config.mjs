@@ -1,76 +1,143 @@
-// Builds dist/ (`npm run build`): the client and Phaser plugin for browsers and Node (ESM, plus
-// an IIFE for script tags), and the relay, sandbox and CLI for Node. The demo's build is
-// demoBuild, used by `npm start`. `node esbuild.config.mjs`
+// Builds the two packages (`npm run build`):
+// - rewardbus (dist/): the client and the Phaser plugin for browsers (ESM, and an IIFE for
+//   script tags), the client's Node entry, and a `rewardbus` command that points at the relay;
+// - @rewardbus/relay (packages/relay/dist/): the relay, the sandbox and their CLI, for Node.
+// The demo's build is demoBuild, used by `npm start`. `node esbuild.config.mjs`
+import { transformAsync } from '@babel/core';
 import { build } from 'esbuild';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
-const dependencies = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
+const relayPkg = JSON.parse(readFileSync(new URL('./packages/relay/package.json', import.meta.url), 'utf8'));
 
-// The Node file store loads node:fs only when used; browser bundles leave that import alone.
-const browserSafe = { external: ['node:*'], platform: 'neutral', mainFields: ['module', 'main'], target: 'es2022' };
+/**
+ * The browsers Phaser's official templates build for (template-esbuild's target list). esbuild
+ * lowers all the syntax they lack except destructuring, which it cannot lower (Edge 16's is
+ * incomplete): Babel takes that out afterwards (lowerDestructuring).
+ */
+export const BROWSER_TARGETS = ['chrome58', 'edge16', 'firefox57', 'safari11'];
+const browserSyntax = { target: BROWSER_TARGETS, supported: { destructuring: true } };
 
-/** Script-tag users have Phaser as a global: the IIFE takes it from there. */
+/** Rewrites destructuring as plain property reads, the one thing esbuild leaves for these targets. */
+export async function lowerDestructuring(code) {
+  const out = await transformAsync(code, {
+    configFile: false,
+    babelrc: false,
+    compact: false,
+    sourceType: 'module',
+    plugins: ['@babel/plugin-transform-parameters', '@babel/plugin-transform-destructuring'],
+    // Our code destructures arrays and plain objects only: no iterator protocol, no symbol keys.
+    assumptions: { iterableIsArray: true, objectRestNoSymbols: true, ignoreFunctionLength: true },
+  });
+  return out.code;
+}
+
+/** Builds in memory, takes destructuring out of every script, then writes. */
+async function buildForBrowsers(options) {
+  const result = await build({ ...options, write: false });
+  for (const file of result.outputFiles) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    writeFileSync(file.path, file.path.endsWith('.js') ? await lowerDestructuring(file.text) : file.contents);
+  }
+  return result;
+}
+
+/**
+ * Script-tag users have Phaser as a global: the IIFE takes it from there. Without Phaser (another
+ * engine) the plugin's base classes are empty stand-ins, so the client still loads.
+ */
 const phaserGlobal = {
   name: 'phaser-global',
   setup(b) {
     b.onResolve({ filter: /^phaser$/ }, () => ({ path: 'phaser', namespace: 'phaser-global' }));
-    b.onLoad({ filter: /.*/, namespace: 'phaser-global' }, () => ({ contents: 'module.exports = globalThis.Phaser', loader: 'js' }));
+    b.onLoad({ filter: /.*/, namespace: 'phaser-global' }, () => ({
+      contents: 'module.exports = globalThis.Phaser || { Plugins: { BasePlugin: class {} }, Scene: class {} }',
+      loader: 'js',
+    }));
   },
 };
 
-/** The package's client side: ESM, dependencies left to the user's bundler, shared code in one chunk. */
+/**
+ * The client package for browsers and Node: ESM, shared code in chunks. Only eventemitter3
+ * (whose types the bus extends) and Phaser stay external; idb-keyval and the QR encoder are
+ * bundled, so the browser code holds nothing a game's bundler must lower further.
+ */
 export const clientBuild = {
-  ...browserSafe,
-  entryPoints: { 'client/index': 'src/client/index.ts', 'phaser/index': 'src/phaser/index.ts' },
+  ...browserSyntax,
+  entryPoints: { 'client/index': 'src/client/index.ts', 'client/node': 'src/client/node.ts', 'phaser/index': 'src/phaser/index.ts' },
   outdir: 'dist',
   bundle: true,
   splitting: true,
   format: 'esm',
-  external: [...browserSafe.external, ...dependencies],
+  platform: 'neutral',
+  mainFields: ['module', 'main'],
+  // The Node entry's file store loads node:fs when used; no browser entry reaches it.
+  external: ['node:*', ...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})],
   logLevel: 'warning',
 };
 
-/** `<script src="rewardbus.iife.js">` after Phaser's: `RewardBus.createRewardBus`, `RewardBus.RewardBusPlugin`. */
+/** `<script src="rewardbus.iife.js">` (after Phaser's, for the plugin): `RewardBus.createRewardBus`, `RewardBus.RewardBusPlugin`. */
 export const iifeBuild = {
-  ...browserSafe,
+  ...browserSyntax,
   entryPoints: ['src/iife.ts'],
   outfile: 'dist/rewardbus.iife.js',
   bundle: true,
   minify: true,
   format: 'iife',
   globalName: 'RewardBus',
+  platform: 'browser',
   plugins: [phaserGlobal],
   logLevel: 'warning',
 };
 
-/** Server side: one ESM file per entry, for Node 20. */
-export const serverBuild = {
-  entryPoints: { 'relay/index': 'src/relay/index.ts', 'sandbox/index': 'src/sandbox/index.ts', 'bin/rewardbus': 'src/bin/rewardbus.ts' },
+/** The client package's `rewardbus` command: it points at the relay's package. */
+export const forwardBuild = {
+  entryPoints: { 'bin/rewardbus': 'src/bin/forward-to-relay.ts' },
   outdir: 'dist',
   bundle: true,
   platform: 'node',
   target: 'node20',
   format: 'esm',
-  external: dependencies,
+  external: ['@rewardbus/relay', '@rewardbus/relay/*'],
   logLevel: 'warning',
 };
 
+/** @rewardbus/relay: one ESM file per entry, for Node 20, its dependencies left to npm. */
+export const relayBuild = {
+  entryPoints: { 'relay/index': 'src/relay/index.ts', 'sandbox/index': 'src/sandbox/index.ts', 'bin/rewardbus': 'src/bin/rewardbus.ts' },
+  outdir: 'packages/relay/dist',
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  external: Object.keys(relayPkg.dependencies),
+  logLevel: 'warning',
+};
+
+/** What the relay's package ships beside its code, from the one copy in this repository. */
+const RELAY_PACKAGE_FILES = [
+  ['LICENSE', 'packages/relay/LICENSE'],
+  ['.env.example', 'packages/relay/.env.example'],
+  ['docs/relay-api.md', 'packages/relay/docs/relay-api.md'],
+];
+
 /**
- * What a game pays for up front: client (+ plugin), minified with its dependencies, Phaser left
- * out. Split as a game's bundler would: what loads on demand (overlays, QR encoder, the Node file
- * store) lands in chunks of its own, which the bench counts apart.
+ * What a game pays for up front: client (+ plugin) as the package ships it (dist/, so run the
+ * build first), minified with its dependencies, Phaser left out. Split as a game's bundler would:
+ * what loads on demand (overlays, QR encoder, IndexedDB store) lands in chunks of its own,
+ * which the bench counts apart.
  */
 export const sizeBuild = (entry) => ({
-  ...browserSafe,
   stdin: { contents: entry, resolveDir: new URL('.', import.meta.url).pathname, loader: 'ts', sourcefile: 'entry.ts' },
   bundle: true,
   minify: true,
   splitting: true,
   outdir: 'size-out',
   format: 'esm',
-  conditions: ['rewardbus-source'],
-  external: [...browserSafe.external, 'phaser'],
+  platform: 'browser',
+  target: BROWSER_TARGETS,
+  external: ['phaser'],
   metafile: true,
   write: false,
   logLevel: 'warning',
@@ -81,20 +148,22 @@ export const sizeBuild = (entry) => ({
  * One file (on-demand parts inlined), served from memory by `npm start`.
  */
 export const demoBuild = {
-  ...browserSafe,
-  platform: 'browser',
   entryPoints: ['demo/main.ts'],
   bundle: true,
   minify: true,
   format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
   conditions: ['rewardbus-source'],
   write: false,
   outfile: 'demo/dist/main.js',
   logLevel: 'warning',
 };
 
-export const builds = [clientBuild, iifeBuild, serverBuild];
-
 if (import.meta.url === `file://${process.argv[1]}`) {
-  await Promise.all(builds.map((b) => build(b)));
+  await Promise.all([buildForBrowsers(clientBuild), buildForBrowsers(iifeBuild), build(forwardBuild), build(relayBuild)]);
+  for (const [from, to] of RELAY_PACKAGE_FILES) {
+    mkdirSync(dirname(to), { recursive: true });
+    copyFileSync(from, to);
+  }
 }

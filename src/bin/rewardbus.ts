@@ -1,36 +1,92 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
-import { createLogger, createPaymentsClient, ledgerFile, loadConfig, openSqliteLedger, type LedgerEntry } from '../relay/index.js';
+import { createLogger, createPaymentsClient, ledgerFile, loadConfig, openSqliteLedger, VERSION, type LedgerEntry } from '../relay/index.js';
 import { createPayouts } from '../relay/payouts.js';
 import { createSandbox } from '../sandbox/index.js';
 import { startServer } from './serve.js';
 
-const HELP = `rewardbus: pays players sats for achievements
+const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
 
-  rewardbus start                         the relay (with the embedded sandbox when no PAYMENTS_API_KEY)
-  rewardbus sandbox [port]                the sandbox alone (default port 8788; key: SANDBOX_API_KEY or "sandbox-dev-key")
-  rewardbus review list                   intents whose payment outcome is unclear
-  rewardbus review reconcile              settle them through the payment-status endpoint, where a transaction id is known
-  rewardbus review mark-paid <id> [txid]  the operator checked: it was paid
-  rewardbus review mark-failed <id>       the operator checked: nothing was paid (frees its reservation)
+Usage: rewardbus-relay [command] [options]        (npx @rewardbus/relay …; in this repository: npm run relay)
 
-Configuration comes from the environment and ./.env; see .env.example.`;
+Commands:
+  start [--port N] [--host H]             the relay (the default command); with no PAYMENTS_API_KEY it
+                                          pays through the embedded sandbox, mounted at /sandbox
+  sandbox [port]                          the sandbox alone (default port 8788; key: SANDBOX_API_KEY,
+                                          default "sandbox-dev-key")
+  review list                             intents whose payment outcome is unclear
+  review reconcile                        settle them through the payment-status endpoint
+  review mark-paid <id> [transactionId]   you checked: it was paid
+  review mark-failed <id>                 you checked: nothing was paid (frees its reservation)
 
-async function main(args: string[]): Promise<number> {
+Options:
+  -p, --port N      listen on this port (overrides PORT)
+  --host H          listen on this interface (overrides HOST)
+  -h, --help        this text
+  -v, --version     the version
+
+Environment (also read from ./.env; every setting is described in .env.example):
+  PORT, HOST                            where the relay listens (8787, 127.0.0.1)
+  PAYMENTS_API_KEY, PAYMENTS_BASE_URL   the payments service; both absent: the embedded sandbox
+  PAYMENTS_TIMEOUT_MS                   per call to the service (10000)
+  RELAY_DATA_DIR                        the ledger and the generated secret (.rewardbus)
+  RELAY_CATALOG                         a JSON file of achievements (the demo catalog)
+  RELAY_SECRET                          signs player tokens, 32+ characters (generated)
+  RELAY_ALLOWED_ORIGINS                 browser origins allowed to call, comma-separated, or *
+  RELAY_USER_DAILY_CAP_SATS             per player per UTC day (1000; 0: none)
+  RELAY_DAILY_BUDGET_SATS               the whole game per UTC day (100000; 0: none)
+  RELAY_RATE_LIMIT_PER_MINUTE           per address and per player (60; 0: off)
+  WEBHOOK_SECRET                        verifies the service's webhook signatures
+  RELAY_PUBLIC_URL                      how the service reaches the relay, for webhook_url
+  LOG_LEVEL                             trace, debug, info, warn, error (info)
+  SANDBOX_API_KEY, SANDBOX_PORT         the sandbox alone`;
+
+/** Exit codes: 0 done, 1 failed, 2 the command line was wrong. */
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        port: { type: 'string', short: 'p' },
+        host: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (err) {
+    console.error(`${(err as Error).message}\nSee rewardbus-relay --help.`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return say(HELP);
+  if (values.version) return say(VERSION);
   if (existsSync('.env')) process.loadEnvFile('.env');
-  const [command = 'start', sub, ...rest] = args;
+  if (values.port !== undefined) process.env.PORT = values.port;
+  if (values.host !== undefined) process.env.HOST = values.host;
+
+  const [command = 'start', sub, ...rest] = positionals;
   switch (command) {
     case 'start':
       return start();
     case 'sandbox':
-      return sandboxAlone(Number(sub ?? process.env.SANDBOX_PORT ?? 8788));
+      return sandboxAlone(Number(sub ?? values.port ?? process.env.SANDBOX_PORT ?? 8788));
     case 'review':
       return review(sub, rest);
+    case 'help':
+      return say(HELP);
     default:
-      console.log(HELP);
-      return command === 'help' || command === '--help' ? 0 : 1;
+      console.error(`Unknown command: ${command}. The commands are start, sandbox and review; see rewardbus-relay --help.`);
+      return 2;
   }
+}
+
+function say(text: string): number {
+  console.log(text);
+  return 0;
 }
 
 async function start(): Promise<number> {
@@ -42,54 +98,55 @@ async function start(): Promise<number> {
 }
 
 async function sandboxAlone(port: number): Promise<number> {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error('The sandbox port is a number from 0 to 65535.');
+    return 2;
+  }
   const sandbox = createSandbox({ apiKey: process.env.SANDBOX_API_KEY ?? 'sandbox-dev-key', publicUrl: `http://localhost:${port}` });
   serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) => console.log(`rewardbus sandbox on http://127.0.0.1:${info.port}`));
   return -1;
 }
 
 async function review(sub: string | undefined, rest: string[]): Promise<number> {
+  const [id, paymentId] = rest;
+  const needsId = sub === 'mark-paid' || sub === 'mark-failed';
+  if (!['list', 'reconcile', 'mark-paid', 'mark-failed'].includes(sub ?? '') || (needsId && !id)) {
+    console.error('Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id>');
+    return 2;
+  }
   const config = loadConfig();
   const ledger = openSqliteLedger(ledgerFile(config));
   const show = (e: LedgerEntry) =>
     console.log([e.id, new Date(e.createdAt).toISOString(), e.userId, e.gamertag ?? '-', e.achievementId, `${e.sats} sats`, e.reason ?? '', e.paymentId ?? ''].join('\t'));
   try {
-    const [id, paymentId] = rest;
-    switch (sub) {
-      case 'list': {
-        const open = await ledger.inState('needs_review');
-        if (!open.length) console.log('Nothing to review.');
-        open.forEach(show);
-        return 0;
-      }
-      case 'mark-paid':
-      case 'mark-failed': {
-        if (!id) break;
-        const to =
-          sub === 'mark-paid'
-            ? { state: 'paid' as const, paymentId: paymentId ?? `operator:${new Date().toISOString()}` }
-            : { state: 'failed' as const, reason: 'operator_marked_failed' };
-        const settled = await ledger.settle(id, ['needs_review'], to);
-        if (!settled) {
-          console.error(`${id} is not awaiting review.`);
-          return 1;
-        }
-        show(settled);
-        return 0;
-      }
-      case 'reconcile': {
-        if (!config.payments) {
-          console.error('No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process, which reconciles at start.');
-          return 1;
-        }
-        const payments = createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
-        const r = await createPayouts(ledger, payments, createLogger('warn')).reconcile();
-        payments.close();
-        console.log(`settled ${r.settled}, still open ${r.open}`);
-        return 0;
-      }
+    if (sub === 'list') {
+      const open = await ledger.inState('needs_review');
+      if (!open.length) console.log('Nothing to review.');
+      open.forEach(show);
+      return 0;
     }
-    console.log(HELP);
-    return 1;
+    if (needsId) {
+      const to =
+        sub === 'mark-paid'
+          ? { state: 'paid' as const, paymentId: paymentId ?? `operator:${new Date().toISOString()}` }
+          : { state: 'failed' as const, reason: 'operator_marked_failed' };
+      const settled = await ledger.settle(id!, ['needs_review'], to);
+      if (!settled) {
+        console.error(`${id} is not awaiting review.`);
+        return 1;
+      }
+      show(settled);
+      return 0;
+    }
+    if (!config.payments) {
+      console.error('No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process, which reconciles at start.');
+      return 1;
+    }
+    const payments = createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
+    const r = await createPayouts(ledger, payments, createLogger('warn')).reconcile();
+    payments.close();
+    console.log(`settled ${r.settled}, still open ${r.open}`);
+    return 0;
   } finally {
     await ledger.close().catch(() => undefined);
   }
@@ -100,7 +157,7 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (err: NodeJS.ErrnoException) => {
-    console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT ?? 8787} is in use: stop what runs there, or set PORT=…` : err.message);
+    console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT ?? 8787} is in use: stop what runs there, or pass --port N.` : err.message);
     process.exit(1);
   },
 );

@@ -36,10 +36,20 @@ export function createCatalog(entries: readonly CatalogEntry[]): Catalog {
   return new Map(parsed.achievements.map((a) => [a.id, a]));
 }
 
-/** Reads `{ "achievements": [...] }` from a JSON file, failing loudly on a bad entry. */
-export function loadCatalogFile(path: string): Catalog {
-  const json: unknown = JSON.parse(readFileSync(path, 'utf8'));
+/**
+ * Reads `{ "achievements": [...] }` from a JSON file, failing loudly on a bad entry. Errors name
+ * the setting the path came from, so an operator knows what to fix.
+ */
+export function loadCatalogFile(path: string, setting = 'RELAY_CATALOG'): Catalog {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code ? `cannot be read (${code})` : `is not valid JSON (${(err as Error).message})`;
+    throw new Error(`${setting}: ${path} ${why}`);
+  }
   const result = catalogSchema.safeParse(json);
-  if (!result.success) throw new Error(`Invalid catalog ${path}: ${z.prettifyError(result.error)}`);
+  if (!result.success) throw new Error(`${setting}: invalid catalog ${path}: ${z.prettifyError(result.error)}`);
   return createCatalog(result.data.achievements);
 }

@@ -1,15 +1,19 @@
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 /** Paths whose values are never written, wherever they appear in a log line. */
 export const REDACT_PATHS = ['apiKey', '*.apiKey', 'apikey', '*.apikey', 'headers.apikey', '*.headers.apikey', 'authorization', '*.authorization', 'token', '*.token', 'secret', '*.secret'];
 
 /**
- * JSON lines on stdout, buffered: a payout logs a line, and one write per line would cost more
- * than the payout's own ledger commit. Flushed on exit.
+ * Where log lines go by default: readable lines in a terminal, JSON lines elsewhere (for log
+ * collectors). JSON is written asynchronously and at once: never held back in a buffer, so a
+ * payout's line appears as it happens, and never blocking the event loop on a slow reader.
  */
-export function createLogger(
-  level = process.env.LOG_LEVEL ?? 'info',
-  destination: pino.DestinationStream = pino.destination({ dest: 1, sync: false, minLength: 4096 }),
-): Logger {
+function defaultDestination(): pino.DestinationStream {
+  if (process.stdout.isTTY) return pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
+  return pino.destination({ dest: 1, sync: false, minLength: 0 });
+}
+
+export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destination: pino.DestinationStream = defaultDestination()): Logger {
   return pino({ level, base: { service: 'rewardbus-relay' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
 }

@@ -22,7 +22,7 @@ import { sqliteLedger } from './sqlite-ledger.js';
 import { webhooksRoute, type WebhookOptions } from './webhooks-route.js';
 import { withdrawalsRoute } from './withdrawals-route.js';
 
-export const VERSION = '0.1.0';
+export const VERSION = '0.2.0';
 
 /** The relay serves JSON to games, never pages: nothing of it may be framed, sniffed or run. */
 const SECURITY_HEADERS = [

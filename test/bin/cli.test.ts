@@ -1,0 +1,92 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const CLI = ['--import', 'tsx', 'src/bin/rewardbus.ts'];
+const relayPackage = JSON.parse(readFileSync('packages/relay/package.json', 'utf8')) as { version: string };
+
+/** Runs the relay's command; resolves with its exit code and output, whatever the code. */
+async function run(args: string[], env: Record<string, string> = {}) {
+  try {
+    const r = await promisify(execFile)(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env }, timeout: 20_000 });
+    return { code: 0, ...r };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+describe('the relay command', () => {
+  it('--help and -h list every command and every setting of .env.example, and exit 0', async () => {
+    const settings = [...readFileSync('.env.example', 'utf8').matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]!);
+    for (const flag of ['--help', '-h']) {
+      const r = await run([flag]);
+      expect(r.code).toBe(0);
+      for (const word of ['start', 'sandbox', 'review list', 'reconcile', 'mark-paid', 'mark-failed', '--port', ...settings]) expect(r.stdout).toContain(word);
+    }
+  });
+
+  it('--version prints the package version and exits 0', async () => {
+    const r = await run(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(relayPackage.version);
+  });
+
+  it('says so and exits 2 on an unknown command or option', async () => {
+    const command = await run(['strat']);
+    expect(command.code).toBe(2);
+    expect(command.stderr).toContain('Unknown command: strat');
+    const option = await run(['start', '--prot', '1']);
+    expect(option.code).toBe(2);
+    expect(option.stderr).toMatch(/Unknown option '--prot'/);
+  });
+
+  it('names the setting when the catalog file is missing', async () => {
+    const r = await run(['start', '--port', '0'], { RELAY_CATALOG: '/nowhere/catalog.json', RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-cli-')) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('RELAY_CATALOG: /nowhere/catalog.json no such file');
+  });
+
+  it('start --port listens there, and logs each payout as a JSON line as it happens', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [...CLI, 'start', '--port', String(port)], {
+      env: { ...process.env, RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-cli-')), LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      const until = async (test: () => boolean) => {
+        for (let i = 0; i < 200 && !test(); i++) await new Promise((r) => setTimeout(r, 50));
+        return test();
+      };
+      expect(await until(() => out.includes('"event":"listening"'))).toBe(true);
+      const base = `http://127.0.0.1:${port}`;
+      const link = await fetch(`${base}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'alice' }) });
+      const { token } = (await link.json()) as { token: string };
+      const claim = await fetch(`${base}/v1/rewards`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'idempotency-key': crypto.randomUUID() },
+        body: JSON.stringify({ achievementId: 'first-coin' }),
+      });
+      expect(claim.status).toBe(201);
+      // The line is there while the relay still runs: not held in a buffer until exit.
+      expect(await until(() => out.includes('"event":"payout"'))).toBe(true);
+      for (const line of out.trim().split('\n')) expect(() => JSON.parse(line)).not.toThrow();
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
