@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import type { Problem } from '../wire/relay-api.js';
 
 /** Every error the relay answers, with its status. Codes are stable; titles are for people. */
@@ -8,6 +9,7 @@ export const PROBLEMS = {
   not_found: [404, 'Not found'],
   unknown_achievement: [404, 'No such achievement in the catalog'],
   unknown_gamertag: [404, 'No player has this gamertag'],
+  method_not_allowed: [405, 'This path does not take that method'],
   request_in_flight: [409, 'A request with this Idempotency-Key is still being processed'],
   payload_too_large: [413, 'The request body is too large'],
   unsupported_media_type: [415, 'Send the body as application/json'],
@@ -19,18 +21,29 @@ export const PROBLEMS = {
 
 export type ProblemCode = keyof typeof PROBLEMS;
 
+/** Headers some problems always carry (RFC 6750: a 401 names the scheme it wants). */
+const PROBLEM_HEADERS: Partial<Record<ProblemCode, Record<string, string>>> = {
+  unauthorized: { 'WWW-Authenticate': 'Bearer realm="rewardbus"' },
+};
+
 /** Thrown anywhere in a handler; the relay answers it as `application/problem+json`. */
 export class RelayProblem extends Error {
+  readonly headers: Record<string, string>;
   constructor(
     readonly code: ProblemCode,
     readonly detail?: string,
-    readonly headers: Record<string, string> = {},
+    headers: Record<string, string> = {},
   ) {
     super(detail ?? PROBLEMS[code][1]);
+    this.headers = { ...PROBLEM_HEADERS[code], ...headers };
   }
 }
 
-export function problemResponse(p: RelayProblem): Response {
+/**
+ * The problem as an answer through the request's context, so the headers middleware set before
+ * the error (CORS, security) are on it too: a browser game must be able to read a 4xx.
+ */
+export function problemResponse(c: Context, p: RelayProblem): Response {
   const [status, title] = PROBLEMS[p.code];
   const body: Problem = {
     type: `https://github.com/rewardbus/rewardbus/blob/main/docs/relay-api.md#${p.code}`,
@@ -39,8 +52,5 @@ export function problemResponse(p: RelayProblem): Response {
     code: p.code,
     ...(p.detail ? { detail: p.detail } : {}),
   };
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/problem+json', ...p.headers },
-  });
+  return c.body(JSON.stringify(body), status, { 'content-type': 'application/problem+json', ...p.headers });
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { CatalogResponse, CatalogEntry, Health } from '../wire/relay-api.js';
 import { createCatalog, DEFAULT_CATALOG, type Catalog } from './catalog.js';
 import { requirePlayer, type RelayEnv } from './context.js';
+import { allowedMethods } from './allowed-methods.js';
 import { cors } from './cors.js';
 import type { ClaimLimits, Ledger } from './ledger.js';
 import { createLogger } from './logger.js';
@@ -104,6 +105,7 @@ export function createRelay(options: RelayOptions): Relay {
     await next();
   });
   app.use('/v1/*', cors(origins));
+  app.use('/v1/*', allowedMethods(app as never));
 
   const maxBodyBytes = options.maxBodyBytes ?? 4096;
   app.use('/v1/*', async function bodyLimit(c, next) {
@@ -123,14 +125,14 @@ export function createRelay(options: RelayOptions): Relay {
   app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
   app.route('/v1/webhooks/payments', webhooksRoute(events, hub, logger, options.webhooks ?? {}));
 
-  app.notFound(() => problemResponse(new RelayProblem('not_found')));
+  app.notFound((c) => problemResponse(c, new RelayProblem('not_found')));
   app.onError((err, c) => {
     if (err instanceof RelayProblem) {
       logger.info({ event: 'problem', code: err.code, method: c.req.method, path: c.req.path });
-      return problemResponse(err);
+      return problemResponse(c, err);
     }
     logger.error({ err, method: c.req.method, path: c.req.path }, 'relay error');
-    return problemResponse(new RelayProblem('internal'));
+    return problemResponse(c, new RelayProblem('internal'));
   });
 
   const ready = (async () => {

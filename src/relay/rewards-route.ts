@@ -51,12 +51,14 @@ export function rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyC
     if (entry.requestHash !== hash) throw new RelayProblem('idempotency_key_reused');
     if (entry.state === 'sending') throw new RelayProblem('request_in_flight', undefined, { 'Retry-After': '1' });
     if (entry.state === 'deferred') return undefined;
+    // The original answer's status, with the entry as it stands now (a review may have settled it).
     c.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
-    return c.json(toRewardRecord(entry), 200);
+    return c.json(toRewardRecord(entry), 201);
   }
 
   async function claim(c: RelayContext, player: PlayerClaims) {
-    const key = c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '';
+    // The IETF draft sends the key as a structured-field string: "<uuid>". Bare is accepted too.
+    const key = (c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '').replace(/^"(.*)"$/, '$1');
     if (!UUID.test(key)) throw new RelayProblem('idempotency_key_required');
     const body = await readJson(c, claimSchema);
     const achievement = catalog.get(body.achievementId);
@@ -86,7 +88,7 @@ export function rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyC
       },
       limits,
     );
-    if (result.kind === 'existing') return known(c, result.entry, hash) ?? c.json(toRewardRecord(result.entry), 200);
+    if (result.kind === 'existing') return known(c, result.entry, hash) ?? c.json(toRewardRecord(result.entry), 201);
 
     let entry = result.entry;
     if (entry.state === 'rejected') {
