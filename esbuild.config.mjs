@@ -5,7 +5,7 @@
 // The demo's build is demoBuild, used by `npm start`. `node esbuild.config.mjs`
 import { transformAsync } from '@babel/core';
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
@@ -14,10 +14,12 @@ const relayPkg = JSON.parse(readFileSync(new URL('./packages/relay/package.json'
 /**
  * The browsers Phaser's official templates build for (template-esbuild's target list). esbuild
  * lowers all the syntax they lack except destructuring, which it cannot lower (Edge 16's is
- * incomplete): Babel takes that out afterwards (lowerDestructuring).
+ * incomplete): Babel takes that out afterwards (lowerDestructuring). `import()` stays as it is:
+ * lowered, it would become a require() of our chunk files, which only the game's own bundler
+ * can resolve.
  */
 export const BROWSER_TARGETS = ['chrome58', 'edge16', 'firefox57', 'safari11'];
-const browserSyntax = { target: BROWSER_TARGETS, supported: { destructuring: true } };
+const browserSyntax = { target: BROWSER_TARGETS, supported: { destructuring: true, 'dynamic-import': true } };
 
 /** Rewrites destructuring as plain property reads, the one thing esbuild leaves for these targets. */
 export async function lowerDestructuring(code) {
@@ -161,6 +163,8 @@ export const demoBuild = {
 };
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  // Chunk names carry hashes: clear out the last build's, or they would be packed too.
+  for (const dir of ['dist', 'packages/relay/dist']) rmSync(dir, { recursive: true, force: true });
   await Promise.all([buildForBrowsers(clientBuild), buildForBrowsers(iifeBuild), build(forwardBuild), build(relayBuild)]);
   for (const [from, to] of RELAY_PACKAGE_FILES) {
     mkdirSync(dirname(to), { recursive: true });

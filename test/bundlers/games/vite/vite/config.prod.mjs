@@ -1,0 +1,7 @@
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  base: './',
+  logLevel: 'warning',
+  build: { rollupOptions: { output: { manualChunks: { phaser: ['phaser'] } } } },
+});

@@ -1,0 +1,31 @@
+// The same game in JavaScript, as template-webpack writes it.
+import * as Phaser from 'phaser';
+import { RewardBusPlugin } from 'rewardbus/phaser';
+
+class Boot extends Phaser.Scene {
+  constructor() {
+    super('boot');
+  }
+
+  create() {
+    const status = this.add.text(20, 20, 'linking…', { color: '#ffffff' });
+    const gamertag = new URLSearchParams(location.search).get('gamertag') ?? 'player';
+    this.rewards.link(gamertag).then(
+      () => {
+        status.setText(`playing as ${gamertag}`);
+        this.rewards.unlock('first-coin');
+      },
+      (err) => status.setText(`could not link: ${err.message}`),
+    );
+  }
+}
+
+const game = new Phaser.Game({
+  type: Phaser.AUTO,
+  width: 640,
+  height: 360,
+  parent: 'game-container',
+  scene: [Boot],
+  plugins: { global: [{ key: 'rewards', plugin: RewardBusPlugin, start: true, mapping: 'rewards', data: { relayUrl: location.origin } }] },
+});
+Object.assign(window, { game });
