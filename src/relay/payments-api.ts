@@ -77,7 +77,8 @@ export interface TransactionData {
   fee: string;
   unit: 'msats';
   processedAt: string;
-  confirmedAt: string | null;
+  /** When it completed; the service's SDK types it as a string, so an unconfirmed one is "". */
+  confirmedAt: string;
   comment: string;
   status: TransactionStatus;
 }
@@ -93,6 +94,10 @@ export interface WithdrawalRequest {
   description: string;
   createdAt: string;
   expiresAt: string;
+  /** When it was claimed; "" until then. */
+  confirmedAt: string;
+  /** Msats the service charged; "0" in the sandbox. */
+  fee: string;
   callbackUrl: string;
   invoice: { request: string; fastRequest: string; uri: string; fastUri: string };
 }

@@ -110,6 +110,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   });
 
   app.post('/v0/gamertag/send-payment', async (c) => {
+    const processedAt = new Date().toISOString();
     const body = await jsonBody(c);
     if (!body) return fail(c, 400, 'Request body must be a JSON object');
     const { gamertag, amount, description = '' } = body;
@@ -127,7 +128,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
 
     const receiverId = users.resolve(gamertag);
     const processing = gamertag.toLowerCase() === TEST_GAMERTAGS.processing;
-    const payment = wallet.pay({ receiverId, gamertag, amount, comment: description }, processing ? Date.now() + processingMs : undefined);
+    const payment = wallet.pay({ receiverId, gamertag, amount, comment: description, processedAt }, processing ? Date.now() + processingMs : undefined);
     if (!payment) return fail(c, 400, MESSAGES.insufficientBalance);
     // Settled already; only the answer is late, past the caller's timeout.
     if (gamertag.toLowerCase() === TEST_GAMERTAGS.ambiguous) await sleep(limboMs);
@@ -151,8 +152,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       amount: p.amount,
       fee: '0',
       unit: 'msats',
-      processedAt: p.settledAt,
-      confirmedAt: p.status === 'TRANSACTION_STATUS_COMPLETED' ? p.settledAt : null,
+      processedAt: p.processedAt,
+      confirmedAt: p.settledAt,
       comment: p.comment,
       status: p.status,
     });

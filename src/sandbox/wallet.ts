@@ -10,6 +10,9 @@ export interface SandboxPayment {
   /** Millisatoshis, as the service counts. */
   amount: string;
   comment: string;
+  /** When the service took the request. */
+  processedAt: string;
+  /** When it completed ("" while pending). */
   settledAt: string;
   status: TransactionStatus;
   /** When a `processing` payment reports completed. */
@@ -39,7 +42,7 @@ export class ProjectWallet {
       ...p,
       id: randomUUID(),
       transactionId: randomUUID(),
-      settledAt: new Date().toISOString(),
+      settledAt: completesAt === undefined ? new Date().toISOString() : '',
       status: completesAt === undefined ? 'TRANSACTION_STATUS_COMPLETED' : 'TRANSACTION_STATUS_PENDING',
       ...(completesAt === undefined ? {} : { completesAt }),
     };
@@ -52,6 +55,7 @@ export class ProjectWallet {
     const p = this.#byTransaction.get(transactionId);
     if (p?.completesAt !== undefined && now >= p.completesAt) {
       p.status = 'TRANSACTION_STATUS_COMPLETED';
+      p.settledAt = new Date(p.completesAt).toISOString();
       delete p.completesAt;
     }
     return p;

@@ -18,22 +18,24 @@ export class WithdrawalRequests {
   readonly #byId = new Map<string, WithdrawalRequest>();
 
   constructor(readonly callbackBase: string) {
-    SEEDED_WITHDRAWAL_REQUEST_IDS.forEach((id, i) =>
-      this.create({ amountSats: (i + 1) * 100, description: `Sandbox withdrawal #${i + 1}`, id, expiresInMs: 365 * 86_400_000 }),
-    );
-    // One of them has already lapsed, so an expired request can be shown too.
-    const expired = this.#byId.get(SEEDED_WITHDRAWAL_REQUEST_IDS[2]);
-    if (expired) expired.status = 'expired';
+    const [live1, live2, lapsed] = SEEDED_WITHDRAWAL_REQUEST_IDS;
+    this.create({ amountSats: 100, description: 'Sandbox withdrawal #1', id: live1, expiresInMs: 365 * 86_400_000 });
+    this.create({ amountSats: 200, description: 'Sandbox withdrawal #2', id: live2, expiresInMs: 365 * 86_400_000 });
+    // One has lapsed, so an expired request can be shown too: made two days ago, expired yesterday.
+    this.create({ amountSats: 300, description: 'Sandbox withdrawal #3', id: lapsed, expiresInMs: 86_400_000, now: Date.now() - 2 * 86_400_000 });
   }
 
-  get(id: string): WithdrawalRequest | undefined {
-    return this.#byId.get(id);
+  /** The request as it stands now: a pending one past its expiry is expired. */
+  get(id: string, now = Date.now()): WithdrawalRequest | undefined {
+    const wr = this.#byId.get(id);
+    if (wr?.status === 'pending' && Date.parse(wr.expiresAt) <= now) wr.status = 'expired';
+    return wr;
   }
 
-  create(o: { amountSats: number; description: string; id?: string; expiresInMs?: number }): WithdrawalRequest | string {
+  create(o: { amountSats: number; description: string; id?: string; expiresInMs?: number; now?: number }): WithdrawalRequest | string {
     if (!Number.isInteger(o.amountSats) || o.amountSats < WITHDRAWAL_MIN_SATS) return `amount must be at least ${WITHDRAWAL_MIN_SATS} sats`;
     const id = o.id ?? randomUUID();
-    const now = Date.now();
+    const now = o.now ?? Date.now();
     const request = lnurlFor(id, false);
     const fastRequest = lnurlFor(id, true);
     const wr: WithdrawalRequest = {
@@ -45,6 +47,8 @@ export class WithdrawalRequests {
       description: o.description,
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + (o.expiresInMs ?? 3_600_000)).toISOString(),
+      confirmedAt: '',
+      fee: '0',
       callbackUrl: `${this.callbackBase}/withdrawal-callback/${id}`,
       invoice: { request, fastRequest, uri: `lightning:${request}`, fastUri: `lightning:${fastRequest}` },
     };

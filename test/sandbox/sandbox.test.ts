@@ -90,7 +90,7 @@ describe('sandbox of the payments service', () => {
     const r = await call<WithdrawalRequest>('GET', `/v0/withdrawal-requests/${SEEDED_WITHDRAWAL_REQUEST_IDS[0]}`);
     expect(r.status).toBe(200);
     const wr = r.body.data!;
-    expect(Object.keys(wr).sort()).toEqual(['amount', 'callbackUrl', 'createdAt', 'description', 'expiresAt', 'id', 'internalId', 'invoice', 'status', 'unit']);
+    expect(Object.keys(wr).sort()).toEqual(['amount', 'callbackUrl', 'confirmedAt', 'createdAt', 'description', 'expiresAt', 'fee', 'id', 'internalId', 'invoice', 'status', 'unit']);
     expect(wr.internalId).toMatch(/^[0-9a-f]{32}$/);
     expect(wr.invoice.uri).toBe(`lightning:${wr.invoice.request}`);
     expect(Date.parse(wr.expiresAt)).toBeGreaterThan(Date.parse(wr.createdAt));
