@@ -1,4 +1,5 @@
 import * as Phaser from 'phaser';
+import { MUTED, text } from '../style.js';
 
 const GOAL = 20;
 const STREAK = 10;
@@ -19,8 +20,8 @@ export class PlayScene extends Phaser.Scene {
     this.#collected = 0;
     this.#streak = 0;
     this.#left = SECONDS;
-    this.#hud = this.add.text(16, 16, '', { fontSize: '22px', color: '#e8ecf4' });
-    this.add.text(16, 570, 'Click the coins. Ten in a row pays a streak bonus.', { fontSize: '16px', color: '#8793ad' });
+    this.#hud = this.add.text(16, 16, '', text(22));
+    this.add.text(16, 570, 'Click the coins. Ten in a row pays a streak bonus.', text(16, MUTED));
     this.#updateHud();
     this.time.addEvent({ delay: 1000, loop: true, callback: () => (--this.#left <= 0 ? this.#end() : this.#updateHud()) });
     // The first coin waits in the middle, so every player gets the first reward.
@@ -29,7 +30,7 @@ export class PlayScene extends Phaser.Scene {
 
   #spawn(x: number, y: number, vanishes = true) {
     const coin = this.add.circle(x, y, 26, 0xf7931a).setStrokeStyle(4, 0xffc46b).setInteractive({ useHandCursor: true });
-    const label = this.add.text(x, y, 'B', { fontSize: '28px', color: '#1b1b1b', fontStyle: 'bold' }).setOrigin(0.5);
+    const label = this.add.text(x, y, 'B', text(28, '#1b1b1b', { fontStyle: 'bold' })).setOrigin(0.5);
     const gone = () => {
       coin.destroy();
       label.destroy();
@@ -65,7 +66,14 @@ export class PlayScene extends Phaser.Scene {
 
   #next() {
     if (!this.scene.isActive()) return;
-    this.#spawn(Phaser.Math.Between(60, this.scale.width - 60), Phaser.Math.Between(90, this.scale.height - 90));
+    // Never under the toasts, where a click could not reach the coin.
+    const toasts = this.rewards.toastArea();
+    let x: number, y: number;
+    do {
+      x = Phaser.Math.Between(60, this.scale.width - 60);
+      y = Phaser.Math.Between(90, this.scale.height - 90);
+    } while (toasts && Phaser.Geom.Rectangle.Inflate(Phaser.Geom.Rectangle.Clone(toasts), 30, 30).contains(x, y));
+    this.#spawn(x, y);
   }
 
   #updateHud() {

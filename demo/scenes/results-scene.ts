@@ -1,6 +1,8 @@
 import * as Phaser from 'phaser';
+import type { RewardRecord } from 'rewardbus';
+import { ORANGE, ORANGE_HOVER, text } from '../style.js';
 
-/** Results: how the round went and what it paid; play again or go back to the title. */
+/** Results: how the round went and what the player has been paid; play again or go back to the title. */
 export class ResultsScene extends Phaser.Scene {
   constructor() {
     super('results');
@@ -8,19 +10,26 @@ export class ResultsScene extends Phaser.Scene {
 
   create(data: { collected: number; won: boolean }) {
     const { width } = this.scale;
-    this.add.text(width / 2, 160, data.won ? 'LEVEL COMPLETE' : "TIME'S UP", { fontSize: '52px', fontStyle: 'bold', color: '#f7931a' }).setOrigin(0.5);
-    this.add.text(width / 2, 230, `${data.collected} coins collected`, { fontSize: '24px', color: '#e8ecf4' }).setOrigin(0.5);
-    const paid = this.add.text(width / 2, 280, '', { fontSize: '20px', color: '#6fdc9a' }).setOrigin(0.5);
-    void this.rewards.history().then((h) => {
-      const sats = h.filter((r) => r.status === 'paid').reduce((s, r) => s + r.sats, 0);
-      if (paid.active) paid.setText(`${sats} sats earned so far`);
-    });
+    this.add.text(width / 2, 160, data.won ? 'LEVEL COMPLETE' : "TIME'S UP", text(52, ORANGE, { fontStyle: 'bold' })).setOrigin(0.5);
+    this.add.text(width / 2, 230, `${data.collected} coins collected`, text(24)).setOrigin(0.5);
+    const paid = this.add.text(width / 2, 280, '', text(20, '#6fdc9a')).setOrigin(0.5);
+    // The round's last rewards may still be on their way: the total follows each payout.
+    const show = (history: readonly RewardRecord[]) => {
+      const sats = history.filter((r) => r.status === 'paid').reduce((s, r) => s + r.sats, 0);
+      const waiting = this.rewards.pending().length;
+      if (paid.active) paid.setText(`${sats.toLocaleString()} sats paid so far${waiting ? ` · ${waiting} more on the way` : ''}`);
+    };
+    const refresh = () => void this.rewards.history().then(show);
+    refresh();
+    const offs = (['reward:paid', 'reward:failed', 'reward:rejected', 'reward:review'] as const).map((e) => this.rewards.on(e, refresh));
+    this.events.once(Phaser.Scenes.Events.SHUTDOWN, () => offs.forEach((off) => off()));
     this.#button(width / 2, 380, 'Play again', () => this.scene.start('play'));
     this.#button(width / 2, 450, 'Change player', () => this.scene.start('title'));
   }
 
   #button(x: number, y: number, label: string, onClick: () => void) {
-    const text = this.add.text(x, y, label, { fontSize: '24px', color: '#111', backgroundColor: '#f7931a', padding: { x: 18, y: 10 } });
-    text.setOrigin(0.5).setInteractive({ useHandCursor: true }).on('pointerdown', onClick);
+    const button = this.add.text(x, y, label, text(24, '#111111', { backgroundColor: ORANGE, padding: { x: 18, y: 10 } }));
+    button.setOrigin(0.5).setInteractive({ useHandCursor: true }).on('pointerdown', onClick);
+    button.on('pointerover', () => button.setBackgroundColor(ORANGE_HOVER)).on('pointerout', () => button.setBackgroundColor(ORANGE));
   }
 }

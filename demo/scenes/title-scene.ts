@@ -1,5 +1,6 @@
 import * as Phaser from 'phaser';
 import { RewardBusError } from 'rewardbus';
+import { ORANGE, text } from '../style.js';
 
 /** Title: the player enters a gamertag; linking it earns the daily login reward. */
 export class TitleScene extends Phaser.Scene {
@@ -9,15 +10,18 @@ export class TitleScene extends Phaser.Scene {
 
   create() {
     const { width } = this.scale;
-    this.add.text(width / 2, 170, 'COIN RUSH', { fontSize: '64px', fontStyle: 'bold', color: '#f7931a' }).setOrigin(0.5);
-    this.add.text(width / 2, 240, 'Grab coins, earn real sats (sandbox sats here).', { fontSize: '20px', color: '#c9d2e6' }).setOrigin(0.5);
+    this.add.text(width / 2, 170, 'COIN RUSH', text(64, ORANGE, { fontStyle: 'bold' })).setOrigin(0.5);
+    this.add.text(width / 2, 240, 'Grab coins, earn real sats (sandbox sats here).', text(20, '#c9d2e6')).setOrigin(0.5);
 
     const form = document.getElementById('login') as HTMLFormElement;
     const input = document.getElementById('gamertag') as HTMLInputElement;
     const error = document.getElementById('login-error')!;
-    input.value = this.rewards.player?.gamertag ?? '';
     form.style.display = 'flex';
     input.focus();
+    // The player this device played as last time, once the bus has read its storage.
+    void this.rewards.bus.ready.then(() => {
+      if (!input.value) input.value = this.rewards.player?.gamertag ?? '';
+    });
 
     const submit = async (event: SubmitEvent) => {
       event.preventDefault();

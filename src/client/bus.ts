@@ -55,7 +55,8 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   #stream: EventSource | undefined;
   #ramp: RampSession | undefined;
   #destroyed = false;
-  readonly #onOnline = () => void this.flush();
+  /** The browser is back online: send what waited, or at least find out whether the relay answers. */
+  readonly #onOnline = () => void this.flush().then(() => (this.#queue.online ? undefined : this.#probeRelay()));
   readonly #onOffline = () => this.#queue.setOnline(false);
 
   constructor(options: RewardBusOptions) {
@@ -193,6 +194,10 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     }
     this.#tabs.close();
     this.removeAllListeners();
+  }
+
+  async #probeRelay() {
+    if (!('unreachable' in (await this.#relay.catalog()))) this.#queue.setOnline(true);
   }
 
   async #linked(): Promise<PlayerSession> {

@@ -102,6 +102,12 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     this.bus.on(event, fn as never);
     return () => this.#bus?.off(event, fn as never);
   }
+  /** Where toasts may appear (game coordinates): keep what the player must click out of it. */
+  toastArea(): Phaser.Geom.Rectangle | undefined {
+    const scene = this.game.scene.getScene(TOAST_SCENE_KEY) as ToastScene | null;
+    return this.#toastsOn && scene?.sys.isActive() ? scene.area() : undefined;
+  }
+
   /** Shows a toast of your own through the same stack. */
   toast(toast: Toast) {
     // Before the game has booted the scene is still pending: then there is nowhere to draw yet.

@@ -38,6 +38,9 @@ const COLORS: Record<ToastVariant, number> = {
 type ToastObject = Phaser.GameObjects.GameObject & Phaser.GameObjects.Components.Transform & { height?: number; setAlpha?: (a: number) => unknown };
 const MARGIN = 12;
 const GAP = 8;
+const MAX_WIDTH = 320;
+/** A one-line toast's height at the default font size, for the area toasts may cover. */
+const LINE_HEIGHT = 42;
 
 export const TOAST_SCENE_KEY = '__rewardbus_toasts';
 
@@ -62,6 +65,18 @@ export class ToastScene extends Phaser.Scene {
     return this.#live.length;
   }
 
+  /**
+   * Where toasts may appear, in game coordinates: a game keeps what the player must click out
+   * of it (two-line toasts, at most `max` of them).
+   */
+  area(): Phaser.Geom.Rectangle {
+    const width = this.#width();
+    const height = (this.#options.max ?? 4) * (2 * LINE_HEIGHT + GAP);
+    const x = this.#x(width);
+    const y = (this.#options.position ?? 'top-right').startsWith('bottom') ? this.scale.height - MARGIN - height : MARGIN;
+    return new Phaser.Geom.Rectangle(x, y, width, height);
+  }
+
   override update() {
     // Scenes started after this one render above it: stay on top.
     const scenes = this.game.scene.getScenes(true);
@@ -72,7 +87,7 @@ export class ToastScene extends Phaser.Scene {
     const o = this.#options;
     this.recent.push(toast);
     if (this.recent.length > 50) this.recent.shift();
-    const width = Math.min(320, this.scale.width - 2 * MARGIN);
+    const width = this.#width();
     const item: ToastObject = o.render ? o.render(this, toast, width) : this.#draw(toast, width);
     this.#live.push(item);
     while (this.#live.length > (o.max ?? 4)) this.#remove(this.#live[0]!);
@@ -91,7 +106,8 @@ export class ToastScene extends Phaser.Scene {
       fontFamily: o.fontFamily ?? 'system-ui, sans-serif',
       fontSize: `${o.fontSize ?? 16}px`,
       color: '#ffffff',
-      wordWrap: { width: width - 24 },
+      // Advanced wrap also breaks a word longer than the box (a long gamertag).
+      wordWrap: { width: width - 24, useAdvancedWrap: true },
     });
     const height = text.height + 20;
     const bg = this.add.graphics();
@@ -108,13 +124,21 @@ export class ToastScene extends Phaser.Scene {
     if (i < 0) return;
     this.#live.splice(i, 1);
     item.destroy();
-    this.#layout(Math.min(320, this.scale.width - 2 * MARGIN));
+    this.#layout(this.#width());
+  }
+
+  #width() {
+    return Math.min(MAX_WIDTH, this.scale.width - 2 * MARGIN);
+  }
+
+  #x(width: number) {
+    const pos = this.#options.position ?? 'top-right';
+    return pos.endsWith('left') ? MARGIN : pos === 'top-center' ? (this.scale.width - width) / 2 : this.scale.width - width - MARGIN;
   }
 
   #layout(width: number) {
-    const pos = this.#options.position ?? 'top-right';
-    const bottom = pos.startsWith('bottom');
-    const x = pos.endsWith('left') ? MARGIN : pos === 'top-center' ? (this.scale.width - width) / 2 : this.scale.width - width - MARGIN;
+    const bottom = (this.#options.position ?? 'top-right').startsWith('bottom');
+    const x = this.#x(width);
     let y = bottom ? this.scale.height - MARGIN : MARGIN;
     // Newest nearest the edge.
     for (const item of [...this.#live].reverse()) {

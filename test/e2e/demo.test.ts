@@ -168,4 +168,74 @@ describeInBrowser('the demo in a real browser', () => {
     await page.waitForSelector('[data-rewardbus=overlay]', { state: 'detached' });
     await context.close();
   });
+
+  it('greets a returning player on a new device without a refusal, and keeps the gamertag across a reload', async () => {
+    const first = await browser.newContext();
+    await linkAndPlay(await openGame(first), 'returner');
+    await first.close();
+
+    const context = await browser.newContext();
+    const page = await openGame(context);
+    const claims: string[] = [];
+    page.on('request', (r) => r.method() === 'POST' && r.url().endsWith('/v1/rewards') && claims.push(r.url()));
+    await linkAndPlay(page, 'returner');
+    await new Promise((r) => setTimeout(r, 300));
+    // daily-login was earned today on the other device: no request, no orange toast.
+    expect(claims).toEqual([]);
+    expect((await toasts(page)).filter((t) => t.variant !== 'paid')).toEqual([]);
+
+    await page.reload();
+    await page.waitForFunction(() => (document.getElementById('gamertag') as HTMLInputElement).value === 'returner');
+    await context.close();
+  });
+
+  it('fits a phone-sized window without sideways scrolling, wraps a long gamertag inside its toast, and loads without a 404', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    const missing: string[] = [];
+    page.on('response', (r) => r.status() >= 400 && missing.push(`${r.status()} ${r.url()}`));
+    await page.goto(`${server.url}/`);
+    await page.waitForFunction(() => (globalThis as DemoWindow).game?.scene.isActive('title'));
+    const gamertag = 'a-very-long-gamertag-that-goes-on-and-on-and-on';
+    await linkAndPlay(page, gamertag);
+    await waitForToast(page, 'paid', 'daily-login');
+    const layout = await page.evaluate(() => ({
+      scrollWidth: document.documentElement.scrollWidth,
+      innerWidth: window.innerWidth,
+      canvas: document.querySelector('#game canvas')!.getBoundingClientRect().width,
+    }));
+    expect(layout.scrollWidth).toBeLessThanOrEqual(layout.innerWidth);
+    expect(layout.canvas).toBeLessThanOrEqual(layout.innerWidth);
+    const fits = await page.evaluate(() => {
+      type Box = { width: number; list: Array<{ type: string; width: number; x: number }> };
+      const scene = (globalThis as unknown as { game: { scene: { getScene(k: string): { children: { list: Box[] } } } } }).game.scene.getScene('__rewardbus_toasts');
+      return scene.children.list.map((box) => box.list.filter((o) => o.type === 'Text').every((t) => t.x + t.width <= box.width));
+    });
+    expect(fits.length).toBeGreaterThan(0);
+    expect(fits.every(Boolean)).toBe(true);
+    await keepScreenshot(page, 'demo-narrow.png');
+    expect(missing).toEqual([]);
+    await context.close();
+  });
+
+  it('shows the browser going offline in the panel at once, and the results total what was paid', async () => {
+    const context = await browser.newContext();
+    const page = await openGame(context);
+    await linkAndPlay(page, 'counter');
+    await waitForToast(page, 'paid', 'daily-login');
+    await context.setOffline(true);
+    await page.waitForSelector('#status.offline', { timeout: 1000 });
+    await context.setOffline(false);
+    await page.waitForSelector('#status:not(.offline)');
+
+    await clickFirstCoin(page);
+    await page.evaluate(() => (globalThis as DemoWindow).game.plugins.get('rewards').unlock('level-complete'));
+    await page.evaluate(() => (globalThis as unknown as { game: { scene: { start(k: string, d: object): void; stop(k: string): void } } }).game.scene.start('results', { collected: 1, won: false }));
+    // daily-login 10 + first-coin 21 + level-complete 100, however late the last ones land.
+    await page.waitForFunction(() => {
+      const scene = (globalThis as unknown as { game: { scene: { getScene(k: string): { children: { list: Array<{ text?: string }> } } } } }).game.scene.getScene('results');
+      return scene.children.list.some((o) => o.text === '131 sats paid so far');
+    });
+    await context.close();
+  });
 });
