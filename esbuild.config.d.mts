@@ -7,4 +7,4 @@ export const iifeBuild: BuildOptions;
 export const forwardBuild: BuildOptions;
 export const relayBuild: BuildOptions;
 export const demoBuild: BuildOptions;
-export const sizeBuild: (entry: string) => BuildOptions;
+export const sizeBuild: (entry: string, target?: string | string[]) => BuildOptions;

@@ -12,14 +12,15 @@ const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 
 const relayPkg = JSON.parse(readFileSync(new URL('./packages/relay/package.json', import.meta.url), 'utf8'));
 
 /**
- * The browsers Phaser's official templates build for (template-esbuild's target list). esbuild
- * lowers all the syntax they lack except destructuring, which it cannot lower (Edge 16's is
- * incomplete): Babel takes that out afterwards (lowerDestructuring). `import()` stays as it is:
- * lowered, it would become a require() of our chunk files, which only the game's own bundler
- * can resolve.
+ * The oldest browsers Phaser's official templates build for (template-esbuild's target list).
+ * A game's bundler lowers our ES2022 to them, all but destructuring, which esbuild cannot lower
+ * (Edge 16's is incomplete): so the package ships none (Babel takes it out, lowerDestructuring).
+ * The script-tag build, which no bundler sees, is lowered to these targets itself.
  */
 export const BROWSER_TARGETS = ['chrome58', 'edge16', 'firefox57', 'safari11'];
-const browserSyntax = { target: BROWSER_TARGETS, supported: { destructuring: true, 'dynamic-import': true } };
+const moduleSyntax = { target: 'es2022' };
+// `import()` stays as it is: lowered, it would become a require(), which no browser can run.
+const scriptSyntax = { target: BROWSER_TARGETS, supported: { destructuring: true, 'dynamic-import': true } };
 
 /** Rewrites destructuring as plain property reads, the one thing esbuild leaves for these targets. */
 export async function lowerDestructuring(code) {
@@ -66,7 +67,7 @@ const phaserGlobal = {
  * bundled, so the browser code holds nothing a game's bundler must lower further.
  */
 export const clientBuild = {
-  ...browserSyntax,
+  ...moduleSyntax,
   entryPoints: { 'client/index': 'src/client/index.ts', 'client/node': 'src/client/node.ts', 'phaser/index': 'src/phaser/index.ts' },
   outdir: 'dist',
   bundle: true,
@@ -81,7 +82,7 @@ export const clientBuild = {
 
 /** `<script src="rewardbus.iife.js">` (after Phaser's, for the plugin): `RewardBus.createRewardBus`, `RewardBus.RewardBusPlugin`. */
 export const iifeBuild = {
-  ...browserSyntax,
+  ...scriptSyntax,
   entryPoints: ['src/iife.ts'],
   outfile: 'dist/rewardbus.iife.js',
   bundle: true,
@@ -126,11 +127,11 @@ const RELAY_PACKAGE_FILES = [
 
 /**
  * What a game pays for up front: client (+ plugin) as the package ships it (dist/, so run the
- * build first), minified with its dependencies, Phaser left out. Split as a game's bundler would:
+ * build first), minified with its dependencies for `target`, Phaser left out. Split as a game's bundler would:
  * what loads on demand (overlays, QR encoder, IndexedDB store) lands in chunks of its own,
  * which the bench counts apart.
  */
-export const sizeBuild = (entry) => ({
+export const sizeBuild = (entry, target = 'es2022') => ({
   stdin: { contents: entry, resolveDir: new URL('.', import.meta.url).pathname, loader: 'ts', sourcefile: 'entry.ts' },
   bundle: true,
   minify: true,
@@ -138,9 +139,10 @@ export const sizeBuild = (entry) => ({
   outdir: 'size-out',
   format: 'esm',
   platform: 'browser',
-  target: BROWSER_TARGETS,
+  target,
   external: ['phaser'],
   metafile: true,
+  logOverride: { 'ignored-bare-import': 'silent' },
   write: false,
   logLevel: 'warning',
 });

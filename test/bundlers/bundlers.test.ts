@@ -71,6 +71,8 @@ describeInBrowser('a game from each Phaser template, with rewardbus from the pac
     it(`builds with the ${bundler} template's own build command, unchanged`, () => {
       const game = games.get(bundler)!;
       expect(game.build.output).not.toMatch(/node:fs|node:path|destructuring|UnhandledSchemeError|Could not resolve/);
+      // Nor a warning about the package.
+      expect(game.build.output).not.toMatch(/WARN[\s\S]{0,400}node_modules\/rewardbus/i);
       expect(game.build.code).toBe(0);
       const dist = join(game.dir, 'dist');
       const scripts = readdirSync(dist, { recursive: true }).map(String).filter((f) => f.endsWith('.js'));

@@ -171,7 +171,9 @@ describeInBrowser('the demo in a real browser', () => {
 
   it('greets a returning player on a new device without a refusal, and keeps the gamertag across a reload', async () => {
     const first = await browser.newContext();
-    await linkAndPlay(await openGame(first), 'returner');
+    const firstPage = await openGame(first);
+    await linkAndPlay(firstPage, 'returner');
+    await waitForToast(firstPage, 'paid', 'daily-login');
     await first.close();
 
     const context = await browser.newContext();
