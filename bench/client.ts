@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { EventEmitter } from 'eventemitter3';
-import { sizeBuild } from '../esbuild.config.mjs';
+import { BROWSER_TARGETS, sizeBuild } from '../esbuild.config.mjs';
 import { startServer } from '../src/bin/serve.js';
 import { createRewardBus, memoryStorage } from '../src/client/index.js';
 import { createLogger, loadConfig } from '../src/relay/index.js';
 
 /** Bytes a game loads up front (the entry and the chunks it imports statically), and on demand. */
-async function measure(entry: string) {
-  const r = await build(sizeBuild(entry));
+async function measure(entry: string, target?: string[]) {
+  const r = await build(sizeBuild(entry, target));
   const files = new Map(r.outputFiles!.map((f) => [f.path.slice(f.path.indexOf('size-out/')), f.contents]));
   const outputs = r.metafile!.outputs;
   const upFront = new Set<string>();
@@ -28,13 +28,16 @@ async function measure(entry: string) {
   return { upFront: size([...upFront]), onDemand: size(Object.keys(outputs).filter((o) => !upFront.has(o) && o.endsWith('.js'))) };
 }
 
+/** What the packed package costs a game (dist/: `npm run build` first), as a modern and as an old-browser build. */
 export async function bundleSizes() {
   const client = await measure("export * from 'rewardbus'");
   const both = await measure("export * from 'rewardbus'; export * from 'rewardbus/phaser'");
+  const old = await measure("export * from 'rewardbus'; export * from 'rewardbus/phaser'", BROWSER_TARGETS);
   return [
     { name: 'client, up front', ...client.upFront },
     { name: 'client + Phaser plugin, up front', ...both.upFront },
-    { name: 'on demand (overlays, QR encoder, file store)', ...both.onDemand },
+    { name: 'on demand (overlays, QR encoder, IndexedDB store)', ...both.onDemand },
+    { name: `client + plugin up front, built for ${BROWSER_TARGETS.join(' ')}`, ...old.upFront },
   ];
 }
 

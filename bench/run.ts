@@ -6,8 +6,8 @@ import { benchRelay } from './relay-load.js';
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 console.log('rewardbus bench\n');
-console.log('client bundle (minified, dependencies included, Phaser excluded)');
-for (const s of await bundleSizes()) console.log(`  ${s.name.padEnd(46)} ${fmt(s.min).padStart(7)} B min   ${fmt(s.gzip).padStart(6)} B min+gzip`);
+console.log('client bundle as packed (minified by esbuild, dependencies included, Phaser excluded)');
+for (const s of await bundleSizes()) console.log(`  ${s.name.padEnd(64)} ${fmt(s.min).padStart(7)} B min   ${fmt(s.gzip).padStart(6)} B min+gzip`);
 
 const u = unlockCost();
 console.log('\nunlock(), synchronous cost per call');
