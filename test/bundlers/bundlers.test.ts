@@ -97,6 +97,20 @@ describeInBrowser('a game from each Phaser template, with rewardbus from the pac
     expect(readFileSync(join(game.dir, 'plain/main.js'), 'utf8')).not.toMatch(/["']node:(fs|path)/);
   });
 
+  it("the game's `npx rewardbus start` says where the relay is; the relay package's own command runs", async () => {
+    const game = games.get('vite')!;
+    const forward = await promisify(execFile)(join(game.dir, 'node_modules/.bin/rewardbus'), ['start']).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(forward.code).toBe(2);
+    expect(forward.stderr).toContain('npx @rewardbus/relay start');
+    const relayPackage = JSON.parse(readFileSync('packages/relay/package.json', 'utf8')) as { version: string; bin: Record<string, string> };
+    const bin = join('packages/relay', relayPackage.bin['rewardbus-relay']!);
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, '--version']);
+    expect(stdout.trim()).toBe(relayPackage.version);
+  });
+
   it('the script-tag build serves other engines without Phaser, and Phaser games with the plugin', async () => {
     const game = games.get('vite')!;
     const modules = join(game.dir, 'node_modules');
