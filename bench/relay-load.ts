@@ -50,6 +50,7 @@ export async function benchRelay(): Promise<LoadFigures[]> {
         PORT: '0',
         PAYMENTS_API_KEY: SANDBOX_KEY,
         PAYMENTS_BASE_URL: sandboxUrl,
+        RELAY_PUBLIC_URL: 'http://127.0.0.1',
         RELAY_DATA_DIR: dir,
         RELAY_CATALOG: catalog,
         RELAY_USER_DAILY_CAP_SATS: '0',

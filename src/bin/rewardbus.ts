@@ -39,7 +39,10 @@ Environment (also read from ./.env; every setting is described in .env.example):
   RELAY_DAILY_BUDGET_SATS               the whole game per UTC day (100000; 0: none)
   RELAY_RATE_LIMIT_PER_MINUTE           per address and per player (60; 0: off)
   WEBHOOK_SECRET                        verifies the service's webhook signatures
-  RELAY_PUBLIC_URL                      how the service reaches the relay, for webhook_url
+  WEBHOOK_TOLERANCE_SECONDS             refuses webhook events dated further from now (300; 0: off)
+  RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE   webhook deliveries per source address (600; 0: off)
+  RELAY_PUBLIC_URL                      how the service reaches the relay, for webhook_url (required with a key)
+  RELAY_TRUST_PROXY                     proxy hops (1) or addresses to believe X-Forwarded-For from
   LOG_LEVEL                             trace, debug, info, warn, error (info)
   SANDBOX_API_KEY, SANDBOX_PORT         the sandbox alone`;
 

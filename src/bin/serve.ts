@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { createRelay, ledgerFile, loadCatalogFile, createLogger, type Relay, type RelayConfig, type RelayOptions } from '../relay/index.js';
@@ -8,6 +9,29 @@ import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/ind
 
 /** Where the embedded sandbox is mounted on the relay's own port. */
 export const SANDBOX_PREFIX = '/sandbox';
+const SANDBOX_CONTROLS = `${SANDBOX_PREFIX}/_sandbox/`;
+
+/** A loopback address (or name): this machine only. */
+export const isLoopback = (address: string | undefined): boolean =>
+  address !== undefined && (/^127\./.test(address) || address === '::1' || address === 'localhost' || /^::ffff:127\./i.test(address));
+
+const notHere = () =>
+  new Response(JSON.stringify({ type: 'about:blank', title: 'Not found', status: 404, code: 'not_found' }), {
+    status: 404,
+    headers: { 'content-type': 'application/problem+json', 'x-content-type-options': 'nosniff' },
+  });
+
+/** Node's own refusals (400, 408, 431) as problem+json, with the relay's security headers. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex) {
+  if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+  const [status, title, code] =
+    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'headers_too_large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'request_timeout'] : [400, 'Bad Request', 'bad_request'];
+  const body = JSON.stringify({ type: 'about:blank', title, status, code });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\nX-Frame-Options: DENY\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
 
 export interface RunningServer {
   /** `http://host:port`, without a trailing slash. */
@@ -39,16 +63,18 @@ function below(prefix: string, request: Request): Request {
  * /sandbox, and pays through it over real HTTP, exactly as it would pay the service.
  */
 export async function startServer(config: RelayConfig, options: ServeOptions = {}): Promise<RunningServer> {
-  const logger = options.logger ?? createLogger();
+  const logger = options.logger ?? createLogger(undefined, undefined, config.payments ? [config.payments.apiKey] : []);
   let relay: Relay | undefined;
   let sandbox: Sandbox | undefined;
 
   const server = serve({
     hostname: config.host,
     port: config.port,
-    fetch: async (request, env) => {
+    fetch: async (request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
       const { pathname } = new URL(request.url);
       if (sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`))) {
+        // The test controls (rename any player, list payments) are for this machine only.
+        if (pathname.startsWith(SANDBOX_CONTROLS) && !isLoopback(env.incoming?.socket?.remoteAddress)) return notHere();
         return sandbox.fetch(below(SANDBOX_PREFIX, request));
       }
       if (!pathname.startsWith('/v1/') && options.fallback) {
@@ -62,6 +88,9 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     server.once('listening', resolve);
     server.once('error', reject);
   });
+  // What Node's HTTP parser refuses before the relay sees a request (a bad request line, headers
+  // too large) is answered as a problem too, as far as a raw socket allows.
+  server.on('clientError', answerClientError);
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
@@ -73,6 +102,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     sandbox = createSandbox({ publicUrl: `${url}${SANDBOX_PREFIX}`, ...(webhookSecret ? { webhookSecret } : {}), ...options.sandbox });
     payments = { apiKey: sandbox.apiKey, baseUrl: `${url}${SANDBOX_PREFIX}` };
     logger.warn({ event: 'sandbox', url: `${url}${SANDBOX_PREFIX}` }, 'NO PAYMENTS_API_KEY: paying through the embedded sandbox; no real sats move');
+    if (!isLoopback(config.host)) logger.warn({ event: 'sandbox_controls', host: config.host }, `the sandbox's test controls (${SANDBOX_CONTROLS}) answer this machine only`);
   }
   relay = createRelay({
     payments: { ...payments, timeoutMs: config.paymentsTimeoutMs },
@@ -85,8 +115,11 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     rateLimitPerMinute: config.rateLimitPerMinute,
     logger,
     mode: config.payments ? 'live' : 'sandbox',
-    webhooks: { secret: webhookSecret },
-    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+    webhooks: { secret: webhookSecret, toleranceSeconds: config.webhookToleranceSeconds },
+    webhookRateLimitPerMinute: config.webhookRateLimitPerMinute,
+    // The sandbox's webhooks come from this process, to this relay's own address.
+    publicUrl: config.publicUrl ?? url,
+    ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
     ...options.relay,
   });
   await relay.ready;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { parseTrustProxy, type TrustProxy } from './client-address.js';
 
 const int = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
@@ -19,7 +20,10 @@ const envSchema = z.object({
   RELAY_DAILY_BUDGET_SATS: int(100_000),
   RELAY_RATE_LIMIT_PER_MINUTE: int(60),
   WEBHOOK_SECRET: z.string().min(1).optional(),
+  WEBHOOK_TOLERANCE_SECONDS: int(300),
+  RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE: int(600),
   RELAY_PUBLIC_URL: z.url().optional(),
+  RELAY_TRUST_PROXY: z.string().optional(),
 });
 
 /** The relay's settings, read from the environment (see .env.example). */
@@ -37,8 +41,12 @@ export interface RelayConfig {
   dailyBudgetSats: number;
   rateLimitPerMinute: number;
   webhookSecret?: string;
-  /** How the service reaches the relay (webhook_url). Default: the origin of each request. */
+  /** An event dated further than this from now is refused; 0: no check. */
+  webhookToleranceSeconds: number;
+  webhookRateLimitPerMinute: number;
+  /** How the service reaches the relay (webhook_url). Required with a key; the sandbox's is the relay's own address. */
   publicUrl?: string;
+  trustProxy?: TrustProxy;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
@@ -49,6 +57,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
   const e = parsed.data;
   if (!!e.PAYMENTS_API_KEY !== !!e.PAYMENTS_BASE_URL) {
     throw new Error('Set both PAYMENTS_API_KEY and PAYMENTS_BASE_URL to pay for real, or neither to use the embedded sandbox.');
+  }
+  if (e.PAYMENTS_API_KEY && !e.RELAY_PUBLIC_URL) {
+    throw new Error('RELAY_PUBLIC_URL is required with PAYMENTS_API_KEY: it is where the payments service sends its webhooks (never taken from a request).');
   }
   const dataDir = resolve(e.RELAY_DATA_DIR);
   return {
@@ -64,7 +75,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     dailyBudgetSats: e.RELAY_DAILY_BUDGET_SATS,
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE,
     ...(e.WEBHOOK_SECRET ? { webhookSecret: e.WEBHOOK_SECRET } : {}),
+    webhookToleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,
+    webhookRateLimitPerMinute: e.RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE,
     ...(e.RELAY_PUBLIC_URL ? { publicUrl: e.RELAY_PUBLIC_URL.replace(/\/$/, '') } : {}),
+    ...(e.RELAY_TRUST_PROXY ? { trustProxy: parseTrustProxy(e.RELAY_TRUST_PROXY) } : {}),
   };
 }
 

@@ -6,21 +6,23 @@ import type { RateLimiter } from './rate-limit.js';
 
 /** What the relay's handlers share: the authenticated player, and Node's socket when there is one. */
 export type RelayEnv = {
-  Variables: { player: PlayerClaims; maxBodyBytes: number };
+  Variables: { player: PlayerClaims; maxBodyBytes: number; clientIp: string };
   Bindings: { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
 };
 export type RelayContext = Context<RelayEnv>;
 
-/** The caller's address: the socket's under Node, 'local' for in-process `fetch` calls. */
-export const clientIp = (c: RelayContext): string => c.env?.incoming?.socket?.remoteAddress ?? 'local';
+/** The socket's address under Node, 'local' for in-process `fetch` calls. */
+export const socketAddress = (c: RelayContext): string => c.env?.incoming?.socket?.remoteAddress ?? 'local';
+
+/** The caller's address, as the relay decided at the door (through trusted proxies only). */
+export const clientIp = (c: RelayContext): string => c.get('clientIp') ?? socketAddress(c);
 
 /**
- * The body as text, 413 past the limit. A declared length is checked before reading and read
- * through `text()`, which @hono/node-server serves straight from the socket; only a chunked body
- * goes through the web stream, counted as it comes.
+ * The body as text, 413 past the limit, never buffered beyond it. A declared length is checked
+ * before reading and read through `text()`, which @hono/node-server serves straight from the
+ * socket; a chunked body goes through the web stream, counted as it comes and cut off at the limit.
  */
-async function readText(c: RelayContext): Promise<string> {
-  const max = c.get('maxBodyBytes');
+export async function readText(c: RelayContext, max = c.get('maxBodyBytes')): Promise<string> {
   const declared = c.req.header('content-length');
   if (declared !== undefined) {
     if (!(Number(declared) <= max)) throw new RelayProblem('payload_too_large');
@@ -40,17 +42,33 @@ async function readText(c: RelayContext): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** A UTF-16 surrogate without its other half: not a character, and not encodable in a URL. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Strings in a body must be valid Unicode: a lone surrogate cannot be sent on (URLs, logs, the service). */
+function wellFormed(_key: string, value: unknown): unknown {
+  if (typeof value === 'string' && LONE_SURROGATE.test(value)) throw new RelayProblem('bad_request', 'Strings must be valid Unicode (no lone surrogates)');
+  return value;
+}
+
+/** A JSON object from text: 400 for bad JSON, for anything but an object (`null`, arrays, numbers), and for ill-formed strings. */
+export function parseJsonObject(text: string): Record<string, unknown> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text, wellFormed);
+  } catch (err) {
+    if (err instanceof RelayProblem) throw err;
+    throw new RelayProblem('bad_request', 'The body is not valid JSON');
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new RelayProblem('bad_request', 'The body must be a JSON object');
+  return json as Record<string, unknown>;
+}
+
 /** Parses a JSON body against a schema: 415 for another content type, 413 too large, 400 for bad JSON or fields. */
 export async function readJson<S extends z.ZodType>(c: RelayContext, schema: S): Promise<z.infer<S>> {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) throw new RelayProblem('unsupported_media_type');
-  const text = await readText(c);
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new RelayProblem('bad_request', 'The body is not valid JSON');
-  }
+  const json = parseJsonObject(await readText(c));
   const r = schema.safeParse(json);
   if (!r.success) {
     const detail = r.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');

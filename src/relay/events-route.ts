@@ -2,8 +2,11 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { RelayEnv } from './context.js';
 import type { EventHub, EventLog, PlayerEvent } from './event-log.js';
+import { RelayProblem } from './problems.js';
 
 const HEARTBEAT_MS = 15_000;
+/** Events read from the log at a time while a reconnecting stream catches up. */
+const PAGE = 500;
 
 /**
  * `GET /v1/events`: the player's events as Server-Sent Events. A reconnect with Last-Event-ID
@@ -13,7 +16,9 @@ export function eventsRoute(events: EventLog, hub: EventHub) {
   return new Hono<RelayEnv>().get('/', (c) => {
     const { userId } = c.get('player');
     const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
-    const after = Number(lastEventId) || 0;
+    // An id this relay never gave is not "replay everything": say so.
+    if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
+    const after = Number(lastEventId ?? 0);
     return streamSSE(c, async (stream) => {
       let lastSent = after;
       let wake: (() => void) | undefined;
@@ -32,8 +37,14 @@ export function eventsRoute(events: EventLog, hub: EventHub) {
         lastSent = e.id;
         await stream.writeSSE({ id: String(e.id), event: e.type, data: JSON.stringify(e.data) });
       };
-      // A first connection starts from now; a reconnection (any Last-Event-ID, 0 for all) gets what it missed.
-      if (lastEventId !== undefined) for (const e of await events.since(userId, after)) await send(e);
+      // A first connection starts from now; a reconnection (any Last-Event-ID, 0 for all) gets
+      // everything it missed, page after page.
+      if (lastEventId !== undefined) {
+        for (let page = await events.since(userId, after, PAGE); page.length && !stream.aborted; page = await events.since(userId, lastSent, PAGE)) {
+          for (const e of page) await send(e);
+          if (page.length < PAGE) break;
+        }
+      }
       while (!stream.aborted) {
         while (live.length) await send(live.shift()!);
         const timedOut = await new Promise<boolean>((resolve) => {

@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { REDACTED, scrub } from './scrub.js';
 
 /** Paths whose values are never written, wherever they appear in a log line. */
 export const REDACT_PATHS = ['apiKey', '*.apiKey', 'apikey', '*.apikey', 'headers.apikey', '*.headers.apikey', 'authorization', '*.authorization', 'token', '*.token', 'secret', '*.secret'];
@@ -14,6 +15,18 @@ function defaultDestination(): pino.DestinationStream {
   return pino.destination({ dest: 1, sync: false, minLength: 0 });
 }
 
-export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destination: pino.DestinationStream = defaultDestination()): Logger {
-  return pino({ level, base: { service: 'rewardbus-relay' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
+/**
+ * The relay's logger. Known fields are redacted by name; `secrets` (the API key) are taken out
+ * of every line wherever they appear, as are values shaped like credentials.
+ */
+export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destination: pino.DestinationStream = defaultDestination(), secrets: readonly string[] = []): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'rewardbus-relay' },
+      redact: { paths: REDACT_PATHS, censor: REDACTED },
+      hooks: { streamWrite: (line) => scrub(line, secrets) },
+    },
+    destination,
+  );
 }

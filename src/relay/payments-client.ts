@@ -12,6 +12,7 @@ import {
   type UserIdData,
   type WithdrawalRequest,
 } from './payments-api.js';
+import { scrub } from './scrub.js';
 
 export interface PaymentsClientOptions {
   baseUrl: string;
@@ -135,7 +136,7 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
         if (!idempotent) return { kind: 'unclear', reason: `service_error_${r.status}` };
         last = { kind: 'unavailable', reason: `service_error_${r.status}` };
       } else {
-        return refusal(r);
+        return refusal(r, options.apiKey);
       }
       if (attempt < attempts) await sleep(waitMs);
     }
@@ -154,9 +155,11 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
   };
 }
 
-function refusal(r: Answer): Outcome<never> {
+/** A refusal, its message scrubbed: the service's text could quote the key it was sent. */
+function refusal(r: Answer, apiKey: string): Outcome<never> {
   const b = r.body as { message?: unknown; error?: { code?: unknown; message?: unknown } } | undefined;
-  const message = typeof b?.message === 'string' ? b.message : typeof b?.error?.message === 'string' ? b.error.message : `HTTP ${r.status}`;
+  const text = typeof b?.message === 'string' ? b.message : typeof b?.error?.message === 'string' ? b.error.message : `HTTP ${r.status}`;
+  const message = scrub(text, [apiKey]);
   const code = typeof b?.error?.code === 'string' ? b.error.code : undefined;
   return { kind: 'refused', status: r.status, message, ...(code ? { code } : {}) };
 }

@@ -3,28 +3,19 @@ import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
 import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats } from './payments-api.js';
 import type { PaymentsClient } from './payments-client.js';
 
-/** How long a userId's current gamertag is trusted before it is looked up again. */
-const GAMERTAG_TTL_MS = 60_000;
-
 /**
  * Pays committed intents through the service and settles them in the ledger. A payment is
  * sent once per intent: an unclear answer becomes needs_review and is settled through the
  * payment-status endpoint or by an operator, never by sending again.
  */
 export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: Logger) {
-  // Payments go to a gamertag, but gamertags change and can be taken by someone else:
-  // pay the userId's current one.
-  const gamertags = new Map<string, { gamertag: string; at: number }>();
-  const remember = (userId: string, gamertag: string) => gamertags.set(userId, { gamertag, at: Date.now() });
-
+  /**
+   * Payments go to a gamertag, but a player can rename and someone else take the old name within
+   * a second: the userId's gamertag is looked up right before each payment, never cached.
+   */
   async function currentGamertag(userId: string): Promise<Settlement | string> {
-    const cached = gamertags.get(userId);
-    if (cached && Date.now() - cached.at < GAMERTAG_TTL_MS) return cached.gamertag;
     const r = await payments.gamertagByUserId(userId);
-    if (r.kind === 'ok') {
-      remember(userId, r.data.gamertag);
-      return r.data.gamertag;
-    }
+    if (r.kind === 'ok') return r.data.gamertag;
     if (r.kind === 'refused' && r.status < 500 && r.status !== 401 && r.status !== 403) return { state: 'failed', reason: 'unknown_user' };
     return { state: 'deferred', reason: r.kind === 'refused' ? `service_refused_${r.status}` : r.reason };
   }
@@ -114,7 +105,7 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     await Promise.allSettled([...inFlight]);
   }
 
-  return { pay, reconcile, recover, remember, drain };
+  return { pay, reconcile, recover, drain };
 }
 
 export type Payouts = ReturnType<typeof createPayouts>;

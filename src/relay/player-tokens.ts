@@ -9,6 +9,8 @@ export interface PlayerClaims {
 }
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64url');
+/** `rb1.<base64url payload>.<43 base64url characters: a SHA-256 HMAC>`. */
+const TOKEN = /^rb1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
 
 /**
  * Compact HMAC-SHA256 tokens, `rb1.<payload>.<signature>`: only the relay can mint them, so a
@@ -38,8 +40,10 @@ export function createPlayerTokens(secret: string, ttlMs: number) {
   };
 
   function check(token: string, now: number): PlayerClaims | undefined {
-    const [version, payload, signature] = token.split('.');
-    if (version !== 'rb1' || !payload || !signature) return undefined;
+    // Exactly what issue() makes: no extra segment, no padding, nothing Buffer would quietly skip.
+    const m = TOKEN.exec(token);
+    if (!m) return undefined;
+    const [, payload = '', signature = ''] = m;
     const given = Buffer.from(signature, 'base64url');
     const expected = sign(payload);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { PlayerSession } from '../wire/relay-api.js';
 import { clientIp, rateLimited, readJson, type RelayEnv } from './context.js';
 import type { PaymentsClient } from './payments-client.js';
-import type { Payouts } from './payouts.js';
 import type { PlayerTokens } from './player-tokens.js';
 import { RelayProblem } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -13,15 +12,16 @@ const linkSchema = z.strictObject({
 });
 
 /** `POST /v1/players`: resolves a gamertag to its permanent userId and hands out a player token. */
-export function playersRoute(payments: PaymentsClient, tokens: PlayerTokens, payouts: Payouts, limiter: RateLimiter) {
+export function playersRoute(payments: PaymentsClient, tokens: PlayerTokens, limiter: RateLimiter) {
   return new Hono<RelayEnv>().post('/', async (c) => {
     rateLimited(limiter, `ip:${clientIp(c)}`);
     const { gamertag } = await readJson(c, linkSchema);
     const r = await payments.userIdByGamertag(gamertag);
     if (r.kind === 'refused' && (r.status === 400 || r.status === 404)) throw new RelayProblem('unknown_gamertag', `No player is called ${gamertag}`);
     if (r.kind !== 'ok') throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
-    payouts.remember(r.data.id, gamertag);
     const { token, claims } = tokens.issue(r.data.id, gamertag);
+    // A bearer token: no cache, shared or private, may keep it.
+    c.header('Cache-Control', 'no-store');
     return c.json({ userId: claims.userId, gamertag, token, expiresAt: new Date(claims.exp).toISOString() } satisfies PlayerSession, 201);
   });
 }

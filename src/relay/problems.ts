@@ -4,6 +4,7 @@ import type { Problem } from '../wire/relay-api.js';
 /** Every error the relay answers, with its status. Codes are stable; titles are for people. */
 export const PROBLEMS = {
   bad_request: [400, 'The request is malformed'],
+  stale_event: [400, 'The event is too old (or too far ahead) to act on'],
   idempotency_key_required: [400, 'An Idempotency-Key header (a UUID) is required'],
   unauthorized: [401, 'A valid player token is required'],
   not_found: [404, 'Not found'],

@@ -2,7 +2,8 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { CatalogResponse, CatalogEntry, Health } from '../wire/relay-api.js';
 import { createCatalog, DEFAULT_CATALOG, type Catalog } from './catalog.js';
-import { requirePlayer, type RelayEnv } from './context.js';
+import { clientAddress, type TrustProxy } from './client-address.js';
+import { requirePlayer, socketAddress, type RelayEnv } from './context.js';
 import { allowedMethods } from './allowed-methods.js';
 import { cors } from './cors.js';
 import type { ClaimLimits, Ledger } from './ledger.js';
@@ -51,6 +52,10 @@ export interface RelayOptions {
   dailyBudgetSats?: number;
   /** Per IP and per player; 0 turns it off. Default 60. */
   rateLimitPerMinute?: number;
+  /** Webhook deliveries per source address; 0 turns it off. Default 600. */
+  webhookRateLimitPerMinute?: number;
+  /** The proxies to believe about the client's address (X-Forwarded-For). Default: none. */
+  trustProxy?: TrustProxy;
   /** How long a player token lives. Default 24 h. */
   tokenTtlMs?: number;
   /** Request bodies above this are refused with 413. Default 4 KiB. */
@@ -64,7 +69,7 @@ export interface RelayOptions {
   events?: EventLog;
   /** The service's webhooks: the signing secret and header names. */
   webhooks?: WebhookOptions;
-  /** The relay's address as the service reaches it, for webhook_url. Default: the request's origin. */
+  /** The relay's address as the service reaches it, for webhook_url. Without it, no ramp sessions. */
   publicUrl?: string;
 }
 
@@ -91,6 +96,7 @@ export function createRelay(options: RelayOptions): Relay {
   const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
+  const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? 600);
   const limits: ClaimLimits = { userDailyCapSats: options.userDailyCapSats ?? 1000, dailyBudgetSats: options.dailyBudgetSats ?? 100_000 };
   const payouts = createPayouts(ledger, payments, logger);
   const origins = options.allowedOrigins ?? [];
@@ -99,9 +105,11 @@ export function createRelay(options: RelayOptions): Relay {
   const catalogBody: CatalogResponse = { achievements: [...catalog.values()], claimTimeoutMs: 2 * serviceTimeoutMs + 1_000 };
 
   const app = new Hono<RelayEnv>();
+  const trustProxy = options.trustProxy;
   app.use('*', async function securityHeaders(c, next) {
     // Set before the handler answers, so @hono/node-server keeps its light Response.
     for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
+    c.set('clientIp', trustProxy ? clientAddress(socketAddress(c), c.req.header('x-forwarded-for'), trustProxy) : socketAddress(c));
     await next();
   });
   app.use('/v1/*', cors(origins));
@@ -115,15 +123,15 @@ export function createRelay(options: RelayOptions): Relay {
 
   app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION } satisfies Health));
   app.get('/v1/catalog', (c) => c.json(catalogBody));
-  app.route('/v1/players', playersRoute(payments, tokens, payouts, limiter));
+  app.route('/v1/players', playersRoute(payments, tokens, limiter));
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
   app.route('/v1/rewards', rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim: options.verifyClaim, events, hub }));
   for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
   app.route('/v1/events', eventsRoute(events, hub));
-  app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl));
+  app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
-  app.route('/v1/webhooks/payments', webhooksRoute(events, hub, logger, options.webhooks ?? {}));
+  app.route('/v1/webhooks/payments', webhooksRoute(events, hub, logger, webhookLimiter, options.webhooks ?? {}));
 
   app.notFound((c) => problemResponse(c, new RelayProblem('not_found')));
   app.onError((err, c) => {

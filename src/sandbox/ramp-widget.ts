@@ -40,8 +40,9 @@ const page = (sessionId: string) => `<!doctype html>
 
 /** Signs and delivers one webhook event the way the service does. */
 export async function deliverWebhook(url: string, secret: string | undefined, body: unknown): Promise<number> {
-  const raw = JSON.stringify(body);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'X-ZBD-Event-Id': randomUUID() };
+  // The event carries its own id and time, which the signature covers.
+  const raw = JSON.stringify({ id: randomUUID(), created_at: new Date().toISOString(), ...(body as object) });
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (secret) headers[DEFAULT_SIGNATURE_HEADER] = `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`;
   try {
     return (await fetch(url, { method: 'POST', headers, body: raw })).status;

@@ -11,7 +11,7 @@ const bodies: string[] = [];
 beforeAll(async () => {
   // A relay with a configured key, paying a sandbox that expects that key: the live setup.
   sandboxServer = await startTestRelay({}, { sandbox: { apiKey: API_KEY } });
-  relay = await startTestRelay({ PAYMENTS_API_KEY: API_KEY, PAYMENTS_BASE_URL: `${sandboxServer.url}/sandbox` });
+  relay = await startTestRelay({ PAYMENTS_API_KEY: API_KEY, PAYMENTS_BASE_URL: `${sandboxServer.url}/sandbox`, RELAY_PUBLIC_URL: 'https://relay.example.com' });
   token = (await relay.link('alice')).token;
 });
 afterAll(async () => {
@@ -53,7 +53,7 @@ describe('bad input', () => {
   });
 
   it('refuses a token signed with another secret', async () => {
-    const other = await startTestRelay({ PAYMENTS_API_KEY: API_KEY, PAYMENTS_BASE_URL: `${sandboxServer.url}/sandbox` });
+    const other = await startTestRelay({ PAYMENTS_API_KEY: API_KEY, PAYMENTS_BASE_URL: `${sandboxServer.url}/sandbox`, RELAY_PUBLIC_URL: 'https://relay.example.com' });
     const foreign = (await other.link('mallory')).token;
     await other.stop();
     const r = await post('/v1/rewards', { body: '{"achievementId":"first-coin"}', headers: { authorization: `Bearer ${foreign}` } });

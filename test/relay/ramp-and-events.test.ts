@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SEEDED_WITHDRAWAL_REQUEST_IDS } from '../../src/sandbox/index.js';
 import type { RampSession, WithdrawalRequestView } from '../../src/wire/relay-api.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { readSse } from '../helpers/sse.js';
 
 const SECRET = 'webhook-test-secret';
 let relay: TestRelay | undefined;
@@ -22,40 +23,6 @@ async function openRamp(token: string, body: unknown = { email: 'player@example.
   return { status: r.status, body: (await r.json()) as RampSession & { code?: string } };
 }
 const referenceOf = (widgetUrl: string) => relay!.sandbox!.rampSessions.get(widgetUrl.split('/').pop()!)!.referenceId!;
-
-/** Reads Server-Sent Events until `count` have come (or the time is up). */
-async function readEvents(token: string, count: number, lastEventId?: string, waitMs = 5000) {
-  const controller = new AbortController();
-  const res = await fetch(`${relay!.url}/v1/events?token=${encodeURIComponent(token)}`, {
-    headers: lastEventId ? { 'last-event-id': lastEventId } : {},
-    signal: controller.signal,
-  });
-  expect(res.headers.get('content-type')).toContain('text/event-stream');
-  const events: Array<{ id: string; event: string; data: Record<string, unknown> }> = [];
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  const deadline = setTimeout(() => controller.abort(), waitMs);
-  try {
-    while (events.length < count) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const field = (name: string) => block.split('\n').find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
-        if (field('data')) events.push({ id: field('id')!, event: field('event')!, data: JSON.parse(field('data')!) as Record<string, unknown> });
-      }
-    }
-  } catch {
-    // aborted at the deadline
-  } finally {
-    clearTimeout(deadline);
-    controller.abort();
-  }
-  return events;
-}
 
 describe('webhooks from the payments service', () => {
   it('are verified: a good signature is taken, a bad or missing one refused', async () => {
@@ -83,7 +50,7 @@ describe('webhooks from the payments service', () => {
     expect((await deliver(other)).status).toBe(200);
     expect((await deliver(other)).status).toBe(200);
     // A third event would be a repeated delivery acted on twice: wait a moment for it.
-    const events = await readEvents(player.token, 3, '0', 1000);
+    const events = await readSse(relay.url, player.token, 3, '0', 1000);
     expect(events.map((e) => [e.event, e.data.amount])).toEqual([
       ['ramp.purchase.completed', '5000'],
       ['ramp.purchase.completed', '7000'],
@@ -96,7 +63,7 @@ describe('webhooks from the payments service', () => {
     const { body: session } = await openRamp(player.token);
     const declined = await fetch(`${session.widgetUrl}/fail`, { method: 'POST' });
     expect(((await declined.json()) as { webhookStatus: number }).webhookStatus).toBe(200);
-    const [event] = await readEvents(player.token, 1, '0');
+    const [event] = await readSse(relay.url, player.token, 1, '0');
     expect(event).toMatchObject({ event: 'ramp.purchase.failed', data: { referenceId: referenceOf(session.widgetUrl) } });
   });
 });
@@ -105,7 +72,7 @@ describe('GET /v1/events', () => {
   it('streams reward outcomes and purchases, and a reconnect with Last-Event-ID resumes where it left off', async () => {
     relay = await startTestRelay({ WEBHOOK_SECRET: SECRET });
     const player = await relay.link('streamer');
-    const live = readEvents(player.token, 1);
+    const live = readSse(relay.url, player.token, 1);
     await new Promise((r) => setTimeout(r, 100));
     await relay.claim(player.token, { achievementId: 'first-coin' });
     const [first] = await live;
@@ -117,7 +84,7 @@ describe('GET /v1/events', () => {
     const bought = await fetch(`${session.widgetUrl}/complete`, { method: 'POST' });
     expect(((await bought.json()) as { webhookStatus: number }).webhookStatus).toBe(200);
 
-    const resumed = await readEvents(player.token, 2, first!.id);
+    const resumed = await readSse(relay.url, player.token, 2, first!.id);
     expect(resumed.map((e) => e.event)).toEqual(['reward', 'ramp.purchase.completed']);
     expect(resumed[0]!.data.achievementId).toBe('daily-login');
     expect(Number(resumed[0]!.id)).toBeGreaterThan(Number(first!.id));

@@ -1,0 +1,16 @@
+/** What a secret is replaced with wherever it would be written. */
+export const REDACTED = '[redacted]';
+
+/** `apikey: x`, `api_key=x`, `"apiKey":"x"`, `Authorization: Bearer x`: a credential, by its shape. */
+const CREDENTIAL = /((?:api[_-]?key|authorization|secret|token)["']?\s*[:=]\s*["']?(?:bearer\s+)?)[^\s"',;}]+/gi;
+
+/**
+ * Text with every known secret and anything shaped like a credential taken out. For text the
+ * relay did not write itself (the payments service's error messages) before it reaches a log
+ * line or a client.
+ */
+export function scrub(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const s of secrets) if (s.length >= 8) out = out.split(s).join(REDACTED);
+  return out.replace(CREDENTIAL, `$1${REDACTED}`);
+}
