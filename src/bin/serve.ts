@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
@@ -99,7 +100,13 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   // The embedded sandbox signs its webhooks with the relay's secret, or one made for this run.
   const webhookSecret = config.webhookSecret ?? (config.payments ? undefined : randomBytes(32).toString('hex'));
   if (!payments) {
-    sandbox = createSandbox({ publicUrl: `${url}${SANDBOX_PREFIX}`, ...(webhookSecret ? { webhookSecret } : {}), ...options.sandbox });
+    sandbox = createSandbox({
+      publicUrl: `${url}${SANDBOX_PREFIX}`,
+      // Its players outlive a restart, beside the ledger that names them by userId.
+      usersFile: join(config.dataDir, 'sandbox-users.json'),
+      ...(webhookSecret ? { webhookSecret } : {}),
+      ...options.sandbox,
+    });
     payments = { apiKey: sandbox.apiKey, baseUrl: `${url}${SANDBOX_PREFIX}` };
     logger.warn({ event: 'sandbox', url: `${url}${SANDBOX_PREFIX}` }, 'NO PAYMENTS_API_KEY: paying through the embedded sandbox; no real sats move');
     if (!isLoopback(config.host)) logger.warn({ event: 'sandbox_controls', host: config.host }, `the sandbox's test controls (${SANDBOX_CONTROLS}) answer this machine only`);

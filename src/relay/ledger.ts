@@ -10,6 +10,14 @@ import type { RepeatPolicy } from '../wire/relay-api.js';
  */
 export type LedgerState = 'sending' | 'paid' | 'failed' | 'rejected' | 'needs_review' | 'deferred';
 
+/**
+ * Where a `sending` entry's payment is, as a recovery point: `claimed` (committed, the gamertag
+ * being looked up; nothing has left the relay) or `sent` (committed just before the payment
+ * request is written: the service may have it). After a crash, a claimed entry is deferred (sent
+ * again, by the client's retry); only a sent one waits for review.
+ */
+export type SendPhase = 'claimed' | 'sent';
+
 export interface LedgerEntry {
   id: string;
   userId: string;
@@ -19,6 +27,8 @@ export interface LedgerEntry {
   achievementId: string;
   sats: number;
   state: LedgerState;
+  /** While `sending`. */
+  phase?: SendPhase;
   reason?: string;
   paymentId?: string;
   /** The gamertag the payment went to, for the audit trail. */
@@ -64,6 +74,8 @@ export interface Ledger {
    * one, which is claimed afresh) comes back as `existing`, untouched.
    */
   claim(claim: NewClaim, limits: ClaimLimits, now?: number): Promise<ClaimResult>;
+  /** Records that the entry's payment is about to leave (durably, before it does): false if it is no longer claimed. */
+  markSent(id: string): Promise<boolean>;
   /** Moves an entry on from `from`; undefined when it was not in one of those states. */
   settle(id: string, from: readonly LedgerState[], to: Settlement, now?: number): Promise<LedgerEntry | undefined>;
   get(id: string): Promise<LedgerEntry | undefined>;

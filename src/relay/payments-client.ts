@@ -96,8 +96,12 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
           });
         },
       );
+      // Until the whole request is written, the service cannot have acted on it: a failure before
+      // then (refused, reset, timed out) is known to have paid nothing.
+      let written = false;
+      req.on('finish', () => (written = true));
       const timer = setTimeout(() => {
-        settle({ failed: 'sent', reason: 'timeout' });
+        settle({ failed: written ? 'sent' : 'connect', reason: 'timeout' });
         req.destroy();
       }, timeoutMs);
       let done = false;
@@ -108,7 +112,7 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
         resolve(r);
       }
       req.on('error', (err: NodeJS.ErrnoException) =>
-        settle({ failed: err.code && NOTHING_SENT.has(err.code) ? 'connect' : 'sent', reason: err.code ?? 'network_error' }),
+        settle({ failed: !written || (err.code && NOTHING_SENT.has(err.code)) ? 'connect' : 'sent', reason: err.code ?? 'network_error' }),
       );
       req.end(payload);
     });

@@ -23,6 +23,9 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
   async function settlementFor(entry: LedgerEntry, title: string): Promise<Settlement> {
     const gamertag = await currentGamertag(entry.userId);
     if (typeof gamertag !== 'string') return gamertag;
+    // The recovery point: committed before the request leaves. A crash before it means nothing
+    // reached the service (the intent is sent again); after it, the payment may have.
+    if (!(await ledger.markSent(entry.id))) return { state: 'needs_review', reason: 'lost_claim' };
     // The intent id travels in the description so an operator can find the payment upstream.
     const description = `${title} (rewardbus ${entry.id})`.slice(0, DESCRIPTION_MAX_LENGTH);
     const r = await payments.sendPayment({ gamertag, amount: msatsFromSats(entry.sats), description });
@@ -88,14 +91,21 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     return { settled, open: open.length - settled };
   }
 
-  /** After a crash, intents caught mid-send may have been paid: they go to review, not out again. */
+  /**
+   * After a crash: an intent caught before its payment left goes back to be sent (deferred: the
+   * client's retry with the same key claims it again); one caught after may have been paid, so
+   * it goes to review, never out again. Returns how many went to review.
+   */
   async function recover(startedAt: number): Promise<number> {
     let n = 0;
     for (const entry of await ledger.inState('sending')) {
       if (entry.createdAt >= startedAt) continue;
-      if (!(await ledger.settle(entry.id, ['sending'], { state: 'needs_review', reason: 'interrupted' }))) continue;
-      n++;
-      logger.warn({ event: 'payout_needs_review', rewardId: entry.id, userId: entry.userId, reason: 'interrupted' });
+      const unsent = entry.phase === 'claimed';
+      const to: Settlement = unsent ? { state: 'deferred', reason: 'interrupted_before_send' } : { state: 'needs_review', reason: 'interrupted' };
+      // The compare-and-set on the phase is the ledger's: a claimed entry is deferred only if still claimed.
+      if (!(await ledger.settle(entry.id, ['sending'], to))) continue;
+      if (!unsent) n++;
+      logger.warn({ event: unsent ? 'payout_deferred' : 'payout_needs_review', rewardId: entry.id, userId: entry.userId, reason: to.reason });
     }
     return n;
   }

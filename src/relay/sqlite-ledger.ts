@@ -9,6 +9,7 @@ import {
   type LedgerState,
   type NewClaim,
   type Settlement,
+  type SendPhase,
 } from './ledger.js';
 
 const SCHEMA = `
@@ -23,6 +24,8 @@ CREATE TABLE IF NOT EXISTS rewards (
   achievement_id  TEXT NOT NULL,
   sats            INTEGER NOT NULL,
   state           TEXT NOT NULL,
+  -- While sending: 'claimed' until the payment is about to leave, then 'sent' (a recovery point).
+  phase           TEXT NOT NULL DEFAULT 'sent',
   reason          TEXT,
   payment_id      TEXT,
   gamertag        TEXT,
@@ -51,6 +54,7 @@ interface Row {
   achievement_id: string;
   sats: number;
   state: LedgerState;
+  phase: SendPhase;
   reason: string | null;
   payment_id: string | null;
   gamertag: string | null;
@@ -68,6 +72,7 @@ const toEntry = (r: Row): LedgerEntry => ({
   achievementId: r.achievement_id,
   sats: r.sats,
   state: r.state,
+  ...(r.state === 'sending' ? { phase: r.phase } : {}),
   createdAt: r.created_at,
   ...(r.reason === null ? {} : { reason: r.reason }),
   ...(r.payment_id === null ? {} : { paymentId: r.payment_id }),
@@ -86,6 +91,8 @@ export function openSqliteLedger(file: string): Ledger {
 /** The ledger on an open database; `owned`: close() closes the database too. */
 export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Ledger {
   db.exec(SCHEMA);
+  // Ledgers from before send phases: what was sending then may have been sent.
+  if (!(db.pragma('table_info(rewards)') as Array<{ name: string }>).some((c) => c.name === 'phase')) db.exec(`ALTER TABLE rewards ADD COLUMN phase TEXT NOT NULL DEFAULT 'sent'`);
 
   const q = {
     byId: db.prepare<[string], Row>('SELECT * FROM rewards WHERE id = ?'),
@@ -96,10 +103,12 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     history: db.prepare<[string, number], Row>('SELECT * FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?'),
     inState: db.prepare<[string], Row>('SELECT * FROM rewards WHERE state = ? ORDER BY created_at'),
     insert: db.prepare(
-      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, reason, occurred_at, day, created_at)
-       VALUES (@id, @userId, @idempotencyKey, @requestHash, @achievementId, @sats, @state, @reason, @occurredAt, @day, @createdAt)`,
+      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at)
+       VALUES (@id, @userId, @idempotencyKey, @requestHash, @achievementId, @sats, @state, 'claimed', @reason, @occurredAt, @day, @createdAt)`,
     ),
-    reclaim: db.prepare(`UPDATE rewards SET state = @state, reason = @reason, day = @day, created_at = @createdAt WHERE id = @id`),
+    reclaim: db.prepare(`UPDATE rewards SET state = @state, phase = 'claimed', reason = @reason, day = @day, created_at = @createdAt WHERE id = @id`),
+    // The compare-and-set is in the statement: only an entry still sending and not yet sent moves.
+    markSent: db.prepare<[string]>(`UPDATE rewards SET phase = 'sent' WHERE id = ? AND state = 'sending' AND phase = 'claimed'`),
     update: db.prepare(
       `UPDATE rewards SET state = @state, reason = @reason, payment_id = coalesce(@paymentId, payment_id),
        gamertag = coalesce(@gamertag, gamertag), settled_at = @settledAt WHERE id = @id`,
@@ -140,7 +149,7 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     else q.insert.run({ ...c, occurredAt: c.occurredAt ?? null, state, reason: reason ?? null, day, createdAt: now });
     if (!reason) reserve(c.userId, day, c.sats);
     const { repeat: _repeat, rejectReason: _rejectReason, ...fields } = c;
-    return { kind: 'created', entry: { ...(existing ? toEntry(existing) : fields), state, createdAt: now, ...(reason ? { reason } : {}) } };
+    return { kind: 'created', entry: { ...(existing ? toEntry(existing) : fields), state, ...(reason ? { reason } : { phase: 'claimed' as const }), createdAt: now } };
   }
 
   function settleNow(id: string, from: readonly LedgerState[], to: Settlement, now: number): LedgerEntry | undefined {
@@ -168,6 +177,7 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     },
     claim: (c, limits, now = Date.now()) => write(() => claimNow(c, limits, now)),
     settle: (id, from, to, now = Date.now()) => write(() => settleNow(id, from, to, now)),
+    markSent: (id) => write(() => q.markSent.run(id).changes === 1),
     get: async (id) => {
       const r = q.byId.get(id);
       return r && toEntry(r);

@@ -35,6 +35,8 @@ export interface SandboxOptions {
   publicUrl?: string;
   /** Signs the webhooks it sends (X-ZBD-Signature: sha256=<hex HMAC>). Unset: unsigned. */
   webhookSecret?: string;
+  /** A JSON file that keeps its users (and their renames) across restarts. Default: memory only. */
+  usersFile?: string;
 }
 
 export interface RampSessionRecord extends RampSessionData {
@@ -77,7 +79,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const limboMs = options.limboMs ?? 30_000;
   const processingMs = options.processingMs ?? 2000;
   const publicUrl = (options.publicUrl ?? 'http://localhost:8788').replace(/\/$/, '');
-  const users = new UserDirectory();
+  const users = new UserDirectory(options.usersFile);
   const wallet = new ProjectWallet(options.balanceSats ?? 1_000_000);
   const withdrawalRequests = new WithdrawalRequests(publicUrl);
   const rampSessions = new Map<string, RampSessionRecord>();
@@ -104,8 +106,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     return ok<UserIdData>(c, 'Successfully retrieved User ID.', { id: users.resolve(gamertag) });
   });
 
-  app.get('/v0/gamertag/user-id/:id', (c) => {
+  app.get('/v0/gamertag/user-id/:id', async (c) => {
     const gamertag = users.gamertagOf(c.req.param('id'));
+    if (gamertag && isSlow(gamertag)) await sleep(slowMs);
     return gamertag ? ok<GamertagData>(c, 'Successfully retrieved gamertag.', { gamertag }) : fail(c, 400, 'No user found with this ID');
   });
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 
 /** A UUID-shaped id derived from the gamertag a user first had: stable across restarts. */
 function stableUserId(gamertag: string): string {
@@ -15,6 +16,24 @@ export class UserDirectory {
   readonly #byGamertag = new Map<string, string>();
   readonly #gamertagOf = new Map<string, string>();
 
+  /**
+   * `file`: where the users are kept across restarts, as the real service keeps them (the
+   * relay asks for a userId's gamertag before each payment, including after a restart).
+   */
+  constructor(private readonly file?: string) {
+    if (!file || !existsSync(file)) return;
+    for (const [id, gamertag] of Object.entries(JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>)) {
+      this.#gamertagOf.set(id, gamertag);
+      this.#byGamertag.set(gamertag.toLowerCase(), id);
+    }
+  }
+
+  #save() {
+    if (!this.file) return;
+    writeFileSync(`${this.file}.tmp`, JSON.stringify(Object.fromEntries(this.#gamertagOf)));
+    renameSync(`${this.file}.tmp`, this.file);
+  }
+
   /** The userId behind a gamertag, making the user if it is new. */
   resolve(gamertag: string): string {
     const key = gamertag.toLowerCase();
@@ -25,6 +44,7 @@ export class UserDirectory {
       for (let n = 1; this.#gamertagOf.has(id); n++) id = stableUserId(`${key}#${n}`);
       this.#byGamertag.set(key, id);
       this.#gamertagOf.set(id, gamertag);
+      this.#save();
     }
     return id;
   }
@@ -40,6 +60,7 @@ export class UserDirectory {
     this.#byGamertag.delete(old.toLowerCase());
     this.#byGamertag.set(newGamertag.toLowerCase(), userId);
     this.#gamertagOf.set(userId, newGamertag);
+    this.#save();
     return true;
   }
 }

@@ -101,40 +101,66 @@ describe('a payments service out of reach', () => {
   });
 });
 
-describe('a relay that crashed mid-send', () => {
-  it('puts the interrupted intent in review at start instead of sending it again', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-crash-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'], {
-      env: { ...process.env, PORT: '0', RELAY_DATA_DIR: dataDir, RELAY_RATE_LIMIT_PER_MINUTE: '0' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    const url = await new Promise<string>((resolve) =>
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/.exec(out);
-        if (m) resolve(m[1]!);
-      }),
-    );
-    const player = (await (
-      await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: TEST_GAMERTAGS.ambiguous }) })
-    ).json()) as { token: string };
-    const claim = fetch(`${url}/v1/rewards`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}`, 'idempotency-key': randomUUID() },
-      body: JSON.stringify({ achievementId: 'first-coin' }),
-    }).catch(() => undefined);
-    // Once the intent is committed as sending (the ambiguous gamertag answers in 30 s), the process dies.
-    const db = new Database(join(dataDir, 'ledger.sqlite'), { readonly: true });
-    for (let i = 0; i < 200 && !db.prepare("SELECT 1 FROM rewards WHERE state = 'sending'").get(); i++) await new Promise((r) => setTimeout(r, 50));
-    db.close();
-    child.kill('SIGKILL');
-    await claim;
+/** A relay in its own process (with the embedded sandbox) on this data dir, and its URL. */
+async function relayProcess(dataDir: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'], {
+    env: { ...process.env, PORT: '0', RELAY_DATA_DIR: dataDir, RELAY_RATE_LIMIT_PER_MINUTE: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  const url = await new Promise<string>((resolve) =>
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/.exec(out);
+      if (m) resolve(m[1]!);
+    }),
+  );
+  return { child, url };
+}
 
+/** Starts a claim for the gamertag, and kills the relay with SIGKILL once the ledger shows the intent in this phase. */
+async function crashWhile(phase: 'claimed' | 'sent', gamertag: string, key: string) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-crash-'));
+  const { child, url } = await relayProcess(dataDir);
+  const player = (await (await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag }) })).json()) as {
+    token: string;
+  };
+  const claim = fetch(`${url}/v1/rewards`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}`, 'idempotency-key': key },
+    body: JSON.stringify({ achievementId: 'first-coin' }),
+  }).catch(() => undefined);
+  const db = new Database(join(dataDir, 'ledger.sqlite'), { readonly: true });
+  const seen = () => db.prepare("SELECT 1 FROM rewards WHERE state = 'sending' AND phase = ?").get(phase);
+  for (let i = 0; i < 400 && !seen(); i++) await new Promise((r) => setTimeout(r, 5));
+  const caught = !!seen();
+  db.close();
+  child.kill('SIGKILL');
+  await claim;
+  expect(caught).toBe(true);
+  return { dataDir, player };
+}
+
+describe('a relay that crashed mid-send', () => {
+  it('puts an intent whose payment may have left in review at start, instead of sending it again', async () => {
+    // The ambiguous gamertag's payment answers in 30 s: the relay dies while it is out.
+    const { dataDir } = await crashWhile('sent', TEST_GAMERTAGS.ambiguous, randomUUID());
     relay = await startTestRelay({}, {}, dataDir);
     const listed = await review(dataDir, 'list');
     expect(listed.stdout).toContain('interrupted');
     expect(relay.sandbox!.payments()).toHaveLength(0);
     expect(relay.logs.join('')).toContain('"event":"review"');
+  });
+
+  it('sends again an intent caught before its payment left (during the gamertag lookup): the retry pays once', async () => {
+    // The slow gamertag's lookup answers in 1.5 s: the relay dies while it waits.
+    const key = randomUUID();
+    const { dataDir, player } = await crashWhile('claimed', TEST_GAMERTAGS.slow, key);
+    relay = await startTestRelay({}, {}, dataDir);
+    expect((await review(dataDir, 'list')).stdout).not.toContain('interrupted');
+    const retry = await relay.claim(player.token, { achievementId: 'first-coin' }, key);
+    expect(retry.body.status).toBe('paid');
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+    expect((await relay.claim(player.token, { achievementId: 'first-coin' }, key)).headers.get('idempotent-replayed')).toBe('true');
   });
 });
