@@ -25,6 +25,8 @@ export interface PaymentsClientOptions {
   attempts?: number;
   /** First backoff; doubles each attempt unless the service sends Retry-After. Default 200 ms. */
   backoffMs?: number;
+  /** After a timeout, how long a sent payment's answer is still awaited, to settle it by. Default 60 s. */
+  lateAnswerMs?: number;
 }
 
 /** What a call to the service came to. `unclear`: it may have acted; only a status check can tell. */
@@ -32,7 +34,8 @@ export type Outcome<T> =
   | { kind: 'ok'; data: T }
   | { kind: 'refused'; status: number; message: string; code?: string }
   | { kind: 'unavailable'; reason: string }
-  | { kind: 'unclear'; reason: string };
+  /** `late`: after a timeout, the answer if it still comes (within `lateAnswerMs`), to settle by. */
+  | { kind: 'unclear'; reason: string; late?: Promise<Outcome<T>> };
 
 export interface PaymentsClient {
   sendPayment(body: SendPaymentBody): Promise<Outcome<SendPaymentData>>;
@@ -45,8 +48,9 @@ export interface PaymentsClient {
 }
 
 type Answer = { status: number; body: unknown; retryAfterMs?: number };
-// `connect`: nothing reached the service. `sent`: the request may have been acted on.
-type TransportFailure = { failed: 'connect' | 'sent'; reason: string };
+// `connect`: nothing reached the service. `sent`: the request may have been acted on; `late`
+// is its answer should it still come after a timeout.
+type TransportFailure = { failed: 'connect' | 'sent'; reason: string; late?: Promise<Answer | TransportFailure> };
 
 const NOTHING_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,9 +66,10 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
   const timeoutMs = options.timeoutMs ?? 10_000;
   const attempts = options.attempts ?? 3;
   const backoffMs = options.backoffMs ?? 200;
+  const lateAnswerMs = options.lateAnswerMs ?? 60_000;
   const basePath = base.pathname.replace(/\/$/, '');
 
-  function once(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer | TransportFailure> {
+  function once(method: 'GET' | 'POST', path: string, body: unknown, listenLate: boolean): Promise<Answer | TransportFailure> {
     return new Promise((resolve) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = lib.request(
@@ -100,13 +105,29 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
       // then (refused, reset, timed out) is known to have paid nothing.
       let written = false;
       req.on('finish', () => (written = true));
+      // Past the timeout the caller is told "unclear"; a sent request is still listened to for a
+      // while, since its late answer settles what would otherwise wait for an operator.
+      let late: ((r: Answer | TransportFailure) => void) | undefined;
       const timer = setTimeout(() => {
-        settle({ failed: written ? 'sent' : 'connect', reason: 'timeout' });
-        req.destroy();
+        if (!written || !listenLate) {
+          settle({ failed: written ? 'sent' : 'connect', reason: 'timeout' });
+          return void req.destroy();
+        }
+        const lateAnswer = new Promise<Answer | TransportFailure>((r) => (late = r));
+        settle({ failed: 'sent', reason: 'timeout', late: lateAnswer });
+        const giveUp = setTimeout(() => {
+          late?.({ failed: 'sent', reason: 'timeout' });
+          req.destroy();
+        }, lateAnswerMs);
+        giveUp.unref();
       }, timeoutMs);
       let done = false;
       function settle(r: Answer | TransportFailure) {
-        if (done) return;
+        if (done) {
+          late?.(r);
+          late = undefined;
+          return;
+        }
         done = true;
         clearTimeout(timer);
         resolve(r);
@@ -118,14 +139,24 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
     });
   }
 
+  /** What a late answer to a sent request comes to (no retry: it was sent once). */
+  async function lateOutcome<T>(late: Promise<Answer | TransportFailure>): Promise<Outcome<T>> {
+    const r = await late;
+    if ('failed' in r) return { kind: 'unclear', reason: r.reason };
+    const env = r.body as { success?: boolean; data?: T } | undefined;
+    if (r.status >= 200 && r.status < 300 && env?.success === true && env.data !== undefined) return { kind: 'ok', data: env.data };
+    if (r.status >= 400 && r.status < 500 && r.status !== 429) return refusal(r, options.apiKey);
+    return { kind: 'unclear', reason: `late_${r.status}` };
+  }
+
   /** Calls the service, retrying only what is safe to retry, and unwraps the envelope. */
   async function call<T>(method: 'GET' | 'POST', path: string, body: unknown, idempotent: boolean): Promise<Outcome<T>> {
     let last: Outcome<T> = { kind: 'unavailable', reason: 'not_attempted' };
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      const r = await once(method, path, body);
+      const r = await once(method, path, body, !idempotent);
       let waitMs = backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random());
       if ('failed' in r) {
-        if (r.failed === 'sent' && !idempotent) return { kind: 'unclear', reason: r.reason };
+        if (r.failed === 'sent' && !idempotent) return { kind: 'unclear', reason: r.reason, ...(r.late ? { late: lateOutcome<T>(r.late) } : {}) };
         last = { kind: 'unavailable', reason: r.reason };
       } else if (r.status >= 200 && r.status < 300) {
         const env = r.body as { success?: boolean; data?: T } | undefined;

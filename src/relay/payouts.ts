@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
 import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats } from './payments-api.js';
-import type { PaymentsClient } from './payments-client.js';
+import type { SendPaymentData } from './payments-api.js';
+import type { Outcome, PaymentsClient } from './payments-client.js';
 
 /**
  * Pays committed intents through the service and settles them in the ledger. A payment is
@@ -20,7 +21,7 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     return { state: 'deferred', reason: r.kind === 'refused' ? `service_refused_${r.status}` : r.reason };
   }
 
-  async function settlementFor(entry: LedgerEntry, title: string): Promise<Settlement> {
+  async function settlementFor(entry: LedgerEntry, title: string, onLate: (late: Promise<Outcome<SendPaymentData>>) => void): Promise<Settlement> {
     const gamertag = await currentGamertag(entry.userId);
     if (typeof gamertag !== 'string') return gamertag;
     // The recovery point: committed before the request leaves. A crash before it means nothing
@@ -49,8 +50,27 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
       case 'unavailable':
         return { state: 'deferred', reason: r.reason };
       case 'unclear':
+        if (r.late) onLate(r.late);
         return { state: 'needs_review', reason: r.reason, gamertag };
     }
+  }
+
+  /**
+   * A payment whose answer came after the timeout: it settles the review it went to (the
+   * compare-and-set is the ledger's, so an operator's decision meanwhile stands).
+   */
+  async function settleLate(entry: LedgerEntry, late: Promise<Outcome<SendPaymentData>>) {
+    const r = await late;
+    const to: Settlement | undefined =
+      r.kind === 'ok'
+        ? r.data.status === 'settled' && (!r.data.receiverId || r.data.receiverId === entry.userId)
+          ? { state: 'paid', paymentId: r.data.transactionId }
+          : { state: 'needs_review', reason: r.data.status === 'settled' ? 'receiver_mismatch' : `payment_${r.data.status}`, paymentId: r.data.transactionId }
+        : r.kind === 'refused'
+          ? { state: 'failed', reason: 'payment_refused' }
+          : undefined;
+    if (!to || !(await ledger.settle(entry.id, ['needs_review'], to))) return;
+    logger.info({ event: 'settled_late', rewardId: entry.id, userId: entry.userId, state: to.state, paymentId: 'paymentId' in to ? to.paymentId : undefined });
   }
 
   const inFlight = new Set<Promise<LedgerEntry>>();
@@ -63,8 +83,11 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
   }
 
   async function payAndSettle(entry: LedgerEntry, title: string): Promise<LedgerEntry> {
-    const settlement = await settlementFor(entry, title);
+    let late: Promise<Outcome<SendPaymentData>> | undefined;
+    const settlement = await settlementFor(entry, title, (l) => (late = l));
     const settled = (await ledger.settle(entry.id, ['sending'], settlement)) ?? (await ledger.get(entry.id)) ?? entry;
+    // Listened to only once the review it settles is committed.
+    if (late) void settleLate(entry, late);
     const fields = { rewardId: entry.id, userId: entry.userId, achievementId: entry.achievementId, sats: entry.sats };
     if (settled.state === 'paid') logger.info({ event: 'payout', ...fields, paymentId: settled.paymentId }, 'paid');
     else logger.warn({ event: `payout_${settled.state}`, ...fields, reason: settled.reason, paymentId: settled.paymentId });

@@ -22,8 +22,24 @@ afterEach(async () => {
 });
 
 describe('an unclear payment outcome', () => {
-  it('ends needs_review, is never sent again, and the operator command resolves it with one payment', async () => {
+  it('ends needs_review, is never sent again, and is settled by its answer when that comes late', async () => {
     relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '200' }, { sandbox: { limboMs: 600 } });
+    const player = await relay.link(TEST_GAMERTAGS.ambiguous);
+    const key = randomUUID();
+    const first = await relay.claim(player.token, { achievementId: 'first-coin' }, key);
+    expect(first.body).toMatchObject({ status: 'needs_review', reason: 'timeout' });
+    expect((await relay.claim(player.token, { achievementId: 'first-coin' }, key)).body).toEqual(first.body);
+    await new Promise((r) => setTimeout(r, 700));
+    const payments = relay.sandbox!.payments();
+    expect(payments).toHaveLength(1);
+    const after = await fetch(`${relay.url}/v1/rewards/${first.body.id}`, { headers: { authorization: `Bearer ${player.token}` } });
+    expect(await after.json()).toMatchObject({ status: 'paid', paymentId: payments[0]!.transactionId });
+    expect(relay.logs.join('')).toContain('"event":"settled_late"');
+  });
+
+  it('ends needs_review when no answer comes, is never sent again, and the operator command resolves it with one payment', async () => {
+    // The answer comes long after this test: only the operator can settle it.
+    relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '200' }, { sandbox: { limboMs: 5000 } });
     const player = await relay.link(TEST_GAMERTAGS.ambiguous);
     const key = randomUUID();
     const first = await relay.claim(player.token, { achievementId: 'first-coin' }, key);
@@ -34,7 +50,6 @@ describe('an unclear payment outcome', () => {
     expect(retry.body).toEqual(first.body);
     // A new intent for the same once-only achievement is refused while the first may have paid.
     expect((await relay.claim(player.token, { achievementId: 'first-coin' })).body.reason).toBe('already_claimed');
-    await new Promise((r) => setTimeout(r, 700));
     const payments = relay.sandbox!.payments();
     expect(payments).toHaveLength(1);
 
@@ -62,7 +77,7 @@ describe('an unclear payment outcome', () => {
   });
 
   it('operator mark-failed frees the reservation so the achievement can be earned again', async () => {
-    relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '100' }, { sandbox: { limboMs: 200 } });
+    relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '100' }, { sandbox: { limboMs: 5000 } });
     const player = await relay.link(TEST_GAMERTAGS.ambiguous);
     const first = await relay.claim(player.token, { achievementId: 'level-complete' });
     expect(first.body.status).toBe('needs_review');

@@ -1,0 +1,211 @@
+// The chaos run: the payments service behind a proxy that injects faults into a fifth of the
+// calls, 1,000 intents from 20 players retried with their own keys, the relay killed with
+// SIGKILL five times and restarted on the same ledger, then reconciled. Nothing may be paid
+// twice, nothing lost, and every sat the service paid is accounted for in the ledger.
+import { serve } from '@hono/node-server';
+import Database from 'better-sqlite3';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { execFile } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSandbox } from '../../src/sandbox/index.js';
+
+const KEY = `chaos_${randomUUID()}`;
+const TIMEOUT_MS = 400;
+const PLAYERS = 20;
+const INTENTS_PER_PLAYER = 50;
+const KILLS = 5;
+const FAULTS = ['500 before forwarding', 'forward, then 500', 'forward, then drop the socket', 'answer after the timeout', 'reset'] as const;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+function seeded(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const closers: Array<() => unknown> = [];
+afterAll(() => closers.forEach((c) => c()));
+
+/** The service behind a proxy that breaks a fifth of the calls, one way or another. */
+async function faultyService(rnd: () => number) {
+  const sandbox = createSandbox({ apiKey: KEY });
+  const injected = new Map<string, number>();
+  const proxy: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const fault = rnd() < 0.2 ? FAULTS[Math.floor(rnd() * FAULTS.length)]! : undefined;
+      if (fault) injected.set(fault, (injected.get(fault) ?? 0) + 1);
+      if (fault === 'reset') return void req.socket.destroy();
+      if (fault === '500 before forwarding') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"success":false,"message":"Internal error"}');
+      const body = chunks.length ? Buffer.concat(chunks) : undefined;
+      const answer = await sandbox.fetch(new Request(`http://service${req.url}`, { method: req.method!, headers: req.headers as Record<string, string>, ...(body ? { body } : {}) }));
+      const text = await answer.text();
+      if (fault === 'forward, then drop the socket') return void req.socket.destroy();
+      if (fault === 'forward, then 500') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"success":false,"message":"Internal error"}');
+      if (fault === 'answer after the timeout') await sleep(TIMEOUT_MS + 200);
+      if (!res.destroyed) res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
+    });
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  closers.push(() => proxy.close());
+  // The service itself, straight, for the operator's reconciliation.
+  const direct = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => direct.once('listening', r));
+  closers.push(() => direct.close());
+  return {
+    sandbox,
+    injected,
+    proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    directUrl: `http://127.0.0.1:${(direct.address() as AddressInfo).port}`,
+  };
+}
+
+describe('the chaos run', () => {
+  it('pays no intent twice, loses none, and accounts for every sat the service paid', async () => {
+    const rnd = seeded(42);
+    const service = await faultyService(rnd);
+    const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-chaos-'));
+    const catalog = join(dataDir, 'catalog.json');
+    writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'chaos', title: 'Chaos', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      PAYMENTS_API_KEY: KEY,
+      PAYMENTS_BASE_URL: service.proxyUrl,
+      PAYMENTS_TIMEOUT_MS: String(TIMEOUT_MS),
+      RELAY_PUBLIC_URL: 'https://relay.example.com',
+      RELAY_DATA_DIR: dataDir,
+      RELAY_CATALOG: catalog,
+      RELAY_USER_DAILY_CAP_SATS: '0',
+      RELAY_DAILY_BUDGET_SATS: '0',
+      RELAY_RATE_LIMIT_PER_MINUTE: '0',
+      LOG_LEVEL: 'warn',
+    };
+    let relay: ChildProcess | undefined;
+    const start = async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+      relay = child;
+      for (let i = 0; i < 200; i++) {
+        const up = await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.ok, () => false);
+        if (up) return;
+        await sleep(50);
+      }
+      throw new Error('the relay did not start');
+    };
+    closers.push(() => relay?.kill('SIGKILL'));
+    await start();
+    const base = `http://127.0.0.1:${port}`;
+
+    /** A client's retry loop: the same key until the relay answers for good. */
+    const untilFinal = async <T>(send: () => Promise<Response>, final: (r: Response) => Promise<T | undefined>): Promise<T> => {
+      for (let attempt = 0; attempt < 2000; attempt++) {
+        const r = await send().catch(() => undefined);
+        const done = r && (await final(r).catch(() => undefined));
+        if (done !== undefined) return done;
+        await sleep(20 + Math.random() * 30);
+      }
+      throw new Error('no final answer');
+    };
+    const tokens = await Promise.all(
+      Array.from({ length: PLAYERS }, (_, i) =>
+        untilFinal(
+          () => fetch(`${base}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: `chaos-${i}` }) }),
+          async (r) => (r.status === 201 ? ((await r.json()) as { token: string }).token : undefined),
+        ),
+      ),
+    );
+
+    const keys: string[] = [];
+    const outcomes = new Map<string, string>();
+    const claims = tokens.map(async (token) => {
+      for (let n = 0; n < INTENTS_PER_PLAYER; n++) {
+        const key = randomUUID();
+        keys.push(key);
+        const status = await untilFinal(
+          () =>
+            fetch(`${base}/v1/rewards`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'idempotency-key': key },
+              body: JSON.stringify({ achievementId: 'chaos' }),
+              signal: AbortSignal.timeout(10_000),
+            }),
+          async (r) => {
+            if (r.status >= 500 || r.status === 409 || r.status === 429) return undefined;
+            const body = (await r.json()) as { status?: string; code?: string };
+            return body.status === 'pending' ? undefined : (body.status ?? `http_${r.status}_${body.code}`);
+          },
+        );
+        outcomes.set(key, status);
+      }
+    });
+    const killer = (async () => {
+      for (let k = 0; k < KILLS; k++) {
+        await sleep(400 + rnd() * 800);
+        const dying = relay!;
+        const exited = new Promise((r) => dying.once('exit', r));
+        dying.kill('SIGKILL');
+        await exited;
+        await start();
+      }
+    })();
+    await Promise.all([...claims, killer]);
+    relay!.kill('SIGTERM');
+    await new Promise((r) => relay!.once('exit', r));
+
+    // The operator reconciles what has a transaction id, through the payment-status endpoint.
+    const reconcile = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', 'reconcile'], {
+      env: { ...env, PAYMENTS_BASE_URL: service.directUrl },
+    });
+
+    type Row = { id: string; idempotency_key: string; state: string; sats: number; payment_id: string | null; reason: string | null };
+    const db = new Database(join(dataDir, 'ledger.sqlite'), { readonly: true });
+    const rows = db.prepare('SELECT id, idempotency_key, state, sats, payment_id, reason FROM rewards').all() as Row[];
+    db.close();
+    const byKey = new Map(rows.map((r) => [r.idempotency_key, r]));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const paidByService = new Map<string, number>();
+    for (const p of service.sandbox.payments()) {
+      const id = /rewardbus ([0-9a-f-]{36})/.exec(p.comment)?.[1] ?? 'unknown';
+      paidByService.set(id, (paidByService.get(id) ?? 0) + 1);
+    }
+
+    // 0 intents paid twice, and every payment is one of the ledger's.
+    expect([...paidByService.values()].filter((n) => n > 1)).toEqual([]);
+    for (const id of paidByService.keys()) expect(['paid', 'needs_review']).toContain(byId.get(id)?.state);
+    // 0 intents without a final record.
+    expect(keys).toHaveLength(PLAYERS * INTENTS_PER_PLAYER);
+    const unfinished = keys.filter((k) => !['paid', 'failed', 'rejected', 'needs_review'].includes(byKey.get(k)?.state ?? 'missing'));
+    expect(unfinished).toEqual([]);
+    // What the ledger says was paid, the service paid; what it paid beyond that waits in review.
+    const ledgerPaid = rows.filter((r) => r.state === 'paid');
+    for (const r of ledgerPaid) expect([r.id, paidByService.get(r.id)]).toEqual([r.id, 1]);
+    const review = rows.filter((r) => r.state === 'needs_review');
+    const reviewPaid = review.filter((r) => paidByService.has(r.id));
+    const serviceSats = service.sandbox.payments().reduce((s, p) => s + Number(p.amount) / 1000, 0);
+    expect(ledgerPaid.reduce((s, r) => s + r.sats, 0) + reviewPaid.reduce((s, r) => s + r.sats, 0)).toBe(serviceSats);
+
+    const states = Object.fromEntries(['paid', 'failed', 'rejected', 'needs_review'].map((s) => [s, rows.filter((r) => r.state === s).length]));
+    console.log(
+      `chaos: ${keys.length} intents, ${KILLS} SIGKILLs, faults ${JSON.stringify(Object.fromEntries(service.injected))}; ledger ${JSON.stringify(states)}; ` +
+        `${reconcile.stdout.trim()} by the payment-status endpoint; in review ${review.length}, of which the service had paid ${reviewPaid.length}; ` +
+        `reasons ${JSON.stringify(review.reduce<Record<string, number>>((a, r) => ({ ...a, [r.reason ?? '?']: (a[r.reason ?? '?'] ?? 0) + 1 }), {}))}`,
+    );
+  }, 240_000);
+});
