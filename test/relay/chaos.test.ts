@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../src/sandbox/index.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 const KEY = `chaos_${randomUUID()}`;
 const TIMEOUT_MS = 400;
@@ -24,15 +25,6 @@ const KILLS = 5;
 const FAULTS = ['500 before forwarding', 'forward, then 500', 'forward, then drop the socket', 'answer after the timeout', 'reset'] as const;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-function seeded(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const closers: Array<() => unknown> = [];
 afterAll(() => closers.forEach((c) => c()));
 
@@ -73,7 +65,7 @@ async function faultyService(rnd: () => number) {
 
 describe('the chaos run', () => {
   it('pays no intent twice, loses none, and accounts for every sat the service paid', async () => {
-    const rnd = seeded(42);
+    const rnd = seededRandom(42);
     const service = await faultyService(rnd);
     const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-chaos-'));
     const catalog = join(dataDir, 'catalog.json');

@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 const SECRET = 'hostile-test-secret';
 let relay: TestRelay;
@@ -113,19 +114,9 @@ describe('hostile input gets a clear 4xx and changes nothing', () => {
   });
 });
 
-/** A small deterministic generator (mulberry32), so the fuzz run is the same every time. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('a fuzz run of 5,000 random requests (seed 20261122)', () => {
   it('gets no 5xx and makes no payment', async () => {
-    const rnd = random(20261122);
+    const rnd = seededRandom(20261122);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
     const paths = ['/v1/rewards', '/v1/players', '/v1/webhooks/payments', '/v1/ramp-sessions', '/v1/events', '/v1/catalog', '/v1/health', `/v1/rewards/${randomUUID()}`, '/v1/withdrawal-requests/%ZZ', '/v1/withdrawal-requests/x', '/v1/../v1/rewards', '/v1/rewards?limit=-1', '/v1/events?token=rb1.a.b'];
     const strings = ['', 'a', '\ud800', '\u0000', '💰', 'x'.repeat(5000), 'first-coin ', 'null', '<script>', "'; DROP TABLE", '../../etc/passwd', '%00'];
