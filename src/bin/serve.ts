@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
-import { createRelay, ledgerFile, loadCatalogFile, createLogger, type Relay, type RelayConfig, type RelayOptions } from '../relay/index.js';
+import { createRelay, ledgerFile, loadCatalogFile, createLogger, SECURITY_HEADERS, type Relay, type RelayConfig, type RelayOptions } from '../relay/index.js';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 
 /** Where the embedded sandbox is mounted on the relay's own port. */
@@ -19,7 +19,7 @@ export const isLoopback = (address: string | undefined): boolean =>
 const notHere = () =>
   new Response(JSON.stringify({ type: 'about:blank', title: 'Not found', status: 404, code: 'not_found' }), {
     status: 404,
-    headers: { 'content-type': 'application/problem+json', 'x-content-type-options': 'nosniff' },
+    headers: [['content-type', 'application/problem+json'], ...SECURITY_HEADERS.map(([k, v]): [string, string] => [k, v])],
   });
 
 /** Node's own refusals (400, 408, 431) as problem+json, with the relay's security headers. */
@@ -28,10 +28,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex) {
   const [status, title, code] =
     err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'headers_too_large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'request_timeout'] : [400, 'Bad Request', 'bad_request'];
   const body = JSON.stringify({ type: 'about:blank', title, status, code });
-  socket.end(
-    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\nX-Frame-Options: DENY\r\nConnection: close\r\n\r\n${body}`,
-  );
+  const headers = [['Content-Type', 'application/problem+json'], ['Content-Length', String(Buffer.byteLength(body))], ...SECURITY_HEADERS, ['Connection', 'close']];
+  socket.end(`HTTP/1.1 ${status} ${title}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
 }
 
 export interface RunningServer {

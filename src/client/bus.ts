@@ -11,7 +11,7 @@ import { createRelayClient, type RelayClient } from './relay-client.js';
 import { listenToRelay, type EventSourceClass } from './relay-stream.js';
 import { PlayerSessions } from './sessions.js';
 import { defaultStorage, type RewardStorage } from './storage.js';
-import { createTabChannel, type FinalEvent, type TabMessage } from './tab-channel.js';
+import { createTabChannel, type TabMessage } from './tab-channel.js';
 import { createWriteBatch } from './write-batch.js';
 
 export interface RewardBusOptions {
@@ -320,4 +320,3 @@ export function createRewardBus(options: RewardBusOptions): RewardBus {
   return new RewardBus(options);
 }
 
-export type { FinalEvent };

@@ -1,4 +1,4 @@
-export { createRelay, VERSION, type Relay, type RelayOptions } from './relay.js';
+export { createRelay, SECURITY_HEADERS, VERSION, type Relay, type RelayOptions } from './relay.js';
 export { loadConfig, ledgerFile, type RelayConfig } from './config.js';
 export { createCatalog, loadCatalogFile, DEFAULT_CATALOG, type Catalog } from './catalog.js';
 export { openSqliteLedger } from './sqlite-ledger.js';

@@ -27,7 +27,7 @@ import { withdrawalsRoute } from './withdrawals-route.js';
 export const VERSION = '0.2.0';
 
 /** The relay serves JSON to games, never pages: nothing of it may be framed, sniffed or run. */
-const SECURITY_HEADERS = [
+export const SECURITY_HEADERS = [
   ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
   ['X-Content-Type-Options', 'nosniff'],
   ['X-Frame-Options', 'DENY'],
