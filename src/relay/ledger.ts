@@ -1,3 +1,4 @@
+import type { DailyLimits } from '../wire/earning-rules.js';
 import type { RepeatPolicy } from '../wire/relay-api.js';
 
 /**
@@ -45,12 +46,8 @@ export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempoten
   rejectReason?: string;
 }
 
-export interface ClaimLimits {
-  /** Per userId, per UTC day. 0: no cap. */
-  userDailyCapSats: number;
-  /** The whole project, per UTC day. 0: no budget. */
-  dailyBudgetSats: number;
-}
+/** The daily cap and budget a claim is checked against (src/wire/earning-rules.ts). */
+export type ClaimLimits = DailyLimits;
 
 /** `created`: this call recorded it (sending or rejected). `existing`: the key was known. */
 export type ClaimResult = { kind: 'created'; entry: LedgerEntry } | { kind: 'existing'; entry: LedgerEntry };
@@ -88,4 +85,4 @@ export interface Ledger {
 /** States that hold a reservation against caps and count for repeat policies. */
 export const RESERVING_STATES: readonly LedgerState[] = ['sending', 'paid', 'needs_review'];
 
-export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+

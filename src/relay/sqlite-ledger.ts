@@ -1,7 +1,7 @@
 import { openSqliteDb, type SqliteDb } from './sqlite-db.js';
+import { limitBlock, repeatBlock, utcDay } from '../wire/earning-rules.js';
 import {
   RESERVING_STATES,
-  utcDay,
   type ClaimLimits,
   type ClaimResult,
   type Ledger,
@@ -97,8 +97,8 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
   const q = {
     byId: db.prepare<[string], Row>('SELECT * FROM rewards WHERE id = ?'),
     byKey: db.prepare<[string, string], Row>('SELECT * FROM rewards WHERE user_id = ? AND idempotency_key = ?'),
-    lastReserving: db.prepare<[string, string], Pick<Row, 'day' | 'created_at'>>(
-      `SELECT day, created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING} ORDER BY created_at DESC LIMIT 1`,
+    lastReserving: db.prepare<[string, string], Pick<Row, 'created_at'>>(
+      `SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING} ORDER BY created_at DESC LIMIT 1`,
     ),
     history: db.prepare<[string, number], Row>('SELECT * FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?'),
     inState: db.prepare<[string], Row>('SELECT * FROM rewards WHERE state = ? ORDER BY created_at'),
@@ -125,16 +125,10 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     q.reserve.run(`u:${userId}`, day, sats);
   }
 
+  /** The earning rules, on what this transaction reads (better-sqlite3 runs it alone). */
   function refusal(c: NewClaim, limits: ClaimLimits, now: number, day: string): string | undefined {
     const last = q.lastReserving.get(c.userId, c.achievementId);
-    if (last) {
-      if (c.repeat.kind === 'once') return 'already_claimed';
-      if (c.repeat.kind === 'daily' && last.day === day) return 'already_claimed_today';
-      if (c.repeat.kind === 'cooldown' && now < last.created_at + c.repeat.seconds * 1000) return 'cooldown';
-    }
-    if (limits.userDailyCapSats > 0 && reservedSats(`u:${c.userId}`, day) + c.sats > limits.userDailyCapSats) return 'user_daily_cap';
-    if (limits.dailyBudgetSats > 0 && reservedSats('*', day) + c.sats > limits.dailyBudgetSats) return 'daily_budget';
-    return undefined;
+    return repeatBlock(c.repeat, last?.created_at, now)?.reason ?? limitBlock(c.sats, { user: reservedSats(`u:${c.userId}`, day), project: reservedSats('*', day) }, limits);
   }
 
   function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
