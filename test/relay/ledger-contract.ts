@@ -1,0 +1,144 @@
+// What every ledger backend must do, as one suite: run it with a factory for each backend.
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ClaimLimits, Ledger, NewClaim } from '../../src/relay/index.js';
+import type { RepeatPolicy } from '../../src/wire/relay-api.js';
+
+const NO_LIMITS: ClaimLimits = { userDailyCapSats: 0, dailyBudgetSats: 0 };
+const T0 = Date.parse('2026-11-22T10:00:00Z');
+
+function claim(over: Partial<NewClaim> & { repeat?: RepeatPolicy } = {}): NewClaim {
+  return {
+    id: randomUUID(),
+    userId: 'user-1',
+    idempotencyKey: randomUUID(),
+    requestHash: 'hash-a',
+    achievementId: 'first-coin',
+    sats: 21,
+    repeat: { kind: 'once' },
+    ...over,
+  };
+}
+
+export function ledgerContract(name: string, open: () => Promise<Ledger>) {
+  describe(`the ${name} ledger keeps the ledger contract`, () => {
+    const opened: Ledger[] = [];
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((l) => l.close()));
+    });
+    const ledger = async () => {
+      const l = await open();
+      opened.push(l);
+      return l;
+    };
+
+    it('records a claim as sending (claimed, not yet sent) and finds it by key and id', async () => {
+      const l = await ledger();
+      const c = claim();
+      const r = await l.claim(c, NO_LIMITS, T0);
+      expect(r).toMatchObject({ kind: 'created', entry: { id: c.id, state: 'sending', phase: 'claimed', sats: 21 } });
+      expect(await l.find(c.userId, c.idempotencyKey)).toMatchObject({ id: c.id, state: 'sending', phase: 'claimed' });
+      expect((await l.get(c.id))?.idempotencyKey).toBe(c.idempotencyKey);
+    });
+
+    it('answers a replayed key with the entry it has, whatever the body, and changes nothing', async () => {
+      const l = await ledger();
+      const c = claim();
+      await l.claim(c, NO_LIMITS, T0);
+      expect(await l.claim({ ...c, id: randomUUID() }, NO_LIMITS, T0 + 1)).toMatchObject({ kind: 'existing', entry: { id: c.id, requestHash: 'hash-a' } });
+      expect(await l.claim({ ...c, id: randomUUID(), requestHash: 'hash-b' }, NO_LIMITS, T0 + 2)).toMatchObject({ kind: 'existing', entry: { id: c.id, requestHash: 'hash-a' } });
+      expect(await l.history(c.userId, 10)).toHaveLength(1);
+    });
+
+    it('applies the repeat policies by userId', async () => {
+      const l = await ledger();
+      const once = { achievementId: 'once', repeat: { kind: 'once' } as const };
+      expect((await l.claim(claim(once), NO_LIMITS, T0)).entry.state).toBe('sending');
+      expect((await l.claim(claim(once), NO_LIMITS, T0 + 86_400_000 * 30)).entry).toMatchObject({ state: 'rejected', reason: 'already_claimed' });
+      expect((await l.claim(claim({ ...once, userId: 'user-2' }), NO_LIMITS, T0)).entry.state).toBe('sending');
+      const daily = { achievementId: 'daily', repeat: { kind: 'daily' } as const };
+      expect((await l.claim(claim(daily), NO_LIMITS, T0)).entry.state).toBe('sending');
+      expect((await l.claim(claim(daily), NO_LIMITS, T0 + 3_600_000)).entry.reason).toBe('already_claimed_today');
+      expect((await l.claim(claim(daily), NO_LIMITS, Date.parse('2026-11-23T00:00:00Z'))).entry.state).toBe('sending');
+      const cool = { achievementId: 'cool', repeat: { kind: 'cooldown', seconds: 30 } as const };
+      expect((await l.claim(claim(cool), NO_LIMITS, T0)).entry.state).toBe('sending');
+      expect((await l.claim(claim(cool), NO_LIMITS, T0 + 29_999)).entry.reason).toBe('cooldown');
+      expect((await l.claim(claim(cool), NO_LIMITS, T0 + 30_000)).entry.state).toBe('sending');
+    });
+
+    it("holds the player's daily cap and the project's budget exactly, and frees what failed", async () => {
+      const l = await ledger();
+      const limits = { userDailyCapSats: 50, dailyBudgetSats: 60 };
+      const c = (userId: string) => claim({ userId, repeat: { kind: 'cooldown', seconds: 0 }, sats: 25 });
+      expect((await l.claim(c('a'), limits, T0)).entry.state).toBe('sending');
+      const second = await l.claim(c('a'), limits, T0);
+      expect(second.entry.state).toBe('sending');
+      expect((await l.claim(c('a'), limits, T0)).entry.reason).toBe('user_daily_cap');
+      expect((await l.claim(c('b'), limits, T0)).entry.reason).toBe('daily_budget');
+      await l.settle(second.entry.id, ['sending'], { state: 'failed', reason: 'payment_refused' });
+      expect((await l.claim(c('b'), limits, T0)).entry.state).toBe('sending');
+      // A new UTC day starts afresh.
+      expect((await l.claim(c('a'), limits, Date.parse('2026-11-23T00:00:01Z'))).entry.state).toBe('sending');
+    });
+
+    it('settles as a compare-and-set: from a state the entry is no longer in, nothing changes', async () => {
+      const l = await ledger();
+      const { entry } = await l.claim(claim(), NO_LIMITS, T0);
+      expect(await l.settle(entry.id, ['sending'], { state: 'paid', paymentId: 'tx-1' }, T0 + 5)).toMatchObject({ state: 'paid', paymentId: 'tx-1', settledAt: T0 + 5 });
+      expect(await l.settle(entry.id, ['sending'], { state: 'failed', reason: 'x' })).toBeUndefined();
+      expect(await l.settle(entry.id, ['needs_review'], { state: 'failed', reason: 'x' })).toBeUndefined();
+      expect(await l.get(entry.id)).toMatchObject({ state: 'paid', paymentId: 'tx-1' });
+      expect(await l.settle('no-such-id', ['sending'], { state: 'paid', paymentId: 'x' })).toBeUndefined();
+    });
+
+    it('marks a payment sent once, only while it is still claimed', async () => {
+      const l = await ledger();
+      const { entry } = await l.claim(claim(), NO_LIMITS, T0);
+      expect(await l.markSent(entry.id)).toBe(true);
+      expect(await l.markSent(entry.id)).toBe(false);
+      expect((await l.get(entry.id))?.phase).toBe('sent');
+      const other = (await l.claim(claim({ achievementId: 'b' }), NO_LIMITS, T0)).entry;
+      await l.settle(other.id, ['sending'], { state: 'deferred', reason: 'unreachable' });
+      expect(await l.markSent(other.id)).toBe(false);
+    });
+
+    it('claims a deferred key afresh (nothing was paid), back in the claimed phase', async () => {
+      const l = await ledger();
+      const c = claim();
+      const { entry } = await l.claim(c, NO_LIMITS, T0);
+      await l.markSent(entry.id);
+      await l.settle(entry.id, ['sending'], { state: 'deferred', reason: 'unreachable' });
+      expect(await l.claim({ ...c, id: randomUUID() }, NO_LIMITS, T0 + 1000)).toMatchObject({ kind: 'created', entry: { id: entry.id, state: 'sending', phase: 'claimed' } });
+      expect(await l.inState('sending')).toHaveLength(1);
+    });
+
+    it('lets exactly the expected claims win when they race: one key, one player, one budget', async () => {
+      const l = await ledger();
+      const c = claim();
+      const sameKey = await Promise.all(Array.from({ length: 50 }, () => l.claim({ ...c, id: randomUUID() }, NO_LIMITS, T0)));
+      expect(sameKey.filter((r) => r.kind === 'created')).toHaveLength(1);
+      expect(new Set(sameKey.map((r) => r.entry.id)).size).toBe(1);
+
+      const samePlayer = await Promise.all(Array.from({ length: 50 }, () => l.claim(claim({ achievementId: 'level' }), NO_LIMITS, T0)));
+      expect(samePlayer.filter((r) => r.entry.state === 'sending')).toHaveLength(1);
+      expect(samePlayer.filter((r) => r.entry.reason === 'already_claimed')).toHaveLength(49);
+
+      const budget = { userDailyCapSats: 0, dailyBudgetSats: 21 * 30 + 21 * 2 };
+      const many = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => l.claim(claim({ userId: `p${i}`, achievementId: 'rush', repeat: { kind: 'cooldown', seconds: 0 } }), budget, T0)),
+      );
+      // 2 of the budget's sats went to the claims above.
+      expect(many.filter((r) => r.entry.state === 'sending')).toHaveLength(30);
+      expect(many.filter((r) => r.entry.reason === 'daily_budget')).toHaveLength(70);
+    });
+
+    it("lists a player's history newest first, and entries by state", async () => {
+      const l = await ledger();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await l.claim(claim({ achievementId: `a${i}` }), NO_LIMITS, T0 + i)).entry.id);
+      expect((await l.history('user-1', 2)).map((e) => e.id)).toEqual([ids[2], ids[1]]);
+      await l.settle(ids[0]!, ['sending'], { state: 'needs_review', reason: 'timeout' });
+      expect((await l.inState('needs_review')).map((e) => e.id)).toEqual([ids[0]]);
+    });
+  });
+}
