@@ -111,7 +111,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   }
   relay = createRelay({
     payments: { ...payments, timeoutMs: config.paymentsTimeoutMs },
-    ledger: ledgerFile(config),
+    store: ledgerFile(config),
     secret: config.secret,
     ...(config.catalogFile ? { catalog: loadCatalogFile(config.catalogFile) } : {}),
     allowedOrigins: config.allowedOrigins.length || config.payments ? config.allowedOrigins : ['*'],

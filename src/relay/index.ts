@@ -2,7 +2,9 @@ export { createRelay, SECURITY_HEADERS, VERSION, type Relay, type RelayOptions }
 export { loadConfig, ledgerFile, type RelayConfig } from './config.js';
 export { createCatalog, loadCatalogFile, DEFAULT_CATALOG, type Catalog } from './catalog.js';
 export { openSqliteLedger } from './sqlite-ledger.js';
-export type { Ledger, LedgerEntry, LedgerState, Settlement, ClaimLimits, NewClaim, ClaimResult } from './ledger.js';
+export { openSqliteStore, type RelayStore } from './store.js';
+export type { Ledger, LedgerEntry, LedgerState, SendPhase, Settlement, ClaimLimits, NewClaim, ClaimResult } from './ledger.js';
+export type { EventLog, PlayerEvent } from './event-log.js';
 export { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions, type Outcome } from './payments-client.js';
 export { createLogger } from './logger.js';
 export type { VerifyClaim } from './rewards-route.js';

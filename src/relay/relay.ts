@@ -6,7 +6,7 @@ import { clientAddress, type TrustProxy } from './client-address.js';
 import { requirePlayer, socketAddress, type RelayEnv } from './context.js';
 import { allowedMethods } from './allowed-methods.js';
 import { cors } from './cors.js';
-import type { ClaimLimits, Ledger } from './ledger.js';
+import type { ClaimLimits } from './ledger.js';
 import { createLogger } from './logger.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments-client.js';
 import { createPayouts } from './payouts.js';
@@ -15,12 +15,10 @@ import { playersRoute } from './players-route.js';
 import { problemResponse, RelayProblem } from './problems.js';
 import { createRateLimiter } from './rate-limit.js';
 import { rewardsRoute, type VerifyClaim } from './rewards-route.js';
-import { createEventHub, type EventLog } from './event-log.js';
+import { createEventHub } from './event-log.js';
 import { eventsRoute } from './events-route.js';
 import { rampRoute } from './ramp-route.js';
-import { openSqliteDb } from './sqlite-db.js';
-import { sqliteEventLog } from './sqlite-event-log.js';
-import { sqliteLedger } from './sqlite-ledger.js';
+import { openSqliteStore, type RelayStore } from './store.js';
 import { webhooksRoute, type WebhookOptions } from './webhooks-route.js';
 import { withdrawalsRoute } from './withdrawals-route.js';
 
@@ -38,8 +36,10 @@ export const SECURITY_HEADERS = [
 export interface RelayOptions {
   /** The payments service: a client, or where it is and the key. */
   payments: PaymentsClient | PaymentsClientOptions;
-  /** A ledger, or the path of its SQLite file. */
-  ledger: Ledger | string;
+  /** Where the ledger and the event log live: a store, or the path of the SQLite file for both. */
+  store?: RelayStore | string;
+  /** @deprecated The name of `store` before 0.2 (a SQLite file's path); still accepted. */
+  ledger?: string;
   /** Signs player tokens. Keep it stable across restarts, or players link again. */
   secret: string;
   /** Default: DEFAULT_CATALOG. */
@@ -65,8 +65,6 @@ export interface RelayOptions {
   logger?: Logger;
   /** Reported by /v1/health. Default `live`. */
   mode?: Health['mode'];
-  /** Player events and webhook deliveries. Default: in the ledger's SQLite file (or in memory beside a custom ledger). */
-  events?: EventLog;
   /** The service's webhooks: the signing secret and header names. */
   webhooks?: WebhookOptions;
   /** The relay's address as the service reaches it, for webhook_url. Without it, no ramp sessions. */
@@ -88,10 +86,10 @@ export function createRelay(options: RelayOptions): Relay {
   const startedAt = Date.now();
   const logger = options.logger ?? createLogger();
   const payments = 'sendPayment' in options.payments ? options.payments : createPaymentsClient(options.payments);
-  // One SQLite file, one group commit: the ledger and the event log share both.
-  const store = typeof options.ledger === 'string' ? openSqliteDb(options.ledger) : undefined;
-  const ledger = store ? sqliteLedger(store) : (options.ledger as Ledger);
-  const events = options.events ?? sqliteEventLog(store ?? openSqliteDb(':memory:'));
+  const where = options.store ?? options.ledger;
+  if (!where) throw new Error('createRelay needs a store: the path of a SQLite file, or { ledger, events, close }');
+  const store = typeof where === 'string' ? openSqliteStore(where) : where;
+  const { ledger, events } = store;
   const hub = createEventHub();
   const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
@@ -158,8 +156,7 @@ export function createRelay(options: RelayOptions): Relay {
       await ready.catch(() => undefined);
       // Let payments in flight settle first: closing under them would leave them for review.
       await payouts.drain();
-      await ledger.close();
-      await store?.close();
+      await store.close();
       payments.close();
     },
   };
