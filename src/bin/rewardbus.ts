@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
-import { createLogger, createPaymentsClient, ledgerFile, loadConfig, openSqliteLedger, VERSION, type LedgerEntry } from '../relay/index.js';
+import { createLogger, createPaymentsClient, loadConfig, openConfiguredStore, VERSION, type LedgerEntry } from '../relay/index.js';
 import { createPayouts } from '../relay/payouts.js';
 import { createSandbox } from '../sandbox/index.js';
 import { startServer } from './serve.js';
@@ -32,6 +32,7 @@ Environment (also read from ./.env; every setting is described in .env.example):
   PAYMENTS_API_KEY, PAYMENTS_BASE_URL   the payments service; both absent: the embedded sandbox
   PAYMENTS_TIMEOUT_MS                   per call to the service (10000)
   RELAY_DATA_DIR                        the ledger and the generated secret (.rewardbus)
+  RELAY_DATABASE_URL                    postgres://…: a ledger shared by several relays (instead of SQLite)
   RELAY_CATALOG                         a JSON file of achievements (the demo catalog)
   RELAY_SECRET                          signs player tokens, 32+ characters (generated)
   RELAY_ALLOWED_ORIGINS                 browser origins allowed to call, comma-separated, or *
@@ -118,7 +119,8 @@ async function review(sub: string | undefined, rest: string[]): Promise<number> 
     return 2;
   }
   const config = loadConfig();
-  const ledger = openSqliteLedger(ledgerFile(config));
+  const store = await openConfiguredStore(config);
+  const ledger = store.ledger;
   const show = (e: LedgerEntry) =>
     console.log([e.id, new Date(e.createdAt).toISOString(), e.userId, e.gamertag ?? '-', e.achievementId, `${e.sats} sats`, e.reason ?? '', e.paymentId ?? ''].join('\t'));
   try {
@@ -151,7 +153,7 @@ async function review(sub: string | undefined, rest: string[]): Promise<number> 
     console.log(`settled ${r.settled}, still open ${r.open}`);
     return 0;
   } finally {
-    await ledger.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
   }
 }
 

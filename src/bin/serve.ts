@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
-import { createRelay, ledgerFile, loadCatalogFile, createLogger, SECURITY_HEADERS, type Relay, type RelayConfig, type RelayOptions } from '../relay/index.js';
+import { createRelay, leaseMs, loadCatalogFile, createLogger, openConfiguredStore, SECURITY_HEADERS, type Relay, type RelayConfig, type RelayOptions } from '../relay/index.js';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 
 /** Where the embedded sandbox is mounted on the relay's own port. */
@@ -111,7 +111,8 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   }
   relay = createRelay({
     payments: { ...payments, timeoutMs: config.paymentsTimeoutMs },
-    store: ledgerFile(config),
+    store: await openConfiguredStore(config),
+    ...(config.databaseUrl ? { recoverEveryMs: leaseMs(config) / 2 } : {}),
     secret: config.secret,
     ...(config.catalogFile ? { catalog: loadCatalogFile(config.catalogFile) } : {}),
     allowedOrigins: config.allowedOrigins.length || config.payments ? config.allowedOrigins : ['*'],

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { hostname } from 'node:os';
 import { parseTrustProxy, type TrustProxy } from './client-address.js';
+import { openPgStore, openSqliteStore, type RelayStore } from './store.js';
 
 const int = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
@@ -24,6 +26,7 @@ const envSchema = z.object({
   RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE: int(600),
   RELAY_PUBLIC_URL: z.url().optional(),
   RELAY_TRUST_PROXY: z.string().optional(),
+  RELAY_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'RELAY_DATABASE_URL is a postgres:// URL').optional(),
 });
 
 /** The relay's settings, read from the environment (see .env.example). */
@@ -47,6 +50,8 @@ export interface RelayConfig {
   /** How the service reaches the relay (webhook_url). Required with a key; the sandbox's is the relay's own address. */
   publicUrl?: string;
   trustProxy?: TrustProxy;
+  /** PostgreSQL, shared by several relays; absent: SQLite in dataDir. */
+  databaseUrl?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
@@ -57,6 +62,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
   const e = parsed.data;
   if (!!e.PAYMENTS_API_KEY !== !!e.PAYMENTS_BASE_URL) {
     throw new Error('Set both PAYMENTS_API_KEY and PAYMENTS_BASE_URL to pay for real, or neither to use the embedded sandbox.');
+  }
+  if (e.RELAY_DATABASE_URL && !e.RELAY_SECRET) {
+    throw new Error('RELAY_SECRET is required with RELAY_DATABASE_URL: every relay on the database must sign player tokens with the same secret.');
   }
   if (e.PAYMENTS_API_KEY && !e.RELAY_PUBLIC_URL) {
     throw new Error('RELAY_PUBLIC_URL is required with PAYMENTS_API_KEY: it is where the payments service sends its webhooks (never taken from a request).');
@@ -79,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     webhookRateLimitPerMinute: e.RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE,
     ...(e.RELAY_PUBLIC_URL ? { publicUrl: e.RELAY_PUBLIC_URL.replace(/\/$/, '') } : {}),
     ...(e.RELAY_TRUST_PROXY ? { trustProxy: parseTrustProxy(e.RELAY_TRUST_PROXY) } : {}),
+    ...(e.RELAY_DATABASE_URL ? { databaseUrl: e.RELAY_DATABASE_URL } : {}),
   };
 }
 
@@ -93,3 +102,15 @@ function keptSecret(dataDir: string): string {
 }
 
 export const ledgerFile = (config: RelayConfig): string => join(config.dataDir, 'ledger.sqlite');
+
+/**
+ * How long a relay's claim on a payment in flight lasts on a shared ledger: past both calls to
+ * the service (lookup, payment) with room to spare. After it, another relay may recover it.
+ */
+export const leaseMs = (config: RelayConfig): number => 2 * config.paymentsTimeoutMs + 30_000;
+
+/** The store configuration picks: PostgreSQL with RELAY_DATABASE_URL, else SQLite in the data dir. */
+export async function openConfiguredStore(config: RelayConfig): Promise<RelayStore> {
+  if (!config.databaseUrl) return openSqliteStore(ledgerFile(config));
+  return openPgStore(config.databaseUrl, { owner: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`, leaseMs: leaseMs(config) });
+}

@@ -23,6 +23,11 @@ export interface EventLog {
   receiveWebhook(eventId: string, type: string, referenceId: string | undefined, toPlayerEvent: (userId: string) => { type: string; data: unknown } | undefined): Promise<{ fresh: boolean; event?: PlayerEvent }>;
   /** Remembers whose ramp session a reference id is, for the webhooks that name it. */
   rememberRampSession(referenceId: string, userId: string, sessionId: string, expiresAt: number): Promise<void>;
+  /**
+   * For a log shared by several relays: every event appended by any of them, in commit order.
+   * Where a log has this, live streams hear events only through it. Returns how to stop.
+   */
+  subscribe?(fn: (event: PlayerEvent) => void): Promise<() => Promise<void>>;
 }
 
 type Listener = (event: PlayerEvent) => void;

@@ -73,12 +73,23 @@ export interface Ledger {
   claim(claim: NewClaim, limits: ClaimLimits, now?: number): Promise<ClaimResult>;
   /** Records that the entry's payment is about to leave (durably, before it does): false if it is no longer claimed. */
   markSent(id: string): Promise<boolean>;
+  /**
+   * Recovery of an abandoned entry whose payment never left: deferred, its reservation freed, so
+   * the same key may claim it again. Only while it is still sending and claimed (a compare-and-set
+   * on both, so a relay that marks it sent meanwhile wins); undefined otherwise.
+   */
+  releaseUnsent(id: string, now?: number): Promise<LedgerEntry | undefined>;
   /** Moves an entry on from `from`; undefined when it was not in one of those states. */
   settle(id: string, from: readonly LedgerState[], to: Settlement, now?: number): Promise<LedgerEntry | undefined>;
   get(id: string): Promise<LedgerEntry | undefined>;
   /** A player's entries, newest first. */
   history(userId: string, limit: number): Promise<LedgerEntry[]>;
   inState(state: LedgerState): Promise<LedgerEntry[]>;
+  /**
+   * `sending` entries no live relay is working on: for recovery. SQLite (one process): those
+   * from before this process started. PostgreSQL (many relays): those whose owner's lease ran out.
+   */
+  abandoned(now: number, startedAt: number): Promise<LedgerEntry[]>;
   close(): Promise<void>;
 }
 

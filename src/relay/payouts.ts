@@ -121,14 +121,16 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
    */
   async function recover(startedAt: number): Promise<number> {
     let n = 0;
-    for (const entry of await ledger.inState('sending')) {
-      if (entry.createdAt >= startedAt) continue;
-      const unsent = entry.phase === 'claimed';
-      const to: Settlement = unsent ? { state: 'deferred', reason: 'interrupted_before_send' } : { state: 'needs_review', reason: 'interrupted' };
-      // The compare-and-set on the phase is the ledger's: a claimed entry is deferred only if still claimed.
-      if (!(await ledger.settle(entry.id, ['sending'], to))) continue;
-      if (!unsent) n++;
-      logger.warn({ event: unsent ? 'payout_deferred' : 'payout_needs_review', rewardId: entry.id, userId: entry.userId, reason: to.reason });
+    for (const entry of await ledger.abandoned(Date.now(), startedAt)) {
+      // Both moves are the ledger's compare-and-sets: a relay still at work on it wins.
+      const released = entry.phase === 'claimed' && (await ledger.releaseUnsent(entry.id));
+      if (released) {
+        logger.warn({ event: 'payout_deferred', rewardId: entry.id, userId: entry.userId, reason: released.reason });
+        continue;
+      }
+      if (!(await ledger.settle(entry.id, ['sending'], { state: 'needs_review', reason: 'interrupted' }))) continue;
+      n++;
+      logger.warn({ event: 'payout_needs_review', rewardId: entry.id, userId: entry.userId, reason: 'interrupted' });
     }
     return n;
   }

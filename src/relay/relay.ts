@@ -56,6 +56,8 @@ export interface RelayOptions {
   webhookRateLimitPerMinute?: number;
   /** The proxies to believe about the client's address (X-Forwarded-For). Default: none. */
   trustProxy?: TrustProxy;
+  /** With a shared ledger: how often to look for payments other relays abandoned (their lease ran out). */
+  recoverEveryMs?: number;
   /** How long a player token lives. Default 24 h. */
   tokenTtlMs?: number;
   /** Request bodies above this are refused with 413. Default 4 KiB. */
@@ -90,7 +92,10 @@ export function createRelay(options: RelayOptions): Relay {
   if (!where) throw new Error('createRelay needs a store: the path of a SQLite file, or { ledger, events, close }');
   const store = typeof where === 'string' ? openSqliteStore(where) : where;
   const { ledger, events } = store;
-  const hub = createEventHub();
+  const streams = createEventHub();
+  // A log shared by several relays tells every relay's streams of every append, in commit order;
+  // then this relay's own appends reach them that way too, not a second, earlier way.
+  const hub = events.subscribe ? { subscribe: streams.subscribe, publish: () => undefined } : streams;
   const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
@@ -141,10 +146,18 @@ export function createRelay(options: RelayOptions): Relay {
     return problemResponse(c, new RelayProblem('internal'));
   });
 
+  let unsubscribe: (() => Promise<void>) | undefined;
+  let sweeper: ReturnType<typeof setInterval> | undefined;
   const ready = (async () => {
+    if (events.subscribe) unsubscribe = await events.subscribe(streams.publish);
     const interrupted = await payouts.recover(startedAt);
     const { settled, open } = await payouts.reconcile();
     if (interrupted || settled || open) logger.warn({ event: 'review', interrupted, reconciled: settled, open }, 'intents await review');
+    // With relays sharing a ledger, one that dies leaves its payments to the others, once its lease runs out.
+    if (options.recoverEveryMs) {
+      sweeper = setInterval(() => void payouts.recover(startedAt).catch((err: unknown) => logger.error({ err }, 'recovery failed')), options.recoverEveryMs);
+      sweeper.unref();
+    }
   })();
   ready.catch((err: unknown) => logger.error({ err }, 'recovery at start failed'));
 
@@ -154,8 +167,10 @@ export function createRelay(options: RelayOptions): Relay {
     reconcile: payouts.reconcile,
     async close() {
       await ready.catch(() => undefined);
+      clearInterval(sweeper);
       // Let payments in flight settle first: closing under them would leave them for review.
       await payouts.drain();
+      await unsubscribe?.();
       await store.close();
       payments.close();
     },

@@ -172,12 +172,16 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     claim: (c, limits, now = Date.now()) => write(() => claimNow(c, limits, now)),
     settle: (id, from, to, now = Date.now()) => write(() => settleNow(id, from, to, now)),
     markSent: (id) => write(() => q.markSent.run(id).changes === 1),
+    releaseUnsent: (id, now = Date.now()) =>
+      write(() => (q.byId.get(id)?.phase === 'claimed' ? settleNow(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now) : undefined)),
     get: async (id) => {
       const r = q.byId.get(id);
       return r && toEntry(r);
     },
     history: async (userId, limit) => q.history.all(userId, limit).map(toEntry),
     inState: async (state) => q.inState.all(state).map(toEntry),
+    // One process owns this file: whatever was sending before it started was abandoned.
+    abandoned: async (_now, startedAt) => q.inState.all('sending').map(toEntry).filter((e) => e.createdAt < startedAt),
     close: async () => {
       if (owned) await close();
     },

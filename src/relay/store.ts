@@ -1,5 +1,9 @@
+import pg from 'pg';
 import type { EventLog } from './event-log.js';
 import type { Ledger } from './ledger.js';
+import { pgEventLog } from './pg-event-log.js';
+import { pgLedger } from './pg-ledger.js';
+import { migrate } from './pg-migrations.js';
 import { openSqliteDb } from './sqlite-db.js';
 import { sqliteEventLog } from './sqlite-event-log.js';
 import { sqliteLedger } from './sqlite-ledger.js';
@@ -19,4 +23,30 @@ export interface RelayStore {
 export function openSqliteStore(file: string): RelayStore {
   const db = openSqliteDb(file);
   return { ledger: sqliteLedger(db), events: sqliteEventLog(db), close: () => db.close() };
+}
+
+export interface PgStoreOptions {
+  /** This relay's name, as the owner of the payments it is sending. */
+  owner: string;
+  /** How long a relay's claim on a payment in flight lasts before others may recover it. */
+  leaseMs: number;
+  /** Connections in this relay's pool. Default 10. */
+  maxConnections?: number;
+}
+
+/**
+ * The shared backend for several relays: PostgreSQL. The schema is migrated at open (versioned,
+ * one relay at a time).
+ */
+export async function openPgStore(connectionString: string, options: PgStoreOptions): Promise<RelayStore> {
+  const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 10 });
+  // An idle connection the server dropped is replaced by the pool; nothing to crash for.
+  pool.on('error', () => undefined);
+  try {
+    await migrate(pool);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return { ledger: pgLedger(pool, options), events: pgEventLog(pool, connectionString), close: () => pool.end() };
 }

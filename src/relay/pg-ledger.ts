@@ -1,0 +1,153 @@
+import type { Pool, PoolClient } from 'pg';
+import { limitBlock, repeatBlock, utcDay } from '../wire/earning-rules.js';
+import { RESERVING_STATES, type ClaimResult, type Ledger, type LedgerEntry, type LedgerState, type SendPhase } from './ledger.js';
+
+interface Row {
+  id: string;
+  user_id: string;
+  idempotency_key: string;
+  request_hash: string;
+  achievement_id: string;
+  sats: number;
+  state: LedgerState;
+  phase: SendPhase;
+  reason: string | null;
+  payment_id: string | null;
+  gamertag: string | null;
+  occurred_at: string | null;
+  day: string;
+  created_at: string;
+  settled_at: string | null;
+}
+
+const toEntry = (r: Row): LedgerEntry => ({
+  id: r.id,
+  userId: r.user_id,
+  idempotencyKey: r.idempotency_key,
+  requestHash: r.request_hash,
+  achievementId: r.achievement_id,
+  sats: r.sats,
+  state: r.state,
+  ...(r.state === 'sending' ? { phase: r.phase } : {}),
+  createdAt: Number(r.created_at),
+  ...(r.reason === null ? {} : { reason: r.reason }),
+  ...(r.payment_id === null ? {} : { paymentId: r.payment_id }),
+  ...(r.gamertag === null ? {} : { gamertag: r.gamertag }),
+  ...(r.occurred_at === null ? {} : { occurredAt: r.occurred_at }),
+  ...(r.settled_at === null ? {} : { settledAt: Number(r.settled_at) }),
+});
+
+const RESERVING = RESERVING_STATES as readonly string[];
+/** Serialization failures and deadlocks: the transaction is run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+
+export interface PgLedgerOptions {
+  /** This relay's name in the ledger: the owner of what it is sending. */
+  owner: string;
+  /** How long an owner's claim on a sending entry lasts: longer than any payment can take. */
+  leaseMs: number;
+}
+
+/**
+ * The ledger on PostgreSQL, shared by any number of relays. A claim runs under the player's
+ * advisory lock and the day's reservation rows, so the rules are checked and the sats reserved
+ * against what every relay has committed; each state change is a compare-and-set in its statement.
+ */
+export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledger {
+  async function transaction<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const c = await pool.connect();
+      try {
+        await c.query('BEGIN');
+        const result = await work(c);
+        await c.query('COMMIT');
+        return result;
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        if (!(attempt < 5 && RETRYABLE.has((err as { code?: string }).code ?? ''))) throw err;
+      } finally {
+        c.release();
+      }
+    }
+  }
+
+  async function reserve(c: PoolClient, userId: string, day: string, sats: number) {
+    // '*' sorts before 'u:…': every transaction locks the two rows in the same order.
+    await c.query('UPDATE reserved SET sats = sats + $3 WHERE day = $1 AND scope IN ($2, $4)', [day, `u:${userId}`, sats, '*']);
+  }
+
+  async function settleIn(c: PoolClient, id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number): Promise<LedgerEntry | undefined> {
+    const { rows } = await c.query<Row & { old_state: LedgerState }>(
+      `WITH old AS (SELECT id, state FROM rewards WHERE id = $1 AND state = ANY($2) FOR UPDATE)
+       UPDATE rewards r SET state = $3, reason = $4, payment_id = coalesce($5, r.payment_id), gamertag = coalesce($6, r.gamertag), settled_at = $7, owner = NULL, lease_until = NULL
+       FROM old WHERE r.id = old.id RETURNING r.*, old.state AS old_state`,
+      [
+        id,
+        from,
+        to.state,
+        'reason' in to ? to.reason : null,
+        'paymentId' in to ? (to.paymentId ?? null) : null,
+        'gamertag' in to ? (to.gamertag ?? null) : null,
+        to.state === 'paid' || to.state === 'failed' ? now : null,
+      ],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    if (RESERVING.includes(row.old_state) && !RESERVING.includes(to.state)) await reserve(c, row.user_id, row.day, -row.sats);
+    return toEntry(row);
+  }
+
+  const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toEntry);
+
+  return {
+    find: async (userId, key) => (await one('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [userId, key]))[0],
+    claim: (claim, limits, now = Date.now()) =>
+      transaction(async (c): Promise<ClaimResult> => {
+        // One claim at a time per player, across relays.
+        await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`u:${claim.userId}`]);
+        const existing = (await c.query<Row>('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey])).rows[0];
+        if (existing && (existing.state !== 'deferred' || existing.request_hash !== claim.requestHash)) return { kind: 'existing', entry: toEntry(existing) };
+        const day = utcDay(now);
+        await c.query(`INSERT INTO reserved (scope, day, sats) VALUES ('*', $1, 0), ($2, $1, 0) ON CONFLICT DO NOTHING`, [day, `u:${claim.userId}`]);
+        // The day's budget row, locked: claims from every relay take turns at the budget.
+        const reserved = (await c.query<{ scope: string; sats: string }>(`SELECT scope, sats FROM reserved WHERE day = $1 AND scope IN ('*', $2) ORDER BY scope FOR UPDATE`, [day, `u:${claim.userId}`])).rows;
+        const last = (
+          await c.query<{ created_at: string }>(
+            'SELECT created_at FROM rewards WHERE user_id = $1 AND achievement_id = $2 AND state = ANY($3) ORDER BY created_at DESC LIMIT 1',
+            [claim.userId, claim.achievementId, RESERVING],
+          )
+        ).rows[0];
+        const sats = (scope: string) => Number(reserved.find((r) => r.scope === scope)?.sats ?? 0);
+        const reason =
+          claim.rejectReason ??
+          repeatBlock(claim.repeat, last && Number(last.created_at), now)?.reason ??
+          limitBlock(claim.sats, { user: sats(`u:${claim.userId}`), project: sats('*') }, limits);
+        const state: LedgerState = reason ? 'rejected' : 'sending';
+        const lease = reason ? null : now + leaseMs;
+        const row = existing
+          ? (await c.query<Row>(`UPDATE rewards SET state = $2, phase = 'claimed', reason = $3, day = $4, created_at = $5, owner = $6, lease_until = $7 WHERE id = $1 RETURNING *`, [existing.id, state, reason ?? null, day, now, owner, lease])).rows[0]!
+          : (
+              await c.query<Row>(
+                `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11, $12, $13) RETURNING *`,
+                [claim.id, claim.userId, claim.idempotencyKey, claim.requestHash, claim.achievementId, claim.sats, state, reason ?? null, claim.occurredAt ?? null, day, now, owner, lease],
+              )
+            ).rows[0]!;
+        if (!reason) await reserve(c, claim.userId, day, claim.sats);
+        return { kind: 'created', entry: toEntry(row) };
+      }),
+    settle: (id, from, to, now = Date.now()) => transaction((c) => settleIn(c, id, from, to, now)),
+    markSent: async (id) => (await pool.query(`UPDATE rewards SET phase = 'sent' WHERE id = $1 AND state = 'sending' AND phase = 'claimed'`, [id])).rowCount === 1,
+    releaseUnsent: (id, now = Date.now()) =>
+      transaction(async (c) => {
+        const claimed = (await c.query(`SELECT 1 FROM rewards WHERE id = $1 AND state = 'sending' AND phase = 'claimed' FOR UPDATE`, [id])).rowCount === 1;
+        return claimed ? settleIn(c, id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now) : undefined;
+      }),
+    get: async (id) => (await one('SELECT * FROM rewards WHERE id = $1', [id]))[0],
+    history: (userId, limit) => one('SELECT * FROM rewards WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, limit]),
+    inState: (state) => one('SELECT * FROM rewards WHERE state = $1 ORDER BY created_at', [state]),
+    // Another relay's payment in flight keeps its lease; only a lapsed one was abandoned.
+    abandoned: (now) => one(`SELECT * FROM rewards WHERE state = 'sending' AND lease_until < $1 ORDER BY created_at`, [now]),
+    close: async () => undefined,
+  };
+}

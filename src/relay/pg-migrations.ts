@@ -1,0 +1,63 @@
+import type { Pool } from 'pg';
+
+/** Versioned schema changes, applied in order, each once. Append; never edit one that shipped. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE rewards (
+     seq             bigserial PRIMARY KEY,
+     id              text NOT NULL UNIQUE,
+     user_id         text NOT NULL,
+     idempotency_key text NOT NULL,
+     request_hash    text NOT NULL,
+     achievement_id  text NOT NULL,
+     sats            integer NOT NULL,
+     state           text NOT NULL,
+     phase           text NOT NULL DEFAULT 'claimed',
+     owner           text,
+     lease_until     bigint,
+     reason          text,
+     payment_id      text,
+     gamertag        text,
+     occurred_at     text,
+     day             text NOT NULL,
+     created_at      bigint NOT NULL,
+     settled_at      bigint,
+     UNIQUE (user_id, idempotency_key)
+   );
+   CREATE INDEX rewards_by_achievement ON rewards (user_id, achievement_id, created_at);
+   CREATE INDEX rewards_by_state ON rewards (state) WHERE state IN ('sending', 'needs_review');
+   -- Sats reserved per UTC day: scope '*' is the project's budget, 'u:<userId>' a player's cap.
+   CREATE TABLE reserved (scope text NOT NULL, day text NOT NULL, sats bigint NOT NULL, PRIMARY KEY (scope, day));
+   CREATE TABLE events (id bigserial PRIMARY KEY, user_id text NOT NULL, type text NOT NULL, data jsonb NOT NULL, created_at bigint NOT NULL);
+   CREATE INDEX events_by_user ON events (user_id, id);
+   CREATE TABLE webhook_events (event_id text PRIMARY KEY, type text NOT NULL, reference_id text, received_at bigint NOT NULL);
+   CREATE TABLE ramp_sessions (reference_id text PRIMARY KEY, user_id text NOT NULL, session_id text NOT NULL, expires_at bigint NOT NULL);`,
+];
+
+/** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */
+const MIGRATION_LOCK = 7_424_242_001;
+
+/** Brings the schema up to date, safely when several relays start at once. */
+export async function migrate(pool: Pool): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query('CREATE TABLE IF NOT EXISTS rewardbus_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM rewardbus_migrations');
+    const current = rows[0]?.v ?? 0;
+    for (let v = current + 1; v <= MIGRATIONS.length; v++) {
+      await client.query('BEGIN');
+      try {
+        await client.query(MIGRATIONS[v - 1]!);
+        await client.query('INSERT INTO rewardbus_migrations (version) VALUES ($1)', [v]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      }
+    }
+    return MIGRATIONS.length;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    client.release();
+  }
+}

@@ -1,0 +1,73 @@
+// A throwaway PostgreSQL server for the test run: started once (vitest's globalSetup), on a free
+// port with its own data directory, as the `postgres` user when we are root (the server refuses
+// to run as root), and stopped after.
+import { execFile } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+export const POSTGRES_HOW = 'PostgreSQL tests need a server: apt-get install -y postgresql (or set POSTGRES_BIN to its bin directory)';
+
+/** The directory holding initdb and pg_ctl: POSTGRES_BIN, Debian's, or none. */
+function binDir(): string | undefined {
+  if (process.env.POSTGRES_BIN) return process.env.POSTGRES_BIN;
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  return versions[0] && join(root, versions[0], 'bin');
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+export interface TestPostgres {
+  /** The admin connection: create a database per test from here. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startPostgres(): Promise<TestPostgres | undefined> {
+  const bin = binDir();
+  if (!bin) return undefined;
+  const asRoot = userInfo().uid === 0;
+  // As root, run the server as Debian's postgres user.
+  const run = (cmd: string, args: string[]) => exec(asRoot ? 'runuser' : join(bin, cmd), asRoot ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args);
+  const dir = mkdtempSync(join(tmpdir(), 'rewardbus-pg-'));
+  if (asRoot) {
+    const { stdout } = await exec('id', ['-u', 'postgres']);
+    const { stdout: gid } = await exec('id', ['-g', 'postgres']);
+    chownSync(dir, Number(stdout), Number(gid));
+  }
+  const port = await freePort();
+  await run('initdb', ['-D', join(dir, 'data'), '-U', 'rewardbus', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
+  await run('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=300`, 'start']);
+  return {
+    url: `postgres://rewardbus@127.0.0.1:${port}/postgres`,
+    async stop() {
+      await run('pg_ctl', ['-D', join(dir, 'data'), '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new, empty database on the test server: each test gets its own. */
+export async function freshDatabase(adminUrl: string): Promise<string> {
+  const { default: pg } = await import('pg');
+  const name = `rb_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return adminUrl.replace(/\/postgres$/, `/${name}`);
+}
