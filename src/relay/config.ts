@@ -26,6 +26,7 @@ const envSchema = z.object({
   RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE: int(600),
   RELAY_PUBLIC_URL: z.url().optional(),
   RELAY_TRUST_PROXY: z.string().optional(),
+  RELAY_PAYMENT_LEASE_MS: z.coerce.number().int().min(1000).optional(),
   RELAY_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'RELAY_DATABASE_URL is a postgres:// URL').optional(),
 });
 
@@ -52,6 +53,8 @@ export interface RelayConfig {
   trustProxy?: TrustProxy;
   /** PostgreSQL, shared by several relays; absent: SQLite in dataDir. */
   databaseUrl?: string;
+  /** On a shared ledger, how long a relay's claim on a payment in flight lasts (see leaseMs). */
+  paymentLeaseMs?: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
@@ -62,6 +65,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
   const e = parsed.data;
   if (!!e.PAYMENTS_API_KEY !== !!e.PAYMENTS_BASE_URL) {
     throw new Error('Set both PAYMENTS_API_KEY and PAYMENTS_BASE_URL to pay for real, or neither to use the embedded sandbox.');
+  }
+  if (e.RELAY_PAYMENT_LEASE_MS !== undefined && e.RELAY_PAYMENT_LEASE_MS <= 2 * e.PAYMENTS_TIMEOUT_MS) {
+    throw new Error('RELAY_PAYMENT_LEASE_MS must be longer than two PAYMENTS_TIMEOUT_MS: a live relay must never lose a payment it is still making.');
   }
   if (e.RELAY_DATABASE_URL && !e.RELAY_SECRET) {
     throw new Error('RELAY_SECRET is required with RELAY_DATABASE_URL: every relay on the database must sign player tokens with the same secret.');
@@ -88,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     ...(e.RELAY_PUBLIC_URL ? { publicUrl: e.RELAY_PUBLIC_URL.replace(/\/$/, '') } : {}),
     ...(e.RELAY_TRUST_PROXY ? { trustProxy: parseTrustProxy(e.RELAY_TRUST_PROXY) } : {}),
     ...(e.RELAY_DATABASE_URL ? { databaseUrl: e.RELAY_DATABASE_URL } : {}),
+    ...(e.RELAY_PAYMENT_LEASE_MS ? { paymentLeaseMs: e.RELAY_PAYMENT_LEASE_MS } : {}),
   };
 }
 
@@ -107,7 +114,7 @@ export const ledgerFile = (config: RelayConfig): string => join(config.dataDir, 
  * How long a relay's claim on a payment in flight lasts on a shared ledger: past both calls to
  * the service (lookup, payment) with room to spare. After it, another relay may recover it.
  */
-export const leaseMs = (config: RelayConfig): number => 2 * config.paymentsTimeoutMs + 30_000;
+export const leaseMs = (config: RelayConfig): number => config.paymentLeaseMs ?? 2 * config.paymentsTimeoutMs + 30_000;
 
 /** The store configuration picks: PostgreSQL with RELAY_DATABASE_URL, else SQLite in the data dir. */
 export async function openConfiguredStore(config: RelayConfig): Promise<RelayStore> {

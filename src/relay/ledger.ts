@@ -68,7 +68,8 @@ export interface Ledger {
   /**
    * Records the claim and reserves its sats, or rejects it, checking repeat policy, the user's
    * daily cap and the daily budget in the same transaction. A known key (other than a deferred
-   * one, which is claimed afresh) comes back as `existing`, untouched.
+   * one, which is claimed afresh) comes back as `existing`, untouched. Its time is `now`, or by
+   * default the moment it is checked, under its locks.
    */
   claim(claim: NewClaim, limits: ClaimLimits, now?: number): Promise<ClaimResult>;
   /** Records that the entry's payment is about to leave (durably, before it does): false if it is no longer claimed. */

@@ -101,10 +101,13 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
 
   return {
     find: async (userId, key) => (await one('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [userId, key]))[0],
-    claim: (claim, limits, now = Date.now()) =>
+    claim: (claim, limits, at) =>
       transaction(async (c): Promise<ClaimResult> => {
         // One claim at a time per player, across relays.
         await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`u:${claim.userId}`]);
+        // The claim's time is taken once it holds the lock: a claim that waited is not earlier
+        // than the one it waited for (a cooldown would count backwards).
+        const now = at ?? Date.now();
         const existing = (await c.query<Row>('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey])).rows[0];
         if (existing && (existing.state !== 'deferred' || existing.request_hash !== claim.requestHash)) return { kind: 'existing', entry: toEntry(existing) };
         const day = utcDay(now);

@@ -169,7 +169,7 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
       const r = q.byKey.get(userId, key);
       return r && toEntry(r);
     },
-    claim: (c, limits, now = Date.now()) => write(() => claimNow(c, limits, now)),
+    claim: (c, limits, now) => write(() => claimNow(c, limits, now ?? Date.now())),
     settle: (id, from, to, now = Date.now()) => write(() => settleNow(id, from, to, now)),
     markSent: (id) => write(() => q.markSent.run(id).changes === 1),
     releaseUnsent: (id, now = Date.now()) =>
