@@ -1,8 +1,10 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { freshDatabase, POSTGRES_HOW, startPostgres } from '../test/helpers/postgres.js';
 import { startChild, stop } from './processes.js';
 
 export interface LoadFigures {
@@ -17,10 +19,10 @@ const CONNECTIONS = 64;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const SANDBOX_KEY = 'bench-sandbox-key';
 
-async function load(name: string, url: string, headers: () => Record<string, string>, body: string): Promise<LoadFigures> {
+async function load(name: string, url: string, headers: () => Record<string, string>, body: string, connections = CONNECTIONS): Promise<LoadFigures> {
   const options = {
     url,
-    connections: CONNECTIONS,
+    connections,
     method: 'POST' as const,
     body,
     requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { 'content-type': 'application/json', ...headers() } }) }],
@@ -30,10 +32,26 @@ async function load(name: string, url: string, headers: () => Record<string, str
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
 }
 
-/** Rewards paid per second at 64 connections: straight to the sandbox, through a pass-through proxy, through the relay. */
+/** The same load spread over several relays: their rates add up; latency is the worst of them. */
+async function loadSpread(name: string, urls: string[], headers: () => Record<string, string>, body: string): Promise<LoadFigures> {
+  const parts = await Promise.all(urls.map((u) => load(name, u, headers, body, CONNECTIONS / urls.length)));
+  return {
+    name,
+    rps: parts.reduce((s, p) => s + p.rps, 0),
+    p50: Math.max(...parts.map((p) => p.p50)),
+    p99: Math.max(...parts.map((p) => p.p99)),
+    errors: parts.reduce((s, p) => s + p.errors, 0),
+  };
+}
+
+/**
+ * Rewards paid per second at 64 connections: straight to the sandbox, through a pass-through
+ * proxy, through the relay on SQLite, and on PostgreSQL (one relay, and two behind the same load).
+ */
 export async function benchRelay(): Promise<LoadFigures[]> {
   const dir = mkdtempSync(join(tmpdir(), 'rewardbus-bench-'));
-  const children = [];
+  const children: ChildProcess[] = [];
+  const postgres = await startPostgres().catch(() => undefined);
   try {
     const sandbox = await startChild(['src/bin/rewardbus.ts', 'sandbox', '0'], { SANDBOX_API_KEY: SANDBOX_KEY }, /sandbox on (http:\/\/\S+)/);
     children.push(sandbox.child);
@@ -44,39 +62,62 @@ export async function benchRelay(): Promise<LoadFigures[]> {
 
     const catalog = join(dir, 'catalog.json');
     writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'bench', title: 'Bench', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
-    const relay = await startChild(
-      ['src/bin/rewardbus.ts', 'start'],
-      {
-        PORT: '0',
-        PAYMENTS_API_KEY: SANDBOX_KEY,
-        PAYMENTS_BASE_URL: sandboxUrl,
-        RELAY_PUBLIC_URL: 'http://127.0.0.1',
-        RELAY_DATA_DIR: dir,
-        RELAY_CATALOG: catalog,
-        RELAY_USER_DAILY_CAP_SATS: '0',
-        RELAY_DAILY_BUDGET_SATS: '0',
-        RELAY_RATE_LIMIT_PER_MINUTE: '0',
-      },
-      /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/,
-    );
-    children.push(relay.child);
-    const relayUrl = relay.match[1]!;
-
-    const tokens = await Promise.all(
-      Array.from({ length: CONNECTIONS }, async (_, i) => {
-        const r = await fetch(`${relayUrl}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: `bench${i}` }) });
-        return ((await r.json()) as { token: string }).token;
-      }),
-    );
+    const secret = randomUUID() + randomUUID();
+    const startRelay = async (name: string, env: Record<string, string> = {}) => {
+      const relay = await startChild(
+        ['src/bin/rewardbus.ts', 'start'],
+        {
+          PORT: '0',
+          PAYMENTS_API_KEY: SANDBOX_KEY,
+          PAYMENTS_BASE_URL: sandboxUrl,
+          RELAY_PUBLIC_URL: 'http://127.0.0.1',
+          RELAY_DATA_DIR: join(dir, name),
+          RELAY_SECRET: secret,
+          RELAY_CATALOG: catalog,
+          RELAY_USER_DAILY_CAP_SATS: '0',
+          RELAY_DAILY_BUDGET_SATS: '0',
+          RELAY_RATE_LIMIT_PER_MINUTE: '0',
+          ...env,
+        },
+        /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/,
+      );
+      children.push(relay.child);
+      return relay.match[1]!;
+    };
+    const stopAll = async (from: number) => Promise.all(children.splice(from).map(stop));
+    // One token per connection, signed with the secret every relay shares.
+    const tokensFrom = (relayUrl: string) =>
+      Promise.all(
+        Array.from({ length: CONNECTIONS }, async (_, i) => {
+          const r = await fetch(`${relayUrl}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: `bench${i}` }) });
+          return ((await r.json()) as { token: string }).token;
+        }),
+      );
     let n = 0;
+    const claimHeaders = (tokens: string[]) => () => ({ authorization: `Bearer ${tokens[n++ % tokens.length]}`, 'idempotency-key': randomUUID() });
+    const claimBody = '{"achievementId":"bench"}';
     const payment = JSON.stringify({ gamertag: 'bench', amount: '1000', description: 'direct' });
-    return [
+    const figures = [
       await load('sandbox direct', `${sandboxUrl}/v0/gamertag/send-payment`, () => ({ apikey: SANDBOX_KEY }), payment),
       await load('pass-through proxy', `http://127.0.0.1:${passThrough.match[1]}/v1/rewards`, () => ({}), '{}'),
-      await load('relay (SQLite, synchronous=FULL)', `${relayUrl}/v1/rewards`, () => ({ authorization: `Bearer ${tokens[n++ % tokens.length]}`, 'idempotency-key': randomUUID() }), '{"achievementId":"bench"}'),
     ];
+    const sqlite = await startRelay('sqlite');
+    figures.push(await load('relay (SQLite, synchronous=FULL)', `${sqlite}/v1/rewards`, claimHeaders(await tokensFrom(sqlite)), claimBody));
+    await stopAll(2);
+    if (postgres) {
+      const RELAY_DATABASE_URL = await freshDatabase(postgres.url);
+      const one = await startRelay('pg-1', { RELAY_DATABASE_URL });
+      const tokens = await tokensFrom(one);
+      figures.push(await load('relay (PostgreSQL)', `${one}/v1/rewards`, claimHeaders(tokens), claimBody));
+      const two = await startRelay('pg-2', { RELAY_DATABASE_URL });
+      figures.push(await loadSpread('2 relays (PostgreSQL)', [`${one}/v1/rewards`, `${two}/v1/rewards`], claimHeaders(tokens), claimBody));
+    } else {
+      console.warn(`(no PostgreSQL figures: ${POSTGRES_HOW})`);
+    }
+    return figures;
   } finally {
     await Promise.all(children.map(stop));
+    await postgres?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

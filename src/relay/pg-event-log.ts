@@ -2,6 +2,8 @@ import pg, { type Pool, type PoolClient } from 'pg';
 import type { EventLog, PlayerEvent } from './event-log.js';
 
 const CHANNEL = 'rewardbus_events';
+/** A NOTIFY payload holds at most 8,000 bytes: this many user ids (36 characters and a comma). */
+const USERS_PER_NOTIFY = 200;
 
 interface Row {
   id: string;
@@ -13,18 +15,45 @@ interface Row {
 const toEvent = (r: Row): PlayerEvent => ({ id: Number(r.id), userId: r.user_id, type: r.type, data: r.data, createdAt: Number(r.created_at) });
 
 /**
- * Player events, the webhook inbox and ramp sessions on PostgreSQL, shared by every relay. Each
- * append is announced with NOTIFY, so a player's stream on one relay hears what another relay
- * paid; a player's appends take turns (an advisory lock), so their ids commit in order and a
- * resume from Last-Event-ID misses nothing.
+ * Player events, the webhook inbox and ramp sessions on PostgreSQL, shared by every relay.
+ *
+ * A player's appends take turns (an advisory lock), so their ids commit in order. Every relay
+ * hears of new events through NOTIFY, batched per event-loop turn and naming only the players
+ * (NOTIFY serializes the commits that carry it, so it never rides on an append's transaction);
+ * a listener then reads each named player's events after the last it handed on, in id order,
+ * so a stream misses nothing and a resume from Last-Event-ID works on any relay.
  */
 export function pgEventLog(pool: Pool, connectionString: string): EventLog & { subscribe(fn: (e: PlayerEvent) => void): Promise<() => Promise<void>> } {
-  async function appendIn(c: PoolClient | Pool, userId: string, type: string, data: unknown): Promise<PlayerEvent> {
+  const pending = new Set<string>();
+  let flushing: Promise<void> | undefined;
+
+  /** Tells every relay that these players have new events; best effort (a stream resumes by id). */
+  function announce(userId: string) {
+    pending.add(userId);
+    flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      const users = [...pending];
+      pending.clear();
+      flushing = undefined;
+      const c = await pool.connect().catch(() => undefined);
+      if (!c) return; // closing
+      try {
+        await c.query('BEGIN');
+        // The events are durable already: the notice need not wait for a disk.
+        await c.query('SET LOCAL synchronous_commit = off');
+        for (let i = 0; i < users.length; i += USERS_PER_NOTIFY) await c.query('SELECT pg_notify($1, $2)', [CHANNEL, users.slice(i, i + USERS_PER_NOTIFY).join(',')]);
+        await c.query('COMMIT');
+      } catch {
+        await c.query('ROLLBACK').catch(() => undefined);
+      } finally {
+        c.release();
+      }
+    });
+  }
+
+  async function appendIn(c: PoolClient, userId: string, type: string, data: unknown): Promise<PlayerEvent> {
     await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 1))', [`e:${userId}`]);
     const { rows } = await c.query<Row>('INSERT INTO events (user_id, type, data, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [userId, type, JSON.stringify(data), Date.now()]);
-    const event = toEvent(rows[0]!);
-    await c.query('SELECT pg_notify($1, $2)', [CHANNEL, String(event.id)]);
-    return event;
+    return toEvent(rows[0]!);
   }
 
   async function inTransaction<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
@@ -42,41 +71,58 @@ export function pgEventLog(pool: Pool, connectionString: string): EventLog & { s
     }
   }
 
+  const since = async (userId: string, afterId: number, limit = 500) =>
+    (await pool.query<Row>('SELECT * FROM events WHERE user_id = $1 AND id > $2 ORDER BY id LIMIT $3', [userId, afterId, limit])).rows.map(toEvent);
+
   return {
-    append: (userId, type, data) => inTransaction((c) => appendIn(c, userId, type, data)),
-    since: async (userId, afterId, limit = 500) =>
-      (await pool.query<Row>('SELECT * FROM events WHERE user_id = $1 AND id > $2 ORDER BY id LIMIT $3', [userId, afterId, limit])).rows.map(toEvent),
-    receiveWebhook: (eventId, type, referenceId, toPlayerEvent) =>
-      inTransaction(async (c) => {
+    async append(userId, type, data) {
+      const event = await inTransaction((c) => appendIn(c, userId, type, data));
+      announce(userId);
+      return event;
+    },
+    since,
+    async receiveWebhook(eventId, type, referenceId, toPlayerEvent) {
+      const r = await inTransaction(async (c) => {
         const fresh = (await c.query('INSERT INTO webhook_events (event_id, type, reference_id, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [eventId, type, referenceId ?? null, Date.now()])).rowCount === 1;
         if (!fresh) return { fresh: false };
         const userId = referenceId && (await c.query<{ user_id: string }>('SELECT user_id FROM ramp_sessions WHERE reference_id = $1', [referenceId])).rows[0]?.user_id;
         const e = userId ? toPlayerEvent(userId) : undefined;
         return e && userId ? { fresh: true, event: await appendIn(c, userId, e.type, e.data) } : { fresh: true };
-      }),
+      });
+      if (r.event) announce(r.event.userId);
+      return r;
+    },
     rememberRampSession: async (referenceId, userId, sessionId, expiresAt) => {
       await pool.query(
         'INSERT INTO ramp_sessions (reference_id, user_id, session_id, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT (reference_id) DO UPDATE SET user_id = $2, session_id = $3, expires_at = $4',
         [referenceId, userId, sessionId, expiresAt],
       );
     },
-    /** Every event appended by any relay, as it commits. Returns a function that stops listening. */
+    /** Every event appended by any relay, per player in id order. Returns a function that stops listening. */
     async subscribe(fn) {
       const listener = new pg.Client({ connectionString });
       await listener.connect();
-      // Notifications come in commit order: read and hand them on in that order too.
-      let chain = Promise.resolve();
-      listener.on('notification', (n) => {
-        chain = chain.then(() =>
-          pool.query<Row>('SELECT * FROM events WHERE id = $1', [Number(n.payload)]).then(
-            ({ rows }) => void (rows[0] && fn(toEvent(rows[0]))),
-            () => undefined,
-          ),
-        );
-      });
-      // A dropped listening connection is logged by the pool's owner; the stream resumes with Last-Event-ID.
+      // A dropped listening connection costs live delivery only: streams resume by id.
       listener.on('error', () => undefined);
       await listener.query(`LISTEN ${CHANNEL}`);
+      // Handed on so far, per player; players not seen yet start after what existed at subscription.
+      const floor = Number((await pool.query<{ m: string | null }>('SELECT max(id) AS m FROM events')).rows[0]?.m ?? 0);
+      const last = new Map<string, number>();
+      let chain = Promise.resolve();
+      listener.on('notification', (n) => {
+        const users = new Set((n.payload ?? '').split(',').filter(Boolean));
+        chain = chain.then(async () => {
+          for (const userId of users) {
+            for (let after = last.get(userId) ?? floor, page = await since(userId, after); page.length; page = await since(userId, after)) {
+              for (const e of page) fn(e);
+              after = page[page.length - 1]!.id;
+              last.set(userId, after);
+              if (page.length < 500) break;
+            }
+          }
+          if (last.size > 100_000) last.clear();
+        }).catch(() => undefined);
+      });
       return () => listener.end();
     },
   };

@@ -18,6 +18,7 @@ interface Row {
   day: string;
   created_at: string;
   settled_at: string | null;
+  budgeted: boolean;
 }
 
 const toEntry = (r: Row): LedgerEntry => ({
@@ -38,6 +39,7 @@ const toEntry = (r: Row): LedgerEntry => ({
 });
 
 const RESERVING = RESERVING_STATES as readonly string[];
+const RESERVING_SQL = `state IN (${RESERVING.map((st) => `'${st}'`).join(', ')})`;
 /** Serialization failures and deadlocks: the transaction is run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 
@@ -50,8 +52,9 @@ export interface PgLedgerOptions {
 
 /**
  * The ledger on PostgreSQL, shared by any number of relays. A claim runs under the player's
- * advisory lock and the day's reservation rows, so the rules are checked and the sats reserved
- * against what every relay has committed; each state change is a compare-and-set in its statement.
+ * advisory lock (and, with a budget, the day's budget row), so the rules are checked and the sats
+ * reserved against what every relay has committed; each state change is a compare-and-set in its
+ * statement.
  */
 export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledger {
   async function transaction<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
@@ -71,10 +74,6 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
     }
   }
 
-  async function reserve(c: PoolClient, userId: string, day: string, sats: number) {
-    // '*' sorts before 'u:…': every transaction locks the two rows in the same order.
-    await c.query('UPDATE reserved SET sats = sats + $3 WHERE day = $1 AND scope IN ($2, $4)', [day, `u:${userId}`, sats, '*']);
-  }
 
   async function settleIn(c: PoolClient, id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number): Promise<LedgerEntry | undefined> {
     const { rows } = await c.query<Row & { old_state: LedgerState }>(
@@ -93,7 +92,10 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
     );
     const row = rows[0];
     if (!row) return undefined;
-    if (RESERVING.includes(row.old_state) && !RESERVING.includes(to.state)) await reserve(c, row.user_id, row.day, -row.sats);
+    if (row.budgeted && RESERVING.includes(row.old_state) && !RESERVING.includes(to.state)) {
+      await c.query('UPDATE budget SET sats = sats - $2 WHERE day = $1', [row.day, row.sats]);
+      await c.query('UPDATE rewards SET budgeted = false WHERE id = $1', [row.id]);
+    }
     return toEntry(row);
   }
 
@@ -111,32 +113,49 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
         const existing = (await c.query<Row>('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey])).rows[0];
         if (existing && (existing.state !== 'deferred' || existing.request_hash !== claim.requestHash)) return { kind: 'existing', entry: toEntry(existing) };
         const day = utcDay(now);
-        await c.query(`INSERT INTO reserved (scope, day, sats) VALUES ('*', $1, 0), ($2, $1, 0) ON CONFLICT DO NOTHING`, [day, `u:${claim.userId}`]);
-        // The day's budget row, locked: claims from every relay take turns at the budget.
-        const reserved = (await c.query<{ scope: string; sats: string }>(`SELECT scope, sats FROM reserved WHERE day = $1 AND scope IN ('*', $2) ORDER BY scope FOR UPDATE`, [day, `u:${claim.userId}`])).rows;
+        // The states are spelled out, so the planner can use the partial index on them.
+        const userSats =
+          limits.userDailyCapSats > 0
+            ? Number((await c.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE user_id = $1 AND day = $2 AND ${RESERVING_SQL}`, [claim.userId, day])).rows[0]!.s)
+            : 0;
+        // Only with a budget do claims from every relay take turns, at the day's budget row.
+        const budgeted = limits.dailyBudgetSats > 0;
+        let projectSats = 0;
+        if (budgeted) {
+          await c.query('INSERT INTO budget (day, sats) VALUES ($1, 0) ON CONFLICT DO NOTHING', [day]);
+          projectSats = Number((await c.query<{ sats: string }>('SELECT sats FROM budget WHERE day = $1 FOR UPDATE', [day])).rows[0]!.sats);
+        }
         const last = (
           await c.query<{ created_at: string }>(
-            'SELECT created_at FROM rewards WHERE user_id = $1 AND achievement_id = $2 AND state = ANY($3) ORDER BY created_at DESC LIMIT 1',
-            [claim.userId, claim.achievementId, RESERVING],
+            `SELECT created_at FROM rewards WHERE user_id = $1 AND achievement_id = $2 AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
+            [claim.userId, claim.achievementId],
           )
         ).rows[0];
-        const sats = (scope: string) => Number(reserved.find((r) => r.scope === scope)?.sats ?? 0);
         const reason =
-          claim.rejectReason ??
-          repeatBlock(claim.repeat, last && Number(last.created_at), now)?.reason ??
-          limitBlock(claim.sats, { user: sats(`u:${claim.userId}`), project: sats('*') }, limits);
+          claim.rejectReason ?? repeatBlock(claim.repeat, last && Number(last.created_at), now)?.reason ?? limitBlock(claim.sats, { user: userSats, project: projectSats }, limits);
         const state: LedgerState = reason ? 'rejected' : 'sending';
         const lease = reason ? null : now + leaseMs;
         const row = existing
-          ? (await c.query<Row>(`UPDATE rewards SET state = $2, phase = 'claimed', reason = $3, day = $4, created_at = $5, owner = $6, lease_until = $7 WHERE id = $1 RETURNING *`, [existing.id, state, reason ?? null, day, now, owner, lease])).rows[0]!
+          ? (
+              await c.query<Row>(`UPDATE rewards SET state = $2, phase = 'claimed', reason = $3, day = $4, created_at = $5, owner = $6, lease_until = $7, budgeted = $8 WHERE id = $1 RETURNING *`, [
+                existing.id,
+                state,
+                reason ?? null,
+                day,
+                now,
+                owner,
+                lease,
+                budgeted && !reason,
+              ])
+            ).rows[0]!
           : (
               await c.query<Row>(
-                `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11, $12, $13) RETURNING *`,
-                [claim.id, claim.userId, claim.idempotencyKey, claim.requestHash, claim.achievementId, claim.sats, state, reason ?? null, claim.occurredAt ?? null, day, now, owner, lease],
+                `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until, budgeted)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+                [claim.id, claim.userId, claim.idempotencyKey, claim.requestHash, claim.achievementId, claim.sats, state, reason ?? null, claim.occurredAt ?? null, day, now, owner, lease, budgeted && !reason],
               )
             ).rows[0]!;
-        if (!reason) await reserve(c, claim.userId, day, claim.sats);
+        if (budgeted && !reason) await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [day, claim.sats]);
         return { kind: 'created', entry: toEntry(row) };
       }),
     settle: (id, from, to, now = Date.now()) => transaction((c) => settleIn(c, id, from, to, now)),

@@ -31,6 +31,12 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX events_by_user ON events (user_id, id);
    CREATE TABLE webhook_events (event_id text PRIMARY KEY, type text NOT NULL, reference_id text, received_at bigint NOT NULL);
    CREATE TABLE ramp_sessions (reference_id text PRIMARY KEY, user_id text NOT NULL, session_id text NOT NULL, expires_at bigint NOT NULL);`,
+  // The player's cap is summed from their own rows (their claims take turns anyway); only the
+  // project's budget keeps a counter, and only entries counted in it are released from it.
+  `ALTER TABLE rewards ADD COLUMN budgeted boolean NOT NULL DEFAULT false;
+   CREATE INDEX rewards_by_user_day ON rewards (user_id, day) WHERE state IN ('sending', 'paid', 'needs_review');
+   DROP TABLE reserved;
+   CREATE TABLE budget (day text PRIMARY KEY, sats bigint NOT NULL);`,
 ];
 
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */

@@ -30,7 +30,7 @@ export interface PgStoreOptions {
   owner: string;
   /** How long a relay's claim on a payment in flight lasts before others may recover it. */
   leaseMs: number;
-  /** Connections in this relay's pool. Default 10. */
+  /** Connections in this relay's pool. Default 32: a payout holds one for each of its four short transactions. */
   maxConnections?: number;
 }
 
@@ -39,7 +39,7 @@ export interface PgStoreOptions {
  * one relay at a time).
  */
 export async function openPgStore(connectionString: string, options: PgStoreOptions): Promise<RelayStore> {
-  const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 10 });
+  const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 32 });
   // An idle connection the server dropped is replaced by the pool; nothing to crash for.
   pool.on('error', () => undefined);
   try {

@@ -1,12 +1,13 @@
 // Several relay processes on one PostgreSQL database, paying one payments service: the same
 // promises as one relay, whichever relay each request lands on.
 import { serve } from '@hono/node-server';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
@@ -174,6 +175,19 @@ else
       await db.end();
       expect(states.filter((s) => s.state === 'sending' || s.state === 'deferred')).toEqual([]);
       console.log(`relay killed mid-load: ${keys.length} intents, ledger ${JSON.stringify(Object.fromEntries(states.map((s) => [s.state, Number(s.n)])))}`);
+    });
+
+    it('runs the operator commands against the shared ledger', async () => {
+      const f = await fleet(1, { PAYMENTS_TIMEOUT_MS: '200' });
+      // The service answers limbo's payment after 30 s: past the relay's timeout.
+      const { token } = await link(f.urls[0]!, 'limbo');
+      const r = (await (await claim(f.urls[0]!, token, randomUUID(), 'first-coin')).json()) as { id: string; status: string };
+      expect(r.status).toBe('needs_review');
+      const env = { ...process.env, RELAY_DATABASE_URL: f.databaseUrl, RELAY_SECRET: SECRET, RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-review-')) };
+      const review = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', ...args], { env });
+      expect((await review('list')).stdout).toContain(r.id);
+      expect((await review('mark-failed', r.id)).stdout).toContain('failed');
+      expect((await review('list')).stdout).toContain('Nothing to review');
     });
 
     it('tells a player streaming from relay A about a payout made by relay B, and resumes across relays', async () => {
