@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { limitBlock, repeatBlock, utcDay } from '../wire/earning-rules.js';
-import { RESERVING_STATES, type ClaimResult, type Ledger, type LedgerEntry, type LedgerState, type SendPhase } from './ledger.js';
+import { RESERVING_STATES, type ClaimLimits, type ClaimResult, type Ledger, type LedgerEntry, type LedgerState, type NewClaim, type SendPhase } from './ledger.js';
 
 interface Row {
   id: string;
@@ -101,62 +101,71 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
 
   const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toEntry);
 
+  function claimOnce(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
+    return transaction(async (c): Promise<ClaimResult> => {
+      // One claim at a time per player, across relays.
+      await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`u:${claim.userId}`]);
+      // The claim's time is taken once it holds the lock: a claim that waited is not earlier
+      // than the one it waited for (a cooldown would count backwards).
+      const now = at ?? Date.now();
+      const existing = (await c.query<Row>('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey])).rows[0];
+      if (existing && (existing.state !== 'deferred' || existing.request_hash !== claim.requestHash)) return { kind: 'existing', entry: toEntry(existing) };
+      const day = utcDay(now);
+      // The states are spelled out, so the planner can use the partial index on them.
+      const userSats =
+        limits.userDailyCapSats > 0
+          ? Number((await c.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE user_id = $1 AND day = $2 AND ${RESERVING_SQL}`, [claim.userId, day])).rows[0]!.s)
+          : 0;
+      // Only with a budget do claims from every relay take turns, at the day's budget row.
+      const budgeted = limits.dailyBudgetSats > 0;
+      let projectSats = 0;
+      if (budgeted) {
+        await c.query('INSERT INTO budget (day, sats) VALUES ($1, 0) ON CONFLICT DO NOTHING', [day]);
+        projectSats = Number((await c.query<{ sats: string }>('SELECT sats FROM budget WHERE day = $1 FOR UPDATE', [day])).rows[0]!.sats);
+      }
+      const last = (
+        await c.query<{ created_at: string }>(
+          `SELECT created_at FROM rewards WHERE user_id = $1 AND achievement_id = $2 AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
+          [claim.userId, claim.achievementId],
+        )
+      ).rows[0];
+      const reason =
+        claim.rejectReason ?? repeatBlock(claim.repeat, last && Number(last.created_at), now)?.reason ?? limitBlock(claim.sats, { user: userSats, project: projectSats }, limits);
+      const state: LedgerState = reason ? 'rejected' : 'sending';
+      const lease = reason ? null : now + leaseMs;
+      const row = existing
+        ? (
+            await c.query<Row>(`UPDATE rewards SET state = $2, phase = 'claimed', reason = $3, day = $4, created_at = $5, owner = $6, lease_until = $7, budgeted = $8 WHERE id = $1 RETURNING *`, [
+              existing.id,
+              state,
+              reason ?? null,
+              day,
+              now,
+              owner,
+              lease,
+              budgeted && !reason,
+            ])
+          ).rows[0]!
+        : (
+            await c.query<Row>(
+              `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until, budgeted)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+              [claim.id, claim.userId, claim.idempotencyKey, claim.requestHash, claim.achievementId, claim.sats, state, reason ?? null, claim.occurredAt ?? null, day, now, owner, lease, budgeted && !reason],
+            )
+          ).rows[0]!;
+      if (budgeted && !reason) await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [day, claim.sats]);
+      return { kind: 'created', entry: toEntry(row) };
+    });
+  }
+
   return {
     find: async (userId, key) => (await one('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [userId, key]))[0],
     claim: (claim, limits, at) =>
-      transaction(async (c): Promise<ClaimResult> => {
-        // One claim at a time per player, across relays.
-        await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`u:${claim.userId}`]);
-        // The claim's time is taken once it holds the lock: a claim that waited is not earlier
-        // than the one it waited for (a cooldown would count backwards).
-        const now = at ?? Date.now();
-        const existing = (await c.query<Row>('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey])).rows[0];
-        if (existing && (existing.state !== 'deferred' || existing.request_hash !== claim.requestHash)) return { kind: 'existing', entry: toEntry(existing) };
-        const day = utcDay(now);
-        // The states are spelled out, so the planner can use the partial index on them.
-        const userSats =
-          limits.userDailyCapSats > 0
-            ? Number((await c.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE user_id = $1 AND day = $2 AND ${RESERVING_SQL}`, [claim.userId, day])).rows[0]!.s)
-            : 0;
-        // Only with a budget do claims from every relay take turns, at the day's budget row.
-        const budgeted = limits.dailyBudgetSats > 0;
-        let projectSats = 0;
-        if (budgeted) {
-          await c.query('INSERT INTO budget (day, sats) VALUES ($1, 0) ON CONFLICT DO NOTHING', [day]);
-          projectSats = Number((await c.query<{ sats: string }>('SELECT sats FROM budget WHERE day = $1 FOR UPDATE', [day])).rows[0]!.sats);
-        }
-        const last = (
-          await c.query<{ created_at: string }>(
-            `SELECT created_at FROM rewards WHERE user_id = $1 AND achievement_id = $2 AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
-            [claim.userId, claim.achievementId],
-          )
-        ).rows[0];
-        const reason =
-          claim.rejectReason ?? repeatBlock(claim.repeat, last && Number(last.created_at), now)?.reason ?? limitBlock(claim.sats, { user: userSats, project: projectSats }, limits);
-        const state: LedgerState = reason ? 'rejected' : 'sending';
-        const lease = reason ? null : now + leaseMs;
-        const row = existing
-          ? (
-              await c.query<Row>(`UPDATE rewards SET state = $2, phase = 'claimed', reason = $3, day = $4, created_at = $5, owner = $6, lease_until = $7, budgeted = $8 WHERE id = $1 RETURNING *`, [
-                existing.id,
-                state,
-                reason ?? null,
-                day,
-                now,
-                owner,
-                lease,
-                budgeted && !reason,
-              ])
-            ).rows[0]!
-          : (
-              await c.query<Row>(
-                `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until, budgeted)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
-                [claim.id, claim.userId, claim.idempotencyKey, claim.requestHash, claim.achievementId, claim.sats, state, reason ?? null, claim.occurredAt ?? null, day, now, owner, lease, budgeted && !reason],
-              )
-            ).rows[0]!;
-        if (budgeted && !reason) await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [day, claim.sats]);
-        return { kind: 'created', entry: toEntry(row) };
+      claimOnce(claim, limits, at).catch(async (err: { code?: string }) => {
+        // The key's row was made meanwhile (the player's lock makes this rare): it is the answer.
+        const existing = err.code === '23505' ? await one('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey]) : [];
+        if (existing[0]) return { kind: 'existing', entry: existing[0] } satisfies ClaimResult;
+        throw err;
       }),
     settle: (id, from, to, now = Date.now()) => transaction((c) => settleIn(c, id, from, to, now)),
     markSent: async (id) => (await pool.query(`UPDATE rewards SET phase = 'sent' WHERE id = $1 AND state = 'sending' AND phase = 'claimed'`, [id])).rowCount === 1,
