@@ -1,5 +1,6 @@
 import pg, { type Pool, type PoolClient } from 'pg';
 import type { EventLog, PlayerEvent } from './event-log.js';
+import { inTransaction } from './pg-transaction.js';
 
 const CHANNEL = 'rewardbus_events';
 /** A NOTIFY payload holds at most 8,000 bytes: this many user ids (36 characters and a comma). */
@@ -56,33 +57,20 @@ export function pgEventLog(pool: Pool, connectionString: string): EventLog & { s
     return toEvent(rows[0]!);
   }
 
-  async function inTransaction<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
-    const c = await pool.connect();
-    try {
-      await c.query('BEGIN');
-      const result = await work(c);
-      await c.query('COMMIT');
-      return result;
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      c.release();
-    }
-  }
+  const transaction = <T>(work: (c: PoolClient) => Promise<T>) => inTransaction(pool, work);
 
   const since = async (userId: string, afterId: number, limit = 500) =>
     (await pool.query<Row>('SELECT * FROM events WHERE user_id = $1 AND id > $2 ORDER BY id LIMIT $3', [userId, afterId, limit])).rows.map(toEvent);
 
   return {
     async append(userId, type, data) {
-      const event = await inTransaction((c) => appendIn(c, userId, type, data));
+      const event = await transaction((c) => appendIn(c, userId, type, data));
       announce(userId);
       return event;
     },
     since,
     async receiveWebhook(eventId, type, referenceId, toPlayerEvent) {
-      const r = await inTransaction(async (c) => {
+      const r = await transaction(async (c) => {
         const fresh = (await c.query('INSERT INTO webhook_events (event_id, type, reference_id, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [eventId, type, referenceId ?? null, Date.now()])).rowCount === 1;
         if (!fresh) return { fresh: false };
         const userId = referenceId && (await c.query<{ user_id: string }>('SELECT user_id FROM ramp_sessions WHERE reference_id = $1', [referenceId])).rows[0]?.user_id;

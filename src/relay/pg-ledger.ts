@@ -1,47 +1,13 @@
 import type { Pool, PoolClient } from 'pg';
 import { limitBlock, repeatBlock, utcDay } from '../wire/earning-rules.js';
-import { RESERVING_STATES, type ClaimLimits, type ClaimResult, type Ledger, type LedgerEntry, type LedgerState, type NewClaim, type SendPhase } from './ledger.js';
+import { RESERVING_STATES, type ClaimLimits, type ClaimResult, type Ledger, type LedgerEntry, type LedgerState, type NewClaim } from './ledger.js';
+import { RESERVING_SQL, toLedgerEntry, type LedgerRow } from './ledger-row.js';
+import { inTransaction } from './pg-transaction.js';
 
-interface Row {
-  id: string;
-  user_id: string;
-  idempotency_key: string;
-  request_hash: string;
-  achievement_id: string;
-  sats: number;
-  state: LedgerState;
-  phase: SendPhase;
-  reason: string | null;
-  payment_id: string | null;
-  gamertag: string | null;
-  occurred_at: string | null;
-  day: string;
-  created_at: string;
-  settled_at: string | null;
-  budgeted: boolean;
-}
-
-const toEntry = (r: Row): LedgerEntry => ({
-  id: r.id,
-  userId: r.user_id,
-  idempotencyKey: r.idempotency_key,
-  requestHash: r.request_hash,
-  achievementId: r.achievement_id,
-  sats: r.sats,
-  state: r.state,
-  ...(r.state === 'sending' ? { phase: r.phase } : {}),
-  createdAt: Number(r.created_at),
-  ...(r.reason === null ? {} : { reason: r.reason }),
-  ...(r.payment_id === null ? {} : { paymentId: r.payment_id }),
-  ...(r.gamertag === null ? {} : { gamertag: r.gamertag }),
-  ...(r.occurred_at === null ? {} : { occurredAt: r.occurred_at }),
-  ...(r.settled_at === null ? {} : { settledAt: Number(r.settled_at) }),
-});
+type Row = LedgerRow & { budgeted: boolean };
 
 const RESERVING = RESERVING_STATES as readonly string[];
-const RESERVING_SQL = `state IN (${RESERVING.map((st) => `'${st}'`).join(', ')})`;
-/** Serialization failures and deadlocks: the transaction is run again. */
-const RETRYABLE = new Set(['40001', '40P01']);
+
 
 export interface PgLedgerOptions {
   /** This relay's name in the ledger: the owner of what it is sending. */
@@ -57,23 +23,7 @@ export interface PgLedgerOptions {
  * statement.
  */
 export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledger {
-  async function transaction<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const c = await pool.connect();
-      try {
-        await c.query('BEGIN');
-        const result = await work(c);
-        await c.query('COMMIT');
-        return result;
-      } catch (err) {
-        await c.query('ROLLBACK').catch(() => undefined);
-        if (!(attempt < 5 && RETRYABLE.has((err as { code?: string }).code ?? ''))) throw err;
-      } finally {
-        c.release();
-      }
-    }
-  }
-
+  const transaction = <T>(work: (c: PoolClient) => Promise<T>) => inTransaction(pool, work);
 
   async function settleIn(c: PoolClient, id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number): Promise<LedgerEntry | undefined> {
     const { rows } = await c.query<Row & { old_state: LedgerState }>(
@@ -96,10 +46,10 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
       await c.query('UPDATE budget SET sats = sats - $2 WHERE day = $1', [row.day, row.sats]);
       await c.query('UPDATE rewards SET budgeted = false WHERE id = $1', [row.id]);
     }
-    return toEntry(row);
+    return toLedgerEntry(row);
   }
 
-  const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toEntry);
+  const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toLedgerEntry);
 
   function claimOnce(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
     return transaction(async (c): Promise<ClaimResult> => {
@@ -109,7 +59,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
       // than the one it waited for (a cooldown would count backwards).
       const now = at ?? Date.now();
       const existing = (await c.query<Row>('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey])).rows[0];
-      if (existing && (existing.state !== 'deferred' || existing.request_hash !== claim.requestHash)) return { kind: 'existing', entry: toEntry(existing) };
+      if (existing && (existing.state !== 'deferred' || existing.request_hash !== claim.requestHash)) return { kind: 'existing', entry: toLedgerEntry(existing) };
       const day = utcDay(now);
       // The states are spelled out, so the planner can use the partial index on them.
       const userSats =
@@ -154,7 +104,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
             )
           ).rows[0]!;
       if (budgeted && !reason) await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [day, claim.sats]);
-      return { kind: 'created', entry: toEntry(row) };
+      return { kind: 'created', entry: toLedgerEntry(row) };
     });
   }
 

@@ -1,5 +1,6 @@
 import { openSqliteDb, type SqliteDb } from './sqlite-db.js';
 import { limitBlock, repeatBlock, utcDay } from '../wire/earning-rules.js';
+import { RESERVING_SQL, toLedgerEntry, type LedgerRow as Row } from './ledger-row.js';
 import {
   RESERVING_STATES,
   type ClaimLimits,
@@ -9,7 +10,6 @@ import {
   type LedgerState,
   type NewClaim,
   type Settlement,
-  type SendPhase,
 } from './ledger.js';
 
 const SCHEMA = `
@@ -46,42 +46,6 @@ CREATE TABLE IF NOT EXISTS reserved (
 ) WITHOUT ROWID;
 `;
 
-interface Row {
-  id: string;
-  user_id: string;
-  idempotency_key: string;
-  request_hash: string;
-  achievement_id: string;
-  sats: number;
-  state: LedgerState;
-  phase: SendPhase;
-  reason: string | null;
-  payment_id: string | null;
-  gamertag: string | null;
-  occurred_at: string | null;
-  day: string;
-  created_at: number;
-  settled_at: number | null;
-}
-
-const toEntry = (r: Row): LedgerEntry => ({
-  id: r.id,
-  userId: r.user_id,
-  idempotencyKey: r.idempotency_key,
-  requestHash: r.request_hash,
-  achievementId: r.achievement_id,
-  sats: r.sats,
-  state: r.state,
-  ...(r.state === 'sending' ? { phase: r.phase } : {}),
-  createdAt: r.created_at,
-  ...(r.reason === null ? {} : { reason: r.reason }),
-  ...(r.payment_id === null ? {} : { paymentId: r.payment_id }),
-  ...(r.gamertag === null ? {} : { gamertag: r.gamertag }),
-  ...(r.occurred_at === null ? {} : { occurredAt: r.occurred_at }),
-  ...(r.settled_at === null ? {} : { settledAt: r.settled_at }),
-});
-
-const RESERVING = `state IN (${RESERVING_STATES.map((s) => `'${s}'`).join(', ')})`;
 
 /** Opens (or creates) the ledger file, durable at every commit. */
 export function openSqliteLedger(file: string): Ledger {
@@ -98,7 +62,7 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     byId: db.prepare<[string], Row>('SELECT * FROM rewards WHERE id = ?'),
     byKey: db.prepare<[string, string], Row>('SELECT * FROM rewards WHERE user_id = ? AND idempotency_key = ?'),
     lastReserving: db.prepare<[string, string], Pick<Row, 'created_at'>>(
-      `SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING} ORDER BY created_at DESC LIMIT 1`,
+      `SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
     ),
     history: db.prepare<[string, number], Row>('SELECT * FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?'),
     inState: db.prepare<[string], Row>('SELECT * FROM rewards WHERE state = ? ORDER BY created_at'),
@@ -128,13 +92,13 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
   /** The earning rules, on what this transaction reads (better-sqlite3 runs it alone). */
   function refusal(c: NewClaim, limits: ClaimLimits, now: number, day: string): string | undefined {
     const last = q.lastReserving.get(c.userId, c.achievementId);
-    return repeatBlock(c.repeat, last?.created_at, now)?.reason ?? limitBlock(c.sats, { user: reservedSats(`u:${c.userId}`, day), project: reservedSats('*', day) }, limits);
+    return repeatBlock(c.repeat, last && Number(last.created_at), now)?.reason ?? limitBlock(c.sats, { user: reservedSats(`u:${c.userId}`, day), project: reservedSats('*', day) }, limits);
   }
 
   function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
     const existing = q.byKey.get(c.userId, c.idempotencyKey);
     if (existing && (existing.state !== 'deferred' || existing.request_hash !== c.requestHash)) {
-      return { kind: 'existing', entry: toEntry(existing) };
+      return { kind: 'existing', entry: toLedgerEntry(existing) };
     }
     const day = utcDay(now);
     const reason = c.rejectReason ?? refusal(c, limits, now, day);
@@ -143,7 +107,7 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     else q.insert.run({ ...c, occurredAt: c.occurredAt ?? null, state, reason: reason ?? null, day, createdAt: now });
     if (!reason) reserve(c.userId, day, c.sats);
     const { repeat: _repeat, rejectReason: _rejectReason, ...fields } = c;
-    return { kind: 'created', entry: { ...(existing ? toEntry(existing) : fields), state, ...(reason ? { reason } : { phase: 'claimed' as const }), createdAt: now } };
+    return { kind: 'created', entry: { ...(existing ? toLedgerEntry(existing) : fields), state, ...(reason ? { reason } : { phase: 'claimed' as const }), createdAt: now } };
   }
 
   function settleNow(id: string, from: readonly LedgerState[], to: Settlement, now: number): LedgerEntry | undefined {
@@ -159,7 +123,7 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     });
     if (RESERVING_STATES.includes(row.state) && !RESERVING_STATES.includes(to.state)) reserve(row.user_id, row.day, -row.sats);
     const { state, ...rest } = to;
-    const entry = toEntry(row);
+    const entry = toLedgerEntry(row);
     delete entry.reason;
     return { ...entry, ...rest, state, ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}) };
   }
@@ -167,7 +131,7 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
   return {
     find: async (userId, key) => {
       const r = q.byKey.get(userId, key);
-      return r && toEntry(r);
+      return r && toLedgerEntry(r);
     },
     claim: (c, limits, now) => write(() => claimNow(c, limits, now ?? Date.now())),
     settle: (id, from, to, now = Date.now()) => write(() => settleNow(id, from, to, now)),
@@ -176,12 +140,12 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
       write(() => (q.byId.get(id)?.phase === 'claimed' ? settleNow(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now) : undefined)),
     get: async (id) => {
       const r = q.byId.get(id);
-      return r && toEntry(r);
+      return r && toLedgerEntry(r);
     },
-    history: async (userId, limit) => q.history.all(userId, limit).map(toEntry),
-    inState: async (state) => q.inState.all(state).map(toEntry),
+    history: async (userId, limit) => q.history.all(userId, limit).map(toLedgerEntry),
+    inState: async (state) => q.inState.all(state).map(toLedgerEntry),
     // One process owns this file: whatever was sending before it started was abandoned.
-    abandoned: async (_now, startedAt) => q.inState.all('sending').map(toEntry).filter((e) => e.createdAt < startedAt),
+    abandoned: async (_now, startedAt) => q.inState.all('sending').map(toLedgerEntry).filter((e) => e.createdAt < startedAt),
     close: async () => {
       if (owned) await close();
     },
