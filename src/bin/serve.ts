@@ -109,6 +109,9 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     logger.warn({ event: 'sandbox', url: `${url}${SANDBOX_PREFIX}` }, 'NO PAYMENTS_API_KEY: paying through the embedded sandbox; no real sats move');
     if (!isLoopback(config.host)) logger.warn({ event: 'sandbox_controls', host: config.host }, `the sandbox's test controls (${SANDBOX_CONTROLS}) answer this machine only`);
   }
+  // On the sandbox with no token, one for this run, so the demo can show the operator's side.
+  const adminToken = config.adminToken ?? (config.payments ? undefined : randomBytes(24).toString('base64url'));
+  if (adminToken && !config.adminToken) logger.warn({ event: 'admin_token' }, `operator token for this run (set RELAY_ADMIN_TOKEN to keep one): ${adminToken}`);
   relay = createRelay({
     payments: { ...payments, timeoutMs: config.paymentsTimeoutMs },
     store: await openConfiguredStore(config),
@@ -126,6 +129,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     // The sandbox's webhooks come from this process, to this relay's own address.
     publicUrl: config.publicUrl ?? url,
     ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
+    ...(adminToken ? { adminToken } : {}),
     ...options.relay,
   });
   await relay.ready;

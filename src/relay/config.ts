@@ -26,6 +26,7 @@ const envSchema = z.object({
   RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE: int(600),
   RELAY_PUBLIC_URL: z.url().optional(),
   RELAY_TRUST_PROXY: z.string().optional(),
+  RELAY_ADMIN_TOKEN: z.string().min(32, 'RELAY_ADMIN_TOKEN must be at least 32 characters').optional(),
   RELAY_PAYMENT_LEASE_MS: z.coerce.number().int().min(1000).optional(),
   RELAY_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'RELAY_DATABASE_URL is a postgres:// URL').optional(),
 });
@@ -55,6 +56,8 @@ export interface RelayConfig {
   databaseUrl?: string;
   /** On a shared ledger, how long a relay's claim on a payment in flight lasts (see leaseMs). */
   paymentLeaseMs?: number;
+  /** Turns on /metrics (and the operator's page to come). */
+  adminToken?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
@@ -95,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     ...(e.RELAY_TRUST_PROXY ? { trustProxy: parseTrustProxy(e.RELAY_TRUST_PROXY) } : {}),
     ...(e.RELAY_DATABASE_URL ? { databaseUrl: e.RELAY_DATABASE_URL } : {}),
     ...(e.RELAY_PAYMENT_LEASE_MS ? { paymentLeaseMs: e.RELAY_PAYMENT_LEASE_MS } : {}),
+    ...(e.RELAY_ADMIN_TOKEN ? { adminToken: e.RELAY_ADMIN_TOKEN } : {}),
   };
 }
 

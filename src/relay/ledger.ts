@@ -91,6 +91,8 @@ export interface Ledger {
    * from before this process started. PostgreSQL (many relays): those whose owner's lease ran out.
    */
   abandoned(now: number, startedAt: number): Promise<LedgerEntry[]>;
+  /** Sats reserved or paid on this UTC day (`YYYY-MM-DD`), all players together. */
+  budgetUsed(day: string): Promise<number>;
   close(): Promise<void>;
 }
 

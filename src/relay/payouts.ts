@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
 import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats } from './payments-api.js';
 import type { SendPaymentData } from './payments-api.js';
+import type { Metrics } from './metrics.js';
 import type { Outcome, PaymentsClient } from './payments-client.js';
 
 /**
@@ -9,7 +10,7 @@ import type { Outcome, PaymentsClient } from './payments-client.js';
  * sent once per intent: an unclear answer becomes needs_review and is settled through the
  * payment-status endpoint or by an operator, never by sending again.
  */
-export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: Logger) {
+export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: Logger, metrics?: Pick<Metrics, 'settled'>) {
   /**
    * Payments go to a gamertag, but a player can rename and someone else take the old name within
    * a second: the userId's gamertag is looked up right before each payment, never cached.
@@ -70,6 +71,7 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
           ? { state: 'failed', reason: 'payment_refused' }
           : undefined;
     if (!to || !(await ledger.settle(entry.id, ['needs_review'], to))) return;
+    metrics?.settled(to.state, entry.achievementId, entry.sats);
     logger.info({ event: 'settled_late', rewardId: entry.id, userId: entry.userId, state: to.state, paymentId: 'paymentId' in to ? to.paymentId : undefined });
   }
 
@@ -89,6 +91,7 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     // Listened to only once the review it settles is committed.
     if (late) void settleLate(entry, late);
     const fields = { rewardId: entry.id, userId: entry.userId, achievementId: entry.achievementId, sats: entry.sats };
+    if (settled.state !== 'sending' && settled.state !== 'deferred') metrics?.settled(settled.state, entry.achievementId, entry.sats, entry.createdAt);
     if (settled.state === 'paid') logger.info({ event: 'payout', ...fields, paymentId: settled.paymentId }, 'paid');
     else logger.warn({ event: `payout_${settled.state}`, ...fields, reason: settled.reason, paymentId: settled.paymentId });
     return settled;
@@ -108,6 +111,7 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
           : { state: 'failed', reason: 'payment_failed' };
       if (await ledger.settle(entry.id, ['needs_review'], to)) {
         settled++;
+        metrics?.settled(to.state, entry.achievementId, entry.sats);
         logger.info({ event: 'reconciled', rewardId: entry.id, userId: entry.userId, state: to.state, paymentId: entry.paymentId });
       }
     }

@@ -127,6 +127,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
     get: async (id) => (await one('SELECT * FROM rewards WHERE id = $1', [id]))[0],
     history: (userId, limit) => one('SELECT * FROM rewards WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, limit]),
     inState: (state) => one('SELECT * FROM rewards WHERE state = $1 ORDER BY created_at', [state]),
+    budgetUsed: async (day) => Number((await pool.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE day = $1 AND ${RESERVING_SQL}`, [day])).rows[0]!.s),
     // Another relay's payment in flight keeps its lease; only a lapsed one was abandoned.
     abandoned: (now) => one(`SELECT * FROM rewards WHERE state = 'sending' AND lease_until < $1 ORDER BY created_at`, [now]),
     close: async () => undefined,

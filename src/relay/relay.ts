@@ -4,7 +4,10 @@ import type { CatalogResponse, CatalogEntry, Health } from '../wire/relay-api.js
 import { createCatalog, DEFAULT_CATALOG, type Catalog } from './catalog.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
 import { requirePlayer, socketAddress, type RelayEnv } from './context.js';
+import { utcDay } from '../wire/earning-rules.js';
+import { requireAdmin } from './admin-auth.js';
 import { allowedMethods } from './allowed-methods.js';
+import { createMetrics } from './metrics.js';
 import { cors } from './cors.js';
 import type { ClaimLimits } from './ledger.js';
 import { createLogger } from './logger.js';
@@ -58,6 +61,8 @@ export interface RelayOptions {
   trustProxy?: TrustProxy;
   /** With a shared ledger: how often to look for payments other relays abandoned (their lease ran out). */
   recoverEveryMs?: number;
+  /** Turns on the operator's surface (`/metrics`), for `Authorization: Bearer <adminToken>`. At least 32 characters. */
+  adminToken?: string;
   /** How long a player token lives. Default 24 h. */
   tokenTtlMs?: number;
   /** Request bodies above this are refused with 413. Default 4 KiB. */
@@ -87,11 +92,13 @@ export interface Relay {
 export function createRelay(options: RelayOptions): Relay {
   const startedAt = Date.now();
   const logger = options.logger ?? createLogger();
-  const payments = 'sendPayment' in options.payments ? options.payments : createPaymentsClient(options.payments);
   const where = options.store ?? options.ledger;
   if (!where) throw new Error('createRelay needs a store: the path of a SQLite file, or { ledger, events, close }');
   const store = typeof where === 'string' ? openSqliteStore(where) : where;
   const { ledger, events } = store;
+  const metrics = options.adminToken ? createMetrics({ needsReview: async () => (await ledger.inState('needs_review')).length, budgetUsedSats: () => ledger.budgetUsed(utcDay(Date.now())) }) : undefined;
+  const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient(options.payments);
+  const payments = metrics ? metrics.instrument(client) : client;
   const streams = createEventHub();
   // A log shared by several relays tells every relay's streams of every append, in commit order;
   // then this relay's own appends reach them that way too, not a second, earlier way.
@@ -101,7 +108,7 @@ export function createRelay(options: RelayOptions): Relay {
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
   const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? 600);
   const limits: ClaimLimits = { userDailyCapSats: options.userDailyCapSats ?? 1000, dailyBudgetSats: options.dailyBudgetSats ?? 100_000 };
-  const payouts = createPayouts(ledger, payments, logger);
+  const payouts = createPayouts(ledger, payments, logger, metrics);
   const origins = options.allowedOrigins ?? [];
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
@@ -115,6 +122,7 @@ export function createRelay(options: RelayOptions): Relay {
     c.set('clientIp', trustProxy ? clientAddress(socketAddress(c), c.req.header('x-forwarded-for'), trustProxy) : socketAddress(c));
     await next();
   });
+  if (metrics) app.use('*', metrics.httpRequests());
   app.use('/v1/*', cors(origins));
   app.use('/v1/*', allowedMethods(app as never));
 
@@ -129,13 +137,18 @@ export function createRelay(options: RelayOptions): Relay {
   app.route('/v1/players', playersRoute(payments, tokens, limiter));
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
-  app.route('/v1/rewards', rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim: options.verifyClaim, events, hub }));
+  app.route('/v1/rewards', rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim: options.verifyClaim, events, hub, metrics }));
   for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
-  app.route('/v1/events', eventsRoute(events, hub));
+  app.route('/v1/events', eventsRoute(events, hub, metrics?.streams));
   app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
   app.route('/v1/webhooks/payments', webhooksRoute(events, hub, logger, webhookLimiter, options.webhooks ?? {}));
 
+  // The operator's surface exists only with a token: without one, it is not found.
+  if (metrics && options.adminToken) {
+    const admin = requireAdmin(options.adminToken, limiter);
+    app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
+  }
   app.notFound((c) => problemResponse(c, new RelayProblem('not_found')));
   app.onError((err, c) => {
     if (err instanceof RelayProblem) {

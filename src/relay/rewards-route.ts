@@ -7,6 +7,7 @@ import type { Catalog } from './catalog.js';
 import { readJson, type RelayContext, type RelayEnv } from './context.js';
 import type { EventHub, EventLog } from './event-log.js';
 import type { ClaimLimits, Ledger, LedgerEntry } from './ledger.js';
+import type { Metrics } from './metrics.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
 import { RelayProblem } from './problems.js';
@@ -37,10 +38,11 @@ export interface RewardsRouteDeps {
   verifyClaim?: VerifyClaim | undefined;
   events: EventLog;
   hub: EventHub;
+  metrics?: Pick<Metrics, 'settled'> | undefined;
 }
 
 /** `POST /v1/rewards` pays an achievement at most once per Idempotency-Key; GETs read the player's own. */
-export function rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim, events, hub }: RewardsRouteDeps) {
+export function rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim, events, hub, metrics }: RewardsRouteDeps) {
   /** The player's other devices hear the outcome; stored so a reconnecting stream gets it too. */
   function announce(record: RewardRecord) {
     events.append(record.userId, 'reward', record).then(hub.publish, (err: unknown) => logger.error({ err }, 'event not stored'));
@@ -93,6 +95,7 @@ export function rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyC
     let entry = result.entry;
     if (entry.state === 'rejected') {
       logger.info({ event: 'refusal', rewardId: entry.id, userId: entry.userId, achievementId: entry.achievementId, reason: entry.reason });
+      metrics?.settled('rejected', entry.achievementId, entry.sats);
     } else {
       entry = await payouts.pay(entry, achievement.title);
     }

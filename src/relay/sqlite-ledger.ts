@@ -144,6 +144,7 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     },
     history: async (userId, limit) => q.history.all(userId, limit).map(toLedgerEntry),
     inState: async (state) => q.inState.all(state).map(toLedgerEntry),
+    budgetUsed: async (day) => reservedSats('*', day),
     // One process owns this file: whatever was sending before it started was abandoned.
     abandoned: async (_now, startedAt) => q.inState.all('sending').map(toLedgerEntry).filter((e) => e.createdAt < startedAt),
     close: async () => {

@@ -1,0 +1,94 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MiddlewareHandler } from 'hono';
+import type { PaymentsClient } from './payments-client.js';
+
+/** What the scrape reads from the ledger at the moment it asks. */
+export interface LedgerGauges {
+  needsReview(): Promise<number>;
+  budgetUsedSats(): Promise<number>;
+}
+
+/**
+ * The relay's Prometheus metrics (prom-client), in a registry of its own: payouts by final state
+ * and achievement, sats paid, payout and payments-service latency, service errors by kind, open
+ * reviews, budget used, open event streams, HTTP requests by route and status.
+ */
+export function createMetrics(ledger: LedgerGauges) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'rewardbus_process_' });
+  const payouts = new Counter({ name: 'rewardbus_payouts_total', help: 'Reward intents that reached a final state', labelNames: ['state', 'achievement'], registers: [registry] });
+  const satsPaid = new Counter({ name: 'rewardbus_sats_paid_total', help: 'Sats paid to players', registers: [registry] });
+  const payoutSeconds = new Histogram({
+    name: 'rewardbus_payout_seconds',
+    help: 'From a committed claim to its settlement',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const serviceSeconds = new Histogram({
+    name: 'rewardbus_service_call_seconds',
+    help: 'Calls to the payments service, by call',
+    labelNames: ['call'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const serviceErrors = new Counter({ name: 'rewardbus_service_errors_total', help: 'Calls to the payments service that did not succeed, by call and kind', labelNames: ['call', 'kind'], registers: [registry] });
+  const streams = new Gauge({ name: 'rewardbus_event_streams_open', help: 'Player event streams open on this relay', registers: [registry] });
+  const http = new Counter({ name: 'rewardbus_http_requests_total', help: 'HTTP requests, by route and status', labelNames: ['route', 'status'], registers: [registry] });
+  new Gauge({
+    name: 'rewardbus_needs_review_open',
+    help: 'Intents waiting for review (the shared ledger: every relay reports the same)',
+    registers: [registry],
+    async collect() {
+      this.set(await ledger.needsReview());
+    },
+  });
+  new Gauge({
+    name: 'rewardbus_budget_used_sats',
+    help: "Sats reserved or paid today (UTC) against the project's daily budget",
+    registers: [registry],
+    async collect() {
+      this.set(await ledger.budgetUsedSats());
+    },
+  });
+
+  return {
+    registry,
+    streams,
+    /** A payout reached a final state (paid, failed, needs_review, rejected). */
+    settled(state: string, achievementId: string, sats: number, sinceMs?: number) {
+      payouts.inc({ state, achievement: achievementId });
+      if (state === 'paid') satsPaid.inc(sats);
+      if (sinceMs !== undefined) payoutSeconds.observe((Date.now() - sinceMs) / 1000);
+    },
+    /** The payments client, each call timed and its failures counted. */
+    instrument(client: PaymentsClient): PaymentsClient {
+      const timed =
+        <A extends unknown[], R extends { kind: string; reason?: string; status?: number }>(call: string, fn: (...a: A) => Promise<R>) =>
+        async (...args: A): Promise<R> => {
+          const end = serviceSeconds.startTimer({ call });
+          const r = await fn(...args);
+          end();
+          if (r.kind !== 'ok') serviceErrors.inc({ call, kind: r.kind === 'refused' ? `refused_${r.status}` : `${r.kind}_${r.reason}` });
+          return r;
+        };
+      return {
+        sendPayment: timed('send_payment', client.sendPayment),
+        userIdByGamertag: timed('user_id', client.userIdByGamertag),
+        gamertagByUserId: timed('gamertag', client.gamertagByUserId),
+        transaction: timed('transaction', client.transaction),
+        withdrawalRequest: timed('withdrawal_request', client.withdrawalRequest),
+        rampWidget: timed('ramp_widget', client.rampWidget),
+        close: () => client.close(),
+      };
+    },
+    /** Counts every answer by the route that matched it (its pattern, not the path: no ids in labels). */
+    httpRequests: function httpRequests(): MiddlewareHandler {
+      return async function countRequests(c, next) {
+        await next();
+        http.inc({ route: c.req.routePath || 'unmatched', status: String(c.res.status) });
+      };
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
