@@ -1,8 +1,11 @@
 /** What a secret is replaced with wherever it would be written. */
 export const REDACTED = '[redacted]';
 
-/** `apikey: x`, `api_key=x`, `"apiKey":"x"`, `Authorization: Bearer x`: a credential, by its shape. */
-const CREDENTIAL = /((?:api[_-]?key|authorization|secret|token)["']?\s*[:=]\s*["']?(?:bearer\s+)?)[^\s"',;}]+/gi;
+/**
+ * `apikey: x`, `api_key=x`, `"apiKey":"x"`, `Authorization: Bearer x`: a credential, by its shape
+ * (a value of 12 or more token characters, so prose such as "API_KEY: paying" is left alone).
+ */
+const CREDENTIAL = /((?:api[_-]?key|authorization|secret|token)["']?\s*[:=]\s*["']?(?:bearer\s+)?)[A-Za-z0-9_\-.~+/=]{12,}/gi;
 
 /**
  * Text with every known secret and anything shaped like a credential taken out. For text the
