@@ -63,6 +63,7 @@ describeInBrowser('the demo in a real browser', () => {
     await clickFirstCoin(page);
     await waitForToast(page, 'paid', 'first-coin');
     await page.waitForSelector('#history li.paid');
+    await page.waitForTimeout(300); // the toast's fade-in, for the picture
     await keepScreenshot(page, 'demo-paid-toast.png');
     expect((await toasts(page)).find((t) => t.achievementId === 'first-coin')?.text).toBe('+21 sats · First coin → ada');
     expect(paymentsFor('ada', 'First coin')).toHaveLength(1);
