@@ -123,6 +123,7 @@ const RELAY_PACKAGE_FILES = [
   ['LICENSE', 'packages/relay/LICENSE'],
   ['.env.example', 'packages/relay/.env.example'],
   ['docs/relay-api.md', 'packages/relay/docs/relay-api.md'],
+  ['docs/admin-api.md', 'packages/relay/docs/admin-api.md'],
 ];
 
 /**

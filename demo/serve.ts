@@ -32,7 +32,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT ?? 8787} is in use: stop what runs there, or set PORT=…` : err.message);
     process.exit(1);
   });
-  console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/\n`);
+  console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/`);
+  if (server.adminToken) console.log(`  The operator's page:          ${server.url}/admin  (token: ${server.adminToken})`);
+  console.log('');
   const stop = () => void server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

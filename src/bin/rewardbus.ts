@@ -45,7 +45,7 @@ Environment (also read from ./.env; every setting is described in .env.example):
   RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE   webhook deliveries per source address (600; 0: off)
   RELAY_PUBLIC_URL                      how the service reaches the relay, for webhook_url (required with a key)
   RELAY_TRUST_PROXY                     proxy hops (1) or addresses to believe X-Forwarded-For from
-  RELAY_ADMIN_TOKEN                     turns on /metrics for Authorization: Bearer <token> (32+ characters)
+  RELAY_ADMIN_TOKEN                     turns on /admin (the operator's page) and /metrics (32+ characters)
   LOG_LEVEL                             trace, debug, info, warn, error (info)
   SANDBOX_API_KEY, SANDBOX_PORT         the sandbox alone`;
 

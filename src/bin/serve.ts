@@ -38,6 +38,8 @@ export interface RunningServer {
   relay: Relay;
   /** The embedded sandbox, when no API key is configured. */
   sandbox?: Sandbox;
+  /** The operator's token (/admin, /metrics), when the surface is on. */
+  adminToken?: string;
   close(): Promise<void>;
 }
 
@@ -141,6 +143,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     url,
     relay: started,
     ...(sandbox ? { sandbox } : {}),
+    ...(adminToken ? { adminToken } : {}),
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

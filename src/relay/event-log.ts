@@ -21,6 +21,8 @@ export interface EventLog {
    * becomes (in the same transaction). `fresh` is false for a repeated delivery.
    */
   receiveWebhook(eventId: string, type: string, referenceId: string | undefined, toPlayerEvent: (userId: string) => { type: string; data: unknown } | undefined): Promise<{ fresh: boolean; event?: PlayerEvent }>;
+  /** The newest webhook deliveries, each once, and whether it reached a player. */
+  recentWebhooks(limit: number): Promise<WebhookRecord[]>;
   /** Remembers whose ramp session a reference id is, for the webhooks that name it. */
   rememberRampSession(referenceId: string, userId: string, sessionId: string, expiresAt: number): Promise<void>;
   /**
@@ -28,6 +30,15 @@ export interface EventLog {
    * Where a log has this, live streams hear events only through it. Returns how to stop.
    */
   subscribe?(fn: (event: PlayerEvent) => void): Promise<() => Promise<void>>;
+}
+
+export interface WebhookRecord {
+  eventId: string;
+  type: string;
+  referenceId?: string;
+  receivedAt: number;
+  /** It named a ramp session of a player, who heard of it. */
+  actedOn: boolean;
 }
 
 type Listener = (event: PlayerEvent) => void;

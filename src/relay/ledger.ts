@@ -80,8 +80,11 @@ export interface Ledger {
    * on both, so a relay that marks it sent meanwhile wins); undefined otherwise.
    */
   releaseUnsent(id: string, now?: number): Promise<LedgerEntry | undefined>;
-  /** Moves an entry on from `from`; undefined when it was not in one of those states. */
-  settle(id: string, from: readonly LedgerState[], to: Settlement, now?: number): Promise<LedgerEntry | undefined>;
+  /**
+   * Moves an entry on from `from`; undefined when it was not in one of those states. `audit`: an
+   * operator's decision, recorded with who and when in the same transaction.
+   */
+  settle(id: string, from: readonly LedgerState[], to: Settlement, now?: number, audit?: AuditNote): Promise<LedgerEntry | undefined>;
   get(id: string): Promise<LedgerEntry | undefined>;
   /** A player's entries, newest first. */
   history(userId: string, limit: number): Promise<LedgerEntry[]>;
@@ -93,7 +96,32 @@ export interface Ledger {
   abandoned(now: number, startedAt: number): Promise<LedgerEntry[]>;
   /** Sats reserved or paid on this UTC day (`YYYY-MM-DD`), all players together. */
   budgetUsed(day: string): Promise<number>;
+  /** Per UTC day from `fromDay` on, per state: how many entries, their sats, how many players. */
+  report(fromDay: string): Promise<DayReport[]>;
+  /** The newest entries, optionally of one player or one achievement. */
+  recent(filter: { userId?: string; achievementId?: string }, limit: number): Promise<LedgerEntry[]>;
+  /** An entry's audit trail, oldest first. */
+  audits(id: string): Promise<AuditRecord[]>;
   close(): Promise<void>;
+}
+
+/** Who decided a settlement by hand, and how. */
+export interface AuditNote {
+  actor: string;
+  action: string;
+}
+export interface AuditRecord extends AuditNote {
+  rewardId: string;
+  at: number;
+  fromState: LedgerState;
+  toState: LedgerState;
+}
+export interface DayReport {
+  day: string;
+  state: LedgerState;
+  count: number;
+  sats: number;
+  players: number;
 }
 
 /** States that hold a reservation against caps and count for repeat policies. */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Ledger, LedgerEntry, Settlement } from './ledger.js';
+import type { AuditNote, Ledger, LedgerEntry, Settlement } from './ledger.js';
 import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats } from './payments-api.js';
 import type { SendPaymentData } from './payments-api.js';
 import type { Metrics } from './metrics.js';
@@ -97,24 +97,27 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     return settled;
   }
 
+  /**
+   * Asks the payment-status endpoint about one needs_review entry with a transaction id, and
+   * settles it when the service says how it ended. Returns the settled entry, or undefined.
+   */
+  async function settleByStatus(entry: LedgerEntry, audit?: AuditNote): Promise<LedgerEntry | undefined> {
+    if (!entry.paymentId) return undefined;
+    const r = await payments.transaction(entry.paymentId);
+    if (r.kind !== 'ok' || r.data.status === 'TRANSACTION_STATUS_PENDING') return undefined;
+    const to: Settlement = r.data.status === 'TRANSACTION_STATUS_COMPLETED' ? { state: 'paid', paymentId: entry.paymentId } : { state: 'failed', reason: 'payment_failed' };
+    const settled = await ledger.settle(entry.id, ['needs_review'], to, Date.now(), audit);
+    if (!settled) return undefined;
+    metrics?.settled(to.state, entry.achievementId, entry.sats);
+    logger.info({ event: 'reconciled', rewardId: entry.id, userId: entry.userId, state: to.state, paymentId: entry.paymentId, by: audit?.actor });
+    return settled;
+  }
+
   /** Settles needs_review entries whose transaction id is known, through the payment-status endpoint. */
   async function reconcile(): Promise<{ settled: number; open: number }> {
-    let settled = 0;
     const open = await ledger.inState('needs_review');
-    for (const entry of open) {
-      if (!entry.paymentId) continue;
-      const r = await payments.transaction(entry.paymentId);
-      if (r.kind !== 'ok' || r.data.status === 'TRANSACTION_STATUS_PENDING') continue;
-      const to: Settlement =
-        r.data.status === 'TRANSACTION_STATUS_COMPLETED'
-          ? { state: 'paid', paymentId: entry.paymentId }
-          : { state: 'failed', reason: 'payment_failed' };
-      if (await ledger.settle(entry.id, ['needs_review'], to)) {
-        settled++;
-        metrics?.settled(to.state, entry.achievementId, entry.sats);
-        logger.info({ event: 'reconciled', rewardId: entry.id, userId: entry.userId, state: to.state, paymentId: entry.paymentId });
-      }
-    }
+    let settled = 0;
+    for (const entry of open) if (await settleByStatus(entry)) settled++;
     return { settled, open: open.length - settled };
   }
 
@@ -144,7 +147,7 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     await Promise.allSettled([...inFlight]);
   }
 
-  return { pay, reconcile, recover, drain };
+  return { pay, reconcile, settleByStatus, recover, drain };
 }
 
 export type Payouts = ReturnType<typeof createPayouts>;

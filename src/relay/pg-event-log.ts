@@ -80,6 +80,13 @@ export function pgEventLog(pool: Pool, connectionString: string): EventLog & { s
       if (r.event) announce(r.event.userId);
       return r;
     },
+    recentWebhooks: async (limit) =>
+      (
+        await pool.query<{ event_id: string; type: string; reference_id: string | null; received_at: string; user_id: string | null }>(
+          'SELECT w.*, r.user_id FROM webhook_events w LEFT JOIN ramp_sessions r ON r.reference_id = w.reference_id ORDER BY w.received_at DESC LIMIT $1',
+          [limit],
+        )
+      ).rows.map((w) => ({ eventId: w.event_id, type: w.type, ...(w.reference_id ? { referenceId: w.reference_id } : {}), receivedAt: Number(w.received_at), actedOn: w.user_id !== null })),
     rememberRampSession: async (referenceId, userId, sessionId, expiresAt) => {
       await pool.query(
         'INSERT INTO ramp_sessions (reference_id, user_id, session_id, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT (reference_id) DO UPDATE SET user_id = $2, session_id = $3, expires_at = $4',

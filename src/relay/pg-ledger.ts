@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { limitBlock, repeatBlock, utcDay } from '../wire/earning-rules.js';
-import { RESERVING_STATES, type ClaimLimits, type ClaimResult, type Ledger, type LedgerEntry, type LedgerState, type NewClaim } from './ledger.js';
+import { RESERVING_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerEntry, type LedgerState, type NewClaim } from './ledger.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow } from './ledger-row.js';
 import { inTransaction } from './pg-transaction.js';
 
@@ -25,7 +25,7 @@ export interface PgLedgerOptions {
 export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledger {
   const transaction = <T>(work: (c: PoolClient) => Promise<T>) => inTransaction(pool, work);
 
-  async function settleIn(c: PoolClient, id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number): Promise<LedgerEntry | undefined> {
+  async function settleIn(c: PoolClient, id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote): Promise<LedgerEntry | undefined> {
     const { rows } = await c.query<Row & { old_state: LedgerState }>(
       `WITH old AS (SELECT id, state FROM rewards WHERE id = $1 AND state = ANY($2) FOR UPDATE)
        UPDATE rewards r SET state = $3, reason = $4, payment_id = coalesce($5, r.payment_id), gamertag = coalesce($6, r.gamertag), settled_at = $7, owner = NULL, lease_until = NULL
@@ -42,6 +42,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
     );
     const row = rows[0];
     if (!row) return undefined;
+    if (audit) await c.query('INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) VALUES ($1, $2, $3, $4, $5, $6)', [id, audit.actor, audit.action, row.old_state, to.state, now]);
     if (row.budgeted && RESERVING.includes(row.old_state) && !RESERVING.includes(to.state)) {
       await c.query('UPDATE budget SET sats = sats - $2 WHERE day = $1', [row.day, row.sats]);
       await c.query('UPDATE rewards SET budgeted = false WHERE id = $1', [row.id]);
@@ -117,7 +118,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
         if (existing[0]) return { kind: 'existing', entry: existing[0] } satisfies ClaimResult;
         throw err;
       }),
-    settle: (id, from, to, now = Date.now()) => transaction((c) => settleIn(c, id, from, to, now)),
+    settle: (id, from, to, now = Date.now(), audit) => transaction((c) => settleIn(c, id, from, to, now, audit)),
     markSent: async (id) => (await pool.query(`UPDATE rewards SET phase = 'sent' WHERE id = $1 AND state = 'sending' AND phase = 'claimed'`, [id])).rowCount === 1,
     releaseUnsent: (id, now = Date.now()) =>
       transaction(async (c) => {
@@ -128,6 +129,19 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
     history: (userId, limit) => one('SELECT * FROM rewards WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, limit]),
     inState: (state) => one('SELECT * FROM rewards WHERE state = $1 ORDER BY created_at', [state]),
     budgetUsed: async (day) => Number((await pool.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE day = $1 AND ${RESERVING_SQL}`, [day])).rows[0]!.s),
+    report: async (fromDay) =>
+      (
+        await pool.query<{ day: string; state: LedgerState; count: string; sats: string; players: string }>(
+          'SELECT day, state, count(*) AS count, sum(sats) AS sats, count(DISTINCT user_id) AS players FROM rewards WHERE day >= $1 GROUP BY day, state ORDER BY day',
+          [fromDay],
+        )
+      ).rows.map((r) => ({ day: r.day, state: r.state, count: Number(r.count), sats: Number(r.sats), players: Number(r.players) })),
+    recent: ({ userId, achievementId }, limit) =>
+      one('SELECT * FROM rewards WHERE ($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR achievement_id = $2) ORDER BY seq DESC LIMIT $3', [userId ?? null, achievementId ?? null, limit]),
+    audits: async (id) =>
+      (
+        await pool.query<{ reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: string }>('SELECT * FROM audit WHERE reward_id = $1 ORDER BY seq', [id])
+      ).rows.map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: Number(a.at) })),
     // Another relay's payment in flight keeps its lease; only a lapsed one was abandoned.
     abandoned: (now) => one(`SELECT * FROM rewards WHERE state = 'sending' AND lease_until < $1 ORDER BY created_at`, [now]),
     close: async () => undefined,

@@ -37,6 +37,10 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX rewards_by_user_day ON rewards (user_id, day) WHERE state IN ('sending', 'paid', 'needs_review');
    DROP TABLE reserved;
    CREATE TABLE budget (day text PRIMARY KEY, sats bigint NOT NULL);`,
+  // Operators' decisions: who settled what by hand, when.
+  `CREATE TABLE audit (seq bigserial PRIMARY KEY, reward_id text NOT NULL, actor text NOT NULL, action text NOT NULL, from_state text NOT NULL, to_state text NOT NULL, at bigint NOT NULL);
+   CREATE INDEX audit_by_reward ON audit (reward_id);
+   CREATE INDEX rewards_by_day ON rewards (day);`,
 ];
 
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */

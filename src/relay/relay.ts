@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { Logger } from 'pino';
 import type { CatalogResponse, CatalogEntry, Health } from '../wire/relay-api.js';
 import { createCatalog, DEFAULT_CATALOG, type Catalog } from './catalog.js';
@@ -6,6 +6,8 @@ import { clientAddress, type TrustProxy } from './client-address.js';
 import { requirePlayer, socketAddress, type RelayEnv } from './context.js';
 import { utcDay } from '../wire/earning-rules.js';
 import { requireAdmin } from './admin-auth.js';
+import { ADMIN_HTML, ADMIN_JS, ADMIN_PAGE_CSP } from './admin-page.js';
+import { adminApi } from './admin-route.js';
 import { allowedMethods } from './allowed-methods.js';
 import { createMetrics } from './metrics.js';
 import { cors } from './cors.js';
@@ -148,6 +150,12 @@ export function createRelay(options: RelayOptions): Relay {
   if (metrics && options.adminToken) {
     const admin = requireAdmin(options.adminToken, limiter);
     app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
+    app.use('/admin/api/*', admin);
+    app.route('/admin/api', adminApi({ ledger, events, payouts, limits, metrics }));
+    // The page and its script hold no data: they ask for the token, then read the API with it.
+    const page = (body: string, type: string) => (c: Context) => c.body(body, 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });
+    app.get('/admin', page(ADMIN_HTML, 'text/html; charset=utf-8'));
+    app.get('/admin/app.js', page(ADMIN_JS, 'text/javascript; charset=utf-8'));
   }
   app.notFound((c) => problemResponse(c, new RelayProblem('not_found')));
   app.onError((err, c) => {

@@ -42,6 +42,9 @@ export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
     webhook: db.prepare<[string, string, string | null, number]>('INSERT OR IGNORE INTO webhook_events (event_id, type, reference_id, received_at) VALUES (?, ?, ?, ?)'),
     ramp: db.prepare<[string, string, string, number]>('INSERT OR REPLACE INTO ramp_sessions (reference_id, user_id, session_id, expires_at) VALUES (?, ?, ?, ?)'),
     playerOf: db.prepare<[string], { user_id: string }>('SELECT user_id FROM ramp_sessions WHERE reference_id = ?'),
+    webhooks: db.prepare<[number], { event_id: string; type: string; reference_id: string | null; received_at: number; user_id: string | null }>(
+      'SELECT w.*, r.user_id FROM webhook_events w LEFT JOIN ramp_sessions r ON r.reference_id = w.reference_id ORDER BY w.received_at DESC LIMIT ?',
+    ),
   };
   // Built from what was written, not read back: a payout appends one of these.
   function append(userId: string, type: string, data: unknown): PlayerEvent {
@@ -60,6 +63,8 @@ export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
         const e = userId ? toPlayerEvent(userId) : undefined;
         return e && userId ? { fresh: true, event: append(userId, e.type, e.data) } : { fresh: true };
       }),
+    recentWebhooks: async (limit) =>
+      q.webhooks.all(limit).map((w) => ({ eventId: w.event_id, type: w.type, ...(w.reference_id ? { referenceId: w.reference_id } : {}), receivedAt: w.received_at, actedOn: w.user_id !== null })),
     rememberRampSession: (referenceId, userId, sessionId, expiresAt) => write(() => void q.ramp.run(referenceId, userId, sessionId, expiresAt)),
   };
 }

@@ -10,6 +10,7 @@ import {
   type LedgerState,
   type NewClaim,
   type Settlement,
+  type AuditNote,
 } from './ledger.js';
 
 const SCHEMA = `
@@ -37,6 +38,17 @@ CREATE TABLE IF NOT EXISTS rewards (
 );
 CREATE INDEX IF NOT EXISTS rewards_by_achievement ON rewards (user_id, achievement_id, created_at);
 CREATE INDEX IF NOT EXISTS rewards_by_state ON rewards (state) WHERE state IN ('sending', 'needs_review');
+-- Operators' decisions: who settled what by hand, when.
+CREATE TABLE IF NOT EXISTS audit (
+  seq        INTEGER PRIMARY KEY,
+  reward_id  TEXT NOT NULL,
+  actor      TEXT NOT NULL,
+  action     TEXT NOT NULL,
+  from_state TEXT NOT NULL,
+  to_state   TEXT NOT NULL,
+  at         INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_by_reward ON audit (reward_id);
 -- Sats reserved per UTC day: scope '*' is the project's budget, 'u:<userId>' a player's cap.
 CREATE TABLE IF NOT EXISTS reserved (
   scope TEXT NOT NULL,
@@ -77,6 +89,14 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
       `UPDATE rewards SET state = @state, reason = @reason, payment_id = coalesce(@paymentId, payment_id),
        gamertag = coalesce(@gamertag, gamertag), settled_at = @settledAt WHERE id = @id`,
     ),
+    audit: db.prepare<[string, string, string, string, string, number]>('INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) VALUES (?, ?, ?, ?, ?, ?)'),
+    audits: db.prepare<[string], { reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: number }>('SELECT * FROM audit WHERE reward_id = ? ORDER BY seq'),
+    report: db.prepare<[string], { day: string; state: LedgerState; count: number; sats: number; players: number }>(
+      'SELECT day, state, count(*) AS count, sum(sats) AS sats, count(DISTINCT user_id) AS players FROM rewards WHERE day >= ? GROUP BY day, state ORDER BY day',
+    ),
+    recent: db.prepare<[string | null, string | null, string | null, string | null, number], Row>(
+      'SELECT * FROM rewards WHERE (? IS NULL OR user_id = ?) AND (? IS NULL OR achievement_id = ?) ORDER BY seq DESC LIMIT ?',
+    ),
     reserved: db.prepare<[string, string], { sats: number }>('SELECT sats FROM reserved WHERE scope = ? AND day = ?'),
     reserve: db.prepare<[string, string, number]>(
       'INSERT INTO reserved (scope, day, sats) VALUES (?, ?, ?) ON CONFLICT (scope, day) DO UPDATE SET sats = sats + excluded.sats',
@@ -110,9 +130,10 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     return { kind: 'created', entry: { ...(existing ? toLedgerEntry(existing) : fields), state, ...(reason ? { reason } : { phase: 'claimed' as const }), createdAt: now } };
   }
 
-  function settleNow(id: string, from: readonly LedgerState[], to: Settlement, now: number): LedgerEntry | undefined {
+  function settleNow(id: string, from: readonly LedgerState[], to: Settlement, now: number, audit?: AuditNote): LedgerEntry | undefined {
     const row = q.byId.get(id);
     if (!row || !from.includes(row.state)) return undefined;
+    if (audit) q.audit.run(id, audit.actor, audit.action, row.state, to.state, now);
     q.update.run({
       id,
       state: to.state,
@@ -134,7 +155,7 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
       return r && toLedgerEntry(r);
     },
     claim: (c, limits, now) => write(() => claimNow(c, limits, now ?? Date.now())),
-    settle: (id, from, to, now = Date.now()) => write(() => settleNow(id, from, to, now)),
+    settle: (id, from, to, now = Date.now(), audit) => write(() => settleNow(id, from, to, now, audit)),
     markSent: (id) => write(() => q.markSent.run(id).changes === 1),
     releaseUnsent: (id, now = Date.now()) =>
       write(() => (q.byId.get(id)?.phase === 'claimed' ? settleNow(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now) : undefined)),
@@ -145,6 +166,9 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     history: async (userId, limit) => q.history.all(userId, limit).map(toLedgerEntry),
     inState: async (state) => q.inState.all(state).map(toLedgerEntry),
     budgetUsed: async (day) => reservedSats('*', day),
+    report: async (fromDay) => q.report.all(fromDay),
+    recent: async ({ userId, achievementId }, limit) => q.recent.all(userId ?? null, userId ?? null, achievementId ?? null, achievementId ?? null, limit).map(toLedgerEntry),
+    audits: async (id) => q.audits.all(id).map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: a.at })),
     // One process owns this file: whatever was sending before it started was abandoned.
     abandoned: async (_now, startedAt) => q.inState.all('sending').map(toLedgerEntry).filter((e) => e.createdAt < startedAt),
     close: async () => {

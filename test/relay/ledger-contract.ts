@@ -140,5 +140,23 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>) {
       await l.settle(ids[0]!, ['sending'], { state: 'needs_review', reason: 'timeout' });
       expect((await l.inState('needs_review')).map((e) => e.id)).toEqual([ids[0]]);
     });
+
+    it('reports per day and state, lists recent entries by player or achievement, and keeps an audit trail of decisions by hand', async () => {
+      const l = await ledger();
+      const a = (await l.claim(claim({ userId: 'ann', achievementId: 'x', repeat: { kind: 'cooldown', seconds: 0 } }), NO_LIMITS, T0)).entry;
+      const b = (await l.claim(claim({ userId: 'bob', achievementId: 'y', repeat: { kind: 'cooldown', seconds: 0 } }), NO_LIMITS, T0)).entry;
+      await l.settle(a.id, ['sending'], { state: 'paid', paymentId: 'tx' }, T0 + 1);
+      await l.settle(b.id, ['sending'], { state: 'needs_review', reason: 'timeout' }, T0 + 1);
+      expect(await l.settle(b.id, ['needs_review'], { state: 'failed', reason: 'operator_marked_failed' }, T0 + 2, { actor: 'ops@example.com', action: 'mark-failed' })).toMatchObject({ state: 'failed' });
+      expect(await l.audits(b.id)).toEqual([{ rewardId: b.id, actor: 'ops@example.com', action: 'mark-failed', fromState: 'needs_review', toState: 'failed', at: T0 + 2 }]);
+      expect(await l.audits(a.id)).toEqual([]);
+      const report = await l.report('2026-11-22');
+      expect(report.find((r) => r.state === 'paid')).toEqual({ day: '2026-11-22', state: 'paid', count: 1, sats: 21, players: 1 });
+      expect(report.find((r) => r.state === 'failed')).toMatchObject({ count: 1, players: 1 });
+      expect(await l.report('2026-11-23')).toEqual([]);
+      expect((await l.recent({}, 10)).map((e) => e.id)).toEqual([b.id, a.id]);
+      expect((await l.recent({ userId: 'ann' }, 10)).map((e) => e.id)).toEqual([a.id]);
+      expect((await l.recent({ achievementId: 'y' }, 10)).map((e) => e.id)).toEqual([b.id]);
+    });
   });
 }

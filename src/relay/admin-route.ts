@@ -1,0 +1,112 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { utcDay } from '../wire/earning-rules.js';
+import { readJson, type RelayEnv } from './context.js';
+import type { EventLog } from './event-log.js';
+import type { AuditNote, ClaimLimits, Ledger, LedgerEntry } from './ledger.js';
+import type { Metrics } from './metrics.js';
+import type { Payouts } from './payouts.js';
+import { RelayProblem } from './problems.js';
+
+const DAY_MS = 86_400_000;
+const markPaidSchema = z.strictObject({ transactionId: z.string().trim().min(1).max(128) });
+
+export interface AdminDeps {
+  ledger: Ledger;
+  events: EventLog;
+  payouts: Payouts;
+  limits: ClaimLimits;
+  metrics: Metrics;
+}
+
+const view = (e: LedgerEntry, now: number) => ({
+  id: e.id,
+  userId: e.userId,
+  gamertag: e.gamertag ?? null,
+  achievementId: e.achievementId,
+  sats: e.sats,
+  state: e.state,
+  reason: e.reason ?? null,
+  paymentId: e.paymentId ?? null,
+  createdAt: new Date(e.createdAt).toISOString(),
+  ageSeconds: Math.round((now - e.createdAt) / 1000),
+});
+
+/** The service's health since this relay started, from its own metrics: calls, errors, latency. */
+async function serviceHealth(metrics: Metrics) {
+  const latency = (await metrics.registry.getSingleMetric('rewardbus_service_call_seconds')?.get())?.values ?? [];
+  const errors = (await metrics.registry.getSingleMetric('rewardbus_service_errors_total')?.get())?.values ?? [];
+  const calls = latency.filter((v) => (v as { metricName?: string }).metricName === 'rewardbus_service_call_seconds_count').reduce((s, v) => s + v.value, 0);
+  const seconds = latency.filter((v) => (v as { metricName?: string }).metricName === 'rewardbus_service_call_seconds_sum').reduce((s, v) => s + v.value, 0);
+  const failed = errors.reduce((s, v) => s + v.value, 0);
+  return {
+    calls,
+    errors: failed,
+    errorRate: calls ? failed / calls : 0,
+    meanLatencyMs: calls ? Math.round((seconds / calls) * 1000) : null,
+    // The service's contract shows no balance endpoint for a project wallet.
+    walletBalanceSats: null,
+  };
+}
+
+/**
+ * The operator's JSON API under /admin/api (the token is checked before it): today at a glance,
+ * the last 7 days, the review queue and its three actions, recent payouts, webhooks, the service's
+ * health. Every decision by hand is recorded with who and when.
+ */
+export function adminApi({ ledger, events, payouts, limits, metrics }: AdminDeps) {
+  const actor = (c: { req: { header(n: string): string | undefined } }) => (c.req.header('x-operator') ?? 'operator').trim().slice(0, 64) || 'operator';
+  return new Hono<RelayEnv>()
+    .get('/summary', async (c) => {
+      const now = Date.now();
+      const today = utcDay(now);
+      const rows = await ledger.report(utcDay(now - 6 * DAY_MS));
+      const todays = rows.filter((r) => r.day === today);
+      const used = await ledger.budgetUsed(today);
+      const days = Array.from({ length: 7 }, (_, i) => utcDay(now - (6 - i) * DAY_MS));
+      return c.json({
+        today: {
+          day: today,
+          satsPaid: todays.filter((r) => r.state === 'paid').reduce((s, r) => s + r.sats, 0),
+          byState: Object.fromEntries(todays.map((r) => [r.state, r.count])),
+          playersPaid: todays.find((r) => r.state === 'paid')?.players ?? 0,
+          budget: { limit: limits.dailyBudgetSats || null, used, left: limits.dailyBudgetSats ? Math.max(0, limits.dailyBudgetSats - used) : null },
+        },
+        last7Days: days.map((day) => ({ day, satsPaid: rows.filter((r) => r.day === day && r.state === 'paid').reduce((s, r) => s + r.sats, 0) })),
+      });
+    })
+    .get('/review', async (c) => {
+      const now = Date.now();
+      return c.json({ entries: (await ledger.inState('needs_review')).map((e) => view(e, now)) });
+    })
+    .post('/review/:id/:action{reconcile|mark-paid|mark-failed}', async (c) => {
+      const id = c.req.param('id');
+      const action = c.req.param('action');
+      const entry = await ledger.get(id);
+      if (!entry || entry.state !== 'needs_review') throw new RelayProblem('not_found', 'No intent with this id awaits review');
+      const audit: AuditNote = { actor: actor(c), action };
+      let settled: LedgerEntry | undefined;
+      if (action === 'reconcile') {
+        settled = await payouts.settleByStatus(entry, audit);
+        if (!settled) return c.json({ settled: false, entry: view(entry, Date.now()), detail: entry.paymentId ? 'The service has not said how it ended' : 'No transaction id: ask the service, then mark it' });
+      } else if (action === 'mark-paid') {
+        const { transactionId } = await readJson(c, markPaidSchema);
+        settled = await ledger.settle(id, ['needs_review'], { state: 'paid', paymentId: transactionId }, Date.now(), audit);
+        if (settled) metrics.settled('paid', entry.achievementId, entry.sats);
+      } else {
+        settled = await ledger.settle(id, ['needs_review'], { state: 'failed', reason: 'operator_marked_failed' }, Date.now(), audit);
+        if (settled) metrics.settled('failed', entry.achievementId, entry.sats);
+      }
+      if (!settled) throw new RelayProblem('not_found', 'It was settled meanwhile');
+      return c.json({ settled: true, entry: view(settled, Date.now()), audit: await ledger.audits(id) });
+    })
+    .get('/recent', async (c) => {
+      const player = c.req.query('player')?.trim() || undefined;
+      const achievement = c.req.query('achievement')?.trim() || undefined;
+      const now = Date.now();
+      const entries = await ledger.recent({ ...(player ? { userId: player } : {}), ...(achievement ? { achievementId: achievement } : {}) }, 100);
+      return c.json({ entries: entries.map((e) => view(e, now)) });
+    })
+    .get('/webhooks', async (c) => c.json({ webhooks: (await events.recentWebhooks(50)).map((w) => ({ ...w, receivedAt: new Date(w.receivedAt).toISOString() })) }))
+    .get('/health', async (c) => c.json(await serviceHealth(metrics)));
+}
