@@ -42,10 +42,12 @@ describe('GET /metrics', () => {
     expect(after).not.toContain(relay.sandbox!.apiKey);
   });
 
-  it('is not there at all without RELAY_ADMIN_TOKEN', async () => {
+  it('is not there at all without RELAY_ADMIN_TOKEN, nor is the operator page', async () => {
     const service = await start();
     const relay = await start({ PAYMENTS_API_KEY: service.sandbox!.apiKey, PAYMENTS_BASE_URL: `${service.url}/sandbox`, RELAY_PUBLIC_URL: 'https://relay.example.com' });
-    const r = await fetch(`${relay.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    expect(r.status).toBe(404);
+    for (const path of ['/metrics', '/admin', '/admin/api/summary']) {
+      const r = await fetch(relay.url + path, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect([path, r.status]).toEqual([path, 404]);
+    }
   });
 });
