@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { freshDatabase, POSTGRES_HOW, startPostgres } from '../test/helpers/postgres.js';
-import { startChild, stop } from './processes.js';
+import { startChild, startRelayProcess, stop } from '../test/helpers/processes.js';
 
 export interface LoadFigures {
   name: string;
@@ -64,25 +64,20 @@ export async function benchRelay(): Promise<LoadFigures[]> {
     writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'bench', title: 'Bench', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
     const secret = randomUUID() + randomUUID();
     const startRelay = async (name: string, env: Record<string, string> = {}) => {
-      const relay = await startChild(
-        ['src/bin/rewardbus.ts', 'start'],
-        {
-          PORT: '0',
-          PAYMENTS_API_KEY: SANDBOX_KEY,
-          PAYMENTS_BASE_URL: sandboxUrl,
-          RELAY_PUBLIC_URL: 'http://127.0.0.1',
-          RELAY_DATA_DIR: join(dir, name),
-          RELAY_SECRET: secret,
-          RELAY_CATALOG: catalog,
-          RELAY_USER_DAILY_CAP_SATS: '0',
-          RELAY_DAILY_BUDGET_SATS: '0',
-          RELAY_RATE_LIMIT_PER_MINUTE: '0',
-          ...env,
-        },
-        /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/,
-      );
+      const relay = await startRelayProcess({
+        PAYMENTS_API_KEY: SANDBOX_KEY,
+        PAYMENTS_BASE_URL: sandboxUrl,
+        RELAY_PUBLIC_URL: 'http://127.0.0.1',
+        RELAY_DATA_DIR: join(dir, name),
+        RELAY_SECRET: secret,
+        RELAY_CATALOG: catalog,
+        RELAY_USER_DAILY_CAP_SATS: '0',
+        RELAY_DAILY_BUDGET_SATS: '0',
+        RELAY_RATE_LIMIT_PER_MINUTE: '0',
+        ...env,
+      });
       children.push(relay.child);
-      return relay.match[1]!;
+      return relay.url;
     };
     const stopAll = async (from: number) => Promise.all(children.splice(from).map(stop));
     // One token per connection, signed with the secret every relay shares.

@@ -1,10 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/processes.js';
 
 const CLI = ['--import', 'tsx', 'src/bin/rewardbus.ts'];
 const relayPackage = JSON.parse(readFileSync('packages/relay/package.json', 'utf8')) as { version: string };
@@ -19,14 +19,6 @@ async function run(args: string[], env: Record<string, string> = {}) {
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 describe('the relay command', () => {
   it('--help and -h list every command and every setting of .env.example, and exit 0', async () => {

@@ -5,26 +5,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createRewardBus, fileStorage, idbStorage, memoryStorage, type RewardBus, type RewardBusEvents, type RewardOutcome } from '../../src/client/node.js';
-import { controlledFetch, everyCoin, next, sleep } from '../helpers/client.js';
+import { fileStorage, idbStorage, memoryStorage, type RewardOutcome } from '../../src/client/node.js';
+import { busMaker, controlledFetch, everyCoin, next, sleep } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
-const buses: RewardBus[] = [];
+let dbCount = 0;
+const freshStore = () => idbStorage(`rewardbus-test-${++dbCount}`);
+const { bus, destroyAll } = busMaker(() => relay!.url, freshStore);
 afterEach(async () => {
-  buses.splice(0).forEach((b) => b.destroy());
+  destroyAll();
   await relay?.stop();
   relay = undefined;
 });
-
-let dbCount = 0;
-const freshStore = () => idbStorage(`rewardbus-test-${++dbCount}`);
-
-function bus(options: Partial<Parameters<typeof createRewardBus>[0]> = {}) {
-  const b = createRewardBus({ relayUrl: relay!.url, storage: freshStore(), retry: { baseMs: 20, maxMs: 100 }, ...options });
-  buses.push(b);
-  return b;
-}
 
 describe('the reward bus', () => {
   it('pays an unlocked achievement once and reports it paid with sats and gamertag', async () => {

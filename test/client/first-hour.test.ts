@@ -5,24 +5,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRewardBus, memoryStorage, type RewardBus, type RewardOutcome, type RewardRecord } from '../../src/client/node.js';
+import { memoryStorage, type RewardOutcome, type RewardRecord } from '../../src/client/node.js';
 import { randomId } from '../../src/client/random-id.js';
-import { controlledFetch, next } from '../helpers/client.js';
+import { busMaker, controlledFetch, next } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
-const buses: RewardBus[] = [];
+const { bus, destroyAll } = busMaker(() => relay!.url, memoryStorage);
 afterEach(async () => {
-  buses.splice(0).forEach((b) => b.destroy());
+  destroyAll();
   await relay?.stop();
   relay = undefined;
 });
-
-function bus(options: Partial<Parameters<typeof createRewardBus>[0]> = {}) {
-  const b = createRewardBus({ relayUrl: relay!.url, storage: memoryStorage(), retry: { baseMs: 20, maxMs: 100 }, ...options });
-  buses.push(b);
-  return b;
-}
 
 /** An EventSource the test drives: it hands the bus the relay's stream messages when told to. */
 function fakeStream() {

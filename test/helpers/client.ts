@@ -1,5 +1,5 @@
 import { DEFAULT_CATALOG } from '../../src/relay/index.js';
-import type { RewardBus, RewardBusEvents } from '../../src/client/node.js';
+import { createRewardBus, type RewardBus, type RewardBusEvents, type RewardStorage } from '../../src/client/node.js';
 
 export /** A fetch that counts claims per idempotency key and can be told to fail. */
 function controlledFetch() {
@@ -50,3 +50,16 @@ export const next = <E extends keyof RewardBusEvents>(b: RewardBus, event: E) =>
   new Promise<Parameters<RewardBusEvents[E]>[0]>((resolve) => b.once(event, ((e: Parameters<RewardBusEvents[E]>[0]) => resolve(e)) as never));
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+
+/** Buses for a test's relay, each on fresh storage, with fast retries; destroyAll() after each test. */
+export function busMaker(relayUrl: () => string, storage: () => RewardStorage) {
+  const made: RewardBus[] = [];
+  return {
+    bus(options: Partial<Parameters<typeof createRewardBus>[0]> = {}): RewardBus {
+      const b = createRewardBus({ relayUrl: relayUrl(), storage: storage(), retry: { baseMs: 20, maxMs: 100 }, ...options });
+      made.push(b);
+      return b;
+    },
+    destroyAll: () => made.splice(0).forEach((b) => b.destroy()),
+  };
+}

@@ -3,10 +3,10 @@
 // to run as root), and stopped after.
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './processes.js';
 
 const exec = promisify(execFile);
 export const POSTGRES_HOW = 'PostgreSQL tests need a server: apt-get install -y postgresql (or set POSTGRES_BIN to its bin directory)';
@@ -19,14 +19,6 @@ function binDir(): string | undefined {
   const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
   return versions[0] && join(root, versions[0], 'bin');
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 export interface TestPostgres {
   /** The admin connection: create a database per test from here. */

@@ -4,7 +4,7 @@
 // twice, nothing lost, and every sat the service paid is accounted for in the ledger.
 import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../src/sandbox/index.js';
+import { freePort, startRelayProcess } from '../helpers/processes.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 
 const KEY = `chaos_${randomUUID()}`;
@@ -70,12 +71,8 @@ describe('the chaos run', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-chaos-'));
     const catalog = join(dataDir, 'catalog.json');
     writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'chaos', title: 'Chaos', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as AddressInfo).port;
-        s.close(() => resolve(p));
-      });
-    });
+    // A fixed port: the clients keep it across the relay's restarts.
+    const port = await freePort();
     const env = {
       ...process.env,
       PORT: String(port),
@@ -88,18 +85,10 @@ describe('the chaos run', () => {
       RELAY_USER_DAILY_CAP_SATS: '0',
       RELAY_DAILY_BUDGET_SATS: '0',
       RELAY_RATE_LIMIT_PER_MINUTE: '0',
-      LOG_LEVEL: 'warn',
     };
     let relay: ChildProcess | undefined;
     const start = async () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-      relay = child;
-      for (let i = 0; i < 200; i++) {
-        const up = await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.ok, () => false);
-        if (up) return;
-        await sleep(50);
-      }
-      throw new Error('the relay did not start');
+      relay = (await startRelayProcess(env)).child;
     };
     closers.push(() => relay?.kill('SIGKILL'));
     await start();

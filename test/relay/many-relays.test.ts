@@ -1,7 +1,7 @@
 // Several relay processes on one PostgreSQL database, paying one payments service: the same
 // promises as one relay, whichever relay each request lands on.
 import { serve } from '@hono/node-server';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
+import { startRelayProcess } from '../helpers/processes.js';
 import { readSse } from '../helpers/sse.js';
 
 const url = inject('postgresUrl');
@@ -44,8 +45,6 @@ async function fleet(n: number, env: Record<string, string> = {}): Promise<Fleet
     JSON.stringify({ achievements: [{ id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }, { id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' } }] }),
   );
   const base = {
-    ...process.env,
-    PORT: '0',
     PAYMENTS_API_KEY: KEY,
     PAYMENTS_BASE_URL: `http://127.0.0.1:${(service.address() as AddressInfo).port}`,
     RELAY_PUBLIC_URL: 'https://relay.example.com',
@@ -53,7 +52,6 @@ async function fleet(n: number, env: Record<string, string> = {}): Promise<Fleet
     RELAY_SECRET: SECRET,
     RELAY_CATALOG: catalog,
     RELAY_RATE_LIMIT_PER_MINUTE: '0',
-    LOG_LEVEL: 'info',
     ...env,
   };
   const f: Fleet = {
@@ -62,18 +60,10 @@ async function fleet(n: number, env: Record<string, string> = {}): Promise<Fleet
     urls: [],
     relays: [],
     async start(i) {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'], { env: { ...base, RELAY_DATA_DIR: join(dir, `relay-${i}`) }, stdio: ['ignore', 'pipe', 'inherit'] });
+      const { child, url } = await startRelayProcess({ ...base, RELAY_DATA_DIR: join(dir, `relay-${i}`) });
       f.relays[i] = child;
+      f.urls[i] = url;
       cleanup.push(() => child.kill('SIGKILL'));
-      let out = '';
-      f.urls[i] = await new Promise<string>((resolve, reject) => {
-        child.on('exit', (code) => reject(new Error(`relay ${i} exited with ${code}`)));
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          const m = /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/.exec(out);
-          if (m) resolve(m[1]!);
-        });
-      });
     },
   };
   // They start together: the schema is migrated once, the others wait their turn.

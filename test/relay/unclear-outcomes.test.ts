@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSandbox, TEST_GAMERTAGS } from '../../src/sandbox/index.js';
+import { startRelayProcess } from '../helpers/processes.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 const run = promisify(execFile);
@@ -116,27 +117,10 @@ describe('a payments service out of reach', () => {
   });
 });
 
-/** A relay in its own process (with the embedded sandbox) on this data dir, and its URL. */
-async function relayProcess(dataDir: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'], {
-    env: { ...process.env, PORT: '0', RELAY_DATA_DIR: dataDir, RELAY_RATE_LIMIT_PER_MINUTE: '0' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  const url = await new Promise<string>((resolve) =>
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/.exec(out);
-      if (m) resolve(m[1]!);
-    }),
-  );
-  return { child, url };
-}
-
 /** Starts a claim for the gamertag, and kills the relay with SIGKILL once the ledger shows the intent in this phase. */
 async function crashWhile(phase: 'claimed' | 'sent', gamertag: string, key: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-crash-'));
-  const { child, url } = await relayProcess(dataDir);
+  const { child, url } = await startRelayProcess({ RELAY_DATA_DIR: dataDir, RELAY_RATE_LIMIT_PER_MINUTE: '0' });
   const player = (await (await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag }) })).json()) as {
     token: string;
   };

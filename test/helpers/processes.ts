@@ -1,0 +1,47 @@
+// Child processes for tests and the bench: a relay (or any TypeScript entry) in its own process,
+// started and stopped the same way everywhere.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** Starts a Node child running a TypeScript entry and resolves once it prints `pattern`. */
+export function startChild(args: string[], env: Record<string, string | undefined>, pattern: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = pattern.exec(out);
+      if (m) {
+        child.stdout!.off('data', onData);
+        // Keep draining what it logs, so a full pipe never stalls it.
+        child.stdout!.resume();
+        resolve({ child, match: m });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${out}`)));
+  });
+}
+
+/** The relay's own command (`start`) with this environment: its process and the URL it listens on. */
+export async function startRelayProcess(env: Record<string, string | undefined>): Promise<{ child: ChildProcess; url: string }> {
+  const { child, match } = await startChild(['src/bin/rewardbus.ts', 'start'], { PORT: '0', LOG_LEVEL: 'info', ...env }, /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/);
+  return { child, url: match[1]! };
+}
+
+export function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** A TCP port free right now on loopback. */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
