@@ -48,10 +48,10 @@ async function loadSpread(name: string, urls: string[], headers: () => Record<st
  * Rewards paid per second at 64 connections: straight to the sandbox, through a pass-through
  * proxy, through the relay on SQLite, and on PostgreSQL (one relay, and two behind the same load).
  */
-export async function benchRelay(): Promise<LoadFigures[]> {
+export async function benchRelay(options: { profileDir?: string; postgres?: boolean } = {}): Promise<LoadFigures[]> {
   const dir = mkdtempSync(join(tmpdir(), 'rewardbus-bench-'));
   const children: ChildProcess[] = [];
-  const postgres = await startPostgres().catch(() => undefined);
+  const postgres = options.postgres === false ? undefined : await startPostgres().catch(() => undefined);
   try {
     const sandbox = await startChild(['src/bin/rewardbus.ts', 'sandbox', '0'], { SANDBOX_API_KEY: SANDBOX_KEY }, /sandbox on (http:\/\/\S+)/);
     children.push(sandbox.child);
@@ -63,7 +63,7 @@ export async function benchRelay(): Promise<LoadFigures[]> {
     const catalog = join(dir, 'catalog.json');
     writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'bench', title: 'Bench', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
     const secret = randomUUID() + randomUUID();
-    const startRelay = async (name: string, env: Record<string, string> = {}) => {
+    const startRelay = async (name: string, env: Record<string, string> = {}, nodeArgs: string[] = []) => {
       const relay = await startRelayProcess({
         PAYMENTS_API_KEY: SANDBOX_KEY,
         PAYMENTS_BASE_URL: sandboxUrl,
@@ -75,7 +75,7 @@ export async function benchRelay(): Promise<LoadFigures[]> {
         RELAY_DAILY_BUDGET_SATS: '0',
         RELAY_RATE_LIMIT_PER_MINUTE: '0',
         ...env,
-      });
+      }, nodeArgs);
       children.push(relay.child);
       return relay.url;
     };
@@ -96,7 +96,8 @@ export async function benchRelay(): Promise<LoadFigures[]> {
       await load('sandbox direct', `${sandboxUrl}/v0/gamertag/send-payment`, () => ({ apikey: SANDBOX_KEY }), payment),
       await load('pass-through proxy', `http://127.0.0.1:${passThrough.match[1]}/v1/rewards`, () => ({}), '{}'),
     ];
-    const sqlite = await startRelay('sqlite');
+    // Profiled only when asked: the profiler costs the relay some of its speed.
+    const sqlite = await startRelay('sqlite', {}, options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []);
     figures.push(await load('relay (SQLite, synchronous=FULL)', `${sqlite}/v1/rewards`, claimHeaders(await tokensFrom(sqlite)), claimBody));
     await stopAll(2);
     if (postgres) {
@@ -106,7 +107,7 @@ export async function benchRelay(): Promise<LoadFigures[]> {
       figures.push(await load('relay (PostgreSQL)', `${one}/v1/rewards`, claimHeaders(tokens), claimBody));
       const two = await startRelay('pg-2', { RELAY_DATABASE_URL });
       figures.push(await loadSpread('2 relays (PostgreSQL)', [`${one}/v1/rewards`, `${two}/v1/rewards`], claimHeaders(tokens), claimBody));
-    } else {
+    } else if (options.postgres !== false) {
       console.warn(`(no PostgreSQL figures: ${POSTGRES_HOW})`);
     }
     return figures;

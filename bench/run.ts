@@ -1,6 +1,10 @@
 // npm run bench: figures for the relay and the client, each beside a baseline measured in the
 // same run on the same machine.
 import { bundleSizes, drainTime, unlockCost } from './client.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { summarizeProfile } from './profile.js';
 import { benchRelay } from './relay-load.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -20,11 +24,21 @@ const base = d['one at a time']!;
 for (const [name, ms] of Object.entries(d)) console.log(`  ${name.padEnd(38)} ${fmt(ms).padStart(7)} ms   ${fmt((1000 * 1000) / ms).padStart(6)} intents/s   (${fmt(base / ms, 1)}x)`);
 
 console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');
-const figures = await benchRelay();
+// --profile: the SQLite relay runs under `node --cpu-prof` (slower), and its profile is summarized.
+const profileDir = process.argv.includes('--profile') ? mkdtempSync(join(tmpdir(), 'rewardbus-profile-')) : undefined;
+const figures = await benchRelay({ ...(profileDir ? { profileDir } : {}) });
 const ceiling = figures.find((f) => f.name.startsWith('pass-through'))!;
 console.log('  scenario                          rewards/s     p50 ms   p99 ms   errors   vs pass-through');
 for (const f of figures) {
   console.log(
     `  ${f.name.padEnd(32)} ${fmt(f.rps).padStart(10)} ${fmt(f.p50, 1).padStart(10)} ${fmt(f.p99, 1).padStart(8)} ${String(f.errors).padStart(8)}   ${fmt((100 * f.rps) / ceiling.rps)}%`,
   );
+}
+
+if (profileDir) {
+  const { top, inclusive } = summarizeProfile(profileDir);
+  console.log(`\nthe SQLite relay's main thread under that load (${profileDir})`);
+  for (const l of inclusive) console.log(`  ${l.name.padEnd(48)} ${fmt(100 * l.share, 1).padStart(5)}%`);
+  console.log('  self time, of the busy time:');
+  for (const l of top) console.log(`    ${fmt(100 * l.share, 1).padStart(5)}%  ${l.name}`);
 }

@@ -4,8 +4,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 /** Starts a Node child running a TypeScript entry and resolves once it prints `pattern`. */
-export function startChild(args: string[], env: Record<string, string | undefined>, pattern: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export function startChild(
+  args: string[],
+  env: Record<string, string | undefined>,
+  pattern: RegExp,
+  nodeArgs: string[] = [],
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     const onData = (d: Buffer) => {
@@ -23,9 +28,9 @@ export function startChild(args: string[], env: Record<string, string | undefine
   });
 }
 
-/** The relay's own command (`start`) with this environment: its process and the URL it listens on. */
-export async function startRelayProcess(env: Record<string, string | undefined>): Promise<{ child: ChildProcess; url: string }> {
-  const { child, match } = await startChild(['src/bin/rewardbus.ts', 'start'], { PORT: '0', LOG_LEVEL: 'info', ...env }, /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/);
+/** The relay's own command (`start`) with this environment (and Node options): its process and the URL it listens on. */
+export async function startRelayProcess(env: Record<string, string | undefined>, nodeArgs: string[] = []): Promise<{ child: ChildProcess; url: string }> {
+  const { child, match } = await startChild(['src/bin/rewardbus.ts', 'start'], { PORT: '0', LOG_LEVEL: 'info', ...env }, /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/, nodeArgs);
   return { child, url: match[1]! };
 }
 
