@@ -108,7 +108,13 @@ export const forwardBuild = {
 
 /** @rewardbus/relay: one ESM file per entry, for Node 20, its dependencies left to npm. */
 export const relayBuild = {
-  entryPoints: { 'relay/index': 'src/relay/index.ts', 'sandbox/index': 'src/sandbox/index.ts', 'bin/rewardbus': 'src/bin/rewardbus.ts' },
+  // The SQLite store's thread is an entry of its own, beside relay/index (sqlite-store.ts finds it there).
+  entryPoints: {
+    'relay/index': 'src/relay/index.ts',
+    'relay/sqlite-worker': 'src/relay/sqlite-worker.ts',
+    'sandbox/index': 'src/sandbox/index.ts',
+    'bin/rewardbus': 'src/bin/rewardbus.ts',
+  },
   outdir: 'packages/relay/dist',
   bundle: true,
   platform: 'node',

@@ -122,6 +122,10 @@ export const leaseMs = (config: RelayConfig): number => config.paymentLeaseMs ??
 
 /** The store configuration picks: PostgreSQL with RELAY_DATABASE_URL, else SQLite in the data dir. */
 export async function openConfiguredStore(config: RelayConfig): Promise<RelayStore> {
-  if (!config.databaseUrl) return openSqliteStore(ledgerFile(config));
+  if (!config.databaseUrl) {
+    const store = openSqliteStore(ledgerFile(config));
+    await store.opened;
+    return store;
+  }
   return openPgStore(config.databaseUrl, { owner: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`, leaseMs: leaseMs(config) });
 }

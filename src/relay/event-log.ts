@@ -17,10 +17,11 @@ export interface EventLog {
   /** A player's events after `afterId`, oldest first. */
   since(userId: string, afterId: number, limit?: number): Promise<PlayerEvent[]>;
   /**
-   * Records a webhook delivery by its event id and, the first time only, the player event it
-   * becomes (in the same transaction). `fresh` is false for a repeated delivery.
+   * Records a webhook delivery by its event id and, the first time only and when `referenceId`
+   * names a player's ramp session, `playerEvent` for that player (in the same transaction).
+   * `fresh` is false for a repeated delivery.
    */
-  receiveWebhook(eventId: string, type: string, referenceId: string | undefined, toPlayerEvent: (userId: string) => { type: string; data: unknown } | undefined): Promise<{ fresh: boolean; event?: PlayerEvent }>;
+  receiveWebhook(eventId: string, type: string, referenceId: string | undefined, playerEvent: { type: string; data: unknown } | undefined): Promise<{ fresh: boolean; event?: PlayerEvent }>;
   /** The newest webhook deliveries, each once, and whether it reached a player. */
   recentWebhooks(limit: number): Promise<WebhookRecord[]>;
   /** Remembers whose ramp session a reference id is, for the webhooks that name it. */

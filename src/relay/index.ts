@@ -1,7 +1,6 @@
 export { createRelay, SECURITY_HEADERS, VERSION, type Relay, type RelayOptions } from './relay.js';
 export { loadConfig, ledgerFile, leaseMs, openConfiguredStore, type RelayConfig } from './config.js';
 export { createCatalog, loadCatalogFile, DEFAULT_CATALOG, type Catalog } from './catalog.js';
-export { openSqliteLedger } from './sqlite-ledger.js';
 export { openPgStore, openSqliteStore, type PgStoreOptions, type RelayStore } from './store.js';
 export type { Ledger, LedgerEntry, LedgerState, SendPhase, Settlement, ClaimLimits, NewClaim, ClaimResult } from './ledger.js';
 export type { EventLog, PlayerEvent } from './event-log.js';

@@ -69,12 +69,11 @@ export function pgEventLog(pool: Pool, connectionString: string): EventLog & { s
       return event;
     },
     since,
-    async receiveWebhook(eventId, type, referenceId, toPlayerEvent) {
+    async receiveWebhook(eventId, type, referenceId, e) {
       const r = await transaction(async (c) => {
         const fresh = (await c.query('INSERT INTO webhook_events (event_id, type, reference_id, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [eventId, type, referenceId ?? null, Date.now()])).rowCount === 1;
         if (!fresh) return { fresh: false };
-        const userId = referenceId && (await c.query<{ user_id: string }>('SELECT user_id FROM ramp_sessions WHERE reference_id = $1', [referenceId])).rows[0]?.user_id;
-        const e = userId ? toPlayerEvent(userId) : undefined;
+        const userId = e && referenceId && (await c.query<{ user_id: string }>('SELECT user_id FROM ramp_sessions WHERE reference_id = $1', [referenceId])).rows[0]?.user_id;
         return e && userId ? { fresh: true, event: await appendIn(c, userId, e.type, e.data) } : { fresh: true };
       });
       if (r.event) announce(r.event.userId);

@@ -56,11 +56,10 @@ export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
   return {
     append: (userId, type, data) => write(() => append(userId, type, data)),
     since: async (userId, afterId, limit = 500) => q.since.all(afterId, userId, limit).map(toEvent),
-    receiveWebhook: (eventId, type, referenceId, toPlayerEvent) =>
+    receiveWebhook: (eventId, type, referenceId, e) =>
       write(() => {
         if (q.webhook.run(eventId, type, referenceId ?? null, Date.now()).changes === 0) return { fresh: false };
-        const userId = referenceId && q.playerOf.get(referenceId)?.user_id;
-        const e = userId ? toPlayerEvent(userId) : undefined;
+        const userId = e && referenceId && q.playerOf.get(referenceId)?.user_id;
         return e && userId ? { fresh: true, event: append(userId, e.type, e.data) } : { fresh: true };
       }),
     recentWebhooks: async (limit) =>

@@ -1,4 +1,4 @@
-import { openSqliteDb, type SqliteDb } from './sqlite-db.js';
+import type { SqliteDb } from './sqlite-db.js';
 import { limitBlock, repeatBlock, utcDay } from '../wire/earning-rules.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow as Row } from './ledger-row.js';
 import {
@@ -59,13 +59,8 @@ CREATE TABLE IF NOT EXISTS reserved (
 `;
 
 
-/** Opens (or creates) the ledger file, durable at every commit. */
-export function openSqliteLedger(file: string): Ledger {
-  return sqliteLedger(openSqliteDb(file), true);
-}
-
-/** The ledger on an open database; `owned`: close() closes the database too. */
-export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Ledger {
+/** The ledger on an open database (which its owner closes). */
+export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   db.exec(SCHEMA);
   // Ledgers from before send phases: what was sending then may have been sent.
   if (!(db.pragma('table_info(rewards)') as Array<{ name: string }>).some((c) => c.name === 'phase')) db.exec(`ALTER TABLE rewards ADD COLUMN phase TEXT NOT NULL DEFAULT 'sent'`);
@@ -171,8 +166,6 @@ export function sqliteLedger({ db, write, close }: SqliteDb, owned = false): Led
     audits: async (id) => q.audits.all(id).map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: a.at })),
     // One process owns this file: whatever was sending before it started was abandoned.
     abandoned: async (_now, startedAt) => q.inState.all('sending').map(toLedgerEntry).filter((e) => e.createdAt < startedAt),
-    close: async () => {
-      if (owned) await close();
-    },
+    close: async () => undefined,
   };
 }

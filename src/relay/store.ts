@@ -4,9 +4,6 @@ import type { Ledger } from './ledger.js';
 import { pgEventLog } from './pg-event-log.js';
 import { pgLedger } from './pg-ledger.js';
 import { migrate } from './pg-migrations.js';
-import { openSqliteDb } from './sqlite-db.js';
-import { sqliteEventLog } from './sqlite-event-log.js';
-import { sqliteLedger } from './sqlite-ledger.js';
 
 /**
  * Where a relay keeps what must survive it: the ledger, and the event log (player events, the
@@ -19,11 +16,7 @@ export interface RelayStore {
   close(): Promise<void>;
 }
 
-/** The embedded backend: one SQLite file, one group commit shared by the ledger and the event log. */
-export function openSqliteStore(file: string): RelayStore {
-  const db = openSqliteDb(file);
-  return { ledger: sqliteLedger(db), events: sqliteEventLog(db), close: () => db.close() };
-}
+export { openSqliteStore } from './sqlite-store.js';
 
 export interface PgStoreOptions {
   /** This relay's name, as the owner of the payments it is sending. */

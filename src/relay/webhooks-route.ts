@@ -82,11 +82,13 @@ export function webhooksRoute(events: EventLog, hub: EventHub, logger: Logger, l
     const referenceId = nonEmpty(data.reference_id);
     const kind = kindOf(type);
 
-    const { fresh, event } = await events.receiveWebhook(eventId, type, referenceId, () => {
-      if (kind === 'completed') return { type: 'ramp.purchase.completed', data: { amount: data.amount, currency: data.currency, referenceId } };
-      if (kind === 'failed') return { type: 'ramp.purchase.failed', data: { referenceId } };
-      return undefined;
-    });
+    const playerEvent =
+      kind === 'completed'
+        ? { type: 'ramp.purchase.completed', data: { amount: data.amount, currency: data.currency, referenceId } }
+        : kind === 'failed'
+          ? { type: 'ramp.purchase.failed', data: { referenceId } }
+          : undefined;
+    const { fresh, event } = await events.receiveWebhook(eventId, type, referenceId, playerEvent);
     logger.info({ event: 'webhook', type, eventId, referenceId, fresh, userId: event?.userId, kycUserId: kind === 'kycCompleted' ? data.user_id : undefined });
     if (event) hub.publish(event);
     return c.json({ received: true, duplicate: !fresh });

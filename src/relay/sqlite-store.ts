@@ -1,0 +1,100 @@
+import { Worker } from 'node:worker_threads';
+import type { EventLog } from './event-log.js';
+import type { Ledger } from './ledger.js';
+import type { RelayStore } from './store.js';
+
+/** A call to the store's thread, and its answer (id 0: the database is open). */
+export type StoreCall = { id: number; target: 'ledger' | 'events' | 'close'; method: string; args: unknown[] };
+export type StoreReply = { id: number; value: unknown } | { id: number; error: unknown };
+
+// The worker sits beside this module: src/relay/*.ts run from source, dist/relay/*.js once built
+// (every bundle in the relay's dist is one folder deep, hence the `../relay/`).
+const fromSource = import.meta.url.endsWith('.ts');
+const WORKER_URL = new URL(`../relay/sqlite-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+
+/** The store's thread. From source it first registers tsx (a worker's `--import` does not reach its entry on Node 20). */
+function startWorker(file: string): Worker {
+  if (!fromSource) return new Worker(WORKER_URL, { workerData: { file } });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`;
+  return new Worker(bootstrap, { eval: true, workerData: { file } });
+}
+
+// Every method each side answers: a method added to Ledger or EventLog fails to compile until listed.
+const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
+  find: true, claim: true, markSent: true, releaseUnsent: true, settle: true, get: true, history: true,
+  inState: true, abandoned: true, budgetUsed: true, report: true, recent: true, audits: true,
+};
+const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
+  append: true, since: true, receiveWebhook: true, recentWebhooks: true, rememberRampSession: true,
+};
+
+export interface SqliteStore extends RelayStore {
+  /** Settles once the database is open, or rejects with why it could not be (calls reject too). */
+  opened: Promise<void>;
+}
+
+/**
+ * The embedded backend: one SQLite file, owned by a thread of its own. The ledger and the event
+ * log share its group commit; each call resolves once its commit is durable.
+ */
+export function openSqliteStore(file: string): SqliteStore {
+  const worker = startWorker(file);
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  let nextId = 1;
+  let failed: unknown;
+  // The thread keeps the process alive only while an answer is awaited (a CLI command exits when done).
+  worker.unref();
+
+  const opened = new Promise<void>((resolve, reject) => pending.set(0, { resolve: () => resolve(), reject }));
+  worker.on('message', (replies: StoreReply[]) => {
+    for (const reply of replies) {
+      const p = pending.get(reply.id);
+      if (!p) continue;
+      pending.delete(reply.id);
+      if ('error' in reply) p.reject(reply.error);
+      else p.resolve(reply.value);
+    }
+    if (pending.size === 0) worker.unref();
+  });
+  const fail = (error: unknown) => {
+    failed ??= error;
+    for (const p of pending.values()) p.reject(failed);
+    pending.clear();
+  };
+  worker.on('error', fail);
+  worker.on('exit', () => fail(new Error('the SQLite store is closed')));
+
+  // Calls made in one turn of the event loop go over in one message: posting is what costs.
+  let outbox: StoreCall[] = [];
+  const sendOutbox = () => {
+    worker.postMessage(outbox);
+    outbox = [];
+  };
+  function call(target: StoreCall['target'], method: string, args: unknown[]): Promise<unknown> {
+    if (failed) return Promise.reject(failed);
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      if (pending.size === 0) worker.ref();
+      pending.set(id, { resolve, reject });
+      if (outbox.push({ id, target, method, args }) === 1) setImmediate(sendOutbox);
+    });
+  }
+  const remote = <T>(target: 'ledger' | 'events', methods: object) =>
+    Object.fromEntries(Object.keys(methods).map((m) => [m, (...args: unknown[]) => call(target, m, args)])) as unknown as T;
+
+  worker.ref();
+  // Nobody may be waiting on it yet: its rejection is for whoever asks (calls reject on their own).
+  opened.catch(() => undefined);
+  const close = async () => {
+    if (failed) return;
+    await call('close', '', []);
+    await worker.terminate();
+  };
+  return {
+    ledger: { ...remote<Omit<Ledger, 'close'>>('ledger', LEDGER_METHODS), close },
+    events: remote<EventLog>('events', EVENT_LOG_METHODS),
+    close,
+    opened,
+  };
+}

@@ -1,0 +1,38 @@
+// The SQLite store's own thread: it owns the database, so each commit's fsync waits here while the
+// relay's event loop goes on answering requests. Calls arrive in batches; those that arrive while
+// a commit is waiting are committed together in the next one (sqlite-db.ts), and their answers
+// go back together too.
+import { parentPort, workerData } from 'node:worker_threads';
+import { openSqliteDb } from './sqlite-db.js';
+import { sqliteEventLog } from './sqlite-event-log.js';
+import { sqliteLedger } from './sqlite-ledger.js';
+import type { StoreCall, StoreReply } from './sqlite-store.js';
+
+const port = parentPort!;
+const db = openSqliteDb((workerData as { file: string }).file);
+const targets = { ledger: sqliteLedger(db), events: sqliteEventLog(db) };
+type Method = (...args: unknown[]) => Promise<unknown>;
+
+let replies: StoreReply[] = [];
+function reply(r: StoreReply) {
+  if (replies.push(r) === 1) queueMicrotask(sendReplies);
+}
+function sendReplies() {
+  port.postMessage(replies);
+  replies = [];
+}
+
+port.on('message', (calls: StoreCall[]) => {
+  for (const call of calls) {
+    if (call.target === 'close') {
+      void db.close().then(() => reply({ id: call.id, value: undefined }));
+      continue;
+    }
+    const method = (targets[call.target] as unknown as Record<string, Method>)[call.method]!;
+    method(...call.args).then(
+      (value) => reply({ id: call.id, value }),
+      (error: unknown) => reply({ id: call.id, error }),
+    );
+  }
+});
+reply({ id: 0, value: 'open' });
