@@ -52,13 +52,6 @@ export interface ServeOptions {
   fallback?: (request: Request) => Response | Promise<Response> | undefined;
 }
 
-/** Strips a path prefix, so a handler mounted below it sees its own paths. */
-function below(prefix: string, request: Request): Request {
-  const url = new URL(request.url);
-  url.pathname = url.pathname.slice(prefix.length) || '/';
-  return new Request(url, request);
-}
-
 /**
  * Starts the relay on Node. With no API key it mounts the sandbox on the same port, under
  * /sandbox, and pays through it over real HTTP, exactly as it would pay the service.
@@ -76,7 +69,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
       if (sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`))) {
         // The test controls (rename any player, list payments) are for this machine only.
         if (pathname.startsWith(SANDBOX_CONTROLS) && !isLoopback(env.incoming?.socket?.remoteAddress)) return notHere();
-        return sandbox.fetch(below(SANDBOX_PREFIX, request));
+        return sandbox.fetch(request);
       }
       if (!pathname.startsWith('/v1/') && options.fallback) {
         const answer = await options.fallback(request);
@@ -102,6 +95,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   if (!payments) {
     sandbox = createSandbox({
       publicUrl: `${url}${SANDBOX_PREFIX}`,
+      basePath: SANDBOX_PREFIX,
       // Its players outlive a restart, beside the ledger that names them by userId.
       usersFile: join(config.dataDir, 'sandbox-users.json'),
       ...(webhookSecret ? { webhookSecret } : {}),

@@ -37,6 +37,8 @@ export interface SandboxOptions {
   webhookSecret?: string;
   /** A JSON file that keeps its users (and their renames) across restarts. Default: memory only. */
   usersFile?: string;
+  /** Where its paths start, when it is mounted inside another server (`/sandbox`). Default: at the root. */
+  basePath?: string;
 }
 
 export interface RampSessionRecord extends RampSessionData {
@@ -85,7 +87,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const rampSessions = new Map<string, RampSessionRecord>();
   const isSlow = (gamertag: string) => gamertag.toLowerCase() === TEST_GAMERTAGS.slow;
 
-  const app = new Hono();
+  // Routed under its base path as it stands: rewriting each request's URL instead cost a full copy of it.
+  const app = options.basePath ? new Hono().basePath(options.basePath) : new Hono();
 
   app.use('/v0/*', requireKey);
   app.use('/api/*', requireKey);
