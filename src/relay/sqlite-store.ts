@@ -43,9 +43,8 @@ export function openSqliteStore(file: string): SqliteStore {
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   let nextId = 1;
   let failed: unknown;
-  // The thread keeps the process alive only while an answer is awaited (a CLI command exits when done).
-  worker.unref();
 
+  // Awaited from the start (id 0), so the thread holds the process until it is open.
   const opened = new Promise<void>((resolve, reject) => pending.set(0, { resolve: () => resolve(), reject }));
   worker.on('message', (replies: StoreReply[]) => {
     for (const reply of replies) {
@@ -55,6 +54,7 @@ export function openSqliteStore(file: string): SqliteStore {
       if ('error' in reply) p.reject(reply.error);
       else p.resolve(reply.value);
     }
+    // The thread keeps the process alive only while an answer is awaited (a CLI command exits when done).
     if (pending.size === 0) worker.unref();
   });
   const fail = (error: unknown) => {
@@ -83,7 +83,6 @@ export function openSqliteStore(file: string): SqliteStore {
   const remote = <T>(target: 'ledger' | 'events', methods: object) =>
     Object.fromEntries(Object.keys(methods).map((m) => [m, (...args: unknown[]) => call(target, m, args)])) as unknown as T;
 
-  worker.ref();
   // Nobody may be waiting on it yet: its rejection is for whoever asks (calls reject on their own).
   opened.catch(() => undefined);
   const close = async () => {
