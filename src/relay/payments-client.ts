@@ -11,7 +11,7 @@ import {
   type TransactionData,
   type UserIdData,
   type WithdrawalRequest,
-} from './payments-api.js';
+} from '../contract/payments-api.js';
 import { scrub } from './scrub.js';
 
 export interface PaymentsClientOptions {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AuditNote, Ledger, LedgerEntry, Settlement } from './ledger.js';
-import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats } from './payments-api.js';
-import type { SendPaymentData } from './payments-api.js';
+import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats } from '../contract/payments-api.js';
+import type { SendPaymentData } from '../contract/payments-api.js';
 import type { Metrics } from './metrics.js';
 import type { Outcome, PaymentsClient } from './payments-client.js';
 

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { clientIp, parseJsonObject, rateLimited, readText, type RelayEnv } from './context.js';
 import type { EventHub, EventLog } from './event-log.js';
-import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from './payments-api.js';
+import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../contract/payments-api.js';
 import { RelayProblem } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
 

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { WithdrawalRequestView } from '../wire/relay-api.js';
 import type { RelayEnv } from './context.js';
-import { satsFromMsats } from './payments-api.js';
+import { satsFromMsats } from '../contract/payments-api.js';
 import type { PaymentsClient } from './payments-client.js';
 import { RelayProblem } from './problems.js';
 

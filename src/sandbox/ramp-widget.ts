@@ -1,6 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Hono } from 'hono';
-import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../relay/payments-api.js';
+import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../contract/payments-api.js';
 import type { RampSessionRecord } from './sandbox.js';
 
 /** What the pretend purchase buys, in sats, for one US dollar. */

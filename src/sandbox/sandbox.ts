@@ -13,7 +13,7 @@ import {
   type SendPaymentData,
   type TransactionData,
   type UserIdData,
-} from '../relay/payments-api.js';
+} from '../contract/payments-api.js';
 import { mountRampWidget } from './ramp-widget.js';
 import { TEST_GAMERTAGS, isUnknownGamertag } from './test-gamertags.js';
 import { UserDirectory } from './users.js';

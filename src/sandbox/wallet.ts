@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { TransactionStatus } from '../relay/payments-api.js';
+import type { TransactionStatus } from '../contract/payments-api.js';
 
 /** A payment the sandbox made: the proof tests read to show nothing was paid twice. */
 export interface SandboxPayment {

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { WITHDRAWAL_MIN_SATS, msatsFromSats, type WithdrawalRequest } from '../relay/payments-api.js';
+import { WITHDRAWAL_MIN_SATS, msatsFromSats, type WithdrawalRequest } from '../contract/payments-api.js';
 
 /** Fixed ids the sandbox always knows, documented in the README. */
 export const SEEDED_WITHDRAWAL_REQUEST_IDS = [

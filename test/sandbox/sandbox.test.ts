@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Envelope, RampSessionData, SendPaymentData, TransactionData, UserIdData, WithdrawalRequest } from '../../src/relay/payments-api.js';
+import type { Envelope, RampSessionData, SendPaymentData, TransactionData, UserIdData, WithdrawalRequest } from '../../src/contract/payments-api.js';
 import { createSandbox, SEEDED_WITHDRAWAL_REQUEST_IDS, TEST_GAMERTAGS, type Sandbox } from '../../src/sandbox/index.js';
 
 let sandbox: Sandbox;
