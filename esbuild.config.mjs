@@ -111,7 +111,7 @@ export const relayBuild = {
   // The SQLite store's thread is an entry of its own, beside relay/index (sqlite-store.ts finds it there).
   entryPoints: {
     'relay/index': 'src/relay/index.ts',
-    'relay/sqlite-worker': 'src/relay/sqlite-worker.ts',
+    'relay/sqlite-worker': 'src/relay/store/sqlite/worker.ts',
     'sandbox/index': 'src/sandbox/index.ts',
     'bin/rewardbus': 'src/bin/rewardbus.ts',
   },

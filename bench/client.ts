@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { EventEmitter } from 'eventemitter3';
 import { BROWSER_TARGETS, sizeBuild } from '../esbuild.config.mjs';
-import { startServer } from '../src/bin/serve.js';
+import { startServer } from '../src/node/start-server.js';
 import { createRewardBus, memoryStorage } from '../src/client/index.js';
 import { createLogger, loadConfig } from '../src/relay/index.js';
 

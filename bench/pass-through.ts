@@ -2,7 +2,7 @@
 // relay, with no ledger, no checks and no auth. `node --import tsx bench/pass-through.ts PORT UPSTREAM KEY`
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { createPaymentsClient } from '../src/relay/payments-client.js';
+import { createPaymentsClient } from '../src/relay/payments/client.js';
 
 const [port = '0', baseUrl = '', apiKey = ''] = process.argv.slice(2);
 const payments = createPaymentsClient({ baseUrl, apiKey });

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { build } from 'esbuild';
 import { demoBuild } from '../esbuild.config.mjs';
-import { startServer, type RunningServer, type ServeOptions } from '../src/bin/serve.js';
+import { startServer, type RunningServer, type ServeOptions } from '../src/node/start-server.js';
 import { loadConfig, type RelayConfig } from '../src/relay/index.js';
 
 export async function startDemo(config: RelayConfig = loadConfig(), options: ServeOptions = {}): Promise<RunningServer> {

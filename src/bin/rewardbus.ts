@@ -3,9 +3,9 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { createLogger, createPaymentsClient, loadConfig, openConfiguredStore, VERSION, type LedgerEntry } from '../relay/index.js';
-import { createPayouts } from '../relay/payouts.js';
+import { createPayouts } from '../relay/core/payouts.js';
 import { createSandbox } from '../sandbox/index.js';
-import { startServer } from './serve.js';
+import { startServer } from '../node/start-server.js';
 
 const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
 

@@ -3,8 +3,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { hostname } from 'node:os';
-import { parseTrustProxy, type TrustProxy } from './client-address.js';
-import { openPgStore, openSqliteStore, type RelayStore } from './store.js';
+import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
+import type { RelayStore } from './store/relay-store.js';
+import { openPgStore } from './store/postgres/store.js';
+import { openSqliteStore } from './store/sqlite/store.js';
 
 const int = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 

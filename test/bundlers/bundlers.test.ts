@@ -5,7 +5,7 @@ import { extname, join, normalize } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../src/bin/serve.js';
+import { startServer, type RunningServer } from '../../src/node/start-server.js';
 import type { Toast } from '../../src/phaser/index.js';
 import { describeInBrowser, launchChromium, testConfig, watchPageErrors } from '../e2e/harness.js';
 import { installAlone, makeGame, packClient, type Bundler, type GameProject } from './game-projects.js';

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startDemo } from '../../demo/serve.js';
-import type { RunningServer } from '../../src/bin/serve.js';
+import type { RunningServer } from '../../src/node/start-server.js';
 import type { Toast } from '../../src/phaser/index.js';
 import { capturedLogger, describeInBrowser, keepScreenshot, launchChromium, testConfig, watchPageErrors } from './harness.js';
 

@@ -2,7 +2,7 @@ import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { demoBuild } from '../../esbuild.config.mjs';
-import { startServer, type RunningServer } from '../../src/bin/serve.js';
+import { startServer, type RunningServer } from '../../src/node/start-server.js';
 import type { RewardBusPlugin } from '../../src/phaser/index.js';
 import { capturedLogger, describeInBrowser, launchChromium, testConfig, watchPageErrors } from './harness.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, type RunningServer, type ServeOptions } from '../../src/bin/serve.js';
+import { startServer, type RunningServer, type ServeOptions } from '../../src/node/start-server.js';
 import { createLogger, loadConfig } from '../../src/relay/index.js';
 import type { PlayerSession, RewardRecord } from '../../src/wire/relay-api.js';
 

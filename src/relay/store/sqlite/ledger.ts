@@ -1,6 +1,6 @@
-import type { SqliteDb } from './sqlite-db.js';
-import { limitBlock, repeatBlock, utcDay } from '../wire/earning-rules.js';
-import { RESERVING_SQL, toLedgerEntry, type LedgerRow as Row } from './ledger-row.js';
+import type { SqliteDb } from './db.js';
+import { limitBlock, repeatBlock, utcDay } from '../../../wire/earning-rules.js';
+import { RESERVING_SQL, toLedgerEntry, type LedgerRow as Row } from '../ledger-row.js';
 import {
   RESERVING_STATES,
   type ClaimLimits,
@@ -11,7 +11,7 @@ import {
   type NewClaim,
   type Settlement,
   type AuditNote,
-} from './ledger.js';
+} from '../ledger.js';
 
 const SCHEMA = `
 -- Rows, ids (UUIDv7) and the state index grow at their ends; only the two per-player indexes

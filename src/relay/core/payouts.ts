@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { AuditNote, Ledger, LedgerEntry, Settlement } from './ledger.js';
-import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats } from '../contract/payments-api.js';
-import type { SendPaymentData } from '../contract/payments-api.js';
-import type { Metrics } from './metrics.js';
-import type { Outcome, PaymentsClient } from './payments-client.js';
+import type { AuditNote, Ledger, LedgerEntry, Settlement } from '../store/ledger.js';
+import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats } from '../../contract/payments-api.js';
+import type { SendPaymentData } from '../../contract/payments-api.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Outcome, PaymentsClient } from '../payments/client.js';
 
 /**
  * Pays committed intents through the service and settles them in the ledger. A payment is

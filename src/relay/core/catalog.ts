@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { CatalogEntry } from '../wire/relay-api.js';
+import type { CatalogEntry } from '../../wire/relay-api.js';
 
 const repeatSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('once') }),

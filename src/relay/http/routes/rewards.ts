@@ -2,17 +2,18 @@ import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type RewardClaim, type RewardHistory, type RewardRecord } from '../wire/relay-api.js';
-import type { Catalog } from './catalog.js';
-import { readJson, type RelayContext, type RelayEnv } from './context.js';
-import type { EventHub, EventLog } from './event-log.js';
-import type { ClaimLimits, Ledger, LedgerEntry } from './ledger.js';
-import type { Metrics } from './metrics.js';
-import type { Payouts } from './payouts.js';
-import type { PlayerClaims } from './player-tokens.js';
-import { RelayProblem } from './problems.js';
-import { toRewardRecord } from './reward-record.js';
-import { uuid7 } from './uuid7.js';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type RewardClaim, type RewardHistory, type RewardRecord } from '../../../wire/relay-api.js';
+import type { Catalog } from '../../core/catalog.js';
+import { readJson, type RelayContext, type RelayEnv } from '../context.js';
+import type { EventHub } from '../../core/live-events.js';
+import type { EventLog } from '../../store/event-log.js';
+import type { ClaimLimits, Ledger, LedgerEntry } from '../../store/ledger.js';
+import type { Metrics } from '../../ops/metrics.js';
+import type { Payouts } from '../../core/payouts.js';
+import type { PlayerClaims } from '../../core/player-tokens.js';
+import { RelayProblem } from '../problems.js';
+import { toRewardRecord } from '../../store/reward-record.js';
+import { uuid7 } from '../../core/uuid7.js';
 
 /** A game's own server-side proof: true to pay, false or a reason code to refuse. */
 export type VerifyClaim = (

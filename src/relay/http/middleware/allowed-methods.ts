@@ -1,5 +1,5 @@
 import type { Hono, MiddlewareHandler } from 'hono';
-import { RelayProblem } from './problems.js';
+import { RelayProblem } from '../problems.js';
 
 /**
  * 405 with `Allow` for a method a known path does not take, before any authentication runs (a

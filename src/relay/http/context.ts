@@ -1,8 +1,8 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
-import type { PlayerClaims, PlayerTokens } from './player-tokens.js';
+import type { PlayerClaims, PlayerTokens } from '../core/player-tokens.js';
 import { RelayProblem } from './problems.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { RateLimiter } from './middleware/rate-limit.js';
 
 /** What the relay's handlers share: the authenticated player, and Node's socket when there is one. */
 export type RelayEnv = {

@@ -3,10 +3,10 @@
 // a commit is waiting are committed together in the next one (sqlite-db.ts), and their answers
 // go back together too.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openSqliteDb } from './sqlite-db.js';
-import { sqliteEventLog } from './sqlite-event-log.js';
-import { sqliteLedger } from './sqlite-ledger.js';
-import type { StoreCall, StoreReply } from './sqlite-store.js';
+import { openSqliteDb } from './db.js';
+import { sqliteEventLog } from './event-log.js';
+import { sqliteLedger } from './ledger.js';
+import type { StoreCall, StoreReply } from './store.js';
 
 const port = parentPort!;
 const db = openSqliteDb((workerData as { file: string }).file);

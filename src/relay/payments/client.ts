@@ -11,8 +11,8 @@ import {
   type TransactionData,
   type UserIdData,
   type WithdrawalRequest,
-} from '../contract/payments-api.js';
-import { scrub } from './scrub.js';
+} from '../../contract/payments-api.js';
+import { scrub } from '../ops/scrub.js';
 
 export interface PaymentsClientOptions {
   baseUrl: string;

@@ -1,16 +1,16 @@
 import { Worker } from 'node:worker_threads';
-import type { EventLog } from './event-log.js';
-import type { Ledger } from './ledger.js';
-import type { RelayStore } from './store.js';
+import type { EventLog } from '../event-log.js';
+import type { Ledger } from '../ledger.js';
+import type { RelayStore } from '../relay-store.js';
 
 /** A call to the store's thread, and its answer (id 0: the database is open). */
 export type StoreCall = { id: number; target: 'ledger' | 'events' | 'close'; method: string; args: unknown[] };
 export type StoreReply = { id: number; value: unknown } | { id: number; error: unknown };
 
-// The worker sits beside this module: src/relay/*.ts run from source, dist/relay/*.js once built
+// From source the worker sits beside this module; once built it is dist/relay/sqlite-worker.js
 // (every bundle in the relay's dist is one folder deep, hence the `../relay/`).
 const fromSource = import.meta.url.endsWith('.ts');
-const WORKER_URL = new URL(`../relay/sqlite-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+const WORKER_URL = fromSource ? new URL('./worker.ts', import.meta.url) : new URL('../relay/sqlite-worker.js', import.meta.url);
 
 /** The store's thread. From source it first registers tsx (a worker's `--import` does not reach its entry on Node 20). */
 function startWorker(file: string): Worker {

@@ -1,8 +1,8 @@
 import type { Pool, PoolClient } from 'pg';
-import { limitBlock, repeatBlock, utcDay } from '../wire/earning-rules.js';
-import { RESERVING_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerEntry, type LedgerState, type NewClaim } from './ledger.js';
-import { RESERVING_SQL, toLedgerEntry, type LedgerRow } from './ledger-row.js';
-import { inTransaction } from './pg-transaction.js';
+import { limitBlock, repeatBlock, utcDay } from '../../../wire/earning-rules.js';
+import { RESERVING_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerEntry, type LedgerState, type NewClaim } from '../ledger.js';
+import { RESERVING_SQL, toLedgerEntry, type LedgerRow } from '../ledger-row.js';
+import { inTransaction } from './transaction.js';
 
 type Row = LedgerRow & { budgeted: boolean };
 

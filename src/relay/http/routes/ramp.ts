@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { RampSession } from '../wire/relay-api.js';
-import { readJson, type RelayEnv } from './context.js';
-import type { EventLog } from './event-log.js';
-import type { PaymentsClient } from './payments-client.js';
-import { RelayProblem } from './problems.js';
+import type { RampSession } from '../../../wire/relay-api.js';
+import { readJson, type RelayEnv } from '../context.js';
+import type { EventLog } from '../../store/event-log.js';
+import type { PaymentsClient } from '../../payments/client.js';
+import { RelayProblem } from '../problems.js';
 
 const rampSchema = z.strictObject({
   email: z.email(),

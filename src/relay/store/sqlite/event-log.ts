@@ -1,5 +1,5 @@
-import type { EventLog, PlayerEvent } from './event-log.js';
-import type { SqliteDb } from './sqlite-db.js';
+import type { EventLog, PlayerEvent } from '../event-log.js';
+import type { SqliteDb } from './db.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (

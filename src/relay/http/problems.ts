@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { Problem } from '../wire/relay-api.js';
+import type { Problem } from '../../wire/relay-api.js';
 
 /** Every error the relay answers, with its status. Codes are stable; titles are for people. */
 export const PROBLEMS = {

@@ -1,6 +1,6 @@
 import pg, { type Pool, type PoolClient } from 'pg';
-import type { EventLog, PlayerEvent } from './event-log.js';
-import { inTransaction } from './pg-transaction.js';
+import type { EventLog, PlayerEvent } from '../event-log.js';
+import { inTransaction } from './transaction.js';
 
 const CHANNEL = 'rewardbus_events';
 /** A NOTIFY payload holds at most 8,000 bytes: this many user ids (36 characters and a comma). */

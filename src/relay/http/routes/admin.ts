@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { utcDay } from '../wire/earning-rules.js';
-import { readJson, type RelayEnv } from './context.js';
-import type { EventLog } from './event-log.js';
-import type { AuditNote, ClaimLimits, Ledger, LedgerEntry } from './ledger.js';
-import type { Metrics } from './metrics.js';
-import type { Payouts } from './payouts.js';
-import { RelayProblem } from './problems.js';
+import { utcDay } from '../../../wire/earning-rules.js';
+import { readJson, type RelayEnv } from '../context.js';
+import type { EventLog } from '../../store/event-log.js';
+import type { AuditNote, ClaimLimits, Ledger, LedgerEntry } from '../../store/ledger.js';
+import type { Metrics } from '../../ops/metrics.js';
+import type { Payouts } from '../../core/payouts.js';
+import { RelayProblem } from '../problems.js';
 
 const DAY_MS = 86_400_000;
 const markPaidSchema = z.strictObject({ transactionId: z.string().trim().min(1).max(128) });

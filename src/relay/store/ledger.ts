@@ -1,5 +1,5 @@
-import type { DailyLimits } from '../wire/earning-rules.js';
-import type { RepeatPolicy } from '../wire/relay-api.js';
+import type { DailyLimits } from '../../wire/earning-rules.js';
+import type { RepeatPolicy } from '../../wire/relay-api.js';
 
 /**
  * Where an intent stands in the ledger.

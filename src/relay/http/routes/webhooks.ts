@@ -1,11 +1,12 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { clientIp, parseJsonObject, rateLimited, readText, type RelayEnv } from './context.js';
-import type { EventHub, EventLog } from './event-log.js';
-import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../contract/payments-api.js';
-import { RelayProblem } from './problems.js';
-import type { RateLimiter } from './rate-limit.js';
+import { clientIp, parseJsonObject, rateLimited, readText, type RelayEnv } from '../context.js';
+import type { EventHub } from '../../core/live-events.js';
+import type { EventLog } from '../../store/event-log.js';
+import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../../../contract/payments-api.js';
+import { RelayProblem } from '../problems.js';
+import type { RateLimiter } from '../middleware/rate-limit.js';
 
 export interface WebhookOptions {
   /** Verifies `sha256=<hex HMAC-SHA256 of the raw body>`; without it deliveries are unsigned (see the README). */

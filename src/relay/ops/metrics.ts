@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MiddlewareHandler } from 'hono';
-import type { PaymentsClient } from './payments-client.js';
+import type { PaymentsClient } from '../payments/client.js';
 
 /** What the scrape reads from the ledger at the moment it asks. */
 export interface LedgerGauges {

@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { RelayEnv } from './context.js';
-import type { EventHub, EventLog, PlayerEvent } from './event-log.js';
-import { RelayProblem } from './problems.js';
+import type { RelayEnv } from '../context.js';
+import type { EventHub } from '../../core/live-events.js';
+import type { EventLog, PlayerEvent } from '../../store/event-log.js';
+import { RelayProblem } from '../problems.js';
 
 const HEARTBEAT_MS = 15_000;
 /** Events read from the log at a time while a reconnecting stream catches up. */

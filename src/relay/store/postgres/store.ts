@@ -1,29 +1,15 @@
 import pg from 'pg';
-import type { EventLog } from './event-log.js';
-import type { Ledger } from './ledger.js';
-import { pgEventLog } from './pg-event-log.js';
-import { pgLedger } from './pg-ledger.js';
-import { migrate } from './pg-migrations.js';
-
-/**
- * Where a relay keeps what must survive it: the ledger, and the event log (player events, the
- * webhook inbox, ramp sessions). They come together from one backend, so none of them can be
- * left behind in memory while the others are durable.
- */
-export interface RelayStore {
-  ledger: Ledger;
-  events: EventLog;
-  close(): Promise<void>;
-}
-
-export { openSqliteStore } from './sqlite-store.js';
+import type { RelayStore } from '../relay-store.js';
+import { pgEventLog } from './event-log.js';
+import { pgLedger } from './ledger.js';
+import { migrate } from './migrations.js';
 
 export interface PgStoreOptions {
   /** This relay's name, as the owner of the payments it is sending. */
   owner: string;
   /** How long a relay's claim on a payment in flight lasts before others may recover it. */
   leaseMs: number;
-  /** Connections in this relay's pool. Default 32: a payout holds one for each of its four short transactions. */
+  /** Connections in this relay's pool. Default 32: a payout holds one for each of its short transactions. */
   maxConnections?: number;
 }
 

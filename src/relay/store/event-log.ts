@@ -41,26 +41,3 @@ export interface WebhookRecord {
   /** It named a ramp session of a player, who heard of it. */
   actedOn: boolean;
 }
-
-type Listener = (event: PlayerEvent) => void;
-
-/** Live delivery to the player's open event streams, after each event is stored. */
-export function createEventHub() {
-  const listeners = new Map<string, Set<Listener>>();
-  return {
-    subscribe(userId: string, fn: Listener): () => void {
-      let set = listeners.get(userId);
-      if (!set) listeners.set(userId, (set = new Set()));
-      set.add(fn);
-      return () => {
-        set.delete(fn);
-        if (!set.size) listeners.delete(userId);
-      };
-    },
-    publish(event: PlayerEvent) {
-      listeners.get(event.userId)?.forEach((fn) => fn(event));
-    },
-  };
-}
-
-export type EventHub = ReturnType<typeof createEventHub>;

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import { clientIp, rateLimited, type RelayEnv } from './context.js';
-import { RelayProblem } from './problems.js';
+import { clientIp, rateLimited, type RelayEnv } from '../context.js';
+import { RelayProblem } from '../problems.js';
 import type { RateLimiter } from './rate-limit.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();

@@ -1,11 +1,11 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { PlayerSession } from '../wire/relay-api.js';
-import { clientIp, rateLimited, readJson, type RelayEnv } from './context.js';
-import type { PaymentsClient } from './payments-client.js';
-import type { PlayerTokens } from './player-tokens.js';
-import { RelayProblem } from './problems.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { PlayerSession } from '../../../wire/relay-api.js';
+import { clientIp, rateLimited, readJson, type RelayEnv } from '../context.js';
+import type { PaymentsClient } from '../../payments/client.js';
+import type { PlayerTokens } from '../../core/player-tokens.js';
+import { RelayProblem } from '../problems.js';
+import type { RateLimiter } from '../middleware/rate-limit.js';
 
 const linkSchema = z.strictObject({
   gamertag: z.string().trim().min(1).max(64).regex(/^[^/\\?#%\s]+$/, 'a gamertag has no spaces, slashes, ?, # or %'),

@@ -1,4 +1,4 @@
-import type { RewardRecord, RewardStatus } from '../wire/relay-api.js';
+import type { RewardRecord, RewardStatus } from '../../wire/relay-api.js';
 import type { LedgerEntry, LedgerState } from './ledger.js';
 
 const STATUS: Record<LedgerState, RewardStatus> = {
