@@ -2,10 +2,10 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
-import { createLogger, createPaymentsClient, loadConfig, openConfiguredStore, VERSION, type LedgerEntry } from '../relay/index.js';
-import { createPayouts } from '../relay/core/payouts.js';
+import { loadConfig, VERSION } from '../relay/index.js';
 import { createSandbox } from '../sandbox/index.js';
 import { startServer } from '../node/start-server.js';
+import { review } from './review.js';
 
 const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
 
@@ -20,6 +20,7 @@ Commands:
   review reconcile                        settle them through the payment-status endpoint
   review mark-paid <id> [transactionId]   you checked: it was paid
   review mark-failed <id>                 you checked: nothing was paid (frees its reservation)
+                                          (--by NAME: the operator in the audit trail; default: your user)
 
 Options:
   -p, --port N      listen on this port (overrides PORT)
@@ -59,6 +60,7 @@ async function main(argv: string[]): Promise<number> {
       options: {
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
+        by: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -81,7 +83,7 @@ async function main(argv: string[]): Promise<number> {
     case 'sandbox':
       return sandboxAlone(Number(sub ?? values.port ?? process.env.SANDBOX_PORT ?? 8788));
     case 'review':
-      return review(sub, rest);
+      return review(sub, rest, values.by);
     case 'help':
       return say(HELP);
     default:
@@ -111,52 +113,6 @@ async function sandboxAlone(port: number): Promise<number> {
   const sandbox = createSandbox({ apiKey: process.env.SANDBOX_API_KEY ?? 'sandbox-dev-key', publicUrl: `http://localhost:${port}` });
   serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) => console.log(`rewardbus sandbox on http://127.0.0.1:${info.port}`));
   return -1;
-}
-
-async function review(sub: string | undefined, rest: string[]): Promise<number> {
-  const [id, paymentId] = rest;
-  const needsId = sub === 'mark-paid' || sub === 'mark-failed';
-  if (!['list', 'reconcile', 'mark-paid', 'mark-failed'].includes(sub ?? '') || (needsId && !id)) {
-    console.error('Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id>');
-    return 2;
-  }
-  const config = loadConfig();
-  const store = await openConfiguredStore(config);
-  const ledger = store.ledger;
-  const show = (e: LedgerEntry) =>
-    console.log([e.id, new Date(e.createdAt).toISOString(), e.userId, e.gamertag ?? '-', e.achievementId, `${e.sats} sats`, e.reason ?? '', e.paymentId ?? ''].join('\t'));
-  try {
-    if (sub === 'list') {
-      const open = await ledger.inState('needs_review');
-      if (!open.length) console.log('Nothing to review.');
-      open.forEach(show);
-      return 0;
-    }
-    if (needsId) {
-      const to =
-        sub === 'mark-paid'
-          ? { state: 'paid' as const, paymentId: paymentId ?? `operator:${new Date().toISOString()}` }
-          : { state: 'failed' as const, reason: 'operator_marked_failed' };
-      const settled = await ledger.settle(id!, ['needs_review'], to);
-      if (!settled) {
-        console.error(`${id} is not awaiting review.`);
-        return 1;
-      }
-      show(settled);
-      return 0;
-    }
-    if (!config.payments) {
-      console.error('No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process, which reconciles at start.');
-      return 1;
-    }
-    const payments = createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
-    const r = await createPayouts(ledger, payments, createLogger('warn')).reconcile();
-    payments.close();
-    console.log(`settled ${r.settled}, still open ${r.open}`);
-    return 0;
-  } finally {
-    await store.close().catch(() => undefined);
-  }
 }
 
 main(process.argv.slice(2)).then(

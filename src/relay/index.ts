@@ -8,6 +8,6 @@ export type { Ledger, LedgerEntry, LedgerState, SendPhase, Settlement, ClaimLimi
 export type { EventLog, PlayerEvent } from './store/event-log.js';
 export { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions, type Outcome } from './payments/client.js';
 export { createLogger } from './ops/logger.js';
-export type { VerifyClaim } from './http/routes/rewards.js';
+export type { VerifyClaim } from './core/claims.js';
 export { PROBLEMS, type ProblemCode } from './http/problems.js';
 export type * from '../wire/relay-api.js';

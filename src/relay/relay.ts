@@ -19,7 +19,10 @@ import { createPlayerTokens } from './core/player-tokens.js';
 import { playersRoute } from './http/routes/players.js';
 import { problemResponse, RelayProblem } from './http/problems.js';
 import { createRateLimiter } from './http/middleware/rate-limit.js';
-import { rewardsRoute, type VerifyClaim } from './http/routes/rewards.js';
+import { rewardsRoute } from './http/routes/rewards.js';
+import { createClaims, type VerifyClaim } from './core/claims.js';
+import { createReviews } from './core/reviews.js';
+import { createSettlements } from './core/settlements.js';
 import { createEventHub } from './core/live-events.js';
 import { eventsRoute } from './http/routes/events.js';
 import { rampRoute } from './http/routes/ramp.js';
@@ -29,6 +32,9 @@ import { webhooksRoute, type WebhookOptions } from './http/routes/webhooks.js';
 import { withdrawalsRoute } from './http/routes/withdrawals.js';
 
 export const VERSION = '0.2.0';
+
+const NO_SETTLEMENT_METRICS = { settled: () => undefined };
+const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
 
 /** The relay serves JSON to games, never pages: nothing of it may be framed, sniffed or run. */
 export const SECURITY_HEADERS = [
@@ -111,7 +117,9 @@ export function createRelay(options: RelayOptions): Relay {
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
   const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? 600);
   const limits: ClaimLimits = { userDailyCapSats: options.userDailyCapSats ?? 1000, dailyBudgetSats: options.dailyBudgetSats ?? 100_000 };
-  const payouts = createPayouts(ledger, payments, logger, metrics);
+  const settlements = createSettlements({ ledger, publish: hub.publish, metrics: metrics ?? NO_SETTLEMENT_METRICS, logger });
+  const payouts = createPayouts(ledger, settlements, payments, logger);
+  const claim = createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim: options.verifyClaim });
   const origins = options.allowedOrigins ?? [];
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
@@ -130,7 +138,8 @@ export function createRelay(options: RelayOptions): Relay {
   app.use('/v1/*', allowedMethods(app as never));
 
   const maxBodyBytes = options.maxBodyBytes ?? 4096;
-  app.use('/v1/*', async function bodyLimit(c, next) {
+  // Every route that reads a body (the game's, the webhooks', the operator's) reads it bounded.
+  app.use('*', async function bodyLimit(c, next) {
     c.set('maxBodyBytes', maxBodyBytes);
     await next();
   });
@@ -140,9 +149,9 @@ export function createRelay(options: RelayOptions): Relay {
   app.route('/v1/players', playersRoute(payments, tokens, limiter));
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
-  app.route('/v1/rewards', rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim: options.verifyClaim, events, hub, metrics }));
+  app.route('/v1/rewards', rewardsRoute({ ledger, claim }));
   for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
-  app.route('/v1/events', eventsRoute(events, hub, metrics?.streams));
+  app.route('/v1/events', eventsRoute(events, hub, metrics?.streams ?? NO_GAUGE));
   app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
   app.route('/v1/webhooks/payments', webhooksRoute(events, hub, logger, webhookLimiter, options.webhooks ?? {}));
@@ -152,7 +161,7 @@ export function createRelay(options: RelayOptions): Relay {
     const admin = requireAdmin(options.adminToken, limiter);
     app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
     app.use('/admin/api/*', admin);
-    app.route('/admin/api', adminApi({ ledger, events, payouts, limits, metrics }));
+    app.route('/admin/api', adminApi({ ledger, events, decide: createReviews(settlements, ledger.get, payouts.settleByStatus), limits, metrics }));
     // The page and its script hold no data: they ask for the token, then read the API with it.
     const page = (body: string, type: string) => (c: Context) => c.body(body, 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });
     app.get('/admin', page(ADMIN_HTML, 'text/html; charset=utf-8'));

@@ -75,7 +75,7 @@ describe('the relay command', () => {
       });
       expect(claim.status).toBe(201);
       // The line is there while the relay still runs: not held in a buffer until exit.
-      expect(await until(() => out.includes('"event":"payout"'))).toBe(true);
+      expect(await until(() => out.includes('"event":"settlement"'))).toBe(true);
       for (const line of out.trim().split('\n')) expect(() => JSON.parse(line)).not.toThrow();
     } finally {
       child.kill('SIGTERM');

@@ -1,7 +1,7 @@
 // What every ledger backend must do, as one suite: run it with a factory for each backend.
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ClaimLimits, Ledger, NewClaim } from '../../src/relay/index.js';
+import type { ClaimLimits, NewClaim, RelayStore, RewardRecord } from '../../src/relay/index.js';
 import type { RepeatPolicy } from '../../src/wire/relay-api.js';
 
 const NO_LIMITS: ClaimLimits = { userDailyCapSats: 0, dailyBudgetSats: 0 };
@@ -20,17 +20,18 @@ function claim(over: Partial<NewClaim> & { repeat?: RepeatPolicy } = {}): NewCla
   };
 }
 
-export function ledgerContract(name: string, open: () => Promise<Ledger>) {
+export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
   describe(`the ${name} ledger keeps the ledger contract`, () => {
-    const opened: Ledger[] = [];
+    const opened: RelayStore[] = [];
     afterEach(async () => {
-      await Promise.all(opened.splice(0).map((l) => l.close()));
+      await Promise.all(opened.splice(0).map((s) => s.close()));
     });
-    const ledger = async () => {
-      const l = await open();
-      opened.push(l);
-      return l;
+    const store = async () => {
+      const s = await open();
+      opened.push(s);
+      return s;
     };
+    const ledger = async () => (await store()).ledger;
 
     it('records a claim as sending (claimed, not yet sent) and finds it by key and id', async () => {
       const l = await ledger();
@@ -84,7 +85,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>) {
     it('settles as a compare-and-set: from a state the entry is no longer in, nothing changes', async () => {
       const l = await ledger();
       const { entry } = await l.claim(claim(), NO_LIMITS, T0);
-      expect(await l.settle(entry.id, ['sending'], { state: 'paid', paymentId: 'tx-1' }, T0 + 5)).toMatchObject({ state: 'paid', paymentId: 'tx-1', settledAt: T0 + 5 });
+      expect(await l.settle(entry.id, ['sending'], { state: 'paid', paymentId: 'tx-1' }, { now: T0 + 5 })).toMatchObject({ from: 'sending', entry: { state: 'paid', paymentId: 'tx-1', settledAt: T0 + 5 } });
       expect(await l.settle(entry.id, ['sending'], { state: 'failed', reason: 'x' })).toBeUndefined();
       expect(await l.settle(entry.id, ['needs_review'], { state: 'failed', reason: 'x' })).toBeUndefined();
       expect(await l.get(entry.id)).toMatchObject({ state: 'paid', paymentId: 'tx-1' });
@@ -145,9 +146,9 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>) {
       const l = await ledger();
       const a = (await l.claim(claim({ userId: 'ann', achievementId: 'x', repeat: { kind: 'cooldown', seconds: 0 } }), NO_LIMITS, T0)).entry;
       const b = (await l.claim(claim({ userId: 'bob', achievementId: 'y', repeat: { kind: 'cooldown', seconds: 0 } }), NO_LIMITS, T0)).entry;
-      await l.settle(a.id, ['sending'], { state: 'paid', paymentId: 'tx' }, T0 + 1);
-      await l.settle(b.id, ['sending'], { state: 'needs_review', reason: 'timeout' }, T0 + 1);
-      expect(await l.settle(b.id, ['needs_review'], { state: 'failed', reason: 'operator_marked_failed' }, T0 + 2, { actor: 'ops@example.com', action: 'mark-failed' })).toMatchObject({ state: 'failed' });
+      await l.settle(a.id, ['sending'], { state: 'paid', paymentId: 'tx' }, { now: T0 + 1 });
+      await l.settle(b.id, ['sending'], { state: 'needs_review', reason: 'timeout' }, { now: T0 + 1 });
+      expect(await l.settle(b.id, ['needs_review'], { state: 'failed', reason: 'operator_marked_failed' }, { now: T0 + 2, audit: { actor: 'ops@example.com', action: 'mark-failed' } })).toMatchObject({ entry: { state: 'failed' } });
       expect(await l.audits(b.id)).toEqual([{ rewardId: b.id, actor: 'ops@example.com', action: 'mark-failed', fromState: 'needs_review', toState: 'failed', at: T0 + 2 }]);
       expect(await l.audits(a.id)).toEqual([]);
       const report = await l.report('2026-11-22');
@@ -157,6 +158,42 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>) {
       expect((await l.recent({}, 10)).map((e) => e.id)).toEqual([b.id, a.id]);
       expect((await l.recent({ userId: 'ann' }, 10)).map((e) => e.id)).toEqual([a.id]);
       expect((await l.recent({ achievementId: 'y' }, 10)).map((e) => e.id)).toEqual([b.id]);
+    });
+
+    it("writes the player's reward event in the settlement's own transaction, for every state the player sees", async () => {
+      const { ledger: l, events } = await store();
+      const { entry } = await l.claim(claim(), NO_LIMITS, T0);
+      const review = await l.settle(entry.id, ['sending'], { state: 'needs_review', reason: 'timeout', paymentId: 'tx-9' });
+      const paid = await l.settle(entry.id, ['needs_review'], { state: 'paid', paymentId: 'tx-9' }, { audit: { actor: 'ann', action: 'reconcile' } });
+      const told = await events.since('user-1', 0);
+      expect(told.map((e) => [e.type, (e.data as RewardRecord).status])).toEqual([
+        ['reward', 'needs_review'],
+        ['reward', 'paid'],
+      ]);
+      // What the settlement returns is what was stored, id and all: the core publishes it as is.
+      expect(told.map((e) => e.id)).toEqual([review?.event?.id, paid?.event?.id]);
+      expect(told[1]!.data).toMatchObject({ id: entry.id, idempotencyKey: entry.idempotencyKey, status: 'paid', paymentId: 'tx-9', sats: 21 });
+      expect(await l.audits(entry.id)).toMatchObject([{ actor: 'ann', fromState: 'needs_review', toState: 'paid' }]);
+    });
+
+    it('tells the player of a refusal with its reason, and of nothing the relay keeps to itself (sending, deferred)', async () => {
+      const { ledger: l, events } = await store();
+      const c = claim();
+      const first = await l.claim(c, NO_LIMITS, T0);
+      expect(first).not.toHaveProperty('event');
+      const again = await l.claim(claim({ achievementId: c.achievementId }), NO_LIMITS, T0 + 1);
+      expect(again).toMatchObject({ kind: 'created', entry: { state: 'rejected', reason: 'already_claimed' }, event: { type: 'reward' } });
+      expect(await l.settle(first.entry.id, ['sending'], { state: 'deferred', reason: 'unreachable' })).not.toHaveProperty('event');
+      expect((await events.since('user-1', 0)).map((e) => (e.data as RewardRecord).status)).toEqual(['rejected']);
+    });
+
+    it('keeps the transaction id and gamertag it had when a later settlement does not name them', async () => {
+      const l = await ledger();
+      const { entry } = await l.claim(claim(), NO_LIMITS, T0);
+      await l.settle(entry.id, ['sending'], { state: 'needs_review', reason: 'timeout', paymentId: 'tx-7', gamertag: 'ann' });
+      const s = await l.settle(entry.id, ['needs_review'], { state: 'failed', reason: 'payment_failed' });
+      expect(s?.entry).toMatchObject({ state: 'failed', paymentId: 'tx-7', gamertag: 'ann' });
+      expect(await l.get(entry.id)).toMatchObject({ state: 'failed', paymentId: 'tx-7', gamertag: 'ann' });
     });
   });
 }

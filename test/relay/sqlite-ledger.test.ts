@@ -8,5 +8,5 @@ import { ledgerContract } from './ledger-contract.js';
 ledgerContract('SQLite', async () => {
   const store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rewardbus-ledger-')), 'ledger.sqlite'));
   await store.opened;
-  return store.ledger;
+  return store;
 });

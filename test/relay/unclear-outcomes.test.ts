@@ -35,7 +35,7 @@ describe('an unclear payment outcome', () => {
     expect(payments).toHaveLength(1);
     const after = await fetch(`${relay.url}/v1/rewards/${first.body.id}`, { headers: { authorization: `Bearer ${player.token}` } });
     expect(await after.json()).toMatchObject({ status: 'paid', paymentId: payments[0]!.transactionId });
-    expect(relay.logs.join('')).toContain('"event":"settled_late"');
+    expect(relay.logs.join('')).toContain('"cause":"late_answer",');
   });
 
   it('ends needs_review when no answer comes, is never sent again, and the operator command resolves it with one payment', async () => {

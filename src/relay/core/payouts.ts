@@ -1,16 +1,15 @@
 import type { Logger } from 'pino';
-import type { AuditNote, Ledger, LedgerEntry, Settlement } from '../store/ledger.js';
-import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats } from '../../contract/payments-api.js';
-import type { SendPaymentData } from '../../contract/payments-api.js';
-import type { Metrics } from '../ops/metrics.js';
+import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats, type SendPaymentData } from '../../contract/payments-api.js';
 import type { Outcome, PaymentsClient } from '../payments/client.js';
+import type { AuditNote, Ledger, LedgerEntry, Settlement } from '../store/ledger.js';
+import type { Settlements } from './settlements.js';
 
 /**
- * Pays committed intents through the service and settles them in the ledger. A payment is
- * sent once per intent: an unclear answer becomes needs_review and is settled through the
- * payment-status endpoint or by an operator, never by sending again.
+ * Pays committed intents through the service and settles them through the settlement core. A
+ * payment is sent once per intent: an unclear answer becomes needs_review and is settled through
+ * the payment-status endpoint, a late answer or an operator, never by sending again.
  */
-export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: Logger, metrics?: Pick<Metrics, 'settled'>) {
+export function createPayouts(ledger: Ledger, settlements: Settlements, payments: PaymentsClient, logger: Logger) {
   /**
    * Payments go to a gamertag, but a player can rename and someone else take the old name within
    * a second: the userId's gamertag is looked up right before each payment, never cached.
@@ -22,7 +21,34 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     return { state: 'deferred', reason: r.kind === 'refused' ? `service_refused_${r.status}` : r.reason };
   }
 
-  async function settlementFor(entry: LedgerEntry, title: string, onLate: (late: Promise<Outcome<SendPaymentData>>) => void): Promise<Settlement> {
+  /** The settlement a payment's answer means for the entry it paid. */
+  function settlementOf(entry: LedgerEntry, r: Outcome<SendPaymentData>, gamertag?: string): Settlement | undefined {
+    const to = gamertag ? { gamertag } : {};
+    switch (r.kind) {
+      case 'ok':
+        if (r.data.receiverId && r.data.receiverId !== entry.userId) {
+          logger.error({ event: 'receiver_mismatch', rewardId: entry.id, userId: entry.userId, receiverId: r.data.receiverId });
+          return { state: 'needs_review', reason: 'receiver_mismatch', paymentId: r.data.transactionId, ...to };
+        }
+        return r.data.status === 'settled'
+          ? { state: 'paid', paymentId: r.data.transactionId, ...to }
+          : { state: 'needs_review', reason: `payment_${r.data.status}`, paymentId: r.data.transactionId, ...to };
+      case 'refused':
+        if (r.status === 401 || r.status === 403) {
+          logger.error({ event: 'service_refused_key', status: r.status, message: r.message }, 'the payments service refused the API key');
+          return { state: 'deferred', reason: `service_refused_${r.status}` };
+        }
+        if (r.message === MESSAGES.noUser) return { state: 'failed', reason: 'unknown_gamertag', ...to };
+        if (r.message === MESSAGES.insufficientBalance) return { state: 'failed', reason: 'insufficient_balance', ...to };
+        return { state: 'failed', reason: 'payment_refused', ...to };
+      case 'unavailable':
+        return { state: 'deferred', reason: r.reason };
+      case 'unclear':
+        return gamertag === undefined ? undefined : { state: 'needs_review', reason: r.reason, ...to };
+    }
+  }
+
+  async function send(entry: LedgerEntry, title: string, onLate: (late: Promise<Outcome<SendPaymentData>>) => void): Promise<Settlement> {
     const gamertag = await currentGamertag(entry.userId);
     if (typeof gamertag !== 'string') return gamertag;
     // The recovery point: committed before the request leaves. A crash before it means nothing
@@ -31,29 +57,8 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     // The intent id travels in the description so an operator can find the payment upstream.
     const description = `${title} (rewardbus ${entry.id})`.slice(0, DESCRIPTION_MAX_LENGTH);
     const r = await payments.sendPayment({ gamertag, amount: msatsFromSats(entry.sats), description });
-    switch (r.kind) {
-      case 'ok':
-        if (r.data.receiverId && r.data.receiverId !== entry.userId) {
-          logger.error({ event: 'receiver_mismatch', rewardId: entry.id, userId: entry.userId, receiverId: r.data.receiverId });
-          return { state: 'needs_review', reason: 'receiver_mismatch', paymentId: r.data.transactionId, gamertag };
-        }
-        return r.data.status === 'settled'
-          ? { state: 'paid', paymentId: r.data.transactionId, gamertag }
-          : { state: 'needs_review', reason: `payment_${r.data.status}`, paymentId: r.data.transactionId, gamertag };
-      case 'refused':
-        if (r.status === 401 || r.status === 403) {
-          logger.error({ event: 'service_refused_key', status: r.status, message: r.message }, 'the payments service refused the API key');
-          return { state: 'deferred', reason: `service_refused_${r.status}` };
-        }
-        if (r.message === MESSAGES.noUser) return { state: 'failed', reason: 'unknown_gamertag', gamertag };
-        if (r.message === MESSAGES.insufficientBalance) return { state: 'failed', reason: 'insufficient_balance', gamertag };
-        return { state: 'failed', reason: 'payment_refused', gamertag };
-      case 'unavailable':
-        return { state: 'deferred', reason: r.reason };
-      case 'unclear':
-        if (r.late) onLate(r.late);
-        return { state: 'needs_review', reason: r.reason, gamertag };
-    }
+    if (r.kind === 'unclear' && r.late) onLate(r.late);
+    return settlementOf(entry, r, gamertag)!;
   }
 
   /**
@@ -62,17 +67,9 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
    */
   async function settleLate(entry: LedgerEntry, late: Promise<Outcome<SendPaymentData>>) {
     const r = await late;
-    const to: Settlement | undefined =
-      r.kind === 'ok'
-        ? r.data.status === 'settled' && (!r.data.receiverId || r.data.receiverId === entry.userId)
-          ? { state: 'paid', paymentId: r.data.transactionId }
-          : { state: 'needs_review', reason: r.data.status === 'settled' ? 'receiver_mismatch' : `payment_${r.data.status}`, paymentId: r.data.transactionId }
-        : r.kind === 'refused'
-          ? { state: 'failed', reason: 'payment_refused' }
-          : undefined;
-    if (!to || !(await ledger.settle(entry.id, ['needs_review'], to))) return;
-    metrics?.settled(to.state, entry.achievementId, entry.sats);
-    logger.info({ event: 'settled_late', rewardId: entry.id, userId: entry.userId, state: to.state, paymentId: 'paymentId' in to ? to.paymentId : undefined });
+    const to = r.kind === 'ok' || r.kind === 'refused' ? settlementOf(entry, r) : undefined;
+    if (!to || to.state === 'deferred') return;
+    await settlements.settle(entry.id, { from: ['needs_review'], to, cause: 'late_answer' });
   }
 
   const inFlight = new Set<Promise<LedgerEntry>>();
@@ -86,14 +83,10 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
 
   async function payAndSettle(entry: LedgerEntry, title: string): Promise<LedgerEntry> {
     let late: Promise<Outcome<SendPaymentData>> | undefined;
-    const settlement = await settlementFor(entry, title, (l) => (late = l));
-    const settled = (await ledger.settle(entry.id, ['sending'], settlement)) ?? (await ledger.get(entry.id)) ?? entry;
+    const to = await send(entry, title, (l) => (late = l));
+    const settled = (await settlements.settle(entry.id, { from: ['sending'], to, cause: 'payout' })) ?? (await ledger.get(entry.id)) ?? entry;
     // Listened to only once the review it settles is committed.
-    if (late) void settleLate(entry, late);
-    const fields = { rewardId: entry.id, userId: entry.userId, achievementId: entry.achievementId, sats: entry.sats };
-    if (settled.state !== 'sending' && settled.state !== 'deferred') metrics?.settled(settled.state, entry.achievementId, entry.sats, entry.createdAt);
-    if (settled.state === 'paid') logger.info({ event: 'payout', ...fields, paymentId: settled.paymentId }, 'paid');
-    else logger.warn({ event: `payout_${settled.state}`, ...fields, reason: settled.reason, paymentId: settled.paymentId });
+    if (late) void settleLate(entry, late).catch((err: unknown) => logger.error({ err, rewardId: entry.id }, 'late answer not recorded'));
     return settled;
   }
 
@@ -106,11 +99,7 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     const r = await payments.transaction(entry.paymentId);
     if (r.kind !== 'ok' || r.data.status === 'TRANSACTION_STATUS_PENDING') return undefined;
     const to: Settlement = r.data.status === 'TRANSACTION_STATUS_COMPLETED' ? { state: 'paid', paymentId: entry.paymentId } : { state: 'failed', reason: 'payment_failed' };
-    const settled = await ledger.settle(entry.id, ['needs_review'], to, Date.now(), audit);
-    if (!settled) return undefined;
-    metrics?.settled(to.state, entry.achievementId, entry.sats);
-    logger.info({ event: 'reconciled', rewardId: entry.id, userId: entry.userId, state: to.state, paymentId: entry.paymentId, by: audit?.actor });
-    return settled;
+    return settlements.settle(entry.id, { from: ['needs_review'], to, cause: 'reconcile', ...(audit ? { audit } : {}) });
   }
 
   /** Settles needs_review entries whose transaction id is known, through the payment-status endpoint. */
@@ -130,14 +119,8 @@ export function createPayouts(ledger: Ledger, payments: PaymentsClient, logger: 
     let n = 0;
     for (const entry of await ledger.abandoned(Date.now(), startedAt)) {
       // Both moves are the ledger's compare-and-sets: a relay still at work on it wins.
-      const released = entry.phase === 'claimed' && (await ledger.releaseUnsent(entry.id));
-      if (released) {
-        logger.warn({ event: 'payout_deferred', rewardId: entry.id, userId: entry.userId, reason: released.reason });
-        continue;
-      }
-      if (!(await ledger.settle(entry.id, ['sending'], { state: 'needs_review', reason: 'interrupted' }))) continue;
-      n++;
-      logger.warn({ event: 'payout_needs_review', rewardId: entry.id, userId: entry.userId, reason: 'interrupted' });
+      if (entry.phase === 'claimed' && (await settlements.releaseUnsent(entry.id))) continue;
+      if (await settlements.settle(entry.id, { from: ['sending'], to: { state: 'needs_review', reason: 'interrupted' }, cause: 'recovery' })) n++;
     }
     return n;
   }

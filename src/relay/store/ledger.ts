@@ -1,5 +1,6 @@
 import type { DailyLimits } from '../../wire/earning-rules.js';
 import type { RepeatPolicy } from '../../wire/relay-api.js';
+import type { PlayerEvent } from './event-log.js';
 
 /**
  * Where an intent stands in the ledger.
@@ -49,8 +50,26 @@ export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempoten
 /** The daily cap and budget a claim is checked against (src/wire/earning-rules.ts). */
 export type ClaimLimits = DailyLimits;
 
-/** `created`: this call recorded it (sending or rejected). `existing`: the key was known. */
-export type ClaimResult = { kind: 'created'; entry: LedgerEntry } | { kind: 'existing'; entry: LedgerEntry };
+/**
+ * `created`: this call recorded it (sending or rejected; a rejection's player event is written in
+ * the same transaction). `existing`: the key was known.
+ */
+export type ClaimResult = { kind: 'created'; entry: LedgerEntry; event?: PlayerEvent } | { kind: 'existing'; entry: LedgerEntry };
+
+/** A state change as committed: the entry after it, the state it left, and the player's event. */
+export interface Settled {
+  entry: LedgerEntry;
+  from: LedgerState;
+  /** The player's `reward` event, appended in the same transaction (for states the player sees). */
+  event?: PlayerEvent;
+}
+
+export interface SettleOptions {
+  /** The settlement's time. Default: now. */
+  now?: number;
+  /** An operator's decision: recorded with who and when in the same transaction. */
+  audit?: AuditNote;
+}
 
 export type Settlement =
   | { state: 'paid'; paymentId: string; gamertag?: string }
@@ -79,12 +98,14 @@ export interface Ledger {
    * the same key may claim it again. Only while it is still sending and claimed (a compare-and-set
    * on both, so a relay that marks it sent meanwhile wins); undefined otherwise.
    */
-  releaseUnsent(id: string, now?: number): Promise<LedgerEntry | undefined>;
+  releaseUnsent(id: string, now?: number): Promise<Settled | undefined>;
   /**
-   * Moves an entry on from `from`; undefined when it was not in one of those states. `audit`: an
-   * operator's decision, recorded with who and when in the same transaction.
+   * Moves an entry on from `from`, in one transaction with its audit row (`options.audit`) and,
+   * when the new state is one the player sees, the player's `reward` event. Undefined when the
+   * entry was not in one of those states (a compare-and-set).
+   * Only the settlement core (core/settlements.ts) calls it.
    */
-  settle(id: string, from: readonly LedgerState[], to: Settlement, now?: number, audit?: AuditNote): Promise<LedgerEntry | undefined>;
+  settle(id: string, from: readonly LedgerState[], to: Settlement, options?: SettleOptions): Promise<Settled | undefined>;
   get(id: string): Promise<LedgerEntry | undefined>;
   /** A player's entries, newest first. */
   history(userId: string, limit: number): Promise<LedgerEntry[]>;
@@ -126,5 +147,11 @@ export interface DayReport {
 
 /** States that hold a reservation against caps and count for repeat policies. */
 export const RESERVING_STATES: readonly LedgerState[] = ['sending', 'paid', 'needs_review'];
+
+/** States the player hears of (a `reward` event); sending and deferred are the relay's own business. */
+export const TOLD_STATES: readonly LedgerState[] = ['paid', 'failed', 'rejected', 'needs_review'];
+
+/** The player's event type for a reward's change of state. */
+export const REWARD_EVENT = 'reward';
 
 

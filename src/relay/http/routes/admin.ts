@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { utcDay } from '../../../wire/earning-rules.js';
 import { readJson, type RelayEnv } from '../context.js';
 import type { EventLog } from '../../store/event-log.js';
-import type { AuditNote, ClaimLimits, Ledger, LedgerEntry } from '../../store/ledger.js';
+import type { ClaimLimits, Ledger, LedgerEntry } from '../../store/ledger.js';
 import type { Metrics } from '../../ops/metrics.js';
-import type { Payouts } from '../../core/payouts.js';
+import type { Reviews, ReviewAction } from '../../core/reviews.js';
 import { RelayProblem } from '../problems.js';
 
 const DAY_MS = 86_400_000;
@@ -14,7 +14,7 @@ const markPaidSchema = z.strictObject({ transactionId: z.string().trim().min(1).
 export interface AdminDeps {
   ledger: Ledger;
   events: EventLog;
-  payouts: Payouts;
+  decide: Reviews;
   limits: ClaimLimits;
   metrics: Metrics;
 }
@@ -54,7 +54,7 @@ async function serviceHealth(metrics: Metrics) {
  * the last 7 days, the review queue and its three actions, recent payouts, webhooks, the service's
  * health. Every decision by hand is recorded with who and when.
  */
-export function adminApi({ ledger, events, payouts, limits, metrics }: AdminDeps) {
+export function adminApi({ ledger, events, decide, limits, metrics }: AdminDeps) {
   const actor = (c: { req: { header(n: string): string | undefined } }) => (c.req.header('x-operator') ?? 'operator').trim().slice(0, 64) || 'operator';
   return new Hono<RelayEnv>()
     .get('/summary', async (c) => {
@@ -81,24 +81,12 @@ export function adminApi({ ledger, events, payouts, limits, metrics }: AdminDeps
     })
     .post('/review/:id/:action{reconcile|mark-paid|mark-failed}', async (c) => {
       const id = c.req.param('id');
-      const action = c.req.param('action');
-      const entry = await ledger.get(id);
-      if (!entry || entry.state !== 'needs_review') throw new RelayProblem('not_found', 'No intent with this id awaits review');
-      const audit: AuditNote = { actor: actor(c), action };
-      let settled: LedgerEntry | undefined;
-      if (action === 'reconcile') {
-        settled = await payouts.settleByStatus(entry, audit);
-        if (!settled) return c.json({ settled: false, entry: view(entry, Date.now()), detail: entry.paymentId ? 'The service has not said how it ended' : 'No transaction id: ask the service, then mark it' });
-      } else if (action === 'mark-paid') {
-        const { transactionId } = await readJson(c, markPaidSchema);
-        settled = await ledger.settle(id, ['needs_review'], { state: 'paid', paymentId: transactionId }, Date.now(), audit);
-        if (settled) metrics.settled('paid', entry.achievementId, entry.sats);
-      } else {
-        settled = await ledger.settle(id, ['needs_review'], { state: 'failed', reason: 'operator_marked_failed' }, Date.now(), audit);
-        if (settled) metrics.settled('failed', entry.achievementId, entry.sats);
-      }
-      if (!settled) throw new RelayProblem('not_found', 'It was settled meanwhile');
-      return c.json({ settled: true, entry: view(settled, Date.now()), audit: await ledger.audits(id) });
+      const action = c.req.param('action') as ReviewAction;
+      const transactionId = action === 'mark-paid' ? (await readJson(c, markPaidSchema)).transactionId : undefined;
+      const r = await decide(id, action, actor(c), transactionId);
+      if (r.kind === 'not_in_review') throw new RelayProblem('not_found', 'No intent with this id awaits review');
+      if (r.kind === 'unsettled') return c.json({ settled: false, entry: view(r.entry, Date.now()), detail: r.detail });
+      return c.json({ settled: true, entry: view(r.entry, Date.now()), audit: await ledger.audits(id) });
     })
     .get('/recent', async (c) => {
       const player = c.req.query('player')?.trim() || undefined;

@@ -13,7 +13,7 @@ const PAGE = 500;
  * `GET /v1/events`: the player's events as Server-Sent Events. A reconnect with Last-Event-ID
  * (header, or `lastEventId` in the query) first gets everything it missed.
  */
-export function eventsRoute(events: EventLog, hub: EventHub, open?: { inc(): void; dec(): void }) {
+export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void; dec(): void }) {
   return new Hono<RelayEnv>().get('/', (c) => {
     const { userId } = c.get('player');
     const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
@@ -21,8 +21,8 @@ export function eventsRoute(events: EventLog, hub: EventHub, open?: { inc(): voi
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
     const after = Number(lastEventId ?? 0);
     return streamSSE(c, async (stream) => {
-      open?.inc();
-      stream.onAbort(() => open?.dec());
+      open.inc();
+      stream.onAbort(() => open.dec());
       let lastSent = after;
       let wake: (() => void) | undefined;
       const live: PlayerEvent[] = [];

@@ -16,6 +16,16 @@ interface Row {
 const toEvent = (r: Row): PlayerEvent => ({ id: Number(r.id), userId: r.user_id, type: r.type, data: r.data, createdAt: Number(r.created_at) });
 
 /**
+ * Appends a player's event in the caller's transaction. A player's appends take turns (an
+ * advisory lock), so their ids commit in order and a stream reading by id misses none.
+ */
+export async function appendEventIn(c: PoolClient, userId: string, type: string, data: unknown): Promise<PlayerEvent> {
+  await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 1))', [`e:${userId}`]);
+  const { rows } = await c.query<Row>('INSERT INTO events (user_id, type, data, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [userId, type, JSON.stringify(data), Date.now()]);
+  return toEvent(rows[0]!);
+}
+
+/**
  * Player events, the webhook inbox and ramp sessions on PostgreSQL, shared by every relay.
  *
  * A player's appends take turns (an advisory lock), so their ids commit in order. Every relay
@@ -24,7 +34,7 @@ const toEvent = (r: Row): PlayerEvent => ({ id: Number(r.id), userId: r.user_id,
  * a listener then reads each named player's events after the last it handed on, in id order,
  * so a stream misses nothing and a resume from Last-Event-ID works on any relay.
  */
-export function pgEventLog(pool: Pool, connectionString: string): EventLog & { subscribe(fn: (e: PlayerEvent) => void): Promise<() => Promise<void>> } {
+export function pgEventLog(pool: Pool, connectionString: string): EventLog & { subscribe(fn: (e: PlayerEvent) => void): Promise<() => Promise<void>>; announce(userId: string): void } {
   const pending = new Set<string>();
   let flushing: Promise<void> | undefined;
 
@@ -51,20 +61,15 @@ export function pgEventLog(pool: Pool, connectionString: string): EventLog & { s
     });
   }
 
-  async function appendIn(c: PoolClient, userId: string, type: string, data: unknown): Promise<PlayerEvent> {
-    await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 1))', [`e:${userId}`]);
-    const { rows } = await c.query<Row>('INSERT INTO events (user_id, type, data, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [userId, type, JSON.stringify(data), Date.now()]);
-    return toEvent(rows[0]!);
-  }
-
   const transaction = <T>(work: (c: PoolClient) => Promise<T>) => inTransaction(pool, work);
 
   const since = async (userId: string, afterId: number, limit = 500) =>
     (await pool.query<Row>('SELECT * FROM events WHERE user_id = $1 AND id > $2 ORDER BY id LIMIT $3', [userId, afterId, limit])).rows.map(toEvent);
 
   return {
+    announce,
     async append(userId, type, data) {
-      const event = await transaction((c) => appendIn(c, userId, type, data));
+      const event = await transaction((c) => appendEventIn(c, userId, type, data));
       announce(userId);
       return event;
     },
@@ -74,7 +79,7 @@ export function pgEventLog(pool: Pool, connectionString: string): EventLog & { s
         const fresh = (await c.query('INSERT INTO webhook_events (event_id, type, reference_id, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [eventId, type, referenceId ?? null, Date.now()])).rowCount === 1;
         if (!fresh) return { fresh: false };
         const userId = e && referenceId && (await c.query<{ user_id: string }>('SELECT user_id FROM ramp_sessions WHERE reference_id = $1', [referenceId])).rows[0]?.user_id;
-        return e && userId ? { fresh: true, event: await appendIn(c, userId, e.type, e.data) } : { fresh: true };
+        return e && userId ? { fresh: true, event: await appendEventIn(c, userId, e.type, e.data) } : { fresh: true };
       });
       if (r.event) announce(r.event.userId);
       return r;

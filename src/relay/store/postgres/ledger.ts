@@ -1,7 +1,11 @@
 import type { Pool, PoolClient } from 'pg';
-import { limitBlock, repeatBlock, utcDay } from '../../../wire/earning-rules.js';
-import { RESERVING_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerEntry, type LedgerState, type NewClaim } from '../ledger.js';
+import { utcDay } from '../../../wire/earning-rules.js';
+import { claimedState, keyDecision, refusal } from '../claim-decision.js';
+import type { PlayerEvent } from '../event-log.js';
+import { REWARD_EVENT, RESERVING_STATES, TOLD_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerEntry, type LedgerState, type NewClaim, type Settled } from '../ledger.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow } from '../ledger-row.js';
+import { toRewardRecord } from '../reward-record.js';
+import { appendEventIn } from './event-log.js';
 import { inTransaction } from './transaction.js';
 
 type Row = LedgerRow & { budgeted: boolean };
@@ -14,6 +18,8 @@ export interface PgLedgerOptions {
   owner: string;
   /** How long an owner's claim on a sending entry lasts: longer than any payment can take. */
   leaseMs: number;
+  /** Tells every relay, after the commit, that this player has a new event (the event log's NOTIFY). */
+  announce?: (userId: string) => void;
 }
 
 /**
@@ -22,10 +28,20 @@ export interface PgLedgerOptions {
  * reserved against what every relay has committed; each state change is a compare-and-set in its
  * statement.
  */
-export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledger {
+export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptions): Ledger {
   const transaction = <T>(work: (c: PoolClient) => Promise<T>) => inTransaction(pool, work);
 
-  async function settleIn(c: PoolClient, id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote): Promise<LedgerEntry | undefined> {
+  /** The player hears of the entry as it now stands, in the transaction that changed it. */
+  const told = async (c: PoolClient, entry: LedgerEntry): Promise<{ event?: PlayerEvent }> =>
+    TOLD_STATES.includes(entry.state) ? { event: await appendEventIn(c, entry.userId, REWARD_EVENT, toRewardRecord(entry)) } : {};
+  /** After the commit: every relay's streams read the new event. */
+  const heard = <T,>(r: T): T => {
+    const event = r && typeof r === 'object' && 'event' in r ? (r.event as PlayerEvent | undefined) : undefined;
+    if (event) announce?.(event.userId);
+    return r;
+  };
+
+  async function settleIn(c: PoolClient, id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote): Promise<Settled | undefined> {
     const { rows } = await c.query<Row & { old_state: LedgerState }>(
       `WITH old AS (SELECT id, state FROM rewards WHERE id = $1 AND state = ANY($2) FOR UPDATE)
        UPDATE rewards r SET state = $3, reason = $4, payment_id = coalesce($5, r.payment_id), gamertag = coalesce($6, r.gamertag), settled_at = $7, owner = NULL, lease_until = NULL
@@ -47,7 +63,8 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
       await c.query('UPDATE budget SET sats = sats - $2 WHERE day = $1', [row.day, row.sats]);
       await c.query('UPDATE rewards SET budgeted = false WHERE id = $1', [row.id]);
     }
-    return toLedgerEntry(row);
+    const entry = toLedgerEntry(row);
+    return { entry, from: row.old_state, ...(await told(c, entry)) };
   }
 
   const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toLedgerEntry);
@@ -60,7 +77,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
       // than the one it waited for (a cooldown would count backwards).
       const now = at ?? Date.now();
       const existing = (await c.query<Row>('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey])).rows[0];
-      if (existing && (existing.state !== 'deferred' || existing.request_hash !== claim.requestHash)) return { kind: 'existing', entry: toLedgerEntry(existing) };
+      if (keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, claim) === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
       const day = utcDay(now);
       // The states are spelled out, so the planner can use the partial index on them.
       const userSats =
@@ -80,9 +97,8 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
           [claim.userId, claim.achievementId],
         )
       ).rows[0];
-      const reason =
-        claim.rejectReason ?? repeatBlock(claim.repeat, last && Number(last.created_at), now)?.reason ?? limitBlock(claim.sats, { user: userSats, project: projectSats }, limits);
-      const state: LedgerState = reason ? 'rejected' : 'sending';
+      const reason = refusal(claim, { lastReservingAt: last && Number(last.created_at), userSats, projectSats }, limits, now);
+      const state = claimedState(reason);
       const lease = reason ? null : now + leaseMs;
       const row = existing
         ? (
@@ -105,8 +121,9 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
             )
           ).rows[0]!;
       if (budgeted && !reason) await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [day, claim.sats]);
-      return { kind: 'created', entry: toLedgerEntry(row) };
-    });
+      const entry = toLedgerEntry(row);
+      return { kind: 'created', entry, ...(await told(c, entry)) };
+    }).then(heard);
   }
 
   return {
@@ -118,13 +135,13 @@ export function pgLedger(pool: Pool, { owner, leaseMs }: PgLedgerOptions): Ledge
         if (existing[0]) return { kind: 'existing', entry: existing[0] } satisfies ClaimResult;
         throw err;
       }),
-    settle: (id, from, to, now = Date.now(), audit) => transaction((c) => settleIn(c, id, from, to, now, audit)),
+    settle: (id, from, to, options = {}) => transaction((c) => settleIn(c, id, from, to, options.now ?? Date.now(), options.audit)).then(heard),
     markSent: async (id) => (await pool.query(`UPDATE rewards SET phase = 'sent' WHERE id = $1 AND state = 'sending' AND phase = 'claimed'`, [id])).rowCount === 1,
     releaseUnsent: (id, now = Date.now()) =>
       transaction(async (c) => {
         const claimed = (await c.query(`SELECT 1 FROM rewards WHERE id = $1 AND state = 'sending' AND phase = 'claimed' FOR UPDATE`, [id])).rowCount === 1;
         return claimed ? settleIn(c, id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now) : undefined;
-      }),
+      }).then(heard),
     get: async (id) => (await one('SELECT * FROM rewards WHERE id = $1', [id]))[0],
     history: (userId, limit) => one('SELECT * FROM rewards WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, limit]),
     inState: (state) => one('SELECT * FROM rewards WHERE state = $1 ORDER BY created_at', [state]),

@@ -27,5 +27,6 @@ export async function openPgStore(connectionString: string, options: PgStoreOpti
     await pool.end();
     throw err;
   }
-  return { ledger: pgLedger(pool, options), events: pgEventLog(pool, connectionString), close: () => pool.end() };
+  const events = pgEventLog(pool, connectionString);
+  return { ledger: pgLedger(pool, { ...options, announce: events.announce }), events, close: () => pool.end() };
 }

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { migrate } from './migrations.js';
 
 type Op = { run: () => unknown; resolve: (v: never) => void; reject: (e: unknown) => void };
 
@@ -11,7 +12,7 @@ export interface SqliteDb {
   close(): Promise<void>;
 }
 
-/** Opens (or creates) the relay's SQLite file: WAL, durable at every commit, writes grouped. */
+/** Opens (or creates) the relay's SQLite file and migrates it: WAL, durable at every commit, writes grouped. */
 export function openSqliteDb(file: string): SqliteDb {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
@@ -21,6 +22,7 @@ export function openSqliteDb(file: string): SqliteDb {
   db.pragma('busy_timeout = 5000');
   // Checkpoint less often: each one rewrites and fsyncs the pages it copies.
   db.pragma('wal_autocheckpoint = 4000');
+  migrate(db);
 
   // Group commit: writes that arrive in the same turn of the event loop share one transaction,
   // so one fsync covers them all; each still resolves only after its commit. Each runs in its

@@ -1,30 +1,6 @@
 import type { EventLog, PlayerEvent } from '../event-log.js';
 import type { SqliteDb } from './db.js';
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS events (
-  id         INTEGER PRIMARY KEY,
-  user_id    TEXT NOT NULL,
-  type       TEXT NOT NULL,
-  data       TEXT NOT NULL,
-  created_at INTEGER NOT NULL
-);
--- No index by player: a resuming stream reads forward from its last id, a short range, and an
--- index written at a random page for every payout would cost more than that read.
-CREATE TABLE IF NOT EXISTS webhook_events (
-  event_id     TEXT PRIMARY KEY,
-  type         TEXT NOT NULL,
-  reference_id TEXT,
-  received_at  INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS ramp_sessions (
-  reference_id TEXT PRIMARY KEY,
-  user_id      TEXT NOT NULL,
-  session_id   TEXT NOT NULL,
-  expires_at   INTEGER NOT NULL
-) WITHOUT ROWID;
-`;
-
 interface Row {
   id: number;
   user_id: string;
@@ -34,10 +10,23 @@ interface Row {
 }
 const toEvent = (r: Row): PlayerEvent => ({ id: r.id, userId: r.user_id, type: r.type, data: JSON.parse(r.data) as unknown, createdAt: r.created_at });
 
+/**
+ * Appends a player's event inside the caller's transaction. Built from what was written, not read
+ * back: every told settlement appends one of these.
+ */
+export function eventAppender(db: SqliteDb['db']) {
+  const insert = db.prepare<[string, string, string, number]>('INSERT INTO events (user_id, type, data, created_at) VALUES (?, ?, ?, ?)');
+  return function appendEvent(userId: string, type: string, data: unknown): PlayerEvent {
+    const createdAt = Date.now();
+    const id = Number(insert.run(userId, type, JSON.stringify(data), createdAt).lastInsertRowid);
+    return { id, userId, type, data, createdAt };
+  };
+}
+
+/** The event log on an open, migrated database (which its owner closes). */
 export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
-  db.exec(SCHEMA);
+  const append = eventAppender(db);
   const q = {
-    insert: db.prepare<[string, string, string, number]>('INSERT INTO events (user_id, type, data, created_at) VALUES (?, ?, ?, ?)'),
     since: db.prepare<[number, string, number], Row>('SELECT * FROM events WHERE id > ? AND user_id = ? ORDER BY id LIMIT ?'),
     webhook: db.prepare<[string, string, string | null, number]>('INSERT OR IGNORE INTO webhook_events (event_id, type, reference_id, received_at) VALUES (?, ?, ?, ?)'),
     ramp: db.prepare<[string, string, string, number]>('INSERT OR REPLACE INTO ramp_sessions (reference_id, user_id, session_id, expires_at) VALUES (?, ?, ?, ?)'),
@@ -46,13 +35,6 @@ export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
       'SELECT w.*, r.user_id FROM webhook_events w LEFT JOIN ramp_sessions r ON r.reference_id = w.reference_id ORDER BY w.received_at DESC LIMIT ?',
     ),
   };
-  // Built from what was written, not read back: a payout appends one of these.
-  function append(userId: string, type: string, data: unknown): PlayerEvent {
-    const createdAt = Date.now();
-    const id = Number(q.insert.run(userId, type, JSON.stringify(data), createdAt).lastInsertRowid);
-    return { id, userId, type, data, createdAt };
-  }
-
   return {
     append: (userId, type, data) => write(() => append(userId, type, data)),
     since: async (userId, afterId, limit = 500) => q.since.all(afterId, userId, limit).map(toEvent),

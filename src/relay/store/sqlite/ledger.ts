@@ -1,69 +1,29 @@
 import type { SqliteDb } from './db.js';
-import { limitBlock, repeatBlock, utcDay } from '../../../wire/earning-rules.js';
+import { utcDay } from '../../../wire/earning-rules.js';
+import { claimedState, keyDecision, refusal } from '../claim-decision.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow as Row } from '../ledger-row.js';
 import {
+  REWARD_EVENT,
   RESERVING_STATES,
+  TOLD_STATES,
   type ClaimLimits,
   type ClaimResult,
   type Ledger,
   type LedgerEntry,
-  type LedgerState,
   type NewClaim,
+  type Settled,
   type Settlement,
   type AuditNote,
+  type LedgerState,
 } from '../ledger.js';
-
-const SCHEMA = `
--- Rows, ids (UUIDv7) and the state index grow at their ends; only the two per-player indexes
--- take a write in the middle: few pages per commit, which is what a synchronous=FULL commit costs.
-CREATE TABLE IF NOT EXISTS rewards (
-  seq             INTEGER PRIMARY KEY,
-  id              TEXT NOT NULL UNIQUE,
-  user_id         TEXT NOT NULL,
-  idempotency_key TEXT NOT NULL,
-  request_hash    TEXT NOT NULL,
-  achievement_id  TEXT NOT NULL,
-  sats            INTEGER NOT NULL,
-  state           TEXT NOT NULL,
-  -- While sending: 'claimed' until the payment is about to leave, then 'sent' (a recovery point).
-  phase           TEXT NOT NULL DEFAULT 'sent',
-  reason          TEXT,
-  payment_id      TEXT,
-  gamertag        TEXT,
-  occurred_at     TEXT,
-  day             TEXT NOT NULL,
-  created_at      INTEGER NOT NULL,
-  settled_at      INTEGER,
-  UNIQUE (user_id, idempotency_key)
-);
-CREATE INDEX IF NOT EXISTS rewards_by_achievement ON rewards (user_id, achievement_id, created_at);
-CREATE INDEX IF NOT EXISTS rewards_by_state ON rewards (state) WHERE state IN ('sending', 'needs_review');
--- Operators' decisions: who settled what by hand, when.
-CREATE TABLE IF NOT EXISTS audit (
-  seq        INTEGER PRIMARY KEY,
-  reward_id  TEXT NOT NULL,
-  actor      TEXT NOT NULL,
-  action     TEXT NOT NULL,
-  from_state TEXT NOT NULL,
-  to_state   TEXT NOT NULL,
-  at         INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_by_reward ON audit (reward_id);
--- Sats reserved per UTC day: scope '*' is the project's budget, 'u:<userId>' a player's cap.
-CREATE TABLE IF NOT EXISTS reserved (
-  scope TEXT NOT NULL,
-  day   TEXT NOT NULL,
-  sats  INTEGER NOT NULL,
-  PRIMARY KEY (scope, day)
-) WITHOUT ROWID;
-`;
+import { toRewardRecord } from '../reward-record.js';
+import { eventAppender } from './event-log.js';
 
 
-/** The ledger on an open database (which its owner closes). */
+
+/** The ledger on an open, migrated database (which its owner closes). */
 export function sqliteLedger({ db, write }: SqliteDb): Ledger {
-  db.exec(SCHEMA);
-  // Ledgers from before send phases: what was sending then may have been sent.
-  if (!(db.pragma('table_info(rewards)') as Array<{ name: string }>).some((c) => c.name === 'phase')) db.exec(`ALTER TABLE rewards ADD COLUMN phase TEXT NOT NULL DEFAULT 'sent'`);
+  const appendEvent = eventAppender(db);
 
   const q = {
     byId: db.prepare<[string], Row>('SELECT * FROM rewards WHERE id = ?'),
@@ -104,28 +64,28 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     q.reserve.run(`u:${userId}`, day, sats);
   }
 
-  /** The earning rules, on what this transaction reads (better-sqlite3 runs it alone). */
-  function refusal(c: NewClaim, limits: ClaimLimits, now: number, day: string): string | undefined {
-    const last = q.lastReserving.get(c.userId, c.achievementId);
-    return repeatBlock(c.repeat, last && Number(last.created_at), now)?.reason ?? limitBlock(c.sats, { user: reservedSats(`u:${c.userId}`, day), project: reservedSats('*', day) }, limits);
-  }
+  /** The player hears of the entry as it now stands, in the transaction that changed it. */
+  const told = (entry: LedgerEntry) => (TOLD_STATES.includes(entry.state) ? { event: appendEvent(entry.userId, REWARD_EVENT, toRewardRecord(entry)) } : {});
 
   function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
     const existing = q.byKey.get(c.userId, c.idempotencyKey);
-    if (existing && (existing.state !== 'deferred' || existing.request_hash !== c.requestHash)) {
-      return { kind: 'existing', entry: toLedgerEntry(existing) };
-    }
+    const decision = keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, c);
+    if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const day = utcDay(now);
-    const reason = c.rejectReason ?? refusal(c, limits, now, day);
-    const state: LedgerState = reason ? 'rejected' : 'sending';
+    // The earning rules, on what this transaction reads (better-sqlite3 runs it alone).
+    const last = q.lastReserving.get(c.userId, c.achievementId);
+    const reason = refusal(c, { lastReservingAt: last && Number(last.created_at), userSats: reservedSats(`u:${c.userId}`, day), projectSats: reservedSats('*', day) }, limits, now);
+    const state = claimedState(reason);
     if (existing) q.reclaim.run({ id: existing.id, state, reason: reason ?? null, day, createdAt: now });
     else q.insert.run({ ...c, occurredAt: c.occurredAt ?? null, state, reason: reason ?? null, day, createdAt: now });
     if (!reason) reserve(c.userId, day, c.sats);
     const { repeat: _repeat, rejectReason: _rejectReason, ...fields } = c;
-    return { kind: 'created', entry: { ...(existing ? toLedgerEntry(existing) : fields), state, ...(reason ? { reason } : { phase: 'claimed' as const }), createdAt: now } };
+    const entry: LedgerEntry = { ...(existing ? toLedgerEntry(existing) : fields), state, ...(reason ? { reason } : { phase: 'claimed' as const }), createdAt: now };
+    if (!reason) delete entry.reason;
+    return { kind: 'created', entry, ...told(entry) };
   }
 
-  function settleNow(id: string, from: readonly LedgerState[], to: Settlement, now: number, audit?: AuditNote): LedgerEntry | undefined {
+  function settleNow(id: string, from: readonly LedgerState[], to: Settlement, now: number, audit?: AuditNote): Settled | undefined {
     const row = q.byId.get(id);
     if (!row || !from.includes(row.state)) return undefined;
     if (audit) q.audit.run(id, audit.actor, audit.action, row.state, to.state, now);
@@ -139,9 +99,19 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     });
     if (RESERVING_STATES.includes(row.state) && !RESERVING_STATES.includes(to.state)) reserve(row.user_id, row.day, -row.sats);
     const { state, ...rest } = to;
-    const entry = toLedgerEntry(row);
-    delete entry.reason;
-    return { ...entry, ...rest, state, ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}) };
+    const before = toLedgerEntry(row);
+    delete before.reason;
+    delete before.phase;
+    const entry: LedgerEntry = { ...before, ...rest, state, ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}) };
+    if (!('gamertag' in to) || to.gamertag === undefined) {
+      if (row.gamertag !== null) entry.gamertag = row.gamertag;
+      else delete entry.gamertag;
+    }
+    if (!('paymentId' in to) || to.paymentId === undefined) {
+      if (row.payment_id !== null) entry.paymentId = row.payment_id;
+      else delete entry.paymentId;
+    }
+    return { entry, from: row.state, ...told(entry) };
   }
 
   return {
@@ -150,7 +120,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       return r && toLedgerEntry(r);
     },
     claim: (c, limits, now) => write(() => claimNow(c, limits, now ?? Date.now())),
-    settle: (id, from, to, now = Date.now(), audit) => write(() => settleNow(id, from, to, now, audit)),
+    settle: (id, from, to, options = {}) => write(() => settleNow(id, from, to, options.now ?? Date.now(), options.audit)),
     markSent: (id) => write(() => q.markSent.run(id).changes === 1),
     releaseUnsent: (id, now = Date.now()) =>
       write(() => (q.byId.get(id)?.phase === 'claimed' ? settleNow(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now) : undefined)),

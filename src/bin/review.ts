@@ -1,0 +1,72 @@
+import { userInfo } from 'node:os';
+import { createLogger, createPaymentsClient, loadConfig, openConfiguredStore, type LedgerEntry } from '../relay/index.js';
+import { createPayouts } from '../relay/core/payouts.js';
+import { createReviews } from '../relay/core/reviews.js';
+import { createSettlements } from '../relay/core/settlements.js';
+
+const USAGE = 'Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id>  [--by NAME]';
+
+const show = (e: LedgerEntry) =>
+  console.log([e.id, new Date(e.createdAt).toISOString(), e.userId, e.gamertag ?? '-', e.achievementId, `${e.sats} sats`, e.state, e.reason ?? '', e.paymentId ?? ''].join('\t'));
+
+/** The operator's name for the audit trail: --by, or the user running the command. */
+function operator(by: string | undefined): string {
+  let name = by?.trim();
+  try {
+    name ||= userInfo().username;
+  } catch {
+    // No user entry for this uid (a bare container): the generic name below.
+  }
+  return (name || 'operator').slice(0, 64);
+}
+
+/**
+ * `review …`: the operator's decisions from a terminal, through the same settlement core as the
+ * operator's page. Each is audited with the operator's name and written with the player's event,
+ * so a running relay's players hear of it (at once on a shared PostgreSQL ledger, on their next
+ * resume with SQLite).
+ */
+export async function review(sub: string | undefined, rest: string[], by: string | undefined): Promise<number> {
+  const [id, paymentId] = rest;
+  const needsId = sub === 'mark-paid' || sub === 'mark-failed';
+  if (!['list', 'reconcile', 'mark-paid', 'mark-failed'].includes(sub ?? '') || (needsId && !id)) {
+    console.error(USAGE);
+    return 2;
+  }
+  const config = loadConfig();
+  if (sub === 'reconcile' && !config.payments) {
+    console.error('No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process, which reconciles at start.');
+    return 1;
+  }
+  const store = await openConfiguredStore(config);
+  const { ledger } = store;
+  const logger = createLogger('warn');
+  // Nobody streams from this process: the player's event is in the store for the relays to deliver.
+  const settlements = createSettlements({ ledger, publish: () => undefined, metrics: { settled: () => undefined }, logger });
+  const payments = config.payments && createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
+  try {
+    if (sub === 'list') {
+      const open = await ledger.inState('needs_review');
+      if (!open.length) console.log('Nothing to review.');
+      open.forEach(show);
+      return 0;
+    }
+    if (sub === 'reconcile') {
+      const r = await createPayouts(ledger, settlements, payments!, logger).reconcile();
+      console.log(`settled ${r.settled}, still open ${r.open}`);
+      return 0;
+    }
+    const settleByStatus = async () => undefined;
+    const decide = createReviews(settlements, ledger.get, settleByStatus);
+    const r = await decide(id!, sub as 'mark-paid' | 'mark-failed', operator(by), paymentId);
+    if (r.kind !== 'settled') {
+      console.error(`${id} is not awaiting review.`);
+      return 1;
+    }
+    show(r.entry);
+    return 0;
+  } finally {
+    payments?.close();
+    await store.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import type { RewardClaim } from '../../wire/relay-api.js';
+import type { ClaimLimits, Ledger, LedgerEntry } from '../store/ledger.js';
+import type { Catalog } from './catalog.js';
+import type { Payouts } from './payouts.js';
+import type { PlayerClaims } from './player-tokens.js';
+import type { Settlements } from './settlements.js';
+import { uuid7 } from './uuid7.js';
+
+/** A game's own server-side proof: true to pay, false or a reason code to refuse. */
+export type VerifyClaim = (
+  claim: { achievementId: string; occurredAt?: string; userId: string; gamertag: string },
+  request: Request,
+) => boolean | string | Promise<boolean | string>;
+
+/** How a claim ended, for the route to answer. */
+export type ClaimOutcome =
+  /** Recorded (paid, rejected, failed or in review), or replayed as it stands now. */
+  | { kind: 'answered'; entry: LedgerEntry; replayed: boolean }
+  | { kind: 'unknown_achievement' }
+  /** The key was used with another body. */
+  | { kind: 'key_reused' }
+  /** The key's first request is still being paid: ask again shortly. */
+  | { kind: 'in_flight' }
+  /** Nothing was paid and the service was out of reach: the client retries with the same key. */
+  | { kind: 'deferred' };
+
+export interface ClaimsDeps {
+  ledger: Ledger;
+  settlements: Settlements;
+  catalog: Catalog;
+  payouts: Payouts;
+  limits: ClaimLimits;
+  verifyClaim?: VerifyClaim | undefined;
+}
+
+const requestHash = (c: RewardClaim) => createHash('sha256').update(`${c.achievementId}\n${c.occurredAt ?? ''}`).digest('base64url');
+
+/**
+ * The claim use case: an achievement id under an idempotency key becomes at most one payment.
+ * The relay decides the amount from its catalog; the ledger records the claim (or its refusal)
+ * before the service is called; a replay answers what the key's entry is now.
+ */
+export function createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim }: ClaimsDeps) {
+  /** An intent already known under this key: replay it, or say why not (undefined: claim it afresh). */
+  function known(entry: LedgerEntry, hash: string): ClaimOutcome | undefined {
+    if (entry.requestHash !== hash) return { kind: 'key_reused' };
+    if (entry.state === 'sending') return { kind: 'in_flight' };
+    if (entry.state === 'deferred') return undefined;
+    return { kind: 'answered', entry, replayed: true };
+  }
+
+  return async function claim(player: PlayerClaims, key: string, body: RewardClaim, request: Request): Promise<ClaimOutcome> {
+    const achievement = catalog.get(body.achievementId);
+    if (!achievement) return { kind: 'unknown_achievement' };
+    const hash = requestHash(body);
+
+    let rejectReason: string | undefined;
+    if (verifyClaim) {
+      // A replay must not run the game's check again.
+      const before = await ledger.find(player.userId, key);
+      const replay = before && known(before, hash);
+      if (replay) return replay;
+      const verdict = await verifyClaim({ ...body, userId: player.userId, gamertag: player.gamertag }, request);
+      if (verdict !== true) rejectReason = typeof verdict === 'string' ? verdict : 'claim_not_verified';
+    }
+    const result = await settlements.claim(
+      {
+        id: uuid7(),
+        userId: player.userId,
+        idempotencyKey: key,
+        requestHash: hash,
+        achievementId: achievement.id,
+        sats: achievement.sats,
+        repeat: achievement.repeat,
+        ...(body.occurredAt ? { occurredAt: body.occurredAt } : {}),
+        ...(rejectReason ? { rejectReason } : {}),
+      },
+      limits,
+    );
+    if (result.kind === 'existing') return known(result.entry, hash) ?? { kind: 'answered', entry: result.entry, replayed: true };
+    const entry = result.entry.state === 'rejected' ? result.entry : await payouts.pay(result.entry, achievement.title);
+    return entry.state === 'deferred' ? { kind: 'deferred' } : { kind: 'answered', entry, replayed: false };
+  };
+}
+
+export type Claims = ReturnType<typeof createClaims>;

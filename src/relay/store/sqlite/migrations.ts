@@ -1,0 +1,92 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * The SQLite file's schema, versioned like PostgreSQL's (postgres/migrations.ts): each step runs
+ * once, in order, in one transaction with the new `user_version`. Append; never edit one that
+ * shipped. The first step is written to adopt a file made before versions existed (its tables
+ * exist, with or without the send phase column).
+ */
+const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
+  (db) => {
+    db.exec(`
+      -- Rows, ids (UUIDv7) and the state index grow at their ends; only the two per-player indexes
+      -- take a write in the middle: few pages per commit, which is what a synchronous=FULL commit costs.
+      CREATE TABLE IF NOT EXISTS rewards (
+        seq             INTEGER PRIMARY KEY,
+        id              TEXT NOT NULL UNIQUE,
+        user_id         TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        request_hash    TEXT NOT NULL,
+        achievement_id  TEXT NOT NULL,
+        sats            INTEGER NOT NULL,
+        state           TEXT NOT NULL,
+        -- While sending: 'claimed' until the payment is about to leave, then 'sent' (a recovery point).
+        phase           TEXT NOT NULL DEFAULT 'sent',
+        reason          TEXT,
+        payment_id      TEXT,
+        gamertag        TEXT,
+        occurred_at     TEXT,
+        day             TEXT NOT NULL,
+        created_at      INTEGER NOT NULL,
+        settled_at      INTEGER,
+        UNIQUE (user_id, idempotency_key)
+      );
+      CREATE INDEX IF NOT EXISTS rewards_by_achievement ON rewards (user_id, achievement_id, created_at);
+      CREATE INDEX IF NOT EXISTS rewards_by_state ON rewards (state) WHERE state IN ('sending', 'needs_review');
+      -- Operators' decisions: who settled what by hand, when.
+      CREATE TABLE IF NOT EXISTS audit (
+        seq        INTEGER PRIMARY KEY,
+        reward_id  TEXT NOT NULL,
+        actor      TEXT NOT NULL,
+        action     TEXT NOT NULL,
+        from_state TEXT NOT NULL,
+        to_state   TEXT NOT NULL,
+        at         INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS audit_by_reward ON audit (reward_id);
+      -- Sats reserved per UTC day: scope '*' is the project's budget, 'u:<userId>' a player's cap.
+      CREATE TABLE IF NOT EXISTS reserved (
+        scope TEXT NOT NULL,
+        day   TEXT NOT NULL,
+        sats  INTEGER NOT NULL,
+        PRIMARY KEY (scope, day)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS events (
+        id         INTEGER PRIMARY KEY,
+        user_id    TEXT NOT NULL,
+        type       TEXT NOT NULL,
+        data       TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS webhook_events (
+        event_id     TEXT PRIMARY KEY,
+        type         TEXT NOT NULL,
+        reference_id TEXT,
+        received_at  INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS ramp_sessions (
+        reference_id TEXT PRIMARY KEY,
+        user_id      TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        expires_at   INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `);
+    // Ledgers from before send phases: what was sending then may have been sent.
+    if (!(db.pragma('table_info(rewards)') as Array<{ name: string }>).some((c) => c.name === 'phase')) db.exec(`ALTER TABLE rewards ADD COLUMN phase TEXT NOT NULL DEFAULT 'sent'`);
+  },
+  // A resuming stream reads only its player's events: without this, a reconnect with
+  // Last-Event-ID: 0 scanned the whole table.
+  (db) => db.exec('CREATE INDEX IF NOT EXISTS events_by_user ON events (user_id, id)'),
+];
+
+/** Brings the file's schema up to date; returns its version. */
+export function migrate(db: Database.Database): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  for (let v = current + 1; v <= MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      MIGRATIONS[v - 1]!(db);
+      db.pragma(`user_version = ${v}`);
+    })();
+  }
+  return MIGRATIONS.length;
+}
