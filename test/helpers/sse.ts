@@ -34,3 +34,50 @@ export async function readSse(relayUrl: string, token: string, count: number, la
   return events;
 }
 
+
+export interface SseMessage {
+  id: string;
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * An event stream kept open while a test acts: `events` fills as messages come, `until` waits for
+ * one that matches. It starts with `Last-Event-ID: 0` by default, so nothing stored before the
+ * connection is established is missed.
+ */
+export async function openSse(relayUrl: string, token: string, lastEventId = '0') {
+  const controller = new AbortController();
+  const res = await fetch(`${relayUrl}/v1/events?token=${encodeURIComponent(token)}`, { headers: { 'last-event-id': lastEventId }, signal: controller.signal });
+  expect(res.headers.get('content-type')).toContain('text/event-stream');
+  const events: SseMessage[] = [];
+  const reading = (async () => {
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const field = (name: string) => block.split('\n').find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
+        if (field('data')) events.push({ id: field('id')!, event: field('event')!, data: JSON.parse(field('data')!) as Record<string, unknown> });
+      }
+    }
+  })().catch(() => undefined);
+  return {
+    events,
+    /** The first message matching `match`, within `timeoutMs`. */
+    async until(match: (m: SseMessage) => boolean, timeoutMs = 5000): Promise<SseMessage> {
+      let found: SseMessage | undefined;
+      await expect.poll(() => (found = events.find(match)), { timeout: timeoutMs, interval: 20 }).toBeDefined();
+      return found!;
+    },
+    async close() {
+      controller.abort();
+      await reading;
+    },
+  };
+}

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSandbox, TEST_GAMERTAGS } from '../../src/sandbox/index.js';
 import { startRelayProcess } from '../helpers/processes.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { readSse } from '../helpers/sse.js';
 
 const run = promisify(execFile);
 const review = (dataDir: string, ...args: string[]) =>
@@ -123,6 +124,7 @@ async function crashWhile(phase: 'claimed' | 'sent', gamertag: string, key: stri
   const { child, url } = await startRelayProcess({ RELAY_DATA_DIR: dataDir, RELAY_RATE_LIMIT_PER_MINUTE: '0' });
   const player = (await (await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag }) })).json()) as {
     token: string;
+    userId: string;
   };
   const claim = fetch(`${url}/v1/rewards`, {
     method: 'POST',
@@ -143,12 +145,15 @@ async function crashWhile(phase: 'claimed' | 'sent', gamertag: string, key: stri
 describe('a relay that crashed mid-send', () => {
   it('puts an intent whose payment may have left in review at start, instead of sending it again', async () => {
     // The ambiguous gamertag's payment answers in 30 s: the relay dies while it is out.
-    const { dataDir } = await crashWhile('sent', TEST_GAMERTAGS.ambiguous, randomUUID());
+    const { dataDir, player } = await crashWhile('sent', TEST_GAMERTAGS.ambiguous, randomUUID());
     relay = await startTestRelay({}, {}, dataDir);
     const listed = await review(dataDir, 'list');
     expect(listed.stdout).toContain('interrupted');
     expect(relay.sandbox!.payments()).toHaveLength(0);
     expect(relay.logs.join('')).toContain('"event":"review"');
+    // The player hears where it stands (being checked), through the recovery's settlement.
+    const resumed = await readSse(relay.url, player.token, 1, '0');
+    expect(resumed.map((e) => [e.data.status, e.data.reason])).toEqual([['needs_review', 'interrupted']]);
   });
 
   it('sends again an intent caught before its payment left (during the gamertag lookup): the retry pays once', async () => {

@@ -88,6 +88,11 @@ export function adminApi({ ledger, events, decide, limits, metrics }: AdminDeps)
       if (r.kind === 'unsettled') return c.json({ settled: false, entry: view(r.entry, Date.now()), detail: r.detail });
       return c.json({ settled: true, entry: view(r.entry, Date.now()), audit: await ledger.audits(id) });
     })
+    .get('/rewards/:id', async (c) => {
+      const entry = await ledger.get(c.req.param('id'));
+      if (!entry) throw new RelayProblem('not_found', 'No such intent');
+      return c.json({ entry: view(entry, Date.now()), audit: await ledger.audits(entry.id) });
+    })
     .get('/recent', async (c) => {
       const player = c.req.query('player')?.trim() || undefined;
       const achievement = c.req.query('achievement')?.trim() || undefined;
