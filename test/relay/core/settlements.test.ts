@@ -21,7 +21,7 @@ async function core() {
   const counted: Array<[string, string, number, number | undefined]> = [];
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const settlements = createSettlements({ ledger: store.ledger, publish: (e) => published.push(e), metrics: { settled: (...a) => void counted.push(a) }, logger });
+  const settlements = createSettlements({ ledger: store.ledger, publish: (e) => published.push(e), metrics: { settled: (state, achievementId, sats, sinceMs) => void counted.push([state, achievementId, sats, sinceMs]) }, logger });
   const claim = (over: Partial<NewClaim> = {}): NewClaim => ({ id: randomUUID(), userId: 'u1', idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'first-coin', sats: 21, repeat: { kind: 'once' }, ...over });
   const flushLogs = () => (logger.flush(), logs);
   return { store, settlements, published, counted, flushLogs, claim };
