@@ -124,8 +124,20 @@ export const relayBuild = {
   logLevel: 'warning',
 };
 
+/** The operator's page script, for browsers, beside its HTML (src/relay/http/admin/assets.ts reads both). */
+export const adminBuild = {
+  entryPoints: { 'relay/admin/app': 'src/relay/http/admin/app.ts' },
+  outdir: 'packages/relay/dist',
+  bundle: true,
+  format: 'iife',
+  platform: 'browser',
+  target: 'es2020',
+  logLevel: 'warning',
+};
+
 /** What the relay's package ships beside its code, from the one copy in this repository. */
 const RELAY_PACKAGE_FILES = [
+  ['src/relay/http/admin/page.html', 'packages/relay/dist/relay/admin/page.html'],
   ['LICENSE', 'packages/relay/LICENSE'],
   ['.env.example', 'packages/relay/.env.example'],
   ['docs/relay-api.md', 'packages/relay/docs/relay-api.md'],
@@ -174,7 +186,7 @@ export const demoBuild = {
 if (import.meta.url === `file://${process.argv[1]}`) {
   // Chunk names carry hashes: clear out the last build's, or they would be packed too.
   for (const dir of ['dist', 'packages/relay/dist']) rmSync(dir, { recursive: true, force: true });
-  await Promise.all([buildForBrowsers(clientBuild), buildForBrowsers(iifeBuild), build(forwardBuild), build(relayBuild)]);
+  await Promise.all([buildForBrowsers(clientBuild), buildForBrowsers(iifeBuild), build(forwardBuild), build(relayBuild), build(adminBuild)]);
   for (const [from, to] of RELAY_PACKAGE_FILES) {
     mkdirSync(dirname(to), { recursive: true });
     copyFileSync(from, to);

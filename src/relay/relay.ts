@@ -6,7 +6,7 @@ import { clientAddress, type TrustProxy } from './http/client-address.js';
 import { requirePlayer, socketAddress, type RelayEnv } from './http/context.js';
 import { utcDay } from '../wire/earning-rules.js';
 import { requireAdmin } from './http/middleware/admin-auth.js';
-import { ADMIN_HTML, ADMIN_JS, ADMIN_PAGE_CSP } from './http/admin/page.js';
+import { ADMIN_PAGE_CSP, adminAssets } from './http/admin/assets.js';
 import { adminApi } from './http/routes/admin.js';
 import { allowedMethods } from './http/middleware/allowed-methods.js';
 import { createMetrics } from './ops/metrics.js';
@@ -163,9 +163,10 @@ export function createRelay(options: RelayOptions): Relay {
     app.use('/admin/api/*', admin);
     app.route('/admin/api', adminApi({ ledger, events, decide: createReviews(settlements, ledger.get, payouts.settleByStatus), limits, metrics }));
     // The page and its script hold no data: they ask for the token, then read the API with it.
-    const page = (body: string, type: string) => (c: Context) => c.body(body, 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });
-    app.get('/admin', page(ADMIN_HTML, 'text/html; charset=utf-8'));
-    app.get('/admin/app.js', page(ADMIN_JS, 'text/javascript; charset=utf-8'));
+    const page = (pick: 'html' | 'js', type: string) => async (c: Context) =>
+      c.body((await adminAssets())[pick], 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });
+    app.get('/admin', page('html', 'text/html; charset=utf-8'));
+    app.get('/admin/app.js', page('js', 'text/javascript; charset=utf-8'));
   }
   app.notFound((c) => problemResponse(c, new RelayProblem('not_found')));
   app.onError((err, c) => {

@@ -9,6 +9,20 @@ import type { Reviews, ReviewAction } from '../../core/reviews.js';
 import { RelayProblem } from '../problems.js';
 
 const DAY_MS = 86_400_000;
+
+/**
+ * Who decided, for the audit trail: the page sends its name percent-encoded (header values are
+ * Latin-1), so any script survives; a name that does not decode is taken as sent.
+ */
+export function operatorName(header: string | undefined): string {
+  let name = (header ?? '').trim();
+  try {
+    name = decodeURIComponent(name);
+  } catch {
+    // Not percent-encoding: a plain name, as older pages and scripts send it.
+  }
+  return name.replace(/\p{Cc}/gu, '').trim().slice(0, 64) || 'operator';
+}
 const markPaidSchema = z.strictObject({ transactionId: z.string().trim().min(1).max(128) });
 
 export interface AdminDeps {
@@ -55,7 +69,7 @@ async function serviceHealth(metrics: Metrics) {
  * health. Every decision by hand is recorded with who and when.
  */
 export function adminApi({ ledger, events, decide, limits, metrics }: AdminDeps) {
-  const actor = (c: { req: { header(n: string): string | undefined } }) => (c.req.header('x-operator') ?? 'operator').trim().slice(0, 64) || 'operator';
+  const actor = (c: { req: { header(n: string): string | undefined } }) => operatorName(c.req.header('x-operator'));
   return new Hono<RelayEnv>()
     .get('/summary', async (c) => {
       const now = Date.now();
