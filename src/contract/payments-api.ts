@@ -11,6 +11,8 @@ export const PATHS = {
   gamertagByUserId: (userId: string) => `/v0/gamertag/user-id/${encodeURIComponent(userId)}`,
   transaction: (transactionId: string) => `/v0/gamertag/transaction/${encodeURIComponent(transactionId)}`,
   rampWidget: '/api/v1/ramp-widget',
+  wallet: '/v0/wallet',
+  withdrawalRequests: '/v0/withdrawal-requests',
 } as const;
 
 /** Every call carries the project's key in this header. */
@@ -23,11 +25,36 @@ export interface Envelope<T> {
   data?: T;
 }
 
-/** Ramp errors use their own shape. */
-export interface RampErrorBody {
-  success: false;
-  error: { code: string; message: string };
+/**
+ * Every ramp answer, success or error, as the official ramp client declares it
+ * (`PlatformResponse<T>` in src/types.ts of zbdpay/ramp-ts 1.1.9): `data` is null on an error,
+ * `error` null on success. The client reads `response.error?.message`, so a bad key gets this
+ * shape too, not the `/v0` one.
+ */
+export interface RampAnswer<T> {
+  success: boolean;
+  message: string;
+  data: T | null;
+  error: RampError | null;
 }
+
+/** `RampError` in zbdpay/ramp-ts src/types.ts (its optional `details` is not sent). */
+export interface RampError {
+  code: string;
+  message: string;
+}
+
+/** Ramp error codes the sandbox answers with; the relay maps some to its own words. */
+export const RAMP_ERRORS = {
+  invalidRequest: 'INVALID_REQUEST',
+  invalidApiKey: 'INVALID_API_KEY',
+  invalidEmail: 'INVALID_EMAIL',
+  invalidAccessToken: 'INVALID_ACCESS_TOKEN',
+  invalidWebhookUrl: 'INVALID_WEBHOOK_URL',
+  invalidDestination: 'INVALID_DESTINATION',
+  invalidCurrency: 'INVALID_CURRENCY',
+  notFound: 'NOT_FOUND',
+} as const;
 
 export const MESSAGES = {
   invalidApiKey: 'Invalid API key provided',
@@ -102,20 +129,48 @@ export interface WithdrawalRequest {
   invoice: { request: string; fastRequest: string; uri: string; fastUri: string };
 }
 
+/**
+ * `POST /v0/withdrawal-requests`: `WithdrawalRequestOptionsType` of @zbd/node 0.6.4
+ * (dist/types/withdrawal.d.ts). `amount` in msats, `expiresIn` in seconds. The SDK drops null
+ * fields before sending, so all but `amount` and `description` may be absent.
+ */
+export interface CreateWithdrawalRequestBody {
+  amount: string;
+  description: string;
+  expiresIn?: number;
+  internalId?: string;
+  callbackUrl?: string;
+}
+
+/** `GET /v0/wallet`, the project wallet: `WalletDataResponseType` of @zbd/node 0.6.4 (dist/types/wallet.d.ts). */
+export interface WalletData {
+  /** Millisatoshis, a string of digits. */
+  balance: string;
+  unit: 'msats';
+}
+
 /** Withdrawal requests below this are refused. */
 export const WITHDRAWAL_MIN_SATS = 10;
 
-/** `POST /api/v1/ramp-widget` body. */
-export interface RampWidgetBody {
-  email: string;
-  webhook_url: string;
+/**
+ * `POST /api/v1/ramp-widget` body. The spec requires `email` and `webhook_url`; the official
+ * ramp client (`InitRampSessionConfig`, zbdpay/ramp-ts src/types.ts) sends `email` or an
+ * `access_token` instead, and `webhook_url` only when given: the sandbox accepts both readings.
+ */
+export type RampWidgetBody = {
+  webhook_url?: string;
   destination?: string;
   quote_currency?: string;
   base_currency?: string;
   reference_id?: string;
   metadata?: Record<string, unknown>;
-}
+} & ({ email: string } | { access_token: string });
 
+/**
+ * A ramp session: `InitRampSessionData` of zbdpay/ramp-ts src/types.ts (`session_token`,
+ * `expires_at`, `widget_url`), plus `session_id`, which upstream-facts.md reports in the
+ * service's answer and the relay stores with the session.
+ */
 export interface RampSessionData {
   session_token: string;
   widget_url: string;

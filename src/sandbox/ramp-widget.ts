@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Hono } from 'hono';
 import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../contract/payments-api.js';
-import type { RampSessionRecord } from './sandbox.js';
+import type { RampSessionRecord } from './ramp-sessions.js';
 
 /** What the pretend purchase buys, in sats, for one US dollar. */
 export const WIDGET_PURCHASE = { sats: 1000, fiat: '1.00', currency: 'USD' } as const;
@@ -63,7 +63,8 @@ export function mountRampWidget(app: Hono, sessions: Map<string, RampSessionReco
       ? { amount: `${WIDGET_PURCHASE.sats}`, currency: 'SATS', fiat_amount: WIDGET_PURCHASE.fiat, fiat_currency: WIDGET_PURCHASE.currency, reference_id: session.referenceId }
       : { reference_id: session.referenceId };
     const type = completed ? RAMP_EVENTS.completed[0] : RAMP_EVENTS.failed[0];
-    const status = await deliverWebhook(session.webhookUrl, webhookSecret, { type, data });
+    // A session made without a webhook_url (the ramp client allows it) has nowhere to send to.
+    const status = session.webhookUrl ? await deliverWebhook(session.webhookUrl, webhookSecret, { type, data }) : null;
     return c.json({ ...data, webhookStatus: status });
   });
 }

@@ -5,15 +5,15 @@ import {
   API_KEY_HEADER,
   DESCRIPTION_MAX_LENGTH,
   MESSAGES,
-  RAMP_SESSION_TTL_MS,
+  RAMP_ERRORS,
   type Envelope,
   type GamertagData,
-  type RampErrorBody,
-  type RampSessionData,
   type SendPaymentData,
   type TransactionData,
   type UserIdData,
+  type WalletData,
 } from '../contract/payments-api.js';
+import { mountRampSessions, rampError, type RampSessionRecord } from './ramp-sessions.js';
 import { mountRampWidget } from './ramp-widget.js';
 import { TEST_GAMERTAGS, isUnknownGamertag } from './test-gamertags.js';
 import { UserDirectory } from './users.js';
@@ -41,11 +41,7 @@ export interface SandboxOptions {
   basePath?: string;
 }
 
-export interface RampSessionRecord extends RampSessionData {
-  webhookUrl: string;
-  referenceId?: string;
-  email: string;
-}
+export type { RampSessionRecord };
 
 export interface Sandbox {
   /** The web-standard handler. */
@@ -54,6 +50,8 @@ export interface Sandbox {
   /** Every payment made, oldest first. */
   payments(): SandboxPayment[];
   readonly balanceMsats: bigint;
+  /** Sets the project wallet's balance (also `POST /_sandbox/wallet {"balanceSats"}`), to make it run low. */
+  setBalanceSats(sats: number): void;
   readonly users: UserDirectory;
   readonly withdrawalRequests: WithdrawalRequests;
   readonly rampSessions: Map<string, RampSessionRecord>;
@@ -63,7 +61,6 @@ const ok = <T>(c: Context, message: string, data: T) => c.json({ success: true, 
 const fail = (c: Context, status: 400 | 401 | 404 | 422, message: string) =>
   c.json({ success: false, message } satisfies Envelope<never>, status);
 const DIGITS = /^[0-9]{1,18}$/;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 async function jsonBody(c: Context): Promise<Record<string, unknown> | undefined> {
   try {
@@ -90,12 +87,46 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   // Routed under its base path as it stands: rewriting each request's URL instead cost a full copy of it.
   const app = options.basePath ? new Hono().basePath(options.basePath) : new Hono();
 
-  app.use('/v0/*', requireKey);
-  app.use('/api/*', requireKey);
-  async function requireKey(c: Context, next: () => Promise<void>) {
+  app.use('/v0/*', async function requireKey(c, next) {
     if (c.req.header(API_KEY_HEADER) !== apiKey) return fail(c, 401, MESSAGES.invalidApiKey);
     await next();
-  }
+  });
+  // The ramp endpoint answers a bad key in its own envelope: the ramp client reads `error.message`.
+  app.use('/api/*', async function requireRampKey(c, next) {
+    if (c.req.header(API_KEY_HEADER) !== apiKey) return rampError(c, 401, RAMP_ERRORS.invalidApiKey, MESSAGES.invalidApiKey);
+    await next();
+  });
+
+  // The project wallet: what payments are paid from (`WalletDataResponseType`, @zbd/node dist/types/wallet.d.ts).
+  app.get('/v0/wallet', (c) => ok<WalletData>(c, 'Successfully retrieved Wallet.', { balance: `${wallet.balanceMsats}`, unit: 'msats' }));
+
+  // `WithdrawalRequestOptionsType` in, `CreateWithdrawalRequestDataResponseType` out (@zbd/node
+  // dist/types/withdrawal.d.ts). Nothing leaves the wallet until a request is claimed, and the
+  // sandbox has no claimer: creating one does not change the balance.
+  app.post('/v0/withdrawal-requests', async (c) => {
+    const body = await jsonBody(c);
+    if (!body) return fail(c, 400, 'Request body must be a JSON object');
+    const { amount, description, expiresIn, internalId, callbackUrl } = body;
+    if (amount === undefined || description === undefined) return fail(c, 422, 'Missing parameter: amount and description are required');
+    if (typeof amount !== 'string' || !DIGITS.test(amount)) return fail(c, 400, 'amount must be a string of millisatoshis');
+    if (typeof description !== 'string' || description.length > DESCRIPTION_MAX_LENGTH) {
+      return fail(c, 400, `description must be a string of at most ${DESCRIPTION_MAX_LENGTH} characters`);
+    }
+    if (expiresIn !== undefined && (typeof expiresIn !== 'number' || !Number.isInteger(expiresIn) || expiresIn <= 0)) {
+      return fail(c, 400, 'expiresIn must be a whole number of seconds');
+    }
+    if (internalId !== undefined && typeof internalId !== 'string') return fail(c, 400, 'internalId must be a string');
+    if (callbackUrl !== undefined && (typeof callbackUrl !== 'string' || !URL.canParse(callbackUrl))) return fail(c, 400, 'callbackUrl must be a URL');
+    const wr = withdrawalRequests.create({
+      amountMsats: amount,
+      description,
+      // The service's own default is not published; five minutes, as its SDK's example asks for.
+      expiresInMs: (expiresIn ?? 300) * 1000,
+      ...(internalId === undefined ? {} : { internalId }),
+      ...(callbackUrl === undefined ? {} : { callbackUrl }),
+    });
+    return typeof wr === 'string' ? fail(c, 400, wr) : ok(c, 'Successfully created Withdrawal Request.', wr);
+  });
 
   app.get('/v0/withdrawal-requests/:id', (c) => {
     const wr = withdrawalRequests.get(c.req.param('id'));
@@ -119,8 +150,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     const processedAt = new Date().toISOString();
     const body = await jsonBody(c);
     if (!body) return fail(c, 400, 'Request body must be a JSON object');
-    const { gamertag, amount, description = '' } = body;
-    if (gamertag === undefined || amount === undefined) return fail(c, 422, 'Missing parameter: gamertag and amount are required');
+    const { gamertag, amount, description } = body;
+    // All three are required: the docs and @zbd/node's SendGamertagPaymentOptionsType say so.
+    if (gamertag === undefined || amount === undefined || description === undefined) {
+      return fail(c, 422, 'Missing parameter: gamertag, amount and description are required');
+    }
     if (typeof gamertag !== 'string' || gamertag === '') return fail(c, 400, 'gamertag must be a non-empty string');
     if (typeof amount !== 'string' || !DIGITS.test(amount) || BigInt(amount) < 1000n) {
       return fail(c, 400, 'amount must be a string of millisatoshis, at least 1000');
@@ -165,46 +199,32 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     });
   });
 
-  app.post('/api/v1/ramp-widget', async (c) => {
-    const rampError = (code: string, message: string, status: 400 | 422) =>
-      c.json({ success: false, error: { code, message } } satisfies RampErrorBody, status);
-    const body = await jsonBody(c);
-    if (!body) return rampError('INVALID_REQUEST', 'Request body must be a JSON object', 400);
-    if (typeof body.email !== 'string' || !EMAIL.test(body.email)) return rampError('INVALID_EMAIL', 'A valid email is required', 400);
-    if (typeof body.webhook_url !== 'string' || !URL.canParse(body.webhook_url)) {
-      return rampError('INVALID_WEBHOOK_URL', 'webhook_url must be a URL', 400);
-    }
-    const sessionId = randomUUID();
-    const session: RampSessionRecord = {
-      session_token: `rst_${randomUUID().replaceAll('-', '')}`,
-      session_id: sessionId,
-      widget_url: `${publicUrl}/widget/${sessionId}`,
-      expires_at: new Date(Date.now() + RAMP_SESSION_TTL_MS).toISOString(),
-      webhookUrl: body.webhook_url,
-      email: body.email,
-      ...(typeof body.reference_id === 'string' ? { referenceId: body.reference_id } : {}),
-    };
-    rampSessions.set(sessionId, session);
-    const { session_token, widget_url, session_id, expires_at } = session;
-    return ok<RampSessionData>(c, 'Ramp session created.', { session_token, widget_url, session_id, expires_at });
-  });
-
+  mountRampSessions(app, rampSessions, publicUrl);
   mountRampWidget(app, rampSessions, options.webhookSecret);
 
-  // Test controls, not part of the service: what was paid, renaming a user, a new withdrawal request.
+  // Test controls, not part of the service: what was paid, renaming a user, a new withdrawal
+  // request, the wallet's balance.
   app.post('/_sandbox/withdrawal-requests', async (c) => {
     const body = await jsonBody(c);
     const wr = withdrawalRequests.create({ amountSats: Number(body?.amountSats), description: typeof body?.description === 'string' ? body.description : 'Sandbox withdrawal' });
     return typeof wr === 'string' ? fail(c, 400, wr) : ok(c, 'Withdrawal Request created.', wr);
   });
   app.get('/_sandbox/payments', (c) => c.json({ payments: wallet.payments(), balanceMsats: `${wallet.balanceMsats}` }));
+  app.post('/_sandbox/wallet', async (c) => {
+    const sats = (await jsonBody(c))?.balanceSats;
+    if (typeof sats !== 'number' || !Number.isSafeInteger(sats) || sats < 0) return fail(c, 400, 'balanceSats must be a whole number of sats, 0 or more');
+    wallet.setBalanceSats(sats);
+    return c.json({ ok: true, balanceMsats: `${wallet.balanceMsats}` });
+  });
   app.post('/_sandbox/users/:id/gamertag', async (c) => {
     const body = await jsonBody(c);
     const renamed = typeof body?.gamertag === 'string' && users.rename(c.req.param('id'), body.gamertag);
     return renamed ? c.json({ ok: true }) : fail(c, 400, 'Unknown user or gamertag taken');
   });
 
-  app.notFound((c) => fail(c, 404, 'Not found'));
+  app.notFound((c) =>
+    new URL(c.req.url).pathname.startsWith(`${options.basePath ?? ''}/api/`) ? rampError(c, 404, RAMP_ERRORS.notFound, 'Not found') : fail(c, 404, 'Not found'),
+  );
 
   return {
     fetch: app.fetch,
@@ -213,6 +233,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     get balanceMsats() {
       return wallet.balanceMsats;
     },
+    setBalanceSats: (sats) => wallet.setBalanceSats(sats),
     users,
     withdrawalRequests,
     rampSessions,

@@ -33,6 +33,11 @@ export class ProjectWallet {
     return this.#balanceMsats;
   }
 
+  /** Test controls: sets the balance, so a test can make the wallet run low. */
+  setBalanceSats(sats: number): void {
+    this.#balanceMsats = BigInt(sats) * 1000n;
+  }
+
   /** Debits the wallet and records the payment; undefined when the balance is short. */
   pay(p: Omit<SandboxPayment, 'id' | 'transactionId' | 'settledAt' | 'status'>, completesAt?: number): SandboxPayment | undefined {
     const amount = BigInt(p.amount);

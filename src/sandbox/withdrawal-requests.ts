@@ -32,24 +32,38 @@ export class WithdrawalRequests {
     return wr;
   }
 
-  create(o: { amountSats: number; description: string; id?: string; expiresInMs?: number; now?: number }): WithdrawalRequest | string {
-    if (!Number.isInteger(o.amountSats) || o.amountSats < WITHDRAWAL_MIN_SATS) return `amount must be at least ${WITHDRAWAL_MIN_SATS} sats`;
+  /**
+   * A new pending request. `amountSats` (test controls) or `amountMsats` (the service's own
+   * `POST /v0/withdrawal-requests`); `internalId` and `callbackUrl` are the caller's when given.
+   */
+  create(o: {
+    amountSats?: number;
+    amountMsats?: string;
+    description: string;
+    id?: string;
+    expiresInMs?: number;
+    now?: number;
+    internalId?: string;
+    callbackUrl?: string;
+  }): WithdrawalRequest | string {
+    const msats = o.amountMsats ?? (Number.isInteger(o.amountSats) ? msatsFromSats(o.amountSats!) : undefined);
+    if (msats === undefined || BigInt(msats) < BigInt(msatsFromSats(WITHDRAWAL_MIN_SATS))) return `amount must be at least ${WITHDRAWAL_MIN_SATS} sats`;
     const id = o.id ?? randomUUID();
     const now = o.now ?? Date.now();
     const request = lnurlFor(id, false);
     const fastRequest = lnurlFor(id, true);
     const wr: WithdrawalRequest = {
       id,
-      internalId: createHash('md5').update(id).digest('hex'),
+      internalId: o.internalId ?? createHash('md5').update(id).digest('hex'),
       unit: 'msats',
-      amount: msatsFromSats(o.amountSats),
+      amount: msats,
       status: 'pending',
       description: o.description,
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + (o.expiresInMs ?? 3_600_000)).toISOString(),
       confirmedAt: '',
       fee: '0',
-      callbackUrl: `${this.callbackBase}/withdrawal-callback/${id}`,
+      callbackUrl: o.callbackUrl ?? `${this.callbackBase}/withdrawal-callback/${id}`,
       invoice: { request, fastRequest, uri: `lightning:${request}`, fastUri: `lightning:${fastRequest}` },
     };
     this.#byId.set(id, wr);

@@ -59,9 +59,10 @@ describe('sandbox of the payments service', () => {
     expect(sandbox.payments().at(-1)?.transactionId).toBe(r.body.data?.transactionId);
   });
 
-  it('refuses bad payments without paying: missing fields 422, bad amount and long description 400', async () => {
+  it('refuses bad payments without paying: missing fields (description too) 422, bad amount and long description 400', async () => {
     const n = sandbox.payments().length;
     expect((await call('POST', '/v0/gamertag/send-payment', { amount: '1000' })).status).toBe(422);
+    expect((await call('POST', '/v0/gamertag/send-payment', { gamertag: 'carol', amount: '1000' })).status).toBe(422);
     expect((await pay('carol', '12.5')).status).toBe(400);
     expect((await pay('carol', '1000', 'x'.repeat(151))).status).toBe(400);
     expect((await pay(TEST_GAMERTAGS.refused)).body.message).toBe('Insufficient balance in project wallet');
@@ -103,9 +104,23 @@ describe('sandbox of the payments service', () => {
     const ttl = Date.parse(r.body.data!.expires_at) - Date.now();
     expect(ttl).toBeGreaterThan(14 * 60_000);
     expect(ttl).toBeLessThanOrEqual(15 * 60_000);
+    expect(r.body).toMatchObject({ success: true, error: null, data: { session_id: expect.any(String) } });
     const bad = await call('POST', '/api/v1/ramp-widget', { email: 'nope', webhook_url: 'http://localhost/hook' });
     expect(bad.status).toBe(400);
-    expect(bad.body.error?.code).toBe('INVALID_EMAIL');
+    expect(bad.body).toEqual({ success: false, message: expect.any(String), data: null, error: { code: 'INVALID_EMAIL', message: bad.body.message } });
+  });
+
+  it('reports the project wallet in msats, and lets a test set it', async () => {
+    const wallet = () => call<{ balance: string; unit: string }>('GET', '/v0/wallet');
+    expect((await wallet()).body).toEqual({ success: true, message: expect.any(String), data: { balance: `${sandbox.balanceMsats}`, unit: 'msats' } });
+    const set = (balanceSats: unknown) => fetch(`${base}/_sandbox/wallet`, { method: 'POST', body: JSON.stringify({ balanceSats }) });
+    const before = sandbox.balanceMsats;
+    expect((await set(-1)).status).toBe(400);
+    expect((await set(1.5)).status).toBe(400);
+    expect(sandbox.balanceMsats).toBe(before);
+    expect((await set(7)).status).toBe(200);
+    expect((await wallet()).body.data?.balance).toBe('7000');
+    sandbox.setBalanceSats(Number(before / 1000n));
   });
 
   it('answers the slow gamertag late', async () => {

@@ -47,6 +47,11 @@ describe("the sandbox, read through the service's own Node SDK (@zbd/node)", () 
 
     const tx = (await sdk.getGamertagTransaction(sent.data.transactionId)).data;
     hasStrings(tx, ['id', 'amount', 'fee', 'unit', 'comment', 'status', 'confirmedAt', 'processedAt']);
+    // The SDK's GamertagTransactionDataResponseType (dist/types/gamertag.d.ts) names this field
+    // `receivedId`: a typo in @zbd/node 0.6.4. The service's docs and the sandbox say `receiverId`,
+    // so `tx.receivedId` is the one declared field this test does not expect.
+    expect((tx as unknown as { receiverId: string }).receiverId).toBe(id);
+    expect(tx).not.toHaveProperty('receivedId');
     expect(tx.status).toBe('TRANSACTION_STATUS_COMPLETED');
     expect(iso(tx.confirmedAt)).toBeGreaterThanOrEqual(iso(tx.processedAt));
   });
@@ -61,8 +66,48 @@ describe("the sandbox, read through the service's own Node SDK (@zbd/node)", () 
     expect(iso(done.confirmedAt) - iso(done.processedAt)).toBeGreaterThanOrEqual(300);
   });
 
+  it("reads the project wallet's balance in msats; it goes down as payments are paid and can be set low for tests", async () => {
+    const before = await sdk.getWallet();
+    expect((before as typeof before & { success: boolean }).success).toBe(true);
+    hasStrings(before, ['message']);
+    hasStrings(before.data, ['balance', 'unit']);
+    expect(before.data.unit).toBe('msats');
+    expect(BigInt(before.data.balance)).toBe(sandbox.balanceMsats);
+    await sdk.sendGamertagPayment({ gamertag: 'sdk-wallet', amount: '3000', description: 'wallet check' });
+    expect((await sdk.getWallet()).data.balance).toBe(`${BigInt(before.data.balance) - 3000n}`);
+
+    const control = await fetch(`${sdk.apiBaseUrl}/_sandbox/wallet`, { method: 'POST', body: JSON.stringify({ balanceSats: 2 }) });
+    expect(await control.json()).toEqual({ ok: true, balanceMsats: '2000' });
+    expect((await sdk.getWallet()).data.balance).toBe('2000');
+    await expect(sdk.sendGamertagPayment({ gamertag: 'sdk-wallet', amount: '3000', description: 'too much' })).rejects.toEqual({ status: 400, message: 'Insufficient balance in project wallet' });
+    sandbox.setBalanceSats(1_000_000);
+  });
+
+  it('creates a withdrawal request with every field the SDK declares, then serves it by id', async () => {
+    const before = sandbox.balanceMsats;
+    const created = await sdk.createWithdrawalRequest({ amount: '15000', description: 'Withdraw QR!', expiresIn: 300, internalId: '1b8h1-h1675', callbackUrl: 'https://example.com/zbd-callback' });
+    expect(created.success).toBe(true);
+    hasStrings(created, ['message']);
+    hasStrings(created.data, ['id', 'unit', 'amount', 'createdAt', 'callbackUrl', 'internalId', 'description', 'expiresAt', 'confirmedAt', 'status', 'fee']);
+    hasStrings(created.data.invoice, ['request', 'uri', 'fastRequest', 'fastUri']);
+    expect(created.data).toMatchObject({ unit: 'msats', amount: '15000', status: 'pending', description: 'Withdraw QR!', internalId: '1b8h1-h1675', callbackUrl: 'https://example.com/zbd-callback', confirmedAt: '' });
+    expect(iso(created.data.expiresAt) - iso(created.data.createdAt)).toBe(300_000);
+    expect((await sdk.getWithdrawalRequest(created.data.id)).data).toEqual(created.data);
+    // Nothing leaves the wallet until the request is claimed.
+    expect(sandbox.balanceMsats).toBe(before);
+  });
+
+  it('refuses a withdrawal request below 10 sats, and a payment or withdrawal request without a description', async () => {
+    await expect(sdk.createWithdrawalRequest({ amount: '9999', description: 'small', expiresIn: 300, internalId: 'x', callbackUrl: 'https://example.com/cb' })).rejects.toEqual({ status: 400, message: 'amount must be at least 10 sats' });
+    // The SDK's types require a description; a JavaScript caller can still leave it out.
+    const noDescription = { description: undefined as unknown as string };
+    await expect(sdk.sendGamertagPayment({ gamertag: 'sdk-player', amount: '1000', ...noDescription })).rejects.toMatchObject({ status: 422 });
+    await expect(sdk.createWithdrawalRequest({ amount: '15000', expiresIn: 300, internalId: 'x', callbackUrl: 'https://example.com/cb', ...noDescription })).rejects.toMatchObject({ status: 422 });
+  });
+
   it('refuses as the service does: the SDK sees the status and message', async () => {
     await expect(sdk.getUserIdByGamertag(TEST_GAMERTAGS.unknown)).rejects.toEqual({ status: 400, message: 'No user found with this gamertag' });
     await expect(new zbd('wrong-key', sdk.apiBaseUrl).getWithdrawalRequest(SEEDED_WITHDRAWAL_REQUEST_IDS[0])).rejects.toEqual({ status: 401, message: 'Invalid API key provided' });
+    await expect(new zbd('wrong-key', sdk.apiBaseUrl).getWallet()).rejects.toEqual({ status: 401, message: 'Invalid API key provided' });
   });
 });

@@ -3,6 +3,7 @@ import https from 'node:https';
 import {
   API_KEY_HEADER,
   PATHS,
+  satsFromMsats,
   type GamertagData,
   type RampSessionData,
   type RampWidgetBody,
@@ -10,6 +11,7 @@ import {
   type SendPaymentData,
   type TransactionData,
   type UserIdData,
+  type WalletData,
   type WithdrawalRequest,
 } from '../../contract/payments-api.js';
 import { scrub } from '../ops/scrub.js';
@@ -44,6 +46,11 @@ export interface PaymentsClient {
   transaction(transactionId: string): Promise<Outcome<TransactionData>>;
   withdrawalRequest(id: string): Promise<Outcome<WithdrawalRequest>>;
   rampWidget(body: RampWidgetBody): Promise<Outcome<RampSessionData>>;
+  /**
+   * The project wallet's balance, in whole sats (`GET /v0/wallet`). Optional in this interface
+   * only until `metrics.instrument` passes it through; `createPaymentsClient` always has it.
+   */
+  wallet?(): Promise<Outcome<number>>;
   close(): void;
 }
 
@@ -59,7 +66,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * The relay's client for the payments service, over node:http with a keep-alive agent
  * (on Node 20 the global fetch managed about a tenth of its throughput here).
  */
-export function createPaymentsClient(options: PaymentsClientOptions): PaymentsClient {
+export function createPaymentsClient(options: PaymentsClientOptions): PaymentsClient & Required<Pick<PaymentsClient, 'wallet'>> {
   const base = new URL(options.baseUrl.replace(/\/?$/, '/'));
   const lib = base.protocol === 'https:' ? https : http;
   const agent = new lib.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 128 });
@@ -186,6 +193,16 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
     withdrawalRequest: (id) => call('GET', PATHS.withdrawalRequest(id), undefined, true),
     // A second session is harmless: creating one is safe to retry.
     rampWidget: (body) => call('POST', PATHS.rampWidget, body, true),
+    wallet: async () => {
+      const r = await call<WalletData>('GET', PATHS.wallet, undefined, true);
+      if (r.kind === 'refused' || r.kind === 'unavailable') return r;
+      // A read acts on nothing: never `unclear` (idempotent calls are not), but the type allows it.
+      if (r.kind === 'unclear') return { kind: 'unavailable', reason: r.reason };
+      // Millisatoshis as a string of digits; a part-sat remainder is not spendable as a reward.
+      const { balance, unit } = r.data;
+      if (unit !== 'msats' || typeof balance !== 'string' || !/^[0-9]{1,21}$/.test(balance)) return { kind: 'unavailable', reason: 'malformed_answer' };
+      return { kind: 'ok', data: satsFromMsats(balance) };
+    },
     close: () => agent.destroy(),
   };
 }
