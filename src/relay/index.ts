@@ -11,3 +11,4 @@ export { createLogger } from './ops/logger.js';
 export type { VerifyClaim } from './core/claims.js';
 export { PROBLEMS, type ProblemCode } from './http/problems.js';
 export type * from '../wire/relay-api.js';
+export { createWalletBalance, type WalletBalance, type WalletReading } from './ops/wallet-balance.js';

@@ -13,6 +13,7 @@ import { createMetrics } from './ops/metrics.js';
 import { cors } from './http/middleware/cors.js';
 import type { ClaimLimits } from './store/ledger.js';
 import { createLogger } from './ops/logger.js';
+import { createWalletBalance } from './ops/wallet-balance.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
 import { createPayouts } from './core/payouts.js';
 import { createPlayerTokens } from './core/player-tokens.js';
@@ -85,6 +86,8 @@ export interface RelayOptions {
   webhooks?: WebhookOptions;
   /** The relay's address as the service reaches it, for webhook_url. Without it, no ramp sessions. */
   publicUrl?: string;
+  /** Below this balance the project wallet is low: a warning in the log and on the operator's page. Default: one day's budget. */
+  walletLowSats?: number;
 }
 
 export interface Relay {
@@ -105,8 +108,15 @@ export function createRelay(options: RelayOptions): Relay {
   if (!where) throw new Error('createRelay needs a store: the path of a SQLite file, or { ledger, events, close }');
   const store = typeof where === 'string' ? openSqliteStore(where) : where;
   const { ledger, events } = store;
-  const metrics = options.adminToken ? createMetrics({ needsReview: async () => (await ledger.inState('needs_review')).length, budgetUsedSats: () => ledger.budgetUsed(utcDay(Date.now())) }) : undefined;
   const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient(options.payments);
+  const wallet = createWalletBalance(client, { lowSats: options.walletLowSats ?? options.dailyBudgetSats ?? 100_000, logger });
+  const metrics = options.adminToken
+    ? createMetrics({
+        needsReview: async () => (await ledger.inState('needs_review')).length,
+        budgetUsedSats: () => ledger.budgetUsed(utcDay(Date.now())),
+        walletBalanceSats: async () => (await wallet.read()).balanceSats,
+      })
+    : undefined;
   const payments = metrics ? metrics.instrument(client) : client;
   const streams = createEventHub();
   // A log shared by several relays tells every relay's streams of every append, in commit order;
@@ -118,7 +128,7 @@ export function createRelay(options: RelayOptions): Relay {
   const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? 600);
   const limits: ClaimLimits = { userDailyCapSats: options.userDailyCapSats ?? 1000, dailyBudgetSats: options.dailyBudgetSats ?? 100_000 };
   const settlements = createSettlements({ ledger, publish: hub.publish, metrics: metrics ?? NO_SETTLEMENT_METRICS, logger });
-  const payouts = createPayouts(ledger, settlements, payments, logger);
+  const payouts = createPayouts(ledger, settlements, payments, logger, wallet);
   const claim = createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim: options.verifyClaim });
   const origins = options.allowedOrigins ?? [];
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
@@ -161,7 +171,7 @@ export function createRelay(options: RelayOptions): Relay {
     const admin = requireAdmin(options.adminToken, limiter);
     app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
     app.use('/admin/api/*', admin);
-    app.route('/admin/api', adminApi({ ledger, events, decide: createReviews(settlements, ledger.get, payouts.settleByStatus), limits, metrics }));
+    app.route('/admin/api', adminApi({ ledger, events, decide: createReviews(settlements, ledger.get, payouts.settleByStatus), limits, metrics, wallet }));
     // The page and its script hold no data: they ask for the token, then read the API with it.
     const page = (pick: 'html' | 'js', type: string) => async (c: Context) =>
       c.body((await adminAssets())[pick], 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });
@@ -180,6 +190,10 @@ export function createRelay(options: RelayOptions): Relay {
 
   let unsubscribe: (() => Promise<void>) | undefined;
   let sweeper: ReturnType<typeof setInterval> | undefined;
+  // The wallet is read once a minute whoever looks, so a low balance is in the log before payouts fail.
+  const walletWatch = setInterval(() => void wallet.read(), 60_000);
+  walletWatch.unref();
+  void wallet.read();
   const ready = (async () => {
     if (events.subscribe) unsubscribe = await events.subscribe(streams.publish);
     const interrupted = await payouts.recover(startedAt);
@@ -200,6 +214,7 @@ export function createRelay(options: RelayOptions): Relay {
     async close() {
       await ready.catch(() => undefined);
       clearInterval(sweeper);
+      clearInterval(walletWatch);
       // Let payments in flight settle first: closing under them would leave them for review.
       await payouts.drain();
       await unsubscribe?.();

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPaymentsClient } from '../../src/relay/payments-client.js';
-import { createWalletBalance } from '../../src/relay/wallet-balance.js';
+import { createPaymentsClient } from '../../src/relay/payments/client.js';
+import { createWalletBalance } from '../../src/relay/ops/wallet-balance.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 
 let sandbox: Sandbox;

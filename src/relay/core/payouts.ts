@@ -4,12 +4,18 @@ import type { Outcome, PaymentsClient } from '../payments/client.js';
 import type { AuditNote, Ledger, LedgerEntry, Settlement } from '../store/ledger.js';
 import type { Settlements } from './settlements.js';
 
+/** Told at once when the service refuses a payment for the project wallet's balance (ops/wallet-balance.ts). */
+export interface WalletWatch {
+  noteInsufficientBalance(): void;
+}
+const NO_WALLET_WATCH: WalletWatch = { noteInsufficientBalance: () => undefined };
+
 /**
  * Pays committed intents through the service and settles them through the settlement core. A
  * payment is sent once per intent: an unclear answer becomes needs_review and is settled through
  * the payment-status endpoint, a late answer or an operator, never by sending again.
  */
-export function createPayouts(ledger: Ledger, settlements: Settlements, payments: PaymentsClient, logger: Logger) {
+export function createPayouts(ledger: Ledger, settlements: Settlements, payments: PaymentsClient, logger: Logger, wallet: WalletWatch = NO_WALLET_WATCH) {
   /**
    * Payments go to a gamertag, but a player can rename and someone else take the old name within
    * a second: the userId's gamertag is looked up right before each payment, never cached.
@@ -39,7 +45,10 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
           return { state: 'deferred', reason: `service_refused_${r.status}` };
         }
         if (r.message === MESSAGES.noUser) return { state: 'failed', reason: 'unknown_gamertag', ...to };
-        if (r.message === MESSAGES.insufficientBalance) return { state: 'failed', reason: 'insufficient_balance', ...to };
+        if (r.message === MESSAGES.insufficientBalance) {
+          wallet.noteInsufficientBalance();
+          return { state: 'failed', reason: 'insufficient_balance', ...to };
+        }
         return { state: 'failed', reason: 'payment_refused', ...to };
       case 'unavailable':
         return { state: 'deferred', reason: r.reason };

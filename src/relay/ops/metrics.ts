@@ -2,10 +2,12 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { MiddlewareHandler } from 'hono';
 import type { PaymentsClient } from '../payments/client.js';
 
-/** What the scrape reads from the ledger at the moment it asks. */
+/** What the scrape reads at the moment it asks: the ledger, and the project wallet (cached). */
 export interface LedgerGauges {
   needsReview(): Promise<number>;
   budgetUsedSats(): Promise<number>;
+  /** The project wallet's balance as last read (at most one call to the service a minute). */
+  walletBalanceSats?(): Promise<number | undefined>;
 }
 
 /**
@@ -51,6 +53,16 @@ export function createMetrics(ledger: LedgerGauges) {
     },
   });
 
+  new Gauge({
+    name: 'rewardbus_wallet_balance_sats',
+    help: "The project wallet's balance, as last read from the service (at most once a minute)",
+    registers: [registry],
+    async collect() {
+      const sats = await ledger.walletBalanceSats?.();
+      if (sats !== undefined) this.set(sats);
+    },
+  });
+
   return {
     registry,
     streams,
@@ -78,6 +90,7 @@ export function createMetrics(ledger: LedgerGauges) {
         transaction: timed('transaction', client.transaction),
         withdrawalRequest: timed('withdrawal_request', client.withdrawalRequest),
         rampWidget: timed('ramp_widget', client.rampWidget),
+        wallet: timed('wallet', client.wallet),
         close: () => client.close(),
       };
     },

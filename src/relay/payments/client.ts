@@ -47,10 +47,10 @@ export interface PaymentsClient {
   withdrawalRequest(id: string): Promise<Outcome<WithdrawalRequest>>;
   rampWidget(body: RampWidgetBody): Promise<Outcome<RampSessionData>>;
   /**
-   * The project wallet's balance, in whole sats (`GET /v0/wallet`). Optional in this interface
-   * only until `metrics.instrument` passes it through; `createPaymentsClient` always has it.
+   * The project wallet's balance, in whole sats (`GET /v0/wallet`): for the operator, read through
+   * ops/wallet-balance.ts (cached), never on a payout's path.
    */
-  wallet?(): Promise<Outcome<number>>;
+  wallet(): Promise<Outcome<number>>;
   close(): void;
 }
 
@@ -66,7 +66,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * The relay's client for the payments service, over node:http with a keep-alive agent
  * (on Node 20 the global fetch managed about a tenth of its throughput here).
  */
-export function createPaymentsClient(options: PaymentsClientOptions): PaymentsClient & Required<Pick<PaymentsClient, 'wallet'>> {
+export function createPaymentsClient(options: PaymentsClientOptions): PaymentsClient {
   const base = new URL(options.baseUrl.replace(/\/?$/, '/'));
   const lib = base.protocol === 'https:' ? https : http;
   const agent = new lib.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 128 });

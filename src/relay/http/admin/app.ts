@@ -31,6 +31,8 @@ interface Health {
   errorRate: number;
   meanLatencyMs: number | null;
   walletBalanceSats: number | null;
+  walletLow: boolean;
+  walletLowSats: number;
 }
 type Decision = { settled: true; entry: Entry } | { settled: false; entry: Entry; detail: string };
 
@@ -169,6 +171,10 @@ async function load() {
   $('webhooks').replaceChildren(
     ...(webhooks.webhooks.length ? webhooks.webhooks.map((w) => row([w.receivedAt.replace('T', ' ').slice(0, 19), w.type, w.referenceId, w.actedOn ? 'yes' : 'no'])) : [row(['None yet.'])]),
   );
+  $('wallet-warning').hidden = !health.walletLow;
+  $('wallet-warning').textContent = health.walletLow
+    ? `The project wallet is low (${health.walletBalanceSats === null ? 'a payout was refused for its balance' : `${health.walletBalanceSats.toLocaleString()} sats`}; the mark is ${health.walletLowSats.toLocaleString()}): top it up, or payouts will fail.`
+    : '';
   $('health').replaceChildren(
     figure(health.calls, 'calls since start'),
     figure(`${(health.errorRate * 100).toFixed(1)}%`, 'error rate'),

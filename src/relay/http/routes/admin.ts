@@ -5,6 +5,7 @@ import { readJson, type RelayEnv } from '../context.js';
 import type { EventLog } from '../../store/event-log.js';
 import type { ClaimLimits, Ledger, LedgerEntry } from '../../store/ledger.js';
 import type { Metrics } from '../../ops/metrics.js';
+import type { WalletBalance } from '../../ops/wallet-balance.js';
 import type { Reviews, ReviewAction } from '../../core/reviews.js';
 import { RelayProblem } from '../problems.js';
 
@@ -30,6 +31,7 @@ export interface AdminDeps {
   events: EventLog;
   decide: Reviews;
   limits: ClaimLimits;
+  wallet: WalletBalance;
   metrics: Metrics;
 }
 
@@ -46,8 +48,20 @@ const view = (e: LedgerEntry, now: number) => ({
   ageSeconds: Math.round((now - e.createdAt) / 1000),
 });
 
+/** The project wallet, for the page: its balance (cached a minute), and whether it is running low. */
+async function walletView(wallet: WalletBalance) {
+  const w = await wallet.read();
+  return {
+    walletBalanceSats: w.balanceSats ?? null,
+    walletCheckedAt: w.checkedAt ? new Date(w.checkedAt).toISOString() : null,
+    walletLow: w.low,
+    walletLowSats: wallet.lowSats,
+    ...(w.error ? { walletError: w.error } : {}),
+  };
+}
+
 /** The service's health since this relay started, from its own metrics: calls, errors, latency. */
-async function serviceHealth(metrics: Metrics) {
+async function serviceHealth(metrics: Metrics, wallet: WalletBalance) {
   const latency = (await metrics.registry.getSingleMetric('rewardbus_service_call_seconds')?.get())?.values ?? [];
   const errors = (await metrics.registry.getSingleMetric('rewardbus_service_errors_total')?.get())?.values ?? [];
   const calls = latency.filter((v) => (v as { metricName?: string }).metricName === 'rewardbus_service_call_seconds_count').reduce((s, v) => s + v.value, 0);
@@ -58,8 +72,7 @@ async function serviceHealth(metrics: Metrics) {
     errors: failed,
     errorRate: calls ? failed / calls : 0,
     meanLatencyMs: calls ? Math.round((seconds / calls) * 1000) : null,
-    // The service's contract shows no balance endpoint for a project wallet.
-    walletBalanceSats: null,
+    ...(await walletView(wallet)),
   };
 }
 
@@ -68,7 +81,7 @@ async function serviceHealth(metrics: Metrics) {
  * the last 7 days, the review queue and its three actions, recent payouts, webhooks, the service's
  * health. Every decision by hand is recorded with who and when.
  */
-export function adminApi({ ledger, events, decide, limits, metrics }: AdminDeps) {
+export function adminApi({ ledger, events, decide, limits, metrics, wallet }: AdminDeps) {
   const actor = (c: { req: { header(n: string): string | undefined } }) => operatorName(c.req.header('x-operator'));
   return new Hono<RelayEnv>()
     .get('/summary', async (c) => {
@@ -115,5 +128,5 @@ export function adminApi({ ledger, events, decide, limits, metrics }: AdminDeps)
       return c.json({ entries: entries.map((e) => view(e, now)) });
     })
     .get('/webhooks', async (c) => c.json({ webhooks: (await events.recentWebhooks(50)).map((w) => ({ ...w, receivedAt: new Date(w.receivedAt).toISOString() })) }))
-    .get('/health', async (c) => c.json(await serviceHealth(metrics)));
+    .get('/health', async (c) => c.json(await serviceHealth(metrics, wallet)));
 }

@@ -1,4 +1,4 @@
-import type { Outcome } from './payments-client.js';
+import type { Outcome } from '../payments/client.js';
 
 /** What is known of the project wallet, the one every reward is paid from. */
 export interface WalletReading {
@@ -38,6 +38,8 @@ export interface WalletBalance {
   peek(): WalletReading;
   /** A payout was refused with "Insufficient balance in project wallet": low at once, no call made. */
   noteInsufficientBalance(): void;
+  /** Below this, the wallet is low. */
+  readonly lowSats: number;
 }
 
 /**
@@ -88,6 +90,7 @@ export function createWalletBalance(payments: { wallet(): Promise<Outcome<number
       return inFlight;
     },
     peek: () => reading,
+    lowSats,
     noteInsufficientBalance() {
       refusedAt = now();
       setLow(true, { balanceSats: reading.balanceSats, reason: 'insufficient_balance' });
