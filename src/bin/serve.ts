@@ -7,6 +7,7 @@ import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { createRelay, leaseMs, loadCatalogFile, createLogger, openConfiguredStore, SECURITY_HEADERS, type Relay, type RelayConfig, type RelayOptions } from '../relay/index.js';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
+import { signingSecret } from '../relay/webhooks-route.js';
 
 /** Where the embedded sandbox is mounted on the relay's own port. */
 export const SANDBOX_PREFIX = '/sandbox';
@@ -98,7 +99,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
       basePath: SANDBOX_PREFIX,
       // Its players outlive a restart, beside the ledger that names them by userId.
       usersFile: join(config.dataDir, 'sandbox-users.json'),
-      ...(webhookSecret ? { webhookSecret } : {}),
+      ...(webhookSecret ? { webhookSecret: signingSecret(webhookSecret) ?? webhookSecret } : {}),
       ...options.sandbox,
     });
     payments = { apiKey: sandbox.apiKey, baseUrl: `${url}${SANDBOX_PREFIX}` };

@@ -45,8 +45,12 @@ export async function readText(c: RelayContext, max = c.get('maxBodyBytes')): Pr
 /** A UTF-16 surrogate without its other half: not a character, and not encodable in a URL. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Strings in a body must be valid Unicode: a lone surrogate cannot be sent on (URLs, logs, the service). */
-function wellFormed(_key: string, value: unknown): unknown {
+/**
+ * Strings in a body must be valid Unicode: a lone surrogate cannot be sent on (URLs, logs, the
+ * service). Nor may a string or key hold NUL, which PostgreSQL's text and jsonb cannot store.
+ */
+function wellFormed(key: string, value: unknown): unknown {
+  if (key.includes('\0') || (typeof value === 'string' && value.includes('\0'))) throw new RelayProblem('bad_request', 'Strings must not contain NUL (\\u0000)');
   if (typeof value === 'string' && LONE_SURROGATE.test(value)) throw new RelayProblem('bad_request', 'Strings must be valid Unicode (no lone surrogates)');
   return value;
 }
