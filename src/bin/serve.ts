@@ -65,6 +65,10 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   const server = serve({
     hostname: config.host,
     port: config.port,
+    // Node's defaults let a client hold a socket 60 s for its headers and 300 s for the whole
+    // request. Headers in 10 s, a request in 30 s (the relay cuts bodies off at 10 s itself),
+    // checked every second; a response (an event stream) is not bound by these.
+    serverOptions: { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 },
     fetch: async (request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
       const { pathname } = new URL(request.url);
       if (sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`))) {

@@ -1,12 +1,13 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import type { PlayerClaims, PlayerTokens } from './player-tokens.js';
+import { readWithin } from './body-deadline.js';
 import { RelayProblem } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
 
 /** What the relay's handlers share: the authenticated player, and Node's socket when there is one. */
 export type RelayEnv = {
-  Variables: { player: PlayerClaims; maxBodyBytes: number; clientIp: string };
+  Variables: { player: PlayerClaims; maxBodyBytes: number; bodyTimeoutMs?: number; clientIp: string };
   Bindings: { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
 };
 export type RelayContext = Context<RelayEnv>;
@@ -23,6 +24,10 @@ export const clientIp = (c: RelayContext): string => c.get('clientIp') ?? socket
  * socket; a chunked body goes through the web stream, counted as it comes and cut off at the limit.
  */
 export async function readText(c: RelayContext, max = c.get('maxBodyBytes')): Promise<string> {
+  return readWithin(() => readTextNow(c, max), c.get('bodyTimeoutMs'));
+}
+
+async function readTextNow(c: RelayContext, max: number): Promise<string> {
   const declared = c.req.header('content-length');
   if (declared !== undefined) {
     if (!(Number(declared) <= max)) throw new RelayProblem('payload_too_large');

@@ -69,6 +69,8 @@ export interface RelayOptions {
   tokenTtlMs?: number;
   /** Request bodies above this are refused with 413. Default 4 KiB. */
   maxBodyBytes?: number;
+  /** A body that takes longer than this to arrive is refused with 408. Default 10 s. */
+  bodyTimeoutMs?: number;
   /** A game's own server-side check before a payout. */
   verifyClaim?: VerifyClaim;
   logger?: Logger;
@@ -131,6 +133,7 @@ export function createRelay(options: RelayOptions): Relay {
   const maxBodyBytes = options.maxBodyBytes ?? 4096;
   app.use('/v1/*', async function bodyLimit(c, next) {
     c.set('maxBodyBytes', maxBodyBytes);
+    if (options.bodyTimeoutMs) c.set('bodyTimeoutMs', options.bodyTimeoutMs);
     await next();
   });
 
