@@ -22,6 +22,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { rewardsRoute, type VerifyClaim } from './rewards-route.js';
 import { createEventHub } from './event-log.js';
 import { eventsRoute } from './events-route.js';
+import { createStreamCaps, type StreamCapOptions } from './stream-caps.js';
 import { rampRoute } from './ramp-route.js';
 import { openSqliteStore, type RelayStore } from './store.js';
 import { webhooksRoute, type WebhookOptions } from './webhooks-route.js';
@@ -63,6 +64,8 @@ export interface RelayOptions {
   trustProxy?: TrustProxy;
   /** With a shared ledger: how often to look for payments other relays abandoned (their lease ran out). */
   recoverEveryMs?: number;
+  /** Open event streams per player and per address (429 past them). Default 5 and 20. */
+  streamCaps?: StreamCapOptions;
   /** Turns on the operator's surface (`/metrics`), for `Authorization: Bearer <adminToken>`. At least 32 characters. */
   adminToken?: string;
   /** How long a player token lives. Default 24 h. */
@@ -144,7 +147,7 @@ export function createRelay(options: RelayOptions): Relay {
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
   app.route('/v1/rewards', rewardsRoute({ ledger, catalog, payouts, limits, logger, verifyClaim: options.verifyClaim, events, hub, metrics }));
   for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
-  app.route('/v1/events', eventsRoute(events, hub, metrics?.streams));
+  app.route('/v1/events', eventsRoute(events, hub, metrics?.streams, createStreamCaps(options.streamCaps)));
   app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
   app.route('/v1/webhooks/payments', webhooksRoute(events, hub, logger, webhookLimiter, options.webhooks ?? {}));
