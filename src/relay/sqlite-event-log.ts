@@ -9,8 +9,8 @@ CREATE TABLE IF NOT EXISTS events (
   data       TEXT NOT NULL,
   created_at INTEGER NOT NULL
 );
--- No index by player: a resuming stream reads forward from its last id, a short range, and an
--- index written at a random page for every payout would cost more than that read.
+-- By player: a stream resuming from Last-Event-ID 0 (or any old id) must not scan every event.
+CREATE INDEX IF NOT EXISTS events_by_player ON events (user_id, id);
 CREATE TABLE IF NOT EXISTS webhook_events (
   event_id     TEXT PRIMARY KEY,
   type         TEXT NOT NULL,
