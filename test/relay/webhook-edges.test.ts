@@ -1,7 +1,10 @@
 import { createHmac } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import type { RampSession } from '../../src/wire/relay-api.js';
+import { freshDatabase } from '../helpers/postgres.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+const postgresUrl = inject('postgresUrl');
 
 const SECRET = 'webhook-edges-secret';
 let relay: TestRelay | undefined;
@@ -58,18 +61,23 @@ describe('webhook timestamps are a real time or a 400', () => {
   });
 });
 
-describe('ids the database could not keep', () => {
-  it('refuses a NUL byte in the id, type or reference, and an id over 512 characters, with 400', async () => {
-    relay = await startTestRelay({ WEBHOOK_SECRET: SECRET });
+describe.each([['SQLite'], ['PostgreSQL']])('ids the database could not keep, on %s', (store) => {
+  it.runIf(store === 'SQLite' || postgresUrl)('refuses a NUL byte in the id, type, reference or data, and an id over 512 characters, with 400', async () => {
+    const database: Record<string, string> = store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
+    relay = await startTestRelay({ WEBHOOK_SECRET: SECRET, ...database });
+    const player = await relay.link('buyer');
+    const r = await fetch(`${relay.url}/v1/ramp-sessions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}` }, body: '{"email":"b@example.com"}' });
+    const reference_id = relay.sandbox!.rampSessions.get(((await r.json()) as RampSession).widgetUrl.split('/').pop()!)!.referenceId!;
     for (const body of [
       { id: 'evt\u0000', type: 'ramp.kyc.completed', data: {} },
       { id: 'evt-t', type: 'ramp.kyc.completed\u0000', data: {} },
       { id: 'evt-r', type: 'ramp.purchase.completed', data: { reference_id: 'ref\u0000', amount: '1' } },
+      { id: 'evt-d', type: 'ramp.purchase.completed', data: { reference_id, amount: '1\u0000', currency: 'SATS' } },
       { id: 'x'.repeat(8193), type: 'ramp.kyc.completed', data: {} },
       { type: 'ramp.purchase.completed', data: { reference_id: 'r'.repeat(513) } },
     ]) {
-      const r = await deliver(body);
-      expect([JSON.stringify(body).slice(0, 60), r.status, r.body.code]).toEqual([JSON.stringify(body).slice(0, 60), 400, 'bad_request']);
+      const answer = await deliver(body);
+      expect([JSON.stringify(body).slice(0, 60), answer.status, answer.body.code]).toEqual([JSON.stringify(body).slice(0, 60), 400, 'bad_request']);
     }
     expect((await deliver({ id: 'x'.repeat(512), type: 'ramp.kyc.completed', data: {} })).status).toBe(200);
   });
