@@ -10,6 +10,7 @@ import { ADMIN_HTML, ADMIN_JS, ADMIN_PAGE_CSP } from './admin-page.js';
 import { adminApi } from './admin-route.js';
 import { allowedMethods } from './allowed-methods.js';
 import { createMetrics } from './metrics.js';
+import { refuseNulInUrl } from './nul-guard.js';
 import { cors } from './cors.js';
 import type { ClaimLimits } from './ledger.js';
 import { createLogger } from './logger.js';
@@ -132,6 +133,7 @@ export function createRelay(options: RelayOptions): Relay {
   if (metrics) app.use('*', metrics.httpRequests());
   app.use('/v1/*', cors(origins));
   app.use('/v1/*', allowedMethods(app as never));
+  app.use('*', refuseNulInUrl);
 
   const maxBodyBytes = options.maxBodyBytes ?? 4096;
   app.use('/v1/*', async function bodyLimit(c, next) {
