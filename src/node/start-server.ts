@@ -7,6 +7,7 @@ import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { createRelay, leaseMs, loadCatalogFile, createLogger, openConfiguredStore, SECURITY_HEADERS, type Relay, type RelayConfig, type RelayOptions } from '../relay/index.js';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
+import { signingSecret } from '../relay/http/routes/webhooks.js';
 
 /** Where the embedded sandbox is mounted on the relay's own port. */
 export const SANDBOX_PREFIX = '/sandbox';
@@ -64,6 +65,10 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   const server = serve({
     hostname: config.host,
     port: config.port,
+    // Node's defaults let a client hold a socket 60 s for its headers and 300 s for the whole
+    // request. Headers in 10 s, a request in 30 s (the relay cuts bodies off at 10 s itself),
+    // checked every second; a response (an event stream) is not bound by these.
+    serverOptions: { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 },
     fetch: async (request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
       const { pathname } = new URL(request.url);
       if (sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`))) {
@@ -98,7 +103,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
       basePath: SANDBOX_PREFIX,
       // Its players outlive a restart, beside the ledger that names them by userId.
       usersFile: join(config.dataDir, 'sandbox-users.json'),
-      ...(webhookSecret ? { webhookSecret } : {}),
+      ...(webhookSecret ? { webhookSecret: signingSecret(webhookSecret) ?? webhookSecret } : {}),
       ...options.sandbox,
     });
     payments = { apiKey: sandbox.apiKey, baseUrl: `${url}${SANDBOX_PREFIX}` };

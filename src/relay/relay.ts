@@ -31,6 +31,8 @@ import type { RelayStore } from './store/relay-store.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 import { webhooksRoute, type WebhookOptions } from './http/routes/webhooks.js';
 import { withdrawalsRoute } from './http/routes/withdrawals.js';
+import { refuseNulInUrl } from './http/middleware/nul-guard.js';
+import { createStreamCaps, type StreamCapOptions } from './http/stream-caps.js';
 
 export const VERSION = '0.2.0';
 
@@ -71,12 +73,16 @@ export interface RelayOptions {
   trustProxy?: TrustProxy;
   /** With a shared ledger: how often to look for payments other relays abandoned (their lease ran out). */
   recoverEveryMs?: number;
+  /** Open event streams per player and per address (429 past them). Default 5 and 20. */
+  streamCaps?: StreamCapOptions;
   /** Turns on the operator's surface (`/metrics`), for `Authorization: Bearer <adminToken>`. At least 32 characters. */
   adminToken?: string;
   /** How long a player token lives. Default 24 h. */
   tokenTtlMs?: number;
   /** Request bodies above this are refused with 413. Default 4 KiB. */
   maxBodyBytes?: number;
+  /** A body that takes longer than this to arrive is refused with 408. Default 10 s. */
+  bodyTimeoutMs?: number;
   /** A game's own server-side check before a payout. */
   verifyClaim?: VerifyClaim;
   logger?: Logger;
@@ -146,11 +152,13 @@ export function createRelay(options: RelayOptions): Relay {
   if (metrics) app.use('*', metrics.httpRequests());
   app.use('/v1/*', cors(origins));
   app.use('/v1/*', allowedMethods(app as never));
+  app.use('*', refuseNulInUrl);
 
   const maxBodyBytes = options.maxBodyBytes ?? 4096;
   // Every route that reads a body (the game's, the webhooks', the operator's) reads it bounded.
   app.use('*', async function bodyLimit(c, next) {
     c.set('maxBodyBytes', maxBodyBytes);
+    if (options.bodyTimeoutMs) c.set('bodyTimeoutMs', options.bodyTimeoutMs);
     await next();
   });
 
@@ -161,7 +169,7 @@ export function createRelay(options: RelayOptions): Relay {
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
   app.route('/v1/rewards', rewardsRoute({ ledger, claim }));
   for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
-  app.route('/v1/events', eventsRoute(events, hub, metrics?.streams ?? NO_GAUGE));
+  app.route('/v1/events', eventsRoute(events, hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(options.streamCaps)));
   app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
   app.route('/v1/webhooks/payments', webhooksRoute(events, hub, logger, webhookLimiter, options.webhooks ?? {}));

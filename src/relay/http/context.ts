@@ -1,12 +1,13 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import type { PlayerClaims, PlayerTokens } from '../core/player-tokens.js';
+import { readWithin } from './middleware/body-deadline.js';
 import { RelayProblem } from './problems.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 
 /** What the relay's handlers share: the authenticated player, and Node's socket when there is one. */
 export type RelayEnv = {
-  Variables: { player: PlayerClaims; maxBodyBytes: number; clientIp: string };
+  Variables: { player: PlayerClaims; maxBodyBytes: number; bodyTimeoutMs?: number; clientIp: string };
   Bindings: { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
 };
 export type RelayContext = Context<RelayEnv>;
@@ -23,6 +24,10 @@ export const clientIp = (c: RelayContext): string => c.get('clientIp') ?? socket
  * socket; a chunked body goes through the web stream, counted as it comes and cut off at the limit.
  */
 export async function readText(c: RelayContext, max = c.get('maxBodyBytes')): Promise<string> {
+  return readWithin(() => readTextNow(c, max), c.get('bodyTimeoutMs'));
+}
+
+async function readTextNow(c: RelayContext, max: number): Promise<string> {
   const declared = c.req.header('content-length');
   if (declared !== undefined) {
     if (!(Number(declared) <= max)) throw new RelayProblem('payload_too_large');
@@ -45,8 +50,12 @@ export async function readText(c: RelayContext, max = c.get('maxBodyBytes')): Pr
 /** A UTF-16 surrogate without its other half: not a character, and not encodable in a URL. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Strings in a body must be valid Unicode: a lone surrogate cannot be sent on (URLs, logs, the service). */
-function wellFormed(_key: string, value: unknown): unknown {
+/**
+ * Strings in a body must be valid Unicode: a lone surrogate cannot be sent on (URLs, logs, the
+ * service). Nor may a string or key hold NUL, which PostgreSQL's text and jsonb cannot store.
+ */
+function wellFormed(key: string, value: unknown): unknown {
+  if (key.includes('\0') || (typeof value === 'string' && value.includes('\0'))) throw new RelayProblem('bad_request', 'Strings must not contain NUL (\\u0000)');
   if (typeof value === 'string' && LONE_SURROGATE.test(value)) throw new RelayProblem('bad_request', 'Strings must be valid Unicode (no lone surrogates)');
   return value;
 }

@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Problem } from '../../wire/relay-api.js';
 
 /** Every error the relay answers, with its status. Codes are stable; titles are for people. */
@@ -12,10 +13,13 @@ export const PROBLEMS = {
   unknown_gamertag: [404, 'No player has this gamertag'],
   method_not_allowed: [405, 'This path does not take that method'],
   request_in_flight: [409, 'A request with this Idempotency-Key is still being processed'],
+  request_timeout: [408, 'The request body did not arrive in time'],
   payload_too_large: [413, 'The request body is too large'],
   unsupported_media_type: [415, 'Send the body as application/json'],
   idempotency_key_reused: [422, 'This Idempotency-Key was used with a different request'],
   rate_limited: [429, 'Too many requests'],
+  // nginx's code: the answer is for the logs and metrics; no one is left to read it.
+  client_closed: [499, 'The client closed the request'],
   internal: [500, 'The relay failed'],
   service_unavailable: [503, 'The payments service cannot be reached; try again later'],
 } as const satisfies Record<string, readonly [number, string]>;
@@ -53,5 +57,6 @@ export function problemResponse(c: Context, p: RelayProblem): Response {
     code: p.code,
     ...(p.detail ? { detail: p.detail } : {}),
   };
-  return c.body(JSON.stringify(body), status, { 'content-type': 'application/problem+json', ...p.headers });
+  // 499 is no standard status, so not in Hono's list; Node sends it as it is.
+  return c.body(JSON.stringify(body), status as ContentfulStatusCode, { 'content-type': 'application/problem+json', ...p.headers });
 }

@@ -22,6 +22,8 @@ export interface EventLog {
    * `fresh` is false for a repeated delivery.
    */
   receiveWebhook(eventId: string, type: string, referenceId: string | undefined, playerEvent: { type: string; data: unknown } | undefined): Promise<{ fresh: boolean; event?: PlayerEvent }>;
+  /** Whether a delivery with this event id was already received (accepted once, 200 however old). */
+  webhookReceived(eventId: string): Promise<boolean>;
   /** The newest webhook deliveries, each once, and whether it reached a player. */
   recentWebhooks(limit: number): Promise<WebhookRecord[]>;
   /** Remembers whose ramp session a reference id is, for the webhooks that name it. */

@@ -1,9 +1,10 @@
 import { Hono } from 'hono';
-import { streamSSE } from 'hono/streaming';
-import type { RelayEnv } from '../context.js';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import { clientIp, type RelayEnv } from '../context.js';
 import type { EventHub } from '../../core/live-events.js';
 import type { EventLog, PlayerEvent } from '../../store/event-log.js';
 import { RelayProblem } from '../problems.js';
+import { createStreamCaps, type StreamCaps } from '../stream-caps.js';
 
 const HEARTBEAT_MS = 15_000;
 /** Events read from the log at a time while a reconnecting stream catches up. */
@@ -11,18 +12,29 @@ const PAGE = 500;
 
 /**
  * `GET /v1/events`: the player's events as Server-Sent Events. A reconnect with Last-Event-ID
- * (header, or `lastEventId` in the query) first gets everything it missed.
+ * (header, or `lastEventId` in the query) first gets everything it missed. Streams past the
+ * caps (per player, per address) are 429.
  */
-export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void; dec(): void }) {
+export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void; dec(): void }, caps: StreamCaps = createStreamCaps()) {
   return new Hono<RelayEnv>().get('/', (c) => {
     const { userId } = c.get('player');
     const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
     // An id this relay never gave is not "replay everything": say so.
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
     const after = Number(lastEventId ?? 0);
+    const release = caps.open(userId, clientIp(c));
     return streamSSE(c, async (stream) => {
       open.inc();
       stream.onAbort(() => open.dec());
+      stream.onAbort(release);
+      try {
+        await follow(stream);
+      } finally {
+        release();
+      }
+    });
+
+    async function follow(stream: SSEStreamingApi) {
       let lastSent = after;
       let wake: (() => void) | undefined;
       const live: PlayerEvent[] = [];
@@ -61,6 +73,6 @@ export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void
         if (timedOut && !stream.aborted) await stream.write(': keep-alive\n\n');
       }
       unsubscribe();
-    });
+    }
   });
 }

@@ -7,10 +7,19 @@ import type { EventLog } from '../../store/event-log.js';
 import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../../../contract/payments-api.js';
 import { RelayProblem } from '../problems.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
+import { webhookTimestamp } from '../webhook-time.js';
 
 export interface WebhookOptions {
-  /** Verifies `sha256=<hex HMAC-SHA256 of the raw body>`; without it deliveries are unsigned (see the README). */
-  secret?: string | undefined;
+  /**
+   * Verifies `sha256=<hex HMAC-SHA256 of the raw body>`. Several (an array, or a comma-separated
+   * list) all verify, so the secret can rotate: the first is the one to sign with (the sandbox).
+   */
+  secret?: string | readonly string[] | undefined;
+  /**
+   * Takes deliveries with no signature check when there is no secret. Default false: without a
+   * secret every delivery is refused (401), since anyone could post a purchase to a player.
+   */
+  allowUnsigned?: boolean;
   /** Default X-ZBD-Signature. */
   signatureHeader?: string;
   /** An event dated further than this from now is refused (replays). 0: no check. Default 300. */
@@ -18,6 +27,15 @@ export interface WebhookOptions {
 }
 
 const MAX_WEBHOOK_BYTES = 64 * 1024;
+/** An event id, type or reference longer than this is no one's: 400, not a key too large for an index. */
+const MAX_ID_LENGTH = 512;
+
+/** The secrets that verify, in order: the first signs. */
+export function webhookSecrets(secret: WebhookOptions['secret']): string[] {
+  return (typeof secret === 'string' ? secret.split(',') : (secret ?? [])).map((s) => s.trim()).filter(Boolean);
+}
+/** The secret to sign deliveries with (the sandbox's): the first of the list. */
+export const signingSecret = (secret: WebhookOptions['secret']): string | undefined => webhookSecrets(secret)[0];
 
 /** Checks `sha256=<hex>` against the HMAC of the raw body, in constant time. */
 export function signatureValid(secret: string, rawBody: string, header: string | undefined): boolean {
@@ -32,55 +50,66 @@ const kindOf = (type: string) =>
 
 const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
 
+/** An id the service gave: a non-empty string no longer than MAX_ID_LENGTH, else 400. (NUL never gets this far: see parseJsonObject.) */
+function idOf(name: string, v: unknown): string | undefined {
+  const id = nonEmpty(v);
+  if (id !== undefined && id.length > MAX_ID_LENGTH) throw new RelayProblem('bad_request', `The event's ${name} is over ${MAX_ID_LENGTH} characters`);
+  return id;
+}
+
 /**
  * What makes a delivery this event, from what the signature covers: the event's own id in the
  * body, else the body's hash. Never a header: a captured delivery resent with a new header is
  * still the same event.
  */
 function eventIdOf(body: Record<string, unknown>, raw: string): string {
-  const own = nonEmpty(body.id) ?? nonEmpty(body.event_id);
+  const own = idOf('id', body.id) ?? idOf('event_id', body.event_id);
   return own ? `id:${own}` : `sha256:${createHash('sha256').update(raw).digest('hex')}`;
-}
-
-/** When the event says it happened (ms), if it says: `created_at` / `createdAt` / `timestamp`, ISO or epoch seconds or ms. */
-function timestampOf(body: Record<string, unknown>): number | undefined {
-  const t = body.created_at ?? body.createdAt ?? body.timestamp;
-  if (typeof t === 'number' && Number.isFinite(t)) return t < 1e12 ? t * 1000 : t;
-  if (typeof t === 'string') {
-    const ms = /^\d+$/.test(t) ? Number(t) * (t.length <= 10 ? 1000 : 1) : Date.parse(t);
-    if (Number.isFinite(ms)) return ms;
-    throw new RelayProblem('bad_request', 'The event timestamp is not a date');
-  }
-  return undefined;
 }
 
 /**
  * `POST /v1/webhooks/payments`: the service's events, in either spelling. Each is acted on once
- * however often it is delivered, and only while fresh; every genuine delivery gets 200.
+ * however often it is delivered, and only while fresh; a delivery already accepted gets 200 at
+ * any age. Without a secret, deliveries are refused unless `allowUnsigned`.
  */
 export function webhooksRoute(events: EventLog, hub: EventHub, logger: Logger, limiter: RateLimiter, o: WebhookOptions) {
   const toleranceMs = (o.toleranceSeconds ?? 300) * 1000;
+  const secrets = webhookSecrets(o.secret);
+  const unsigned = secrets.length === 0;
+  if (unsigned && o.allowUnsigned) logger.warn({ event: 'webhooks_unsigned' }, 'WEBHOOKS ARE UNAUTHENTICATED: no WEBHOOK_SECRET, unsigned deliveries allowed; only the service must reach /v1/webhooks/payments');
+  else if (unsigned) logger.error({ event: 'webhooks_refused' }, 'NO WEBHOOK_SECRET: every webhook delivery is refused (401); ramp purchases will not reach players');
   return new Hono<RelayEnv>().post('/', async (c) => {
     // Without a secret every unique delivery is a database write: limit who can make them.
     rateLimited(limiter, `webhook:${clientIp(c)}`);
     const raw = await readText(c, MAX_WEBHOOK_BYTES);
-    if (o.secret && !signatureValid(o.secret, raw, c.req.header(o.signatureHeader ?? DEFAULT_SIGNATURE_HEADER))) {
+    if (unsigned && !o.allowUnsigned) {
+      logger.warn({ event: 'webhook_refused', reason: 'no_secret' });
+      throw new RelayProblem('unauthorized', 'The relay has no webhook secret: it takes no deliveries');
+    }
+    const signature = c.req.header(o.signatureHeader ?? DEFAULT_SIGNATURE_HEADER);
+    if (!unsigned && !secrets.some((secret) => signatureValid(secret, raw, signature))) {
       logger.warn({ event: 'webhook_refused', reason: 'bad_signature' });
       throw new RelayProblem('unauthorized', 'Bad or missing webhook signature');
     }
     const body = parseJsonObject(raw);
-    const type = nonEmpty(body.type) ?? nonEmpty(body.event);
+    const type = idOf('type', body.type) ?? idOf('event', body.event);
     if (!type || typeof body.data !== 'object' || body.data === null || Array.isArray(body.data)) {
       throw new RelayProblem('bad_request', 'An event has a type (or event) and a data object');
     }
-    const at = timestampOf(body);
+    const at = webhookTimestamp(body);
+    const data = body.data as Record<string, unknown>;
+    const eventId = eventIdOf(body, raw);
+    const referenceId = idOf('reference_id', data.reference_id);
+    // A delivery already accepted is a duplicate however old: the service retries what it did
+    // not see answered, and a retry after the tolerance must not read as a refusal.
+    if (await events.webhookReceived(eventId)) {
+      logger.info({ event: 'webhook', type, eventId, referenceId, fresh: false });
+      return c.json({ received: true, duplicate: true });
+    }
     if (toleranceMs > 0 && at !== undefined && Math.abs(Date.now() - at) > toleranceMs) {
       logger.warn({ event: 'webhook_refused', reason: 'stale', type, at: new Date(at).toISOString() });
       throw new RelayProblem('stale_event', `The event is dated ${new Date(at).toISOString()}, outside the ${toleranceMs / 1000} s tolerance`);
     }
-    const data = body.data as Record<string, unknown>;
-    const eventId = eventIdOf(body, raw);
-    const referenceId = nonEmpty(data.reference_id);
     const kind = kindOf(type);
 
     const playerEvent =

@@ -84,6 +84,7 @@ export function pgEventLog(pool: Pool, connectionString: string): EventLog & { s
       if (r.event) announce(r.event.userId);
       return r;
     },
+    webhookReceived: async (eventId) => (await pool.query('SELECT 1 FROM webhook_events WHERE event_id = $1', [eventId])).rowCount === 1,
     recentWebhooks: async (limit) =>
       (
         await pool.query<{ event_id: string; type: string; reference_id: string | null; received_at: string; user_id: string | null }>(

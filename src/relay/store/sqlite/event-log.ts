@@ -28,6 +28,7 @@ export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
   const append = eventAppender(db);
   const q = {
     since: db.prepare<[number, string, number], Row>('SELECT * FROM events WHERE id > ? AND user_id = ? ORDER BY id LIMIT ?'),
+    received: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM webhook_events WHERE event_id = ?'),
     webhook: db.prepare<[string, string, string | null, number]>('INSERT OR IGNORE INTO webhook_events (event_id, type, reference_id, received_at) VALUES (?, ?, ?, ?)'),
     ramp: db.prepare<[string, string, string, number]>('INSERT OR REPLACE INTO ramp_sessions (reference_id, user_id, session_id, expires_at) VALUES (?, ?, ?, ?)'),
     playerOf: db.prepare<[string], { user_id: string }>('SELECT user_id FROM ramp_sessions WHERE reference_id = ?'),
@@ -44,6 +45,7 @@ export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
         const userId = e && referenceId && q.playerOf.get(referenceId)?.user_id;
         return e && userId ? { fresh: true, event: append(userId, e.type, e.data) } : { fresh: true };
       }),
+    webhookReceived: async (eventId) => q.received.get(eventId) !== undefined,
     recentWebhooks: async (limit) =>
       q.webhooks.all(limit).map((w) => ({ eventId: w.event_id, type: w.type, ...(w.reference_id ? { referenceId: w.reference_id } : {}), receivedAt: w.received_at, actedOn: w.user_id !== null })),
     rememberRampSession: (referenceId, userId, sessionId, expiresAt) => write(() => void q.ramp.run(referenceId, userId, sessionId, expiresAt)),

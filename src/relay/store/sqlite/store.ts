@@ -26,7 +26,7 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   inState: true, abandoned: true, budgetUsed: true, report: true, recent: true, audits: true,
 };
 const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
-  append: true, since: true, receiveWebhook: true, recentWebhooks: true, rememberRampSession: true,
+  append: true, since: true, receiveWebhook: true, webhookReceived: true, recentWebhooks: true, rememberRampSession: true,
 };
 
 export interface SqliteStore extends RelayStore {

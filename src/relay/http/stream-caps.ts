@@ -1,0 +1,47 @@
+import { RelayProblem } from './problems.js';
+
+export interface StreamCapOptions {
+  /** Open event streams per player (userId); 0: no cap. Default 5 (a few tabs and devices). */
+  perPlayer?: number;
+  /** Open event streams per client address; 0: no cap. Default 20 (players behind one NAT). */
+  perAddress?: number;
+  /** What `Retry-After` says when a cap is reached. Default 10 s. */
+  retryAfterSeconds?: number;
+}
+
+/**
+ * Counts the event streams open on this relay, by player and by address, so one token or one
+ * address cannot hold hundreds of sockets. In memory: each relay caps its own.
+ */
+export function createStreamCaps(o: StreamCapOptions = {}) {
+  const perPlayer = o.perPlayer ?? 5;
+  const perAddress = o.perAddress ?? 20;
+  const retryAfter = `${o.retryAfterSeconds ?? 10}`;
+  const byPlayer = new Map<string, number>();
+  const byAddress = new Map<string, number>();
+  const add = (counts: Map<string, number>, key: string, n: number) => {
+    const now = (counts.get(key) ?? 0) + n;
+    if (now > 0) counts.set(key, now);
+    else counts.delete(key);
+  };
+  const full = (counts: Map<string, number>, key: string, cap: number) => cap > 0 && (counts.get(key) ?? 0) >= cap;
+
+  return {
+    /** Takes a place for a stream, or throws 429 `rate_limited`. Returns how to give it back (once). */
+    open(userId: string, address: string): () => void {
+      if (full(byPlayer, userId, perPlayer)) throw new RelayProblem('rate_limited', `This player has ${perPlayer} event streams open: close one first`, { 'Retry-After': retryAfter });
+      if (full(byAddress, address, perAddress)) throw new RelayProblem('rate_limited', `This address has ${perAddress} event streams open: close one first`, { 'Retry-After': retryAfter });
+      add(byPlayer, userId, 1);
+      add(byAddress, address, 1);
+      let open = true;
+      return function release() {
+        if (!open) return;
+        open = false;
+        add(byPlayer, userId, -1);
+        add(byAddress, address, -1);
+      };
+    },
+  };
+}
+
+export type StreamCaps = ReturnType<typeof createStreamCaps>;
