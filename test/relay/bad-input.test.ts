@@ -90,7 +90,7 @@ describe('bad input', () => {
     }
     expect(bodies.length).toBeGreaterThan(20);
     expect(relay.logs.length).toBeGreaterThan(5);
-    expect(relay.logs.join('\n')).toContain('"event":"payout"');
+    expect(relay.logs.join('\n')).toContain('"event":"settlement"');
     for (const text of [...bodies, ...relay.logs]) expect(text).not.toContain(API_KEY);
   });
 });
