@@ -1,3 +1,4 @@
+import { operatorName } from './admin-auth.js';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { utcDay } from '../wire/earning-rules.js';
@@ -55,7 +56,7 @@ async function serviceHealth(metrics: Metrics) {
  * health. Every decision by hand is recorded with who and when.
  */
 export function adminApi({ ledger, events, payouts, limits, metrics }: AdminDeps) {
-  const actor = (c: { req: { header(n: string): string | undefined } }) => (c.req.header('x-operator') ?? 'operator').trim().slice(0, 64) || 'operator';
+  const actor = (c: { req: { header(n: string): string | undefined } }) => operatorName(c.req.header('x-operator'));
   return new Hono<RelayEnv>()
     .get('/summary', async (c) => {
       const now = Date.now();

@@ -65,6 +65,8 @@ export interface RelayOptions {
   recoverEveryMs?: number;
   /** Turns on the operator's surface (`/metrics`), for `Authorization: Bearer <adminToken>`. At least 32 characters. */
   adminToken?: string;
+  /** Wrong operator tokens per address per minute before it must wait; right ones never count. Default 10. */
+  adminFailuresPerMinute?: number;
   /** How long a player token lives. Default 24 h. */
   tokenTtlMs?: number;
   /** Request bodies above this are refused with 413. Default 4 KiB. */
@@ -148,7 +150,7 @@ export function createRelay(options: RelayOptions): Relay {
 
   // The operator's surface exists only with a token: without one, it is not found.
   if (metrics && options.adminToken) {
-    const admin = requireAdmin(options.adminToken, limiter);
+    const admin = requireAdmin(options.adminToken, { failuresPerMinute: options.adminFailuresPerMinute });
     app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
     app.use('/admin/api/*', admin);
     app.route('/admin/api', adminApi({ ledger, events, payouts, limits, metrics }));
