@@ -10,7 +10,7 @@ import { ADMIN_HTML, ADMIN_JS, ADMIN_PAGE_CSP } from './admin-page.js';
 import { adminApi } from './admin-route.js';
 import { allowedMethods } from './allowed-methods.js';
 import { createMetrics } from './metrics.js';
-import { cors } from './cors.js';
+import { cors, originAllowed } from './cors.js';
 import type { ClaimLimits } from './ledger.js';
 import { createLogger } from './logger.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments-client.js';
@@ -127,7 +127,7 @@ export function createRelay(options: RelayOptions): Relay {
     await next();
   });
   if (metrics) app.use('*', metrics.httpRequests());
-  app.use('/v1/*', cors(origins));
+  app.use('/v1/*', cors(origins, logger));
   app.use('/v1/*', allowedMethods(app as never));
 
   const maxBodyBytes = options.maxBodyBytes ?? 4096;
@@ -136,7 +136,7 @@ export function createRelay(options: RelayOptions): Relay {
     await next();
   });
 
-  app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION } satisfies Health));
+  app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.get('/v1/catalog', (c) => c.json(catalogBody));
   app.route('/v1/players', playersRoute(payments, tokens, limiter));
   // Matches /v1/rewards itself too.
