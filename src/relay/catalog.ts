@@ -16,7 +16,7 @@ const entrySchema = z.object({
   repeat: repeatSchema,
 }, { error: 'must be an object { "id", "title", "sats", "repeat" }' });
 
-const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must list at least one achievement');
+const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
 
 /** What each achievement is worth: the relay's to decide, never the client's. */
 export type Catalog = ReadonlyMap<string, CatalogEntry>;
