@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { operatorName, requireAdmin } from '../../src/relay/admin-auth.js';
 import type { RelayEnv } from '../../src/relay/context.js';
 import { problemResponse, RelayProblem } from '../../src/relay/problems.js';
+import { startTestRelay } from '../helpers/relay.js';
 
 const TOKEN = 'the-operator-token-of-32-characters-or-more';
 const NEXT = 'the-next-operator-token-of-32-characters-or-more';
@@ -55,6 +56,22 @@ describe('the operator token', () => {
     expect((await both.call(TOKEN)).status).toBe(200);
     expect((await both.call(NEXT)).status).toBe(200);
     expect((await guarded(NEXT).call(TOKEN)).status).toBe(401);
+  });
+});
+
+describe('the operator token on a running relay', () => {
+  it('stands on RELAY_ADMIN_FAILURES_PER_MINUTE, even with RELAY_RATE_LIMIT_PER_MINUTE=0; 100 scrapes pass', async () => {
+    const relay = await startTestRelay({ RELAY_ADMIN_TOKEN: TOKEN, RELAY_ADMIN_FAILURES_PER_MINUTE: '3', RELAY_RATE_LIMIT_PER_MINUTE: '0' });
+    try {
+      const scrape = (token: string) => fetch(`${relay.url}/metrics`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+      const scrapes = await Promise.all(Array.from({ length: 100 }, () => scrape(TOKEN)));
+      expect(new Set(scrapes)).toEqual(new Set([200]));
+      const guesses = [];
+      for (let i = 0; i < 4; i++) guesses.push(await scrape(`guess-${i}`));
+      expect(guesses).toEqual([401, 401, 401, 429]);
+    } finally {
+      await relay.stop();
+    }
   });
 });
 
