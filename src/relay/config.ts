@@ -89,7 +89,7 @@ const SETTINGS = {
   },
   RELAY_PAYMENT_LEASE_MS: count('milliseconds, 1000 or more', 1000),
   RELAY_CATALOG: { read: (v: string) => v, accepts: 'the path of a JSON file of achievements' },
-  RELAY_SECRET: { read: secretList, accepts: 'at least 32 characters, no spaces or commas; to rotate, several separated by commas (the first signs, all verify)', secret: true },
+  RELAY_SECRET: { read: secretList, accepts: 'at least 32 characters without spaces; to rotate, several such, separated by commas (the first signs, all verify)', secret: true },
   RELAY_ALLOWED_ORIGINS: {
     read: (v: string) => {
       const list = v.split(',').map((o) => o.trim()).filter(Boolean);
@@ -110,7 +110,7 @@ const SETTINGS = {
   RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE: count('deliveries; 0: off'),
   RELAY_PUBLIC_URL: { read: httpUrl, accepts: 'an http:// or https:// URL, such as https://rewards.example.com' },
   RELAY_TRUST_PROXY: { read: (v: string) => v, accepts: 'a number of proxy hops (1), or the proxies\' IP addresses separated by commas' },
-  RELAY_ADMIN_TOKEN: { read: secretList, accepts: 'at least 32 characters, no spaces or commas; to rotate, several separated by commas (all are accepted)', secret: true },
+  RELAY_ADMIN_TOKEN: { read: secretList, accepts: 'at least 32 characters without spaces; to rotate, several such, separated by commas (all are accepted)', secret: true },
   LOG_LEVEL: { read: (v: string) => (LOG_LEVELS as readonly string[]).includes(v) ? (v as (typeof LOG_LEVELS)[number]) : undefined, accepts: `one of ${LOG_LEVELS.join(', ')}` },
 } satisfies Record<string, Setting<unknown>>;
 

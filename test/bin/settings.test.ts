@@ -114,12 +114,14 @@ describe('a setting the relay cannot run with', () => {
     for (const r of [port, host, bogus, missing]) expect(r!.code).toBe(2);
   });
 
-  it('a host that is no address of this machine, or a port in use, names HOST or PORT', { timeout: 60_000 }, async () => {
+  it('a host that is no address of this machine or does not resolve, or a port in use, names HOST or PORT', { timeout: 60_000 }, async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = String((taken.address() as AddressInfo).port);
     try {
-      const [notHere, inUse] = await Promise.all([start({ HOST: '192.0.2.1' }), start({ PORT: port })]);
+      const [notHere, inUse, unknown] = await Promise.all([start({ HOST: '192.0.2.1' }), start({ PORT: port }), start({ HOST: 'no-such-host.invalid' })]);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr.split('\n')[0]).toMatch(/^HOST no-such-host\.invalid does not resolve to an address/);
       expect(notHere.code).toBe(1);
       expect(notHere.stderr.split('\n')[0]).toMatch(/^HOST 192\.0\.2\.1 is not an address of this machine/);
       expect(inUse.code).toBe(1);
