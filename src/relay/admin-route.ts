@@ -1,7 +1,7 @@
-import { operatorName } from './admin-auth.js';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { utcDay } from '../wire/earning-rules.js';
+import { operatorName } from './admin-auth.js';
 import { readJson, type RelayEnv } from './context.js';
 import type { EventLog } from './event-log.js';
 import type { AuditNote, ClaimLimits, Ledger, LedgerEntry } from './ledger.js';
