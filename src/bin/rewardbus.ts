@@ -4,6 +4,8 @@ import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { loadConfig, VERSION } from '../relay/index.js';
 import { createSandbox } from '../sandbox/index.js';
+import { isHost } from '../relay/config.js';
+import { listenErrorMessage, SettingError, SettingsError } from '../relay/settings-errors.js';
 import { startServer } from '../node/start-server.js';
 import { review } from './review.js';
 
@@ -36,7 +38,7 @@ Environment (also read from ./.env; every setting is described in .env.example):
   RELAY_DATABASE_URL                    postgres://…: a ledger shared by several relays (instead of SQLite)
   RELAY_PAYMENT_LEASE_MS                with PostgreSQL: a relay's hold on a payment in flight (2 x timeout + 30 s)
   RELAY_CATALOG                         a JSON file of achievements (the demo catalog)
-  RELAY_SECRET                          signs player tokens, 32+ characters (generated)
+  RELAY_SECRET                          signs player tokens, 32+ characters (generated); NEW,OLD to rotate
   RELAY_ALLOWED_ORIGINS                 browser origins allowed to call, comma-separated, or *
   RELAY_USER_DAILY_CAP_SATS             per player per UTC day (1000; 0: none)
   RELAY_DAILY_BUDGET_SATS               the whole game per UTC day (100000; 0: none)
@@ -46,7 +48,8 @@ Environment (also read from ./.env; every setting is described in .env.example):
   RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE   webhook deliveries per source address (600; 0: off)
   RELAY_PUBLIC_URL                      how the service reaches the relay, for webhook_url (required with a key)
   RELAY_TRUST_PROXY                     proxy hops (1) or addresses to believe X-Forwarded-For from
-  RELAY_ADMIN_TOKEN                     turns on /admin (the operator's page) and /metrics (32+ characters)
+  RELAY_ADMIN_TOKEN                     turns on /admin (the operator's page) and /metrics (32+ characters); NEW,OLD to rotate
+  RELAY_ADMIN_FAILURES_PER_MINUTE       wrong operator tokens per address before it waits (10)
   LOG_LEVEL                             trace, debug, info, warn, error (info)
   SANDBOX_API_KEY, SANDBOX_PORT         the sandbox alone`;
 
@@ -66,12 +69,20 @@ async function main(argv: string[]): Promise<number> {
       },
     });
   } catch (err) {
-    console.error(`${(err as Error).message}\nSee rewardbus-relay --help.`);
+    console.error(`${usageError(err as NodeJS.ErrnoException)} See rewardbus-relay --help.`);
     return 2;
   }
   const { values, positionals } = parsed;
   if (values.help) return say(HELP);
   if (values.version) return say(VERSION);
+  if (values.port !== undefined && (!/^\d+$/.test(values.port) || Number(values.port) > 65535)) {
+    console.error(`--port ${JSON.stringify(values.port)} is not accepted: it must be a whole number from 0 to 65535. See rewardbus-relay --help.`);
+    return 2;
+  }
+  if (values.host !== undefined && !isHost(values.host)) {
+    console.error(`--host ${JSON.stringify(values.host)} is not accepted: it must be an IP address (127.0.0.1, 0.0.0.0, ::1) or a host name. See rewardbus-relay --help.`);
+    return 2;
+  }
   if (existsSync('.env')) process.loadEnvFile('.env');
   if (values.port !== undefined) process.env.PORT = values.port;
   if (values.host !== undefined) process.env.HOST = values.host;
@@ -89,6 +100,19 @@ async function main(argv: string[]): Promise<number> {
     default:
       console.error(`Unknown command: ${command}. The commands are start, sandbox and review; see rewardbus-relay --help.`);
       return 2;
+  }
+}
+
+/** Node's parser's words for a wrong command line, put plainly (its own quote the option oddly). */
+function usageError(err: NodeJS.ErrnoException): string {
+  const option = /'(-[^']*)'/.exec(err.message)?.[1];
+  switch (err.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `Unknown option ${option ?? ''}.`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return /argument missing/.test(err.message) ? `The option ${option?.replace(/ <value>$/, '') ?? ''} needs a value.` : `${err.message}.`;
+    default:
+      return err.message.endsWith('.') ? err.message : `${err.message}.`;
   }
 }
 
@@ -120,7 +144,9 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (err: NodeJS.ErrnoException) => {
-    console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT ?? 8787} is in use: stop what runs there, or pass --port N.` : err.message);
+    const listen = listenErrorMessage(err, process.env.HOST || '127.0.0.1', process.env.PORT || '8787');
+    const named = err instanceof SettingError || err instanceof SettingsError;
+    console.error(listen ?? (named ? `${err.message}\nEvery setting is described in .env.example and rewardbus-relay --help.` : err.message));
     process.exit(1);
   },
 );

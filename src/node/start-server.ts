@@ -130,7 +130,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     // The sandbox's webhooks come from this process, to this relay's own address.
     publicUrl: config.publicUrl ?? url,
     ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
-    ...(adminToken ? { adminToken } : {}),
+    ...(adminToken ? { adminToken, adminFailuresPerMinute: config.adminFailuresPerMinute } : {}),
     ...options.relay,
   });
   await relay.ready;

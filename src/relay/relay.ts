@@ -10,7 +10,7 @@ import { ADMIN_PAGE_CSP, adminAssets } from './http/admin/assets.js';
 import { adminApi } from './http/routes/admin.js';
 import { allowedMethods } from './http/middleware/allowed-methods.js';
 import { createMetrics } from './ops/metrics.js';
-import { cors } from './http/middleware/cors.js';
+import { cors, originAllowed } from './http/middleware/cors.js';
 import type { ClaimLimits } from './store/ledger.js';
 import { createLogger } from './ops/logger.js';
 import { createWalletBalance } from './ops/wallet-balance.js';
@@ -77,6 +77,8 @@ export interface RelayOptions {
   streamCaps?: StreamCapOptions;
   /** Turns on the operator's surface (`/metrics`), for `Authorization: Bearer <adminToken>`. At least 32 characters. */
   adminToken?: string;
+  /** Wrong operator tokens per address per minute before it must wait; right ones never count. Default 10. */
+  adminFailuresPerMinute?: number;
   /** How long a player token lives. Default 24 h. */
   tokenTtlMs?: number;
   /** Request bodies above this are refused with 413. Default 4 KiB. */
@@ -150,7 +152,7 @@ export function createRelay(options: RelayOptions): Relay {
     await next();
   });
   if (metrics) app.use('*', metrics.httpRequests());
-  app.use('/v1/*', cors(origins));
+  app.use('/v1/*', cors(origins, logger));
   app.use('/v1/*', allowedMethods(app as never));
   app.use('*', refuseNulInUrl);
 
@@ -162,7 +164,7 @@ export function createRelay(options: RelayOptions): Relay {
     await next();
   });
 
-  app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION } satisfies Health));
+  app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.get('/v1/catalog', (c) => c.json(catalogBody));
   app.route('/v1/players', playersRoute(payments, tokens, limiter));
   // Matches /v1/rewards itself too.
@@ -176,7 +178,7 @@ export function createRelay(options: RelayOptions): Relay {
 
   // The operator's surface exists only with a token: without one, it is not found.
   if (metrics && options.adminToken) {
-    const admin = requireAdmin(options.adminToken, limiter);
+    const admin = requireAdmin(options.adminToken, { failuresPerMinute: options.adminFailuresPerMinute });
     app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
     app.use('/admin/api/*', admin);
     app.route('/admin/api', adminApi({ ledger, events, decide: createReviews(settlements, ledger.get, payouts.settleByStatus), limits, metrics, wallet }));

@@ -76,6 +76,12 @@ export interface Health {
   /** `sandbox` when the relay pays through its embedded emulation of the service. */
   mode: 'live' | 'sandbox';
   version: string;
+  /**
+   * Whether the caller's Origin may call the relay (RELAY_ALLOWED_ORIGINS); true without an
+   * Origin. Health is readable from any origin, so a game can say "origin not allowed" rather
+   * than "unreachable". Absent from relays before 0.3.
+   */
+  originAllowed?: boolean;
 }
 
 /** RFC 9457 problem details, served as `application/problem+json`. */

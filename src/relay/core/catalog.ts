@@ -1,24 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { CatalogEntry } from '../../wire/relay-api.js';
+import { SettingError } from '../settings-errors.js';
 
 const repeatSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('once') }),
   z.object({ kind: z.literal('daily') }),
   z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) }),
-]);
+], { error: 'must be { "kind": "once" | "daily" | "cooldown" } (cooldown with "seconds")' });
 
 const entrySchema = z.object({
-  id: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'ids are lowercase letters, digits, dot, dash, underscore'),
-  title: z.string().min(1).max(100),
-  sats: z.number().int().min(1).max(10_000_000),
+  id: z.string({ error: 'must be a string' }).regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
+  title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+  sats: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'),
   repeat: repeatSchema,
-});
+}, { error: 'must be an object { "id", "title", "sats", "repeat" }' });
 
-const catalogSchema = z.object({ achievements: z.array(entrySchema).min(1) }).refine(
-  (c) => new Set(c.achievements.map((a) => a.id)).size === c.achievements.length,
-  'achievement ids must be unique',
-);
+const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
 
 /** What each achievement is worth: the relay's to decide, never the client's. */
 export type Catalog = ReadonlyMap<string, CatalogEntry>;
@@ -31,14 +29,45 @@ export const DEFAULT_CATALOG: readonly CatalogEntry[] = [
   { id: 'coin-streak', title: 'Ten coins in a row', sats: 5, repeat: { kind: 'cooldown', seconds: 30 } },
 ];
 
+/**
+ * The entries checked, or the reasons they are not a catalog: each names the entry (its index
+ * and, when it has one, its id) and the field, e.g. `achievements[2] (id "coin-streak"): sats must be at least 1`.
+ */
+export function checkCatalog(entries: unknown): { entries: CatalogEntry[] } | { problems: string[] } {
+  const parsed = entriesSchema.safeParse(entries);
+  const problems = parsed.success ? [] : parsed.error.issues.map((issue) => describe(entries, issue));
+  if (parsed.success) {
+    const first = new Map<string, number>();
+    parsed.data.forEach((a, i) => {
+      const before = first.get(a.id);
+      if (before === undefined) first.set(a.id, i);
+      else problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): id is already used by achievements[${before}]; ids must be unique`);
+    });
+  }
+  return problems.length || !parsed.success ? { problems } : { entries: parsed.data };
+}
+
+function describe(entries: unknown, issue: z.core.$ZodIssue): string {
+  const [index, ...field] = issue.path;
+  if (typeof index !== 'number') return `the list ${issue.message}`;
+  const entry = Array.isArray(entries) ? (entries[index] as { id?: unknown } | undefined) : undefined;
+  const id = typeof entry?.id === 'string' ? ` (id ${JSON.stringify(entry.id)})` : '';
+  const name = field.length ? field.join('.') : 'the entry';
+  // A missing field reads better as such than as "must be a string".
+  const missing = field.length && entry && typeof entry === 'object' && !(String(field[0]) in entry);
+  return `achievements[${index}]${id}: ${name} ${missing ? `is missing (it ${issue.message})` : issue.message}`;
+}
+
+/** A catalog from entries written in code; throws, naming the entry and field, on a bad one. */
 export function createCatalog(entries: readonly CatalogEntry[]): Catalog {
-  const parsed = catalogSchema.parse({ achievements: entries });
-  return new Map(parsed.achievements.map((a) => [a.id, a]));
+  const checked = checkCatalog(entries);
+  if ('problems' in checked) throw new Error(`Invalid catalog: ${checked.problems.join('; ')}`);
+  return new Map(checked.entries.map((a) => [a.id, a]));
 }
 
 /**
- * Reads `{ "achievements": [...] }` from a JSON file, failing loudly on a bad entry. Errors name
- * the setting the path came from, so an operator knows what to fix.
+ * Reads a JSON file of achievements: a bare array, or `{ "achievements": [...] }`. Fails with a
+ * SettingError naming the setting the path came from, the entry (index and id) and the field.
  */
 export function loadCatalogFile(path: string, setting = 'RELAY_CATALOG'): Catalog {
   let json: unknown;
@@ -47,9 +76,13 @@ export function loadCatalogFile(path: string, setting = 'RELAY_CATALOG'): Catalo
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code ? `cannot be read (${code})` : `is not valid JSON (${(err as Error).message})`;
-    throw new Error(`${setting}: ${path} ${why}`);
+    throw new SettingError(setting, `${setting}: ${path} ${why}`, { cause: err });
   }
-  const result = catalogSchema.safeParse(json);
-  if (!result.success) throw new Error(`${setting}: invalid catalog ${path}: ${z.prettifyError(result.error)}`);
-  return createCatalog(result.data.achievements);
+  const wrapped = json !== null && typeof json === 'object' && !Array.isArray(json);
+  if (wrapped && !('achievements' in (json as object))) {
+    throw new SettingError(setting, `${setting}: ${path} is not a catalog: it must be a list of achievements, or { "achievements": [...] }`);
+  }
+  const checked = checkCatalog(wrapped ? (json as { achievements: unknown }).achievements : json);
+  if ('problems' in checked) throw new SettingError(setting, `${setting}: ${path} is not a catalog:\n  ${checked.problems.join('\n  ')}`);
+  return new Map(checked.entries.map((a) => [a.id, a]));
 }

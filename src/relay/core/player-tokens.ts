@@ -12,19 +12,29 @@ const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64url');
 /** `rb1.<base64url payload>.<43 base64url characters: a SHA-256 HMAC>`. */
 const TOKEN = /^rb1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
 
+/** Secrets as configured: a list, or one string of comma-separated secrets (RELAY_SECRET). */
+export const secretList = (secrets: string | readonly string[]): string[] =>
+  (typeof secrets === 'string' ? secrets.split(',') : [...secrets]).map((s) => s.trim()).filter(Boolean);
+
 /**
  * Compact HMAC-SHA256 tokens, `rb1.<payload>.<signature>`: only the relay can mint them, so a
  * client cannot claim rewards for another userId.
+ *
+ * `secrets` rotate without an outage: the first signs, every one verifies; a token signed with a
+ * secret no longer listed is refused.
  */
-export function createPlayerTokens(secret: string, ttlMs: number) {
-  const sign = (payload: string) => createHmac('sha256', secret).update(payload).digest();
+export function createPlayerTokens(secrets: string | readonly string[], ttlMs: number) {
+  const keys = secretList(secrets);
+  if (!keys.length) throw new Error('createPlayerTokens needs a secret');
+  const signWith = (secret: string, payload: string) => createHmac('sha256', secret).update(payload).digest('base64url');
+  const sign = (payload: string) => signWith(keys[0]!, payload);
   // A player sends the same token with every claim: check its signature once.
   const verified = new Map<string, PlayerClaims>();
   return {
     issue(userId: string, gamertag: string, now = Date.now()): { token: string; claims: PlayerClaims } {
       const claims: PlayerClaims = { userId, gamertag, exp: now + ttlMs };
       const payload = b64(JSON.stringify(claims));
-      return { token: `rb1.${payload}.${b64(sign(payload))}`, claims };
+      return { token: `rb1.${payload}.${sign(payload)}`, claims };
     },
     /** The claims of a genuine, unexpired token; undefined otherwise. */
     verify(token: string, now = Date.now()): PlayerClaims | undefined {
@@ -44,9 +54,13 @@ export function createPlayerTokens(secret: string, ttlMs: number) {
     const m = TOKEN.exec(token);
     if (!m) return undefined;
     const [, payload = '', signature = ''] = m;
-    const given = Buffer.from(signature, 'base64url');
-    const expected = sign(payload);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    // The signature's exact characters, not the bytes they decode to: the last of 43 base64url
+    // characters carries 2 unused bits, so 4 spellings decode alike. Only the one issued is good.
+    const given = Buffer.from(signature);
+    // Every secret is tried (no early exit), so the time taken says nothing of which one matched.
+    let good = false;
+    for (const key of keys) good = timingSafeEqual(given, Buffer.from(signWith(key, payload))) || good;
+    if (!good) return undefined;
     try {
       const c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<PlayerClaims>;
       if (typeof c.userId !== 'string' || typeof c.gamertag !== 'string' || typeof c.exp !== 'number') return undefined;

@@ -1,19 +1,55 @@
 import type { MiddlewareHandler } from 'hono';
+import type { Logger } from 'pino';
 
 const ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID';
 const EXPOSE_HEADERS = 'Idempotent-Replayed, Retry-After';
+/** Readable from any origin, so a game can tell "origin not allowed" from "unreachable". */
+const HEALTH = '/v1/health';
+
+/**
+ * May a browser page at the request's Origin call the relay? Yes with `*`, an origin listed, the
+ * relay's own host (same origin), or no Origin at all (not a cross-origin browser call).
+ * The health route reports it: `originAllowed(origins, c.req.raw)`.
+ */
+export function originAllowed(origins: readonly string[], request: Request): boolean {
+  const origin = request.headers.get('origin');
+  return origin === null || origins.includes('*') || origins.includes(origin) || sameHost(origin, request.url);
+}
+
+function sameHost(origin: string, url: string): boolean {
+  try {
+    return new URL(origin).host === new URL(url).host;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * CORS for the allowed origins (`*` for any). Hono's own sets headers on `c.res`, which makes
  * @hono/node-server build a full Response for every answer; this one only uses `c.header`.
+ * A refused origin is logged, once per origin per minute, naming RELAY_ALLOWED_ORIGINS: a game
+ * on a new domain otherwise only sees "failed to fetch".
  */
-export function cors(origins: readonly string[]): MiddlewareHandler {
+export function cors(origins: readonly string[], logger?: Pick<Logger, 'warn'>, now = Date.now): MiddlewareHandler {
   const any = origins.includes('*');
+  const told = new Map<string, number>();
+  const tell = (origin: string, path: string) => {
+    const t = now();
+    const last = told.get(origin);
+    if (last !== undefined && t - last < 60_000) return;
+    if (told.size >= 1000) told.clear();
+    told.set(origin, t);
+    logger?.warn(
+      { event: 'origin_refused', origin: origin.slice(0, 200), path, setting: 'RELAY_ALLOWED_ORIGINS' },
+      `refused a browser call from ${origin.slice(0, 200)}: add it to RELAY_ALLOWED_ORIGINS to allow it (said once a minute per origin)`,
+    );
+  };
   return async function cors(c, next) {
     const origin = c.req.header('origin');
-    const allowed = origin !== undefined && (any || origins.includes(origin));
+    const allowed = origin !== undefined && (any || origins.includes(origin) || sameHost(origin, c.req.url));
+    if (origin !== undefined && !allowed) tell(origin, c.req.path);
     if (!any) c.header('Vary', 'Origin', { append: true });
-    if (allowed) {
+    if (allowed || (origin !== undefined && c.req.path === HEALTH)) {
       c.header('Access-Control-Allow-Origin', any ? '*' : origin);
       c.header('Access-Control-Expose-Headers', EXPOSE_HEADERS);
     }

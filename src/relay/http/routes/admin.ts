@@ -8,22 +8,10 @@ import type { Metrics } from '../../ops/metrics.js';
 import type { WalletBalance } from '../../ops/wallet-balance.js';
 import type { Reviews, ReviewAction } from '../../core/reviews.js';
 import { RelayProblem } from '../problems.js';
+import { operatorName } from '../middleware/admin-auth.js';
 
 const DAY_MS = 86_400_000;
 
-/**
- * Who decided, for the audit trail: the page sends its name percent-encoded (header values are
- * Latin-1), so any script survives; a name that does not decode is taken as sent.
- */
-export function operatorName(header: string | undefined): string {
-  let name = (header ?? '').trim();
-  try {
-    name = decodeURIComponent(name);
-  } catch {
-    // Not percent-encoding: a plain name, as older pages and scripts send it.
-  }
-  return name.replace(/\p{Cc}/gu, '').trim().slice(0, 64) || 'operator';
-}
 const markPaidSchema = z.strictObject({ transactionId: z.string().trim().min(1).max(128) });
 
 export interface AdminDeps {

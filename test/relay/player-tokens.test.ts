@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { createPlayerTokens } from '../../src/relay/core/player-tokens.js';
+
+const OLD = 'the-old-relay-secret-of-32-characters-or-more';
+const NEW = 'the-new-relay-secret-of-32-characters-or-more';
+const DAY = 24 * 3_600_000;
+const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+describe('player tokens', () => {
+  it('rotate without an outage: NEW,OLD signs with NEW and still verifies what OLD signed', () => {
+    const before = createPlayerTokens(OLD, DAY).issue('user-1', 'alice').token;
+    const during = createPlayerTokens(`${NEW},${OLD}`, DAY);
+    expect(during.verify(before)?.userId).toBe('user-1');
+    const fresh = during.issue('user-2', 'bob').token;
+    expect(createPlayerTokens([NEW], DAY).verify(fresh)?.userId).toBe('user-2');
+    expect(createPlayerTokens(OLD, DAY).verify(fresh)).toBeUndefined();
+  });
+
+  it('refuse a token signed with a retired secret, one no longer listed', () => {
+    const old = createPlayerTokens(OLD, DAY).issue('user-1', 'alice').token;
+    expect(createPlayerTokens(NEW, DAY).verify(old)).toBeUndefined();
+    expect(createPlayerTokens([NEW, 'another-secret-of-thirty-two-characters'], DAY).verify(old)).toBeUndefined();
+  });
+
+  it('have exactly one accepted spelling: the last character of the signature, changed in its unused bits, is refused', () => {
+    const tokens = createPlayerTokens(NEW, DAY);
+    const token = tokens.issue('user-1', 'alice').token;
+    const last = B64URL.indexOf(token.at(-1)!);
+    // The 43rd character holds 4 bits of the signature and 2 unused ones: these 4 decode alike.
+    const spellings = [0, 1, 2, 3].map((low) => token.slice(0, -1) + B64URL[(last & ~3) | low]);
+    for (const s of spellings) expect(Buffer.from(s.split('.')[2]!, 'base64url')).toEqual(Buffer.from(token.split('.')[2]!, 'base64url'));
+    expect(spellings.filter((s) => tokens.verify(s) !== undefined)).toEqual([token]);
+  });
+
+  it('refuse a changed payload, an expired token and anything but rb1.<payload>.<signature>', () => {
+    const tokens = createPlayerTokens(NEW, DAY);
+    const now = Date.now();
+    const { token } = tokens.issue('user-1', 'alice', now);
+    const [, payload, signature] = token.split('.');
+    const forged = Buffer.from(JSON.stringify({ userId: 'user-9', gamertag: 'alice', exp: now + DAY })).toString('base64url');
+    expect(tokens.verify(`rb1.${forged}.${signature}`)).toBeUndefined();
+    expect(tokens.verify(token, now + DAY + 1)).toBeUndefined();
+    for (const bad of [`${token}=`, `${token}.x`, `rb2.${payload}.${signature}`, ` ${token}`]) expect(tokens.verify(bad)).toBeUndefined();
+  });
+});
