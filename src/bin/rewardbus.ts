@@ -44,12 +44,17 @@ Environment (also read from ./.env; every setting is described in .env.example):
   RELAY_DAILY_BUDGET_SATS               the whole game per UTC day (100000; 0: none)
   RELAY_RATE_LIMIT_PER_MINUTE           per address and per player (60; 0: off)
   WEBHOOK_SECRET                        verifies the service's webhook signatures
+  WEBHOOK_ALLOW_UNSIGNED                1: take unsigned deliveries without WEBHOOK_SECRET (0)
   WEBHOOK_TOLERANCE_SECONDS             refuses webhook events dated further from now (300; 0: off)
   RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE   webhook deliveries per source address (600; 0: off)
+  RELAY_BODY_TIMEOUT_SECONDS            a request body must arrive within this (10)
+  RELAY_STREAMS_PER_PLAYER              open event streams per player (5; 0: no cap)
+  RELAY_STREAMS_PER_ADDRESS             open event streams per client address (20; 0: no cap)
   RELAY_PUBLIC_URL                      how the service reaches the relay, for webhook_url (required with a key)
   RELAY_TRUST_PROXY                     proxy hops (1) or addresses to believe X-Forwarded-For from
   RELAY_ADMIN_TOKEN                     turns on /admin (the operator's page) and /metrics (32+ characters); NEW,OLD to rotate
   RELAY_ADMIN_FAILURES_PER_MINUTE       wrong operator tokens per address before it waits (10)
+  RELAY_WALLET_LOW_SATS                 warn below this project wallet balance (one day's budget)
   LOG_LEVEL                             trace, debug, info, warn, error (info)
   SANDBOX_API_KEY, SANDBOX_PORT         the sandbox alone`;
 

@@ -58,7 +58,9 @@ export interface ServeOptions {
  * /sandbox, and pays through it over real HTTP, exactly as it would pay the service.
  */
 export async function startServer(config: RelayConfig, options: ServeOptions = {}): Promise<RunningServer> {
-  const logger = options.logger ?? createLogger(undefined, undefined, config.payments ? [config.payments.apiKey] : []);
+  const logger = options.logger ?? createLogger(config.logLevel, undefined, config.payments ? [config.payments.apiKey] : []);
+  // The store first: one that cannot be opened is the first (and only) thing said.
+  const store = await openConfiguredStore(config);
   let relay: Relay | undefined;
   let sandbox: Sandbox | undefined;
 
@@ -86,6 +88,9 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
+  }).catch(async (err: unknown) => {
+    await store.close().catch(() => undefined);
+    throw err;
   });
   // What Node's HTTP parser refuses before the relay sees a request (a bad request line, headers
   // too large) is answered as a problem too, as far as a raw socket allows.
@@ -115,7 +120,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   if (adminToken && !config.adminToken) logger.warn({ event: 'admin_token' }, `operator token for this run (set RELAY_ADMIN_TOKEN to keep one): ${adminToken}`);
   relay = createRelay({
     payments: { ...payments, timeoutMs: config.paymentsTimeoutMs },
-    store: await openConfiguredStore(config),
+    store,
     ...(config.databaseUrl ? { recoverEveryMs: leaseMs(config) / 2 } : {}),
     secret: config.secret,
     ...(config.catalogFile ? { catalog: loadCatalogFile(config.catalogFile) } : {}),
@@ -125,7 +130,10 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     rateLimitPerMinute: config.rateLimitPerMinute,
     logger,
     mode: config.payments ? 'live' : 'sandbox',
-    webhooks: { secret: webhookSecret, toleranceSeconds: config.webhookToleranceSeconds },
+    webhooks: { secret: webhookSecret, toleranceSeconds: config.webhookToleranceSeconds, allowUnsigned: config.webhookAllowUnsigned },
+    bodyTimeoutMs: config.bodyTimeoutMs,
+    streamCaps: { perPlayer: config.streamsPerPlayer, perAddress: config.streamsPerAddress },
+    ...(config.walletLowSats !== undefined ? { walletLowSats: config.walletLowSats } : {}),
     webhookRateLimitPerMinute: config.webhookRateLimitPerMinute,
     // The sandbox's webhooks come from this process, to this relay's own address.
     publicUrl: config.publicUrl ?? url,

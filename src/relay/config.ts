@@ -108,11 +108,16 @@ const SETTINGS = {
     accepts: 'the signing secret as the service gave it: visible characters, no spaces or quotes around it',
     secret: true,
   },
+  WEBHOOK_ALLOW_UNSIGNED: { read: (v: string) => (v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : undefined), accepts: '1 (take unsigned deliveries: only behind something that checks them) or 0' },
   WEBHOOK_TOLERANCE_SECONDS: count('seconds; 0: no check'),
   RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE: count('deliveries; 0: off'),
+  RELAY_BODY_TIMEOUT_SECONDS: count('seconds a request body may take to arrive, 1 or more', 1),
+  RELAY_STREAMS_PER_PLAYER: count('open event streams per player; 0: no cap'),
+  RELAY_STREAMS_PER_ADDRESS: count('open event streams per client address; 0: no cap'),
   RELAY_PUBLIC_URL: { read: httpUrl, accepts: 'an http:// or https:// URL, such as https://rewards.example.com' },
   RELAY_TRUST_PROXY: { read: (v: string) => v, accepts: 'a number of proxy hops (1), or the proxies\' IP addresses separated by commas' },
   RELAY_ADMIN_TOKEN: { read: secretList, accepts: 'at least 32 characters without spaces; to rotate, several such, separated by commas (all are accepted)', secret: true },
+  RELAY_WALLET_LOW_SATS: count("sats in the project wallet below which the operator is warned; default: one day's budget"),
   LOG_LEVEL: { read: (v: string) => (LOG_LEVELS as readonly string[]).includes(v) ? (v as (typeof LOG_LEVELS)[number]) : undefined, accepts: `one of ${LOG_LEVELS.join(', ')}` },
 } satisfies Record<string, Setting<unknown>>;
 
@@ -156,6 +161,15 @@ export interface RelayConfig {
   /** Wrong operator tokens per address per minute before it must wait (successes never count). */
   adminFailuresPerMinute: number;
   webhookSecret?: string;
+  /** Takes unsigned webhook deliveries when there is no secret (live mode refuses them otherwise). */
+  webhookAllowUnsigned: boolean;
+  /** A request body must have arrived within this. */
+  bodyTimeoutMs: number;
+  /** Open event streams per player and per address; 0: no cap. */
+  streamsPerPlayer: number;
+  streamsPerAddress: number;
+  /** Below this the project wallet is low; absent: one day's budget. */
+  walletLowSats?: number;
   /** An event dated further than this from now is refused; 0: no check. */
   webhookToleranceSeconds: number;
   webhookRateLimitPerMinute: number;
@@ -219,7 +233,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE ?? 60,
     adminFailuresPerMinute: e.RELAY_ADMIN_FAILURES_PER_MINUTE ?? 10,
     ...(e.WEBHOOK_SECRET ? { webhookSecret: e.WEBHOOK_SECRET } : {}),
+    webhookAllowUnsigned: e.WEBHOOK_ALLOW_UNSIGNED ?? false,
     webhookToleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS ?? 300,
+    bodyTimeoutMs: (e.RELAY_BODY_TIMEOUT_SECONDS ?? 10) * 1000,
+    streamsPerPlayer: e.RELAY_STREAMS_PER_PLAYER ?? 5,
+    streamsPerAddress: e.RELAY_STREAMS_PER_ADDRESS ?? 20,
+    ...(e.RELAY_WALLET_LOW_SATS !== undefined ? { walletLowSats: e.RELAY_WALLET_LOW_SATS } : {}),
     webhookRateLimitPerMinute: e.RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE ?? 600,
     ...(e.RELAY_PUBLIC_URL ? { publicUrl: e.RELAY_PUBLIC_URL.replace(/\/$/, '') } : {}),
     ...(trustProxy ? { trustProxy } : {}),
