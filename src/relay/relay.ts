@@ -29,6 +29,7 @@ import { eventsRoute } from './http/routes/events.js';
 import { rampRoute } from './http/routes/ramp.js';
 import type { RelayStore } from './store/relay-store.js';
 import { openSqliteStore } from './store/sqlite/store.js';
+import { isStoreOutage } from './store/outage.js';
 import { webhooksRoute, type WebhookOptions } from './http/routes/webhooks.js';
 import { withdrawalsRoute } from './http/routes/withdrawals.js';
 import { refuseNulInUrl } from './http/middleware/nul-guard.js';
@@ -193,6 +194,11 @@ export function createRelay(options: RelayOptions): Relay {
     if (err instanceof RelayProblem) {
       logger.info({ event: 'problem', code: err.code, method: c.req.method, path: c.req.path });
       return problemResponse(c, err);
+    }
+    // The ledger out of reach is no bug of the client's nor the relay's: 503, come back shortly.
+    if (isStoreOutage(err)) {
+      logger.warn({ event: 'store_unavailable', err: { message: (err as Error).message, code: (err as { code?: string }).code }, method: c.req.method, path: c.req.path }, 'the store cannot be reached');
+      return problemResponse(c, new RelayProblem('store_unavailable', undefined, { 'Retry-After': '5' }));
     }
     logger.error({ err, method: c.req.method, path: c.req.path }, 'relay error');
     return problemResponse(c, new RelayProblem('internal'));

@@ -22,6 +22,7 @@ export const PROBLEMS = {
   client_closed: [499, 'The client closed the request'],
   internal: [500, 'The relay failed'],
   service_unavailable: [503, 'The payments service cannot be reached; try again later'],
+  store_unavailable: [503, "The relay's ledger cannot be reached; try again later"],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

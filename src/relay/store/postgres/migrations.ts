@@ -50,6 +50,8 @@ const MIGRATION_LOCK = 7_424_242_001;
 export async function migrate(pool: Pool): Promise<number> {
   const client = await pool.connect();
   try {
+    // Another relay may be migrating: wait for it, however long its steps take.
+    await client.query('SET lock_timeout = 0; SET statement_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     await client.query('CREATE TABLE IF NOT EXISTS rewardbus_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM rewardbus_migrations');
@@ -68,6 +70,7 @@ export async function migrate(pool: Pool): Promise<number> {
     return MIGRATIONS.length;
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await client.query('RESET lock_timeout; RESET statement_timeout').catch(() => undefined);
     client.release();
   }
 }

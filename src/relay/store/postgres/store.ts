@@ -14,11 +14,23 @@ export interface PgStoreOptions {
 }
 
 /**
+ * How long the relay waits on PostgreSQL before answering 503 (never a hang): a connection in
+ * 5 s, a lock in 5 s and a statement in 10 s on the server, and an answer in 12 s on this side,
+ * which is what catches a server that is frozen rather than down.
+ */
+export const PG_BOUNDS = {
+  connectionTimeoutMillis: 5_000,
+  query_timeout: 12_000,
+  keepAlive: true,
+  options: '-c statement_timeout=10000 -c lock_timeout=5000 -c idle_in_transaction_session_timeout=30000',
+} as const;
+
+/**
  * The shared backend for several relays: PostgreSQL. The schema is migrated at open (versioned,
  * one relay at a time).
  */
 export async function openPgStore(connectionString: string, options: PgStoreOptions): Promise<RelayStore> {
-  const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 32 });
+  const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 32, ...PG_BOUNDS });
   // An idle connection the server dropped is replaced by the pool; nothing to crash for.
   pool.on('error', () => undefined);
   try {
