@@ -126,9 +126,10 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
       this.toast({ variant, text: say(o), sats: o.sats, gamertag: o.gamertag, achievementId: o.intent.achievementId, ...(o.reason ? { reason: o.reason } : {}) });
     };
     const why = (o: RewardOutcome) => REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
-    this.#listen('reward:paid', outcome('paid', (o) => `+${o.sats} sats · ${title(o.intent.achievementId)} → ${o.gamertag}`));
+    // A reward said earlier as being checked, settled since: the toast says it is that one.
+    this.#listen('reward:paid', outcome('paid', (o) => `+${o.sats} sats · ${title(o.intent.achievementId)} ${o.afterReview ? '— paid after review' : `→ ${o.gamertag}`}`));
     this.#listen('reward:rejected', outcome('rejected', (o) => `No sats for ${title(o.intent.achievementId)}: ${why(o)}`));
-    this.#listen('reward:failed', outcome('failed', (o) => `Payout failed for ${title(o.intent.achievementId)}: ${why(o)}`));
+    this.#listen('reward:failed', outcome('failed', (o) => `Payout failed for ${title(o.intent.achievementId)}${o.afterReview ? ' after review' : ''}: ${why(o)}`));
     this.#listen('reward:review', outcome('review', (o) => `${o.sats} sats for ${title(o.intent.achievementId)} are being checked`));
     // Each intent that has to wait for the network says so once: at unlock when the relay is
     // known to be out of reach, or when its first send finds that out.
