@@ -5,6 +5,7 @@ import { earnBlock, LastEarned, lastEarned } from './earn-rules.js';
 import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import { IntentQueue } from './intent-queue.js';
+import { isoTime } from './iso-time.js';
 import type { RampResult } from './open-ramp.js';
 import { Outcomes } from './outcomes.js';
 import { randomId } from './random-id.js';
@@ -148,11 +149,11 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       this.emit('reward:skipped', { achievementId, ...block });
       return undefined;
     }
-    const intent: RewardIntent = { id: randomId(), achievementId, occurredAt: new Date(now).toISOString(), attempts: 0, nextAttemptAt: 0 };
+    const intent: RewardIntent = { id: randomId(), achievementId, occurredAt: isoTime(now), attempts: 0, nextAttemptAt: 0 };
     const userId = this.#sessions.current?.userId;
     if (userId) intent.userId = userId;
     if (details) intent.details = details;
-    this.#queue.add(intent);
+    this.#queue.add(intent, now);
     const queued: Parameters<RewardBusEvents['reward:queued']>[0] = { intent, offline: !this.#queue.online };
     if (entry) queued.sats = entry.sats;
     this.emit('reward:queued', queued);

@@ -75,10 +75,11 @@ export class IntentQueue {
     this.o.earned.drop();
   }
 
-  add(intent: RewardIntent) {
+  /** A new intent, earned at `earnedAt` (its occurredAt, which unlock() already has as a number). */
+  add(intent: RewardIntent, earnedAt = Date.parse(intent.occurredAt)) {
     this.#intents.set(intent.id, intent);
-    this.o.earned.queued(intent.achievementId, Date.parse(intent.occurredAt));
-    this.#save(intent);
+    this.o.earned.queued(intent.achievementId, earnedAt);
+    this.o.writes.set(INTENT + intent.id, intent);
     this.#schedule(0);
   }
 
