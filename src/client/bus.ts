@@ -95,7 +95,8 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       },
     );
     this.#outcomes = new Outcomes({
-      emit: (event, ...args) => this.emit(event, ...args),
+      // One argument, not a rest parameter: the shipped code would copy arguments into an array.
+      emit: (event, outcome) => this.emit(event, outcome as never),
       storage: this.#storage,
       writes: this.#writes,
       tabs: this.#tabs,
