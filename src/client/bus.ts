@@ -301,7 +301,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       if (m.player.userId !== this.#sessions.current?.userId) void this.#adopt(m.player);
       return;
     }
-    this.#outcomes.heard(m.outcome, m.event);
+    this.#outcomes.settle(m.outcome, m.event);
   }
 
   #refresh(): Promise<unknown> {

@@ -95,16 +95,11 @@ export class Outcomes {
   }
 
   /**
-   * This tab's own answer from the relay. Said once the queue's deletion is stored (a listener
-   * may rely on it), then told to the other tabs.
+   * An intent's outcome: this tab's own answer from the relay, or one another tab announced
+   * (`remote`). Said once the queue's deletion is stored (a listener may rely on it); this
+   * tab's own is then told to the other tabs.
    */
   settle(outcome: RewardOutcome, event: FinalEvent) {
-    this.o.queue.forget(outcome.intent.id);
-    this.#say(outcome, event);
-  }
-
-  /** An outcome another tab announced. */
-  heard(outcome: RewardOutcome, event: FinalEvent) {
     this.o.queue.forget(outcome.intent.id);
     this.#say(outcome, event);
   }

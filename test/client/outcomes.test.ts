@@ -61,7 +61,7 @@ describe('Outcomes', () => {
     const paid = record('r1', 'paid', { paymentId: 'pay-1', settledAt: '2026-11-23T10:05:00.000Z' });
     o.outcomes.heardRecord(paid);
     o.outcomes.heardRecord(paid);
-    o.outcomes.heard({ intent: intentFor(paid), record: paid, sats: 21, gamertag: 'alice', remote: true, afterReview: true }, 'reward:paid');
+    o.outcomes.settle({ intent: intentFor(paid), record: paid, sats: 21, gamertag: 'alice', remote: true, afterReview: true }, 'reward:paid');
     o.outcomes.replaceHistory(USER, [paid]);
     expect(await o.settledSaid()).toEqual(['reward:review', 'reward:paid after review']);
     expect(o.outcomes.history).toEqual([paid]);
@@ -73,7 +73,7 @@ describe('Outcomes', () => {
     o.outcomes.heardRecord(record('r1', 'failed', { reason: 'payment_failed' }));
     // Another tab's copy of the review, arriving late.
     const review = record('r1', 'needs_review');
-    o.outcomes.heard({ intent: intentFor(review), record: review, sats: 21, gamertag: 'alice', remote: true }, 'reward:review');
+    o.outcomes.settle({ intent: intentFor(review), record: review, sats: 21, gamertag: 'alice', remote: true }, 'reward:review');
     o.outcomes.heardRecord(record('r1', 'paid'));
     expect(await o.settledSaid()).toEqual(['reward:review (remote)', 'reward:failed after review']);
     expect(o.said[1]!.outcome.reason).toBe('payment_failed');
