@@ -1,11 +1,13 @@
 import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
 import type { RetryOptions } from './backoff.js';
 import { answer, RewardBusError } from './bus-error.js';
-import { earnBlock, lastEarned } from './earn-rules.js';
+import { earnBlock, LastEarned, lastEarned } from './earn-rules.js';
 import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import { IntentQueue } from './intent-queue.js';
-import { EVENT_OF, intentOf, Outcomes } from './outcomes.js';
+import { isoTime } from './iso-time.js';
+import type { RampResult } from './open-ramp.js';
+import { Outcomes } from './outcomes.js';
 import { randomId } from './random-id.js';
 import { createRelayClient, type RelayClient } from './relay-client.js';
 import { listenToRelay, type EventSourceClass } from './relay-stream.js';
@@ -50,9 +52,12 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   readonly #sessions: PlayerSessions;
   readonly #outcomes: Outcomes;
   readonly #queue: IntentQueue;
+  readonly #earned: LastEarned;
   #catalog: Map<string, CatalogEntry> | undefined;
   #catalogFetch: Promise<void> | undefined;
   #stream: EventSource | undefined;
+  /** The token the event stream was opened with: a renewed one reopens it. */
+  #streamToken: string | undefined;
   #ramp: RampSession | undefined;
   #destroyed = false;
   /** The browser is back online: send what waited, or at least find out whether the relay answers. */
@@ -67,10 +72,21 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     this.#relay = createRelayClient(options);
     const name = `rewardbus:${options.relayUrl}`;
     this.#tabs = createTabChannel(name, (m) => this.#heard(m));
-    this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay, () => this.#listenToRelay());
-    this.#outcomes = new Outcomes((event, ...args) => this.emit(event, ...args), this.#writes, this.#tabs);
+    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay));
+    this.#earned = new LastEarned((id) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history));
     this.#queue = new IntentQueue(
-      { storage: this.#storage, writes: this.#writes, relay: this.#relay, sessions: this.#sessions, lockName: name, tab: randomId(), concurrency: options.concurrency ?? 6, retry: options.retry },
+      {
+        storage: this.#storage,
+        writes: this.#writes,
+        relay: this.#relay,
+        // The queue renews tokens through the bus, so the event stream follows a renewed one.
+        sessions: { get current() { return sessions.current; }, forUser: (userId) => this.#sessionFor(userId), expire: (userId) => sessions.expire(userId) },
+        earned: this.#earned,
+        lockName: name,
+        tab: randomId(),
+        concurrency: options.concurrency ?? 6,
+        retry: options.retry,
+      },
       {
         sent: (intent, attempt) => this.emit('reward:sent', { intent, attempt }),
         settled: (intent, event, record, reason) => this.#outcomes.settle(this.#outcome(intent, record, reason, false), event),
@@ -78,8 +94,16 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
         error: (err) => this.#error(err),
       },
     );
-    // A finished purchase ends its session: the next "buy" opens a new one.
-    for (const end of ['ramp:success', 'ramp:error', 'ramp:completed', 'ramp:failed'] as const) this.on(end, () => (this.#ramp = undefined));
+    this.#outcomes = new Outcomes({
+      // One argument, not a rest parameter: the shipped code would copy arguments into an array.
+      emit: (event, outcome) => this.emit(event, outcome as never),
+      storage: this.#storage,
+      writes: this.#writes,
+      tabs: this.#tabs,
+      queue: this.#queue,
+      earned: this.#earned,
+      describe: (intent, record, reason, remote) => this.#outcome(intent, record, reason, remote),
+    });
     if (typeof window !== 'undefined') {
       window.addEventListener('online', this.#onOnline);
       window.addEventListener('offline', this.#onOffline);
@@ -119,24 +143,21 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * or undefined when the player cannot earn it now (then `reward:skipped` says why).
    */
   unlock(achievementId: string, details?: RewardIntent['details']): string | undefined {
-    const block = this.#catalog && earnBlock(this.#catalog.get(achievementId), this.#earnedAt(achievementId), Date.now());
+    const now = Date.now();
+    const entry = this.#catalog?.get(achievementId);
+    const block = this.#catalog && earnBlock(entry, this.#earned.get(achievementId), now);
     if (block) {
       this.emit('reward:skipped', { achievementId, ...block });
       return undefined;
     }
+    const intent: RewardIntent = { id: randomId(), achievementId, occurredAt: isoTime(now), attempts: 0, nextAttemptAt: 0 };
     const userId = this.#sessions.current?.userId;
-    const intent: RewardIntent = {
-      id: randomId(),
-      achievementId,
-      occurredAt: new Date().toISOString(),
-      ...(userId ? { userId } : {}),
-      ...(details ? { details } : {}),
-      attempts: 0,
-      nextAttemptAt: 0,
-    };
-    this.#queue.add(intent);
-    const sats = this.#catalog?.get(achievementId)?.sats;
-    this.emit('reward:queued', { intent, ...(sats === undefined ? {} : { sats }), offline: !this.#queue.online });
+    if (userId) intent.userId = userId;
+    if (details) intent.details = details;
+    this.#queue.add(intent, now);
+    const queued: Parameters<RewardBusEvents['reward:queued']>[0] = { intent, offline: !this.#queue.online };
+    if (entry) queued.sats = entry.sats;
+    this.emit('reward:queued', queued);
     return intent.id;
   }
 
@@ -177,6 +198,18 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     return (this.#ramp = answer(await this.#relay.rampSession(player.token, request)));
   }
 
+  /**
+   * The ramp widget ended (openRamp() says so; an engine that shows `widgetUrl` itself does too):
+   * `ramp:success`, `ramp:error` or `ramp:close`. A purchase that ended, either way, ends the
+   * session, so the next one opens anew; a widget closed without one leaves it for reuse.
+   */
+  rampEnded(result: RampResult): void {
+    if (result.type !== 'close') this.#ramp = undefined;
+    if (result.type === 'success') this.emit('ramp:success', result.data);
+    else if (result.type === 'error') this.emit('ramp:error', result.error);
+    else this.emit('ramp:close');
+  }
+
   /** A withdrawal request through the relay: amount, status, expiry and its `lightning:` URI. */
   async withdrawal(id: string): Promise<WithdrawalRequestView> {
     const player = await this.#linked();
@@ -204,7 +237,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     await this.ready;
     const current = this.#sessions.current;
     if (!current) throw new RewardBusError('not_linked', 'Link a player first');
-    const s = await this.#sessions.forUser(current.userId);
+    const s = await this.#sessionFor(current.userId);
     if (s === 'unreachable') throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
     if (!s) throw new RewardBusError('not_linked', 'Link the player again');
     return s;
@@ -214,7 +247,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     const [player, catalog] = await Promise.all([this.#sessions.load(), this.#storage.get<CatalogEntry[]>('catalog'), this.#queue.load()]);
     if (catalog) this.#catalog = new Map(catalog.map((c) => [c.id, c]));
     if (player) {
-      this.#outcomes.follow(player.userId, await this.#storage.get<RewardRecord[]>(`history:${player.userId}`));
+      await this.#outcomes.follow(player.userId);
       void this.#refresh();
       this.#listenToRelay();
     }
@@ -222,7 +255,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   async #adopt(player: PlayerSession) {
     this.#sessions.adopt(player);
-    this.#outcomes.follow(player.userId, await this.#storage.get<RewardRecord[]>(`history:${player.userId}`));
+    await this.#outcomes.follow(player.userId);
     this.#queue.assignTo(player.userId);
     await this.#writes.written;
     this.#ramp = undefined;
@@ -235,27 +268,31 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     this.#stream?.close();
     this.#stream = undefined;
     const player = this.#sessions.current;
+    this.#streamToken = player?.token;
     if (!player || this.#destroyed || this.#opts.eventSource === false) return;
     this.#stream = listenToRelay(
       this.#relay.eventsUrl(player.token),
       {
-        reward: (r) => this.#heardReward(r),
-        completed: (e) => this.emit('ramp:completed', e),
-        failed: (e) => this.emit('ramp:failed', e),
+        reward: (r) => this.#outcomes.heardRecord(r),
+        // A purchase that ended ends its session: the next "buy" opens a new one.
+        completed: (e) => {
+          this.#ramp = undefined;
+          this.emit('ramp:completed', e);
+        },
+        failed: (e) => {
+          this.#ramp = undefined;
+          this.emit('ramp:failed', e);
+        },
       },
       this.#opts.eventSource,
     );
   }
 
-  /** A reward reached its end, as the relay's stream tells it: perhaps this device's own intent. */
-  #heardReward(record: RewardRecord) {
-    if (record.status === 'pending') return;
-    const id = record.idempotencyKey ?? record.id;
-    // Said as this tab's own (with a toast) only when this tab is sending it: another tab of
-    // the game may hold the same stored intent and will hear its own answer.
-    const own = this.#queue.sending(id);
-    const intent = this.#queue.forget(id);
-    this.#outcomes.settle(this.#outcome(intent ?? intentOf(record), record, record.reason, !own), EVENT_OF[record.status]);
+  /** A player's live session; a renewed token for the current player moves the event stream to it. */
+  async #sessionFor(userId: string) {
+    const s = await this.#sessions.forUser(userId);
+    if (typeof s === 'object' && s.userId === this.#sessions.current?.userId && s.token !== this.#streamToken) this.#listenToRelay();
+    return s;
   }
 
   #heard(m: TabMessage) {
@@ -264,8 +301,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       if (m.player.userId !== this.#sessions.current?.userId) void this.#adopt(m.player);
       return;
     }
-    this.#queue.forget(m.outcome.intent.id);
-    this.#outcomes.heard(m.outcome, m.event);
+    this.#outcomes.settle(m.outcome, m.event);
   }
 
   #refresh(): Promise<unknown> {
@@ -293,11 +329,6 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     if (!player) return;
     const a = await this.#relay.history(player.token);
     if (a.ok) this.#outcomes.replaceHistory(player.userId, a.body.rewards);
-  }
-
-  /** When the player last earned (or queued) an achievement, for the catalog's repeat rules. */
-  #earnedAt(achievementId: string): number | undefined {
-    return lastEarned(achievementId, this.#sessions.current?.userId, this.#queue.list(), this.#outcomes.history);
   }
 
   #outcome(intent: RewardIntent, record: RewardRecord | undefined, reason: string | undefined, remote: boolean): RewardOutcome {

@@ -22,3 +22,32 @@ export function lastEarned(achievementId: string, userId: string | undefined, qu
   }
   return last;
 }
+
+/**
+ * lastEarned() per achievement for the current player, kept as intents are queued, so unlock()
+ * reads one entry instead of scanning the queue and history (1,000 offline unlocks stay O(n)).
+ * Whatever else changes (an intent or a record comes or goes, another player) drops the entry,
+ * and `scan` computes it again once, when next asked.
+ */
+export class LastEarned {
+  readonly #at = new Map<string, number | undefined>();
+
+  constructor(private readonly scan: (achievementId: string) => number | undefined) {}
+
+  get(achievementId: string): number | undefined {
+    if (!this.#at.has(achievementId)) this.#at.set(achievementId, this.scan(achievementId));
+    return this.#at.get(achievementId);
+  }
+
+  /** An intent of the current player was queued, earned at `at`. */
+  queued(achievementId: string, at: number) {
+    // Not known yet: the next get() scans the queue, this intent included.
+    if (this.#at.has(achievementId)) this.#at.set(achievementId, Math.max(this.#at.get(achievementId) ?? 0, at));
+  }
+
+  /** Recompute this achievement (or every one) when next asked. */
+  drop(achievementId?: string) {
+    if (achievementId === undefined) this.#at.clear();
+    else this.#at.delete(achievementId);
+  }
+}

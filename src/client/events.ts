@@ -28,6 +28,13 @@ export interface RewardOutcome {
   reason?: string;
   /** True in the tabs that only heard of it: the one that got the answer shows the toast. */
   remote: boolean;
+  /**
+   * The relay settled (paid or failed) a reward this device had said was being checked
+   * (`reward:review`): the same reward's second outcome, said once. For a settlement that was
+   * not this tab's own answer, it is said as this tab's (`remote: false`, toast-worthy) where the
+   * page is visible, so the player sees it once whichever tab hears it first.
+   */
+  afterReview?: true;
 }
 
 /** Every event the bus emits, and its listener's signature. */
@@ -41,7 +48,11 @@ export interface RewardBusEvents {
   'reward:rejected': (e: RewardOutcome) => void;
   /** The service refused the payment; nothing was paid. */
   'reward:failed': (e: RewardOutcome) => void;
-  /** The outcome with the service is unclear; the relay settles it, never paying twice. */
+  /**
+   * The outcome with the service is unclear, or the reward waits for an operator; the relay
+   * settles it, never paying twice. Its settlement follows as `reward:paid` or `reward:failed`
+   * with `afterReview`, heard on the event stream or in the history at the next link or reload.
+   */
   'reward:review': (e: RewardOutcome) => void;
   /** unlock() made no request: the player cannot earn it now (once-only, daily, cooldown, unknown). */
   'reward:skipped': (e: { achievementId: string; reason: string; retryAt?: number }) => void;

@@ -13,9 +13,11 @@ export class GuardedEmitter<Events extends { error: (error: Error) => void }> ex
     let g = this.#guards.get(fn);
     if (!g) {
       const report = (err: unknown) => this.#report(err);
-      g = function guarded(this: unknown, ...args: never[]) {
+      // `arguments`, not a rest parameter: the shipped code has no rest parameters to lower into a copy loop.
+      g = function guarded(this: unknown) {
         try {
-          return fn.apply(this, args);
+          // eslint-disable-next-line prefer-rest-params
+          return fn.apply(this, arguments as unknown as never[]);
         } catch (err) {
           report(err);
         }

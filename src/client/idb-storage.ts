@@ -1,16 +1,21 @@
-import { createStore, delMany, entries, get, setMany } from 'idb-keyval';
 import type { RewardStorage } from './storage.js';
 
-/** IndexedDB through idb-keyval: shared by every tab of the game's origin. */
+/**
+ * IndexedDB, shared by every tab of the game's origin. idb-keyval is loaded when the store is first
+ * used (as the bus starts), a chunk of its own: not in the bytes a game loads up front.
+ */
 export function idbStorage(dbName = 'rewardbus', storeName = 'queue'): RewardStorage {
-  let store: ReturnType<typeof createStore> | undefined;
-  // Made on first use, so merely importing the client opens no database.
-  const s = () => (store ??= createStore(dbName, storeName));
+  return lazy(() => import('./idb-keyval-storage.js').then((m) => m.idbKeyvalStorage(dbName, storeName)));
+}
+
+/** A storage made on first use (its module is loaded only then). */
+function lazy(make: () => Promise<RewardStorage>): RewardStorage {
+  let s: Promise<RewardStorage> | undefined;
+  const get = () => (s ??= make());
   return {
-    get: (key) => get(key, s()),
-    setMany: (list) => setMany(list, s()),
-    delMany: (keys) => delMany(keys, s()),
-    entries: async <T>(prefix: string) =>
-      (await entries<IDBValidKey, T>(s())).filter((e): e is [string, T] => typeof e[0] === 'string' && e[0].startsWith(prefix)),
+    get: async (key) => (await get()).get(key),
+    setMany: async (list) => (await get()).setMany(list),
+    delMany: async (keys) => (await get()).delMany(keys),
+    entries: async (prefix) => (await get()).entries(prefix),
   };
 }

@@ -1,7 +1,8 @@
 import type { RewardRecord } from '../wire/relay-api.js';
 import { backoffDelay, type RetryOptions } from './backoff.js';
+import type { LastEarned } from './earn-rules.js';
 import type { RewardIntent } from './events.js';
-import { EVENT_OF } from './outcomes.js';
+import { eventOf } from './outcomes.js';
 import { pool } from './pool.js';
 import type { RelayClient } from './relay-client.js';
 import type { PlayerSessions } from './sessions.js';
@@ -16,7 +17,7 @@ const INTENT = 'intent:';
 /** What the queue tells the bus around it. */
 export interface QueueEvents {
   sent(intent: RewardIntent, attempt: number): void;
-  /** The relay answered for good; the intent's deletion is already queued for storage. */
+  /** The relay answered for good: the listener ends the intent (Outcomes calls forget()), or it is sent again. */
   settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): void;
   reachable(online: boolean): void;
   error(err: unknown): void;
@@ -26,7 +27,10 @@ export interface QueueOptions {
   storage: RewardStorage;
   writes: WriteBatch;
   relay: RelayClient;
-  sessions: PlayerSessions;
+  /** The players' sessions: the bus passes PlayerSessions, or a strategy around it (it follows renewed tokens). */
+  sessions: Pick<PlayerSessions, 'current' | 'forUser' | 'expire'>;
+  /** Kept in step with the intents queued, for unlock()'s repeat rules. */
+  earned: LastEarned;
   /** Shared by the game's tabs: only one sends at a time. */
   lockName: string;
   tab: string;
@@ -68,17 +72,21 @@ export class IntentQueue {
   /** Reads the intents stored by this device's earlier sessions (and its other tabs). */
   async load() {
     for (const [, i] of await this.o.storage.entries<RewardIntent>(INTENT)) this.#intents.set(i.id, i);
+    this.o.earned.drop();
   }
 
-  add(intent: RewardIntent) {
+  /** A new intent, earned at `earnedAt` (its occurredAt, which unlock() already has as a number). */
+  add(intent: RewardIntent, earnedAt = Date.parse(intent.occurredAt)) {
     this.#intents.set(intent.id, intent);
-    this.#save(intent);
+    this.o.earned.queued(intent.achievementId, earnedAt);
+    this.o.writes.set(INTENT + intent.id, intent);
     this.#schedule(0);
   }
 
   /** Intents unlocked before any player was linked belong to this one. */
   assignTo(userId: string) {
     for (const i of this.#intents.values()) if (!i.userId) this.#save(Object.assign(i, { userId }));
+    this.o.earned.drop();
   }
 
   /** True while this tab waits for the relay's answer to this intent. */
@@ -86,16 +94,19 @@ export class IntentQueue {
     return this.#sending.has(id);
   }
 
-  /**
-   * The relay's final answer for this intent arrived another way (another tab, the event
-   * stream): it leaves the queue. Returns it if this tab had it.
-   */
+  /** The relay answered this intent for good (here, in another tab, on the stream): it leaves the queue. Returns it if this tab had it. */
   forget(id: string): RewardIntent | undefined {
     const intent = this.#intents.get(id);
-    if (!intent) return undefined;
-    this.#intents.delete(id);
-    this.o.writes.write([[INTENT + id, undefined]]);
+    if (intent) {
+      this.#drop(intent);
+      this.o.writes.write([[INTENT + id, undefined]]);
+    }
     return intent;
+  }
+
+  #drop(intent: RewardIntent) {
+    this.#intents.delete(intent.id);
+    this.o.earned.drop(intent.achievementId);
   }
 
   /**
@@ -139,8 +150,15 @@ export class IntentQueue {
       if (this.#stopped) return;
       // Re-read the store: another tab may have queued or finished intents.
       const stored = new Map((await this.o.storage.entries<RewardIntent>(INTENT)).map(([, i]) => [i.id, i]));
-      for (const id of this.#intents.keys()) if (!stored.has(id) && !this.o.writes.pending(INTENT + id)) this.#intents.delete(id);
-      for (const [id, i] of stored) if (!this.#intents.has(id)) this.#intents.set(id, i);
+      for (const [id, i] of this.#intents) {
+        if (!stored.has(id) && !this.o.writes.pending(INTENT + id)) this.#drop(i);
+      }
+      for (const [id, i] of stored) {
+        if (!this.#intents.has(id)) {
+          this.#intents.set(id, i);
+          this.o.earned.drop(i.achievementId);
+        }
+      }
       const now = Date.now();
       const player = this.o.sessions.current;
       const sendable = [...this.#intents.values()].filter((i) => i.userId ?? player);
@@ -177,8 +195,8 @@ export class IntentQueue {
     if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
     this.setOnline(true);
     if (a.ok) {
-      const status = a.body.status;
-      return status === 'pending' ? this.#retry(intent) : this.#finish(intent, EVENT_OF[status], a.body, a.body.reason);
+      const event = eventOf(a.body.status);
+      return event ? this.#finish(intent, event, a.body, a.body.reason) : this.#retry(intent);
     }
     if (a.status === 401) {
       // The token lapsed or the relay's secret changed: link again, then send again.
@@ -197,7 +215,6 @@ export class IntentQueue {
   }
 
   #finish(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): 'done' {
-    this.forget(intent.id);
     this.events.settled(intent, event, record, reason);
     return 'done';
   }

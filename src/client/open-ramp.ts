@@ -19,9 +19,7 @@ export async function openRamp(bus: RewardBus, request: RampSessionRequest): Pro
       done = true;
       window.removeEventListener('message', onMessage);
       overlay.remove();
-      if (result.type === 'success') bus.emit('ramp:success', result.data);
-      else if (result.type === 'error') bus.emit('ramp:error', result.error);
-      else bus.emit('ramp:close');
+      bus.rampEnded(result);
       resolve(result);
     };
     const onMessage = (m: MessageEvent<{ source?: string; type?: string; data?: unknown }>) => {

@@ -1,36 +1,60 @@
-import type { RewardRecord, RewardStatus } from '../wire/relay-api.js';
+import type { RewardRecord } from '../wire/relay-api.js';
+import type { LastEarned } from './earn-rules.js';
 import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
+import type { RewardStorage } from './storage.js';
 import type { FinalEvent, TabChannel } from './tab-channel.js';
 import type { WriteBatch } from './write-batch.js';
 
 const HISTORY_KEPT = 100;
 /** Outcomes remembered for dedupe: far more than can be in flight at once. */
-const ANNOUNCED_KEPT = 1000;
+const SAID_KEPT = 1000;
+/** Storage key prefix of the player's history, `reward:<userId>:<recordId>`: an outcome writes one small key. */
+const REWARD = 'reward:';
 
-export const EVENT_OF: Record<Exclude<RewardStatus, 'pending'>, FinalEvent> = {
-  paid: 'reward:paid',
-  rejected: 'reward:rejected',
-  failed: 'reward:failed',
-  needs_review: 'reward:review',
-};
+/**
+ * The event a record's status calls for. paid, rejected and failed are final; pending has none
+ * (the relay is still at it); needs_review, and any status this client does not know (`held`:
+ * waiting for an operator), is a wait: `reward:review`, settled later.
+ */
+export function eventOf(status: string): FinalEvent | undefined {
+  if (status === 'pending') return undefined;
+  return status === 'paid' || status === 'rejected' || status === 'failed' ? `reward:${status}` : 'reward:review';
+}
+
+const isFinal = (event: FinalEvent | undefined) => event !== undefined && event !== 'reward:review';
+const waiting = (r: RewardRecord | undefined) => !!r && !isFinal(eventOf(r.status));
+/** Where a settlement nobody here asked for is shown: the visible tab (or a process with no page). */
+const shownHere = () => typeof document === 'undefined' || document.visibilityState !== 'hidden';
 
 type Emit = <E extends FinalEvent>(event: E, ...args: Parameters<RewardBusEvents[E]>) => void;
 
+export interface OutcomesOptions {
+  emit: Emit;
+  storage: RewardStorage;
+  writes: WriteBatch;
+  tabs: TabChannel;
+  /** The intents waiting for an answer: an outcome ends its intent there. */
+  queue: { forget(id: string): RewardIntent | undefined; sending(id: string): boolean };
+  earned: LastEarned;
+  /** Makes the outcome listeners hear: sats from the catalog, the gamertag from the sessions. */
+  describe(intent: RewardIntent, record: RewardRecord | undefined, reason: string | undefined, remote: boolean): RewardOutcome;
+}
+
 /**
- * The one place where an intent's end becomes an event. The same outcome can arrive three
- * ways (this tab's HTTP answer, another tab, the relay's event stream), in any order: the first
- * copy is said, the others are dropped. Keeps the player's recent history in step.
+ * The one place where an intent ends and its outcome becomes an event. The same outcome can
+ * arrive four ways (this tab's HTTP answer, another tab, the relay's event stream, the history
+ * at link or reload), in any order: each (reward, outcome) is said once, and nothing after a
+ * final one. A reward first said as `reward:review` is said again when it settles, with
+ * `afterReview`. Keeps the player's recent history in step, in storage one record per key.
  */
 export class Outcomes {
   #history: RewardRecord[] = [];
+  #byId = new Map<string, RewardRecord>();
   #userId: string | undefined;
-  readonly #announced = new Set<string>();
+  /** The last event said per intent id and record id. */
+  readonly #said = new Map<string, FinalEvent>();
 
-  constructor(
-    private readonly emit: Emit,
-    private readonly writes: WriteBatch,
-    private readonly tabs: TabChannel,
-  ) {}
+  constructor(private readonly o: OutcomesOptions) {}
 
   /** The current player's rewards, newest first, as last seen. */
   get history(): readonly RewardRecord[] {
@@ -38,51 +62,105 @@ export class Outcomes {
   }
 
   /** Follows another player: their history as stored on this device. */
-  follow(userId: string, stored: RewardRecord[] | undefined) {
+  async follow(userId: string) {
+    let stored = (await this.o.storage.entries<RewardRecord>(`${REWARD}${userId}:`)).map(([, r]) => r);
+    if (!stored.length) {
+      // Stored by an earlier version as one array: kept, one key per record from now on.
+      const legacy = `history:${userId}`;
+      stored = (await this.o.storage.get<RewardRecord[]>(legacy)) ?? [];
+      if (stored.length) this.o.writes.write([[legacy, undefined], ...stored.map((r): [string, unknown] => [this.#key(r), r])]);
+    }
     this.#userId = userId;
-    this.#history = stored ?? [];
-  }
-
-  /** The relay's page of the player's history replaces what this device had. */
-  replaceHistory(userId: string, rewards: RewardRecord[]) {
-    if (userId !== this.#userId) return;
-    this.#history = rewards;
-    this.writes.write([[`history:${userId}`, rewards]]);
+    this.#set(stored.sort((a, b) => b.createdAt.localeCompare(a.createdAt)));
   }
 
   /**
-   * An intent ended. Said once the queue's deletion is stored (a listener may rely on it);
-   * `remote` outcomes are only heard here, so the tab that got the answer shows the toast.
+   * The relay's page of the player's history replaces what this device had. A reward this
+   * device last knew as waiting and now settled is said, once: a fresh device says nothing.
+   */
+  replaceHistory(userId: string, rewards: RewardRecord[]) {
+    if (userId !== this.#userId) return;
+    const before = this.#byId;
+    const writes: Array<[string, unknown]> = [];
+    for (const r of rewards) {
+      const was = before.get(r.id);
+      if (was?.status !== r.status || was.settledAt !== r.settledAt) writes.push([this.#key(r), r]);
+    }
+    const kept = new Set(rewards.map((r) => r.id));
+    for (const r of before.values()) if (!kept.has(r.id)) writes.push([this.#key(r), undefined]);
+    const settled = rewards.filter((r) => waiting(before.get(r.id)) && isFinal(eventOf(r.status)));
+    this.#set(rewards);
+    if (writes.length) this.o.writes.write(writes);
+    for (const r of settled) this.#say({ ...this.o.describe(intentOf(r), r, r.reason, !shownHere()), afterReview: true }, eventOf(r.status)!);
+  }
+
+  /**
+   * An intent's outcome: this tab's own answer from the relay, or one another tab announced
+   * (`remote`). Said once the queue's deletion is stored (a listener may rely on it); this
+   * tab's own is then told to the other tabs.
    */
   settle(outcome: RewardOutcome, event: FinalEvent) {
-    if (!this.#first(outcome)) return;
-    this.#remember(outcome.record);
-    void this.writes.written.then(() => {
-      this.emit(event, outcome);
-      if (!outcome.remote) this.tabs.post({ type: 'outcome', event, outcome: { ...outcome, remote: true } });
+    this.o.queue.forget(outcome.intent.id);
+    this.#say(outcome, event);
+  }
+
+  /** A record from the relay's event stream: perhaps this device's own intent, perhaps a later outcome. */
+  heardRecord(record: RewardRecord) {
+    const event = eventOf(record.status);
+    if (!event) return;
+    const id = record.idempotencyKey ?? record.id;
+    // Said as this tab's own (with a toast) only when this tab is sending it: another tab of
+    // the game may hold the same stored intent and will hear its own answer.
+    const own = this.o.queue.sending(id);
+    const intent = this.o.queue.forget(id);
+    const later = !own && this.#wasWaiting(intent ?? intentOf(record), record);
+    this.#say(this.o.describe(intent ?? intentOf(record), record, record.reason, !own && !(later && shownHere())), event);
+  }
+
+  #say(outcome: RewardOutcome, event: FinalEvent) {
+    const ids = [outcome.intent.id, outcome.record?.id];
+    for (const id of ids) {
+      const last = id === undefined ? undefined : this.#said.get(id);
+      if (last === event || isFinal(last)) return;
+    }
+    if (isFinal(event) && this.#wasWaiting(outcome.intent, outcome.record)) outcome.afterReview = true;
+    for (const id of ids) {
+      if (id === undefined) continue;
+      this.#said.delete(id);
+      this.#said.set(id, event);
+    }
+    while (this.#said.size > SAID_KEPT) this.#said.delete(this.#said.keys().next().value!);
+    if (outcome.record) this.#remember(outcome.record);
+    void this.o.writes.written.then(() => {
+      this.o.emit(event, outcome);
+      if (!outcome.remote) this.o.tabs.post({ type: 'outcome', event, outcome: { ...outcome, remote: true } });
     });
   }
 
-  /** An outcome another tab announced. */
-  heard(outcome: RewardOutcome, event: FinalEvent) {
-    if (!this.#first(outcome)) return;
-    this.#remember(outcome.record);
-    this.emit(event, outcome);
+  /** Whether this device last said (or stored) the reward as waiting. */
+  #wasWaiting(intent: RewardIntent, record: RewardRecord | undefined): boolean {
+    return this.#said.get(intent.id) === 'reward:review' || (!!record && waiting(this.#byId.get(record.id)));
   }
 
-  #first({ intent, record }: RewardOutcome): boolean {
-    if (this.#announced.has(intent.id) || (record && this.#announced.has(record.id))) return false;
-    if (this.#announced.size >= ANNOUNCED_KEPT) this.#announced.clear();
-    this.#announced.add(intent.id);
-    if (record) this.#announced.add(record.id);
-    return true;
-  }
-
-  #remember(record: RewardRecord | undefined) {
-    if (!record || record.userId !== this.#userId) return;
+  #remember(record: RewardRecord) {
+    if (record.userId !== this.#userId) return;
     // The newest page only, as the relay serves it: the full history lives in the relay's ledger.
-    this.#history = [record, ...this.#history.filter((r) => r.id !== record.id)].slice(0, HISTORY_KEPT);
-    this.writes.write([[`history:${record.userId}`, this.#history]]);
+    const history = (this.#history = [record, ...this.#history.filter((r) => r.id !== record.id)]);
+    const dropped = history.splice(HISTORY_KEPT);
+    for (const r of dropped) this.#byId.delete(r.id);
+    this.#byId.set(record.id, record);
+    this.o.earned.drop(record.achievementId);
+    this.o.writes.write([[this.#key(record), record], ...dropped.map((r): [string, unknown] => [this.#key(r), undefined])]);
+  }
+
+  #set(history: RewardRecord[]) {
+    this.#history = history;
+    this.#byId = new Map(history.map((r) => [r.id, r]));
+    this.o.earned.drop();
+  }
+
+  #key(r: RewardRecord) {
+    return `${REWARD}${r.userId}:${r.id}`;
   }
 }
 

@@ -8,7 +8,8 @@ const RENEW_BEFORE_MS = 60_000;
 
 /**
  * The players this device has linked and their tokens: the current one, and the others whose
- * queued intents still need sending. Renews a lapsed token by linking its gamertag again.
+ * queued intents still need sending. Renews a lapsed token by linking its gamertag again; who
+ * needs to know (the bus's event stream) sees the new token in what forUser() returns.
  */
 export class PlayerSessions {
   #current: PlayerSession | undefined;
@@ -18,8 +19,6 @@ export class PlayerSessions {
     private readonly storage: RewardStorage,
     private readonly writes: WriteBatch,
     private readonly relay: RelayClient,
-    /** Called when the current player's token changes (the event stream follows it). */
-    private readonly onRenewed: (player: PlayerSession) => void,
   ) {}
 
   get current(): PlayerSession | undefined {
@@ -58,10 +57,7 @@ export class PlayerSessions {
     if ('unreachable' in a || (!a.ok && a.status >= 500)) return 'unreachable';
     if (!a.ok || a.body.userId !== userId) return undefined;
     this.#set(a.body);
-    if (this.#current?.userId === userId) {
-      this.#current = a.body;
-      this.onRenewed(a.body);
-    }
+    if (this.#current?.userId === userId) this.#current = a.body;
     return a.body;
   }
 

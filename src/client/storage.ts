@@ -1,3 +1,5 @@
+import { idbStorage } from './idb-storage.js';
+
 /**
  * Where the bus keeps its queue and player: a small async key-value store. The defaults are
  * IndexedDB in browsers (idb-keyval) and a JSON file in Node; `memoryStorage()` forgets on reload.
@@ -46,19 +48,7 @@ export function mapStorage(load: () => Promise<Map<string, unknown>>, save?: (ma
  * entry defaults to a file instead, and other runtimes should pass a storage of their own.
  */
 export function defaultStorage(): RewardStorage {
-  if (typeof indexedDB !== 'undefined') return lazy(() => import('./idb-storage.js').then((m) => m.idbStorage()));
+  if (typeof indexedDB !== 'undefined') return idbStorage();
   console.warn('rewardbus: no IndexedDB here, so queued rewards are kept in memory only; pass a storage to keep them');
   return memoryStorage();
-}
-
-/** A storage made on first use (its module is loaded only then). */
-function lazy(make: () => Promise<RewardStorage>): RewardStorage {
-  let s: Promise<RewardStorage> | undefined;
-  const get = () => (s ??= make());
-  return {
-    get: async (key) => (await get()).get(key),
-    setMany: async (list) => (await get()).setMany(list),
-    delMany: async (keys) => (await get()).delMany(keys),
-    entries: async (prefix) => (await get()).entries(prefix),
-  };
 }

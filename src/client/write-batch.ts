@@ -1,24 +1,31 @@
 import type { RewardStorage } from './storage.js';
 
 /**
- * Writes made in one turn go to storage as one transaction; `undefined` deletes. unlock() only
- * queues here, so the game loop never waits on IndexedDB or the disk.
+ * Writes made in one turn go to storage as one transaction; `undefined` deletes; a key written
+ * twice in a turn is stored once, as last written. unlock() only queues here, so the game loop
+ * never waits on IndexedDB or the disk.
  */
 export function createWriteBatch(storage: RewardStorage, onError: (err: unknown) => void) {
+  // An array, not a Map: unlock() appends one entry, and growing a large Map costs it more.
   let pending: Array<[string, unknown]> = [];
   let written: Promise<void> = Promise.resolve();
-  return {
-    write(entries: Array<[string, unknown]>) {
+  const batch = {
+    /** Queues one key's value (undefined: delete) for this turn's transaction. */
+    set(key: string, value: unknown) {
       if (!pending.length) {
         written = Promise.resolve().then(() => {
-          const batch = new Map(pending);
+          const last = new Map(pending);
           pending = [];
-          const sets = [...batch].filter(([, v]) => v !== undefined);
-          const dels = [...batch].filter(([, v]) => v === undefined).map(([k]) => k);
+          const sets: Array<[string, unknown]> = [];
+          const dels: string[] = [];
+          for (const [k, v] of last) v === undefined ? dels.push(k) : sets.push([k, v]);
           return Promise.all([sets.length && storage.setMany(sets), dels.length && storage.delMany(dels)]).then(() => undefined, onError);
         });
       }
-      pending.push(...entries);
+      pending.push([key, value]);
+    },
+    write(entries: Array<[string, unknown]>) {
+      for (const [k, v] of entries) batch.set(k, v);
     },
     /** Resolves when everything written so far is stored. */
     get written() {
@@ -27,6 +34,7 @@ export function createWriteBatch(storage: RewardStorage, onError: (err: unknown)
     /** True while a write of `key` waits for its turn. */
     pending: (key: string) => pending.some(([k]) => k === key),
   };
+  return batch;
 }
 
 export type WriteBatch = ReturnType<typeof createWriteBatch>;

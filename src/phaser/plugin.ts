@@ -2,23 +2,15 @@ import * as Phaser from 'phaser';
 import { createRewardBus, openRamp, showWithdrawal, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardIntent, type RewardOutcome } from '../client/index.js';
 import type { RampSessionRequest } from '../wire/relay-api.js';
 import type { CatalogEntry } from '../wire/relay-api.js';
+import type { FinalEvent } from '../client/tab-channel.js';
 import { ToastScene, TOAST_SCENE_KEY, type Toast, type ToastOptions, type ToastVariant } from './toast-scene.js';
+import { toastText } from './toast-text.js';
 
 /** The plugin's `data` in the game config. */
 export interface RewardBusPluginData extends RewardBusOptions {
   /** Toast look and place, or false for none. */
   toasts?: ToastOptions | false;
 }
-
-const REASONS: Record<string, string> = {
-  already_claimed: 'already earned',
-  already_claimed_today: 'already earned today',
-  cooldown: 'too soon',
-  user_daily_cap: 'daily limit reached',
-  daily_budget: 'rewards paused for today',
-  insufficient_balance: 'the game is out of sats',
-  unknown_gamertag: 'unknown gamertag',
-};
 
 /**
  * A Phaser global plugin: register it with `mapping: 'rewards'` and every scene has
@@ -120,16 +112,16 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     this.game.scene.add(TOAST_SCENE_KEY, ToastScene, true, options);
     this.#toastsOn = true;
     const title = (id: string) => this.#titles.get(id)?.title ?? id;
-    const outcome = (variant: ToastVariant, say: (o: RewardOutcome) => string) => (o: RewardOutcome) => {
-      // The tab that got the answer shows it; the others only hear of it.
-      if (o.remote) return;
-      this.toast({ variant, text: say(o), sats: o.sats, gamertag: o.gamertag, achievementId: o.intent.achievementId, ...(o.reason ? { reason: o.reason } : {}) });
-    };
-    const why = (o: RewardOutcome) => REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
-    this.#listen('reward:paid', outcome('paid', (o) => `+${o.sats} sats · ${title(o.intent.achievementId)} → ${o.gamertag}`));
-    this.#listen('reward:rejected', outcome('rejected', (o) => `No sats for ${title(o.intent.achievementId)}: ${why(o)}`));
-    this.#listen('reward:failed', outcome('failed', (o) => `Payout failed for ${title(o.intent.achievementId)}: ${why(o)}`));
-    this.#listen('reward:review', outcome('review', (o) => `${o.sats} sats for ${title(o.intent.achievementId)} are being checked`));
+    const outcome = (event: FinalEvent, variant: ToastVariant) =>
+      this.#listen(event, (o: RewardOutcome) => {
+        // The tab that got the answer shows it; the others only hear of it.
+        if (o.remote) return;
+        this.toast({ variant, text: toastText(event, o, title(o.intent.achievementId)), sats: o.sats, gamertag: o.gamertag, achievementId: o.intent.achievementId, ...(o.reason ? { reason: o.reason } : {}) });
+      });
+    outcome('reward:paid', 'paid');
+    outcome('reward:rejected', 'rejected');
+    outcome('reward:failed', 'failed');
+    outcome('reward:review', 'review');
     // Each intent that has to wait for the network says so once: at unlock when the relay is
     // known to be out of reach, or when its first send finds that out.
     const told = new Set<string>();

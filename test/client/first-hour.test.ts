@@ -142,7 +142,7 @@ describe('what the README promises a game developer', () => {
     await b.link('alice');
     const first = await b.rampSession({ email: 'alice@example.com' });
     expect(await b.rampSession({ email: 'alice@example.com' })).toEqual(first);
-    b.emit('ramp:success', { ok: true });
+    b.rampEnded({ type: 'success', data: { ok: true } });
     const second = await b.rampSession({ email: 'alice@example.com' });
     expect(second.sessionToken).not.toBe(first.sessionToken);
   });

@@ -1,0 +1,26 @@
+import type { RewardOutcome } from '../client/events.js';
+import type { FinalEvent } from '../client/tab-channel.js';
+
+/** The relay's reason codes, as a player reads them. */
+const REASONS: Record<string, string> = {
+  already_claimed: 'already earned',
+  already_claimed_today: 'already earned today',
+  cooldown: 'too soon',
+  user_daily_cap: 'daily limit reached',
+  daily_budget: 'rewards paused for today',
+  insufficient_balance: 'the game is out of sats',
+  unknown_gamertag: 'unknown gamertag',
+};
+
+/**
+ * What an outcome's toast says: "+21 sats · First coin → alice". A reward said earlier as being
+ * checked and settled since says it is that one: "+21 sats · First coin — paid after review".
+ * `title` is the achievement's title from the catalog. No Phaser here: unit-tested in Node.
+ */
+export function toastText(event: FinalEvent, o: RewardOutcome, title: string): string {
+  const why = REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
+  if (event === 'reward:paid') return `+${o.sats} sats · ${title} ${o.afterReview ? '— paid after review' : `→ ${o.gamertag}`}`;
+  if (event === 'reward:rejected') return `No sats for ${title}: ${why}`;
+  if (event === 'reward:failed') return `Payout failed for ${title}${o.afterReview ? ' after review' : ''}: ${why}`;
+  return `${o.sats} sats for ${title} are being checked`;
+}

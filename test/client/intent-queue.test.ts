@@ -1,0 +1,179 @@
+import { describe, expect, it, vi } from 'vitest';
+import { LastEarned, lastEarned } from '../../src/client/earn-rules.js';
+import type { RewardIntent } from '../../src/client/events.js';
+import { IntentQueue } from '../../src/client/intent-queue.js';
+import type { RelayAnswer, RelayClient } from '../../src/client/relay-client.js';
+import { memoryStorage, type RewardStorage } from '../../src/client/storage.js';
+import type { FinalEvent } from '../../src/client/tab-channel.js';
+import { createWriteBatch } from '../../src/client/write-batch.js';
+import type { PlayerSession, RewardRecord } from '../../src/wire/relay-api.js';
+
+const player: PlayerSession = { userId: 'u1', gamertag: 'alice', token: 'tok', expiresAt: '2999-01-01T00:00:00.000Z' };
+let n = 0;
+const intent = (achievementId = 'coin'): RewardIntent => ({ id: `intent-${++n}`, achievementId, occurredAt: new Date(Date.UTC(2026, 10, 23, 10, 0, n)).toISOString(), userId: 'u1', attempts: 0, nextAttemptAt: 0 });
+const answer = (key: string, status: string): RelayAnswer<RewardRecord> => ({
+  ok: true,
+  status: 201,
+  body: { id: `rec-${key}`, idempotencyKey: key, achievementId: 'coin', userId: 'u1', sats: 1, status: status as RewardRecord['status'], createdAt: '2026-11-23T10:00:00.000Z' },
+});
+
+/**
+ * A queue on `storage` whose relay answers each claim with `reply(key, attempt)`; what it settles
+ * is forgotten, as Outcomes does.
+ */
+function queueOn(
+  reply: (key: string, attempt: number) => RelayAnswer<RewardRecord> | Promise<RelayAnswer<RewardRecord>>,
+  { storage = memoryStorage(), concurrency = 6, baseMs = 5 }: { storage?: RewardStorage; concurrency?: number; baseMs?: number } = {},
+) {
+  const claims = new Map<string, number>();
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const claim = vi.fn(async (_token: string, key: string) => {
+    claims.set(key, (claims.get(key) ?? 0) + 1);
+    maxInFlight = Math.max(maxInFlight, ++inFlight);
+    try {
+      return await reply(key, claims.get(key)!);
+    } finally {
+      inFlight--;
+    }
+  });
+  const settled: Array<{ id: string; event: FinalEvent; reason: string | undefined }> = [];
+  const reachable: boolean[] = [];
+  const writes = createWriteBatch(storage, (err) => {
+    throw err;
+  });
+  const expire = vi.fn();
+  let queue: IntentQueue;
+  const earned = new LastEarned((id) => lastEarned(id, 'u1', queue.list(), []));
+  queue = new IntentQueue(
+    {
+      storage,
+      writes,
+      relay: { claim } as unknown as RelayClient,
+      sessions: { current: player, forUser: async () => player, expire },
+      earned,
+      lockName: 'test',
+      tab: `tab-${++n}`,
+      concurrency,
+      retry: { baseMs, maxMs: baseMs * 4 },
+    },
+    {
+      sent: () => undefined,
+      settled: (i, event, _record, reason) => {
+        queue.forget(i.id);
+        settled.push({ id: i.id, event, reason });
+      },
+      reachable: (online) => reachable.push(online),
+      error: (err) => {
+        throw err;
+      },
+    },
+  );
+  return { queue, claims, claim, settled, reachable, expire, earned, storage, writes, maxInFlight: () => maxInFlight };
+}
+
+describe('IntentQueue', () => {
+  it('retries a 5xx with the same idempotency key until the relay answers for good, then forgets it', async () => {
+    const q = queueOn((key, attempt) => (attempt < 3 ? { ok: false, status: 503 } : answer(key, 'paid')));
+    const i = intent();
+    q.queue.add(i);
+    await vi.waitFor(() => expect(q.settled).toEqual([{ id: i.id, event: 'reward:paid', reason: undefined }]));
+    expect(q.claims.get(i.id)).toBe(3);
+    expect(q.claim.mock.calls.every(([token, key]) => token === 'tok' && key === i.id)).toBe(true);
+    await q.writes.written;
+    expect(q.queue.list()).toEqual([]);
+    expect(await q.storage.entries('intent:')).toEqual([]);
+  });
+
+  it('takes a 4xx refusal as final (rejected, with its code) and never sends it again', async () => {
+    const q = queueOn(() => ({ ok: false, status: 422, problem: { type: 'about:blank', title: 'No', status: 422, code: 'not_today' } }));
+    const i = intent();
+    q.queue.add(i);
+    await vi.waitFor(() => expect(q.settled).toHaveLength(1));
+    await q.queue.flush();
+    expect(q.settled).toEqual([{ id: i.id, event: 'reward:rejected', reason: 'not_today' }]);
+    expect(q.claims.get(i.id)).toBe(1);
+  });
+
+  it('asks again while the relay says pending; needs_review, and a status it does not know, end it as waiting', async () => {
+    const statuses = new Map([['a', ['pending', 'needs_review']], ['b', ['held']]]);
+    const ids = new Map<string, string>();
+    const q = queueOn((key, attempt) => answer(key, statuses.get(ids.get(key)!)![attempt - 1]!));
+    const a = intent();
+    const b = intent();
+    ids.set(a.id, 'a').set(b.id, 'b');
+    q.queue.add(a);
+    q.queue.add(b);
+    await vi.waitFor(() => expect(q.settled).toHaveLength(2));
+    expect(q.settled.map((s) => s.event)).toEqual(['reward:review', 'reward:review']);
+    expect([q.claims.get(a.id), q.claims.get(b.id)]).toEqual([2, 1]);
+  });
+
+  it('keeps intents through a reload of the same storage while the relay is out of reach, and sends them once it is back', async () => {
+    const storage = memoryStorage();
+    const offline = queueOn(() => ({ ok: false, status: 0, unreachable: true }), { storage, baseMs: 60_000 });
+    const queued = [intent(), intent(), intent()];
+    for (const i of queued) offline.queue.add(i);
+    await vi.waitFor(() => expect(offline.reachable).toEqual([false]));
+    await offline.queue.flush();
+    offline.queue.stop();
+    await offline.writes.written;
+    expect(offline.settled).toEqual([]);
+    // Each waits its backoff, not hammering: about one pass of requests, then quiet.
+    expect(offline.claim.mock.calls.length).toBeLessThanOrEqual(3 + 1);
+    expect(offline.queue.list().every((i) => i.nextAttemptAt > Date.now() + 10_000)).toBe(true);
+
+    const back = queueOn((key) => answer(key, 'paid'), { storage });
+    await back.queue.load();
+    expect(back.queue.list().map((i) => i.id).sort()).toEqual(queued.map((i) => i.id).sort());
+    // Not before its backoff, even after a reload; then each once.
+    await back.queue.flush();
+    expect(back.claims.size).toBe(0);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 10 * 60_000 });
+    try {
+      await back.queue.flush();
+      expect(back.settled.map((s) => s.id).sort()).toEqual(queued.map((i) => i.id).sort());
+    } finally {
+      vi.useRealTimers();
+    }
+    expect([...back.claims.values()]).toEqual([1, 1, 1]);
+    back.queue.stop();
+  });
+
+  it('asks for a new token after a 401 and sends again with the same key', async () => {
+    const q = queueOn((key, attempt) => (attempt === 1 ? { ok: false, status: 401 } : answer(key, 'paid')));
+    const i = intent();
+    q.queue.add(i);
+    await vi.waitFor(() => expect(q.settled).toHaveLength(1));
+    expect(q.expire).toHaveBeenCalledWith('u1');
+    expect(q.claims.get(i.id)).toBe(2);
+  });
+
+  it('drains a backlog a few at a time, each intent once', async () => {
+    const q = queueOn(async (key) => {
+      await new Promise((r) => setTimeout(r, 2));
+      return answer(key, 'paid');
+    }, { concurrency: 3 });
+    const backlog = Array.from({ length: 20 }, () => intent());
+    for (const i of backlog) q.queue.add(i);
+    await vi.waitFor(() => expect(q.settled).toHaveLength(20));
+    expect(q.maxInFlight()).toBe(3);
+    expect([...q.claims.values()].every((c) => c === 1)).toBe(true);
+  });
+
+  it('keeps what unlock() knows of the last time earned in step as intents come and go', async () => {
+    const q = queueOn(() => new Promise(() => undefined));
+    expect(q.earned.get('coin')).toBeUndefined();
+    const first = intent('coin');
+    q.queue.add(first);
+    expect(q.earned.get('coin')).toBe(Date.parse(first.occurredAt));
+    const second = intent('coin');
+    q.queue.add(second);
+    expect(q.earned.get('coin')).toBe(Date.parse(second.occurredAt));
+    q.queue.forget(second.id);
+    expect(q.earned.get('coin')).toBe(Date.parse(first.occurredAt));
+    q.queue.forget(first.id);
+    expect(q.earned.get('coin')).toBeUndefined();
+    q.queue.stop();
+  });
+});

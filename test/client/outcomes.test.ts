@@ -1,0 +1,173 @@
+import { describe, expect, it, vi } from 'vitest';
+import { LastEarned } from '../../src/client/earn-rules.js';
+import type { RewardIntent, RewardOutcome } from '../../src/client/events.js';
+import { Outcomes } from '../../src/client/outcomes.js';
+import { memoryStorage, type RewardStorage } from '../../src/client/storage.js';
+import type { FinalEvent, TabMessage } from '../../src/client/tab-channel.js';
+import { createWriteBatch } from '../../src/client/write-batch.js';
+import type { RewardRecord } from '../../src/wire/relay-api.js';
+
+const USER = 'user-1';
+
+function record(id: string, status: string, extra: Partial<RewardRecord> = {}): RewardRecord {
+  return { id, idempotencyKey: `key-${id}`, achievementId: 'first-coin', userId: USER, sats: 21, status: status as RewardRecord['status'], createdAt: '2026-11-23T10:00:00.000Z', ...extra };
+}
+
+const intentFor = (r: RewardRecord): RewardIntent => ({ id: r.idempotencyKey!, achievementId: r.achievementId, occurredAt: r.createdAt, userId: r.userId, attempts: 1, nextAttemptAt: 0 });
+
+/** An Outcomes on `storage`, with a queue of `queued` intents, recording what it says and tells other tabs. */
+async function outcomesOn(storage: RewardStorage = memoryStorage(), queued: RewardIntent[] = []) {
+  const said: Array<{ event: FinalEvent; outcome: RewardOutcome }> = [];
+  const posted: TabMessage[] = [];
+  const queue = new Map(queued.map((i) => [i.id, i]));
+  const sending = new Set<string>();
+  const writes = createWriteBatch(storage, (err) => {
+    throw err;
+  });
+  const earned = new LastEarned(() => undefined);
+  const outcomes = new Outcomes({
+    emit: (event, outcome) => said.push({ event, outcome }),
+    storage,
+    writes,
+    tabs: { post: (m) => posted.push(m), close: () => undefined },
+    queue: {
+      forget: (id) => {
+        const i = queue.get(id);
+        queue.delete(id);
+        return i;
+      },
+      sending: (id) => sending.has(id),
+    },
+    earned,
+    describe: (intent, rec, reason, remote) => ({ intent, ...(rec ? { record: rec } : {}), sats: rec?.sats ?? 0, gamertag: 'alice', ...(reason ? { reason } : {}), remote }),
+  });
+  await outcomes.follow(USER);
+  /** Everything said so far, once the writes it waits for are stored. */
+  const settledSaid = async () => {
+    await writes.written;
+    await writes.written;
+    return said.map((s) => `${s.event}${s.outcome.afterReview ? ' after review' : ''}${s.outcome.remote ? ' (remote)' : ''}`);
+  };
+  return { outcomes, said, settledSaid, posted, queue, sending, writes, earned, storage };
+}
+
+describe('Outcomes', () => {
+  it('says a reward being checked, then its payment once, marked as after review, however many copies arrive', async () => {
+    const o = await outcomesOn();
+    const review = record('r1', 'needs_review', { reason: 'payment_unclear' });
+    o.outcomes.settle({ intent: intentFor(review), record: review, sats: 21, gamertag: 'alice', remote: false }, 'reward:review');
+    expect(await o.settledSaid()).toEqual(['reward:review']);
+
+    const paid = record('r1', 'paid', { paymentId: 'pay-1', settledAt: '2026-11-23T10:05:00.000Z' });
+    o.outcomes.heardRecord(paid);
+    o.outcomes.heardRecord(paid);
+    o.outcomes.settle({ intent: intentFor(paid), record: paid, sats: 21, gamertag: 'alice', remote: true, afterReview: true }, 'reward:paid');
+    o.outcomes.replaceHistory(USER, [paid]);
+    expect(await o.settledSaid()).toEqual(['reward:review', 'reward:paid after review']);
+    expect(o.outcomes.history).toEqual([paid]);
+  });
+
+  it('says a failure after review too, and nothing stale after a final outcome', async () => {
+    const o = await outcomesOn();
+    o.outcomes.heardRecord(record('r1', 'needs_review'));
+    o.outcomes.heardRecord(record('r1', 'failed', { reason: 'payment_failed' }));
+    // Another tab's copy of the review, arriving late.
+    const review = record('r1', 'needs_review');
+    o.outcomes.settle({ intent: intentFor(review), record: review, sats: 21, gamertag: 'alice', remote: true }, 'reward:review');
+    o.outcomes.heardRecord(record('r1', 'paid'));
+    expect(await o.settledSaid()).toEqual(['reward:review (remote)', 'reward:failed after review']);
+    expect(o.said[1]!.outcome.reason).toBe('payment_failed');
+  });
+
+  it('treats a status it does not know (held) as waiting, and says its settlement after review', async () => {
+    const o = await outcomesOn();
+    o.outcomes.heardRecord(record('r1', 'held'));
+    o.outcomes.heardRecord(record('r1', 'pending'));
+    o.outcomes.heardRecord(record('r1', 'paid'));
+    expect(await o.settledSaid()).toEqual(['reward:review (remote)', 'reward:paid after review']);
+  });
+
+  it('on a later session, says a settlement it finds in the refreshed history, once', async () => {
+    const storage = memoryStorage();
+    const first = await outcomesOn(storage);
+    const review = record('r1', 'needs_review');
+    first.outcomes.settle({ intent: intentFor(review), record: review, sats: 21, gamertag: 'alice', remote: false }, 'reward:review');
+    await first.settledSaid();
+
+    const later = await outcomesOn(storage);
+    expect(later.outcomes.history).toEqual([review]);
+    const paid = record('r1', 'paid', { settledAt: '2026-11-24T09:00:00.000Z' });
+    const other = record('r2', 'paid', { idempotencyKey: 'key-r2' });
+    later.outcomes.replaceHistory(USER, [paid, other]);
+    later.outcomes.replaceHistory(USER, [paid, other]);
+    later.outcomes.heardRecord(paid);
+    expect(await later.settledSaid()).toEqual(['reward:paid after review']);
+    expect(later.said[0]!.outcome).toMatchObject({ intent: { id: 'key-r1' }, record: { status: 'paid' }, sats: 21, remote: false });
+    // Told to the game's other tabs, as theirs to hear, not to show.
+    expect(later.posted).toMatchObject([{ type: 'outcome', event: 'reward:paid', outcome: { afterReview: true, remote: true } }]);
+
+    // And a third session finds it stored as paid: nothing to say.
+    const third = await outcomesOn(storage);
+    third.outcomes.replaceHistory(USER, [paid, other]);
+    expect(await third.settledSaid()).toEqual([]);
+  });
+
+  it('says nothing on a fresh device whose history holds old outcomes it never showed as pending', async () => {
+    const o = await outcomesOn();
+    o.outcomes.replaceHistory(USER, [record('r1', 'paid'), record('r2', 'failed'), record('r3', 'needs_review')]);
+    expect(await o.settledSaid()).toEqual([]);
+    expect(o.outcomes.history.map((r) => r.id)).toEqual(['r1', 'r2', 'r3']);
+  });
+
+  it("ends the intent in the queue, and says the stream's copy as this tab's own only while this tab sends it", async () => {
+    const mine = record('r1', 'paid');
+    const theirs = record('r2', 'paid');
+    const o = await outcomesOn(memoryStorage(), [intentFor(mine), intentFor(theirs)]);
+    o.sending.add('key-r1');
+    o.outcomes.heardRecord(mine);
+    o.outcomes.heardRecord(theirs);
+    expect(await o.settledSaid()).toEqual(['reward:paid', 'reward:paid (remote)']);
+    expect(o.said[0]!.outcome.intent.attempts).toBe(1);
+    expect([...o.queue.keys()]).toEqual([]);
+    // Only this tab's own outcome is told to the other tabs.
+    expect(o.posted).toHaveLength(1);
+  });
+
+  it('keeps the newest 100 records, writing one small key per outcome, and reloads them newest first', async () => {
+    const storage = memoryStorage();
+    const o = await outcomesOn(storage);
+    const at = (n: number) => new Date(Date.UTC(2026, 10, 1) + n * 60_000).toISOString();
+    o.outcomes.replaceHistory(USER, Array.from({ length: 100 }, (_, n) => record(`old${n}`, 'paid', { createdAt: at(100 - n) })));
+    await o.writes.written;
+    const setMany = vi.spyOn(storage, 'setMany');
+    const delMany = vi.spyOn(storage, 'delMany');
+    o.outcomes.heardRecord(record('new', 'paid', { createdAt: at(500) }));
+    await o.settledSaid();
+    expect(setMany.mock.calls.map(([entries]) => entries.map(([k]) => k))).toEqual([[`reward:${USER}:new`]]);
+    expect(delMany.mock.calls).toEqual([[[`reward:${USER}:old99`]]]);
+
+    const reloaded = await outcomesOn(storage);
+    expect(reloaded.outcomes.history).toHaveLength(100);
+    expect(reloaded.outcomes.history[0]!.id).toBe('new');
+    expect(reloaded.outcomes.history[99]!.id).toBe('old98');
+  });
+
+  it('reads a history stored by an earlier version as one array', async () => {
+    const storage = memoryStorage();
+    await storage.setMany([[`history:${USER}`, [record('r1', 'needs_review')]]]);
+    const o = await outcomesOn(storage);
+    o.outcomes.replaceHistory(USER, [record('r1', 'paid')]);
+    expect(await o.settledSaid()).toEqual(['reward:paid after review']);
+    expect(await storage.get(`history:${USER}`)).toBeUndefined();
+  });
+
+  it("ignores another player's history and drops what unlock() knew when the history changes", async () => {
+    const o = await outcomesOn();
+    const drop = vi.spyOn(o.earned, 'drop');
+    o.outcomes.replaceHistory('someone-else', [record('x', 'paid', { userId: 'someone-else' })]);
+    expect(o.outcomes.history).toEqual([]);
+    expect(drop).not.toHaveBeenCalled();
+    o.outcomes.heardRecord(record('r1', 'paid'));
+    expect(drop).toHaveBeenCalledWith('first-coin');
+  });
+});

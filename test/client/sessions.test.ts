@@ -1,0 +1,86 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { RelayClient } from '../../src/client/relay-client.js';
+import { PlayerSessions } from '../../src/client/sessions.js';
+import { memoryStorage, type RewardStorage } from '../../src/client/storage.js';
+import { createWriteBatch } from '../../src/client/write-batch.js';
+import type { PlayerSession } from '../../src/wire/relay-api.js';
+
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+const IN_AN_HOUR = inAnHour();
+const alice = (token = 't1', expiresAt = IN_AN_HOUR): PlayerSession => ({ userId: 'u-alice', gamertag: 'alice', token, expiresAt });
+
+/** PlayerSessions over `storage`, with a relay whose link() answers `answer` (a new token for alice by default). */
+function sessionsOn(storage: RewardStorage = memoryStorage(), answer: () => Awaited<ReturnType<RelayClient['link']>> = () => ({ ok: true, status: 201, body: alice('renewed') })) {
+  const link = vi.fn(async (_gamertag: string) => answer());
+  const writes = createWriteBatch(storage, (err) => {
+    throw err;
+  });
+  const sessions = new PlayerSessions(storage, writes, { link } as unknown as RelayClient);
+  return { sessions, link, writes, storage };
+}
+
+describe('PlayerSessions', () => {
+  it('remembers the adopted player across a reload', async () => {
+    const first = sessionsOn();
+    first.sessions.adopt(alice());
+    await first.writes.written;
+    const reloaded = sessionsOn(first.storage);
+    expect(await reloaded.sessions.load()).toEqual(alice());
+    expect(reloaded.sessions.current).toEqual(alice());
+    expect(reloaded.sessions.gamertagOf('u-alice')).toBe('alice');
+  });
+
+  it('uses a fresh token as it is, without asking the relay', async () => {
+    const s = sessionsOn();
+    s.sessions.adopt(alice());
+    expect(await s.sessions.forUser('u-alice')).toEqual(alice());
+    expect(s.link).not.toHaveBeenCalled();
+  });
+
+  it('renews a token about to lapse by linking the gamertag again, and keeps the new one', async () => {
+    const s = sessionsOn();
+    s.sessions.adopt(alice('old', new Date(Date.now() + 30_000).toISOString()));
+    const renewed = await s.sessions.forUser('u-alice');
+    expect(renewed).toMatchObject({ token: 'renewed' });
+    expect(s.link).toHaveBeenCalledWith('alice');
+    // The current player follows, and the next use needs no request.
+    expect(s.sessions.current?.token).toBe('renewed');
+    expect(await s.sessions.forUser('u-alice')).toMatchObject({ token: 'renewed' });
+    expect(s.link).toHaveBeenCalledTimes(1);
+    await s.writes.written;
+    expect(await s.storage.get('session:u-alice')).toMatchObject({ token: 'renewed' });
+  });
+
+  it('renews a token the relay refused (expire), even before its stated expiry', async () => {
+    const s = sessionsOn();
+    s.sessions.adopt(alice());
+    s.sessions.expire('u-alice');
+    expect(await s.sessions.forUser('u-alice')).toMatchObject({ token: 'renewed' });
+  });
+
+  it('gives up on a gamertag that is gone or now belongs to someone else, and waits when the relay cannot say', async () => {
+    const expired = alice('old', new Date(0).toISOString());
+    const cases: Array<[Awaited<ReturnType<RelayClient['link']>>, unknown]> = [
+      [{ ok: true, status: 201, body: { ...alice('other'), userId: 'u-someone-else' } }, undefined],
+      [{ ok: false, status: 404, problem: { type: 'about:blank', title: 'Unknown gamertag', status: 404, code: 'unknown_gamertag' } }, undefined],
+      [{ ok: false, status: 503 }, 'unreachable'],
+      [{ ok: false, status: 0, unreachable: true }, 'unreachable'],
+    ];
+    for (const [answer, expected] of cases) {
+      const s = sessionsOn(memoryStorage(), () => answer);
+      s.sessions.adopt(expired);
+      expect(await s.sessions.forUser('u-alice')).toBe(expected);
+      expect(s.sessions.current?.token).toBe('old');
+    }
+  });
+
+  it("finds another player's stored session, for intents queued before a switch", async () => {
+    const storage = memoryStorage();
+    await storage.setMany([['session:u-bob', { userId: 'u-bob', gamertag: 'bob', token: 'tb', expiresAt: inAnHour() }]]);
+    const s = sessionsOn(storage);
+    s.sessions.adopt(alice());
+    expect(await s.sessions.forUser('u-bob')).toMatchObject({ token: 'tb' });
+    expect(await s.sessions.forUser('u-nobody')).toBeUndefined();
+    expect(s.sessions.gamertagOf(undefined)).toBe('alice');
+  });
+});
