@@ -132,7 +132,8 @@ export interface WithdrawalRequestView {
 
 /**
  * One message of `GET /v1/events` (Server-Sent Events; `event:` is the type, `id:` resumes).
- * reward: a RewardRecord reached a final status. ramp.purchase.completed / ramp.purchase.failed:
+ * reward: a RewardRecord changed status (every change the player sees: paid, rejected, failed,
+ * needs_review, and a later paid or failed when a review is settled; the same record id again). ramp.purchase.completed / ramp.purchase.failed:
  * from the service's webhooks.
  */
 export type PlayerEventMessage =
