@@ -11,6 +11,14 @@ export interface WalletWatch {
 const NO_WALLET_WATCH: WalletWatch = { noteInsufficientBalance: () => undefined };
 
 /**
+ * A string the service answered with, fit to store and to send on: bounded, and free of control
+ * characters (a NUL makes PostgreSQL refuse the row after the payment was made).
+ */
+const clean = (s: unknown, max = 256): s is string => typeof s === 'string' && s.length > 0 && s.length <= max && !/\p{Cc}/u.test(s);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
  * Pays committed intents through the service and settles them through the settlement core. A
  * payment is sent once per intent: an unclear answer becomes needs_review and is settled through
  * the payment-status endpoint, a late answer or an operator, never by sending again.
@@ -22,7 +30,12 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
    */
   async function currentGamertag(userId: string): Promise<Settlement | string> {
     const r = await payments.gamertagByUserId(userId);
-    if (r.kind === 'ok') return r.data.gamertag;
+    if (r.kind === 'ok') {
+      if (clean(r.data.gamertag, 64)) return r.data.gamertag;
+      // Nothing was sent: no payment goes to a name the relay cannot even record.
+      logger.error({ event: 'malformed_answer', call: 'gamertag', userId, gamertag: JSON.stringify(r.data.gamertag).slice(0, 300) }, 'the service answered a gamertag the relay cannot use');
+      return { state: 'failed', reason: 'malformed_gamertag' };
+    }
     if (r.kind === 'refused' && r.status < 500 && r.status !== 401 && r.status !== 403) return { state: 'failed', reason: 'unknown_user' };
     return { state: 'deferred', reason: r.kind === 'refused' ? `service_refused_${r.status}` : r.reason };
   }
@@ -32,6 +45,11 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     const to = gamertag ? { gamertag } : {};
     switch (r.kind) {
       case 'ok':
+        if (!clean(r.data.transactionId)) {
+          // Paid, perhaps: the id is logged as it came (escaped), and an operator settles it.
+          logger.error({ event: 'malformed_answer', call: 'send_payment', rewardId: entry.id, transactionId: JSON.stringify(r.data.transactionId).slice(0, 300) }, 'the service answered a transaction id the relay cannot store');
+          return { state: 'needs_review', reason: 'malformed_answer', ...to };
+        }
         if (r.data.receiverId && r.data.receiverId !== entry.userId) {
           logger.error({ event: 'receiver_mismatch', rewardId: entry.id, userId: entry.userId, receiverId: r.data.receiverId });
           return { state: 'needs_review', reason: 'receiver_mismatch', paymentId: r.data.transactionId, ...to };
@@ -78,7 +96,24 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     const r = await late;
     const to = r.kind === 'ok' || r.kind === 'refused' ? settlementOf(entry, r) : undefined;
     if (!to || to.state === 'deferred') return;
-    await settlements.settle(entry.id, { from: ['needs_review'], to, cause: 'late_answer' });
+    if (await settlements.settle(entry.id, { from: ['needs_review'], to, cause: 'late_answer' })) return;
+    // Settled meanwhile (an operator, the payment-status endpoint). When the service's own answer
+    // says otherwise, the record must not stay wrong in silence: back to review, marked, audited.
+    const now = await ledger.get(entry.id);
+    if (!now || !contradicts(now, to)) return;
+    await settlements.settle(entry.id, {
+      from: [now.state],
+      to: { state: 'needs_review', reason: 'contradicted', ...('paymentId' in to && to.paymentId ? { paymentId: to.paymentId } : {}) },
+      cause: 'late_answer',
+      audit: { actor: 'payments-service', action: `late answer: ${to.state}` },
+    });
+  }
+
+  /** A final decision the service's answer disagrees with: paid where it refused, or not paid where it paid. */
+  function contradicts(entry: LedgerEntry, answer: Settlement): boolean {
+    if (answer.state === 'paid') return entry.state === 'failed' || entry.state === 'rejected';
+    if (answer.state === 'failed') return entry.state === 'paid';
+    return false;
   }
 
   const inFlight = new Set<Promise<LedgerEntry>>();
@@ -90,10 +125,43 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     return p;
   }
 
+  /**
+   * The payment's outcome could not be recorded (the store failed after the service answered): it
+   * is logged at once, transaction id and all, and recorded as soon as the store is back. Until
+   * then the entry stays sending (a retry of its key is told it is in flight), and if this relay
+   * dies first, the log line is how an operator settles it.
+   */
+  async function keepTrying(entry: LedgerEntry, to: Settlement, err: unknown) {
+    logger.error(
+      { event: 'settlement_not_recorded', rewardId: entry.id, userId: entry.userId, to: to.state, ...('paymentId' in to && to.paymentId ? { paymentId: to.paymentId } : {}), err: { message: (err as Error).message } },
+      'the payment is done but the ledger could not record it: retrying',
+    );
+    for (let wait = 500; wait <= 64_000; wait *= 2) {
+      await sleep(wait);
+      try {
+        // Recovery may have put it in review meanwhile: what the service said still settles it.
+        if (await settlements.settle(entry.id, { from: ['sending', 'needs_review'], to, cause: 'payout' })) return;
+        return;
+      } catch {
+        // Still down: wait longer.
+      }
+    }
+  }
+
   async function payAndSettle(entry: LedgerEntry, title: string): Promise<LedgerEntry> {
     let late: Promise<Outcome<SendPaymentData>> | undefined;
     const to = await send(entry, title, (l) => (late = l));
-    const settled = (await settlements.settle(entry.id, { from: ['sending'], to, cause: 'payout' })) ?? (await ledger.get(entry.id)) ?? entry;
+    let recorded: LedgerEntry | undefined;
+    try {
+      recorded = await settlements.settle(entry.id, { from: ['sending'], to, cause: 'payout' });
+    } catch (err) {
+      const retrying: Promise<LedgerEntry> = keepTrying(entry, to, err)
+        .then(() => entry)
+        .finally(() => inFlight.delete(retrying));
+      inFlight.add(retrying);
+      throw err;
+    }
+    const settled = recorded ?? (await ledger.get(entry.id)) ?? entry;
     // Listened to only once the review it settles is committed.
     if (late) void settleLate(entry, late).catch((err: unknown) => logger.error({ err, rewardId: entry.id }, 'late answer not recorded'));
     return settled;

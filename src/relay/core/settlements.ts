@@ -8,6 +8,8 @@ export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' |
 /** The metrics a settlement records (ops/metrics.ts; a no-op without the operator's surface). */
 export interface SettlementMetrics {
   settled(state: LedgerState, achievementId: string, sats: number, sinceMs?: number): void;
+  /** The service's answer disagreed with a final decision (see payouts' late answers). */
+  contradicted?(): void;
 }
 
 export interface SettlementsDeps {
@@ -51,7 +53,10 @@ export function createSettlements({ ledger, publish, metrics, logger }: Settleme
       ...(entry.paymentId ? { paymentId: entry.paymentId } : {}),
       ...(audit ? { by: audit.actor, action: audit.action } : {}),
     };
-    if (entry.state === 'paid' || entry.state === 'rejected' || entry.state === 'sending') logger.info(line, entry.state);
+    if (entry.reason === 'contradicted' && entry.state === 'needs_review') {
+      metrics.contradicted?.();
+      logger.error(line, 'the payments service contradicts a final decision: back to review');
+    } else if (entry.state === 'paid' || entry.state === 'rejected' || entry.state === 'sending') logger.info(line, entry.state);
     else logger.warn(line, entry.state);
   }
 

@@ -11,6 +11,18 @@ export interface LedgerGauges {
 }
 
 /**
+ * A figure the store cannot give right now (the database is down) is left out of the scrape:
+ * the rest of it (process, HTTP, service calls) still reaches the operator.
+ */
+async function orSkip(read: () => Promise<void>) {
+  try {
+    await Promise.race([read(), new Promise((_, reject) => setTimeout(() => reject(new Error('slow')), 2000).unref())]);
+  } catch {
+    // Left out of this scrape.
+  }
+}
+
+/**
  * The relay's Prometheus metrics (prom-client), in a registry of its own: payouts by final state
  * and achievement, sats paid, payout and payments-service latency, service errors by kind, open
  * reviews, budget used, open event streams, HTTP requests by route and status.
@@ -34,6 +46,11 @@ export function createMetrics(ledger: LedgerGauges) {
     registers: [registry],
   });
   const serviceErrors = new Counter({ name: 'rewardbus_service_errors_total', help: 'Calls to the payments service that did not succeed, by call and kind', labelNames: ['call', 'kind'], registers: [registry] });
+  const contradictions = new Counter({
+    name: 'rewardbus_contradictions_total',
+    help: "The payments service's answer contradicted a final decision (the intent went back to review)",
+    registers: [registry],
+  });
   const streams = new Gauge({ name: 'rewardbus_event_streams_open', help: 'Player event streams open on this relay', registers: [registry] });
   const http = new Counter({ name: 'rewardbus_http_requests_total', help: 'HTTP requests, by route and status', labelNames: ['route', 'status'], registers: [registry] });
   new Gauge({
@@ -41,7 +58,7 @@ export function createMetrics(ledger: LedgerGauges) {
     help: 'Intents waiting for review (the shared ledger: every relay reports the same)',
     registers: [registry],
     async collect() {
-      this.set(await ledger.needsReview());
+      await orSkip(async () => this.set(await ledger.needsReview()));
     },
   });
   new Gauge({
@@ -49,7 +66,7 @@ export function createMetrics(ledger: LedgerGauges) {
     help: "Sats reserved or paid today (UTC) against the project's daily budget",
     registers: [registry],
     async collect() {
-      this.set(await ledger.budgetUsedSats());
+      await orSkip(async () => this.set(await ledger.budgetUsedSats()));
     },
   });
 
@@ -58,8 +75,10 @@ export function createMetrics(ledger: LedgerGauges) {
     help: "The project wallet's balance, as last read from the service (at most once a minute)",
     registers: [registry],
     async collect() {
-      const sats = await ledger.walletBalanceSats?.();
-      if (sats !== undefined) this.set(sats);
+      await orSkip(async () => {
+        const sats = await ledger.walletBalanceSats?.();
+        if (sats !== undefined) this.set(sats);
+      });
     },
   });
 
@@ -71,6 +90,9 @@ export function createMetrics(ledger: LedgerGauges) {
       payouts.inc({ state, achievement: achievementId });
       if (state === 'paid') satsPaid.inc(sats);
       if (sinceMs !== undefined) payoutSeconds.observe((Date.now() - sinceMs) / 1000);
+    },
+    contradicted() {
+      contradictions.inc();
     },
     /** The payments client, each call timed and its failures counted. */
     instrument(client: PaymentsClient): PaymentsClient {

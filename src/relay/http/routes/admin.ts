@@ -92,7 +92,9 @@ export function adminApi({ ledger, events, decide, limits, metrics, wallet }: Ad
     })
     .get('/review', async (c) => {
       const now = Date.now();
-      return c.json({ entries: (await ledger.inState('needs_review')).map((e) => view(e, now)) });
+      // What the service contradicted comes first: a decision already taken is in doubt.
+      const entries = (await ledger.inState('needs_review')).sort((a, b) => Number(b.reason === 'contradicted') - Number(a.reason === 'contradicted'));
+      return c.json({ entries: entries.map((e) => view(e, now)) });
     })
     .post('/review/:id/:action{reconcile|mark-paid|mark-failed}', async (c) => {
       const id = c.req.param('id');

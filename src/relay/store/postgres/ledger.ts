@@ -59,9 +59,14 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
     const row = rows[0];
     if (!row) return undefined;
     if (audit) await c.query('INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) VALUES ($1, $2, $3, $4, $5, $6)', [id, audit.actor, audit.action, row.old_state, to.state, now]);
-    if (row.budgeted && RESERVING.includes(row.old_state) && !RESERVING.includes(to.state)) {
+    const wasHeld = RESERVING.includes(row.old_state);
+    if (row.budgeted && wasHeld && !RESERVING.includes(to.state)) {
       await c.query('UPDATE budget SET sats = sats - $2 WHERE day = $1', [row.day, row.sats]);
       await c.query('UPDATE rewards SET budgeted = false WHERE id = $1', [row.id]);
+    } else if (!wasHeld && RESERVING.includes(to.state)) {
+      // A decision contradicted: its sats count against the day's budget again (where there is one).
+      const counted = (await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [row.day, row.sats])).rowCount === 1;
+      if (counted) await c.query('UPDATE rewards SET budgeted = true WHERE id = $1', [row.id]);
     }
     const entry = toLedgerEntry(row);
     return { entry, from: row.old_state, ...(await told(c, entry)) };

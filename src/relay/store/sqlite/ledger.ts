@@ -97,7 +97,9 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       gamertag: 'gamertag' in to ? (to.gamertag ?? null) : null,
       settledAt: to.state === 'paid' || to.state === 'failed' ? now : null,
     });
-    if (RESERVING_STATES.includes(row.state) && !RESERVING_STATES.includes(to.state)) reserve(row.user_id, row.day, -row.sats);
+    // Leaving the reserving states frees the sats; coming back (a decision contradicted) takes them again.
+    const held = RESERVING_STATES.includes(row.state);
+    if (held !== RESERVING_STATES.includes(to.state)) reserve(row.user_id, row.day, held ? -row.sats : row.sats);
     const { state, ...rest } = to;
     const before = toLedgerEntry(row);
     delete before.reason;
