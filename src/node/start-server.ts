@@ -60,7 +60,7 @@ export interface ServeOptions {
 export async function startServer(config: RelayConfig, options: ServeOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel, undefined, config.payments ? [config.payments.apiKey] : []);
   // The store first: one that cannot be opened is the first (and only) thing said.
-  const store = await openConfiguredStore(config);
+  const store = await openConfiguredStore(config, logger);
   let relay: Relay | undefined;
   let sandbox: Sandbox | undefined;
 

@@ -6,7 +6,8 @@ import { hostname } from 'node:os';
 import { loadCatalogFile } from './core/catalog.js';
 import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
 import type { RelayStore } from './store/relay-store.js';
-import { openPgStore } from './store/postgres/store.js';
+import { openPgStore, SecretMismatchError } from './store/postgres/store.js';
+import type { StoreLog } from './store/postgres/event-log.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 import { reason, SettingError, SettingsError } from './settings-errors.js';
 
@@ -278,7 +279,7 @@ const DATABASE_WAIT_MS = 15_000;
  * The store configuration picks: PostgreSQL with RELAY_DATABASE_URL, else SQLite in the data
  * dir. Failing to open it throws a SettingError naming the setting (never the password).
  */
-export async function openConfiguredStore(config: RelayConfig): Promise<RelayStore> {
+export async function openConfiguredStore(config: RelayConfig, logger?: StoreLog): Promise<RelayStore> {
   if (!config.databaseUrl) {
     try {
       const store = openSqliteStore(ledgerFile(config));
@@ -295,8 +296,10 @@ export async function openConfiguredStore(config: RelayConfig): Promise<RelaySto
     timer.unref();
   });
   try {
-    return await Promise.race([openPgStore(config.databaseUrl, { owner: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`, leaseMs: leaseMs(config) }), late]);
+    const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    return await Promise.race([openPgStore(config.databaseUrl, { owner, leaseMs: leaseMs(config), secrets: config.secret.split(','), ...(logger ? { logger } : {}) }), late]);
   } catch (err) {
+    if (err instanceof SecretMismatchError) throw new SettingError('RELAY_SECRET', err.message, { cause: err });
     throw new SettingError('RELAY_DATABASE_URL', `RELAY_DATABASE_URL: cannot open the PostgreSQL database ${where} (${reason(err)}): check that the server runs there and accepts this user and password.`, { cause: err });
   } finally {
     clearTimeout(timer);

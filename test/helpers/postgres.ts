@@ -2,7 +2,7 @@
 // port with its own data directory, as the `postgres` user when we are root (the server refuses
 // to run as root), and stopped after.
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +10,9 @@ import { freePort } from './processes.js';
 
 const exec = promisify(execFile);
 export const POSTGRES_HOW = 'PostgreSQL tests need a server: apt-get install -y postgresql (or set POSTGRES_BIN to its bin directory)';
+
+/** Whether this machine can start a PostgreSQL server for the tests. */
+export const postgresInstalled = (): boolean => binDir() !== undefined;
 
 /** The directory holding initdb and pg_ctl: POSTGRES_BIN, Debian's, or none. */
 function binDir(): string | undefined {
@@ -24,6 +27,12 @@ export interface TestPostgres {
   /** The admin connection: create a database per test from here. */
   url: string;
   stop(): Promise<void>;
+  /** Faults, for the tests of a relay under them: a fast restart, a stop and a start, a freeze (SIGSTOP) and a thaw. */
+  restart(): Promise<void>;
+  halt(): Promise<void>;
+  resume(): Promise<void>;
+  freeze(): Promise<void>;
+  thaw(): Promise<void>;
 }
 
 export async function startPostgres(): Promise<TestPostgres | undefined> {
@@ -40,8 +49,32 @@ export async function startPostgres(): Promise<TestPostgres | undefined> {
   }
   const port = await freePort();
   await run('initdb', ['-D', join(dir, 'data'), '-U', 'rewardbus', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
-  await run('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=300`, 'start']);
+  const start = () => run('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=300`, 'start']);
+  await start();
+  /** The postmaster and every backend: what a frozen machine would stop. */
+  const processes = async () => {
+    const postmaster = Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const { stdout } = await exec('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }));
+    return [postmaster, ...stdout.split('\n').filter(Boolean).map(Number)];
+  };
+  const signal = async (sig: NodeJS.Signals) => {
+    for (const pid of await processes()) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  };
   return {
+    restart: async () => {
+      await run('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', '-w', 'stop']);
+      await start();
+    },
+    halt: async () => void (await run('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', '-w', 'stop'])),
+    resume: async () => void (await start()),
+    freeze: () => signal('SIGSTOP'),
+    thaw: () => signal('SIGCONT'),
     url: `postgres://rewardbus@127.0.0.1:${port}/postgres`,
     async stop() {
       await run('pg_ctl', ['-D', join(dir, 'data'), '-m', 'immediate', '-w', 'stop']).catch(() => undefined);

@@ -80,7 +80,15 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     if (typeof gamertag !== 'string') return gamertag;
     // The recovery point: committed before the request leaves. A crash before it means nothing
     // reached the service (the intent is sent again); after it, the payment may have.
-    if (!(await ledger.markSent(entry.id))) return { state: 'needs_review', reason: 'lost_claim' };
+    let marked: boolean;
+    try {
+      marked = await ledger.markSent(entry.id);
+    } catch (err) {
+      // Nothing left: once the store is back, the intent is released for the client's retry.
+      void release(entry);
+      throw err;
+    }
+    if (!marked) return { state: 'needs_review', reason: 'lost_claim' };
     // The intent id travels in the description so an operator can find the payment upstream.
     const description = `${title} (rewardbus ${entry.id})`.slice(0, DESCRIPTION_MAX_LENGTH);
     const r = await payments.sendPayment({ gamertag, amount: msatsFromSats(entry.sats), description });
@@ -141,6 +149,19 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
       try {
         // Recovery may have put it in review meanwhile: what the service said still settles it.
         if (await settlements.settle(entry.id, { from: ['sending', 'needs_review'], to, cause: 'payout' })) return;
+        return;
+      } catch {
+        // Still down: wait longer.
+      }
+    }
+  }
+
+  /** Releases an intent whose payment never left, as soon as the store answers (a compare-and-set on its phase). */
+  async function release(entry: LedgerEntry) {
+    for (let wait = 500; wait <= 64_000; wait *= 2) {
+      await sleep(wait);
+      try {
+        await settlements.releaseUnsent(entry.id);
         return;
       } catch {
         // Still down: wait longer.

@@ -2,6 +2,12 @@ import pg, { type Pool, type PoolClient } from 'pg';
 import type { EventLog, PlayerEvent } from '../event-log.js';
 import { inTransaction } from './transaction.js';
 
+/** Where the store says what happened to its connections (a pino logger fits). */
+export interface StoreLog {
+  warn(fields: object, message?: string): void;
+  info(fields: object, message?: string): void;
+}
+
 const CHANNEL = 'rewardbus_events';
 /** A NOTIFY payload holds at most 8,000 bytes: this many user ids (36 characters and a comma). */
 const USERS_PER_NOTIFY = 200;
@@ -34,7 +40,7 @@ export async function appendEventIn(c: PoolClient, userId: string, type: string,
  * a listener then reads each named player's events after the last it handed on, in id order,
  * so a stream misses nothing and a resume from Last-Event-ID works on any relay.
  */
-export function pgEventLog(pool: Pool, connectionString: string): EventLog & { subscribe(fn: (e: PlayerEvent) => void): Promise<() => Promise<void>>; announce(userId: string): void } {
+export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog): EventLog & { subscribe(fn: (e: PlayerEvent) => void): Promise<() => Promise<void>>; announce(userId: string): void } {
   const pending = new Set<string>();
   let flushing: Promise<void> | undefined;
 
@@ -98,32 +104,84 @@ export function pgEventLog(pool: Pool, connectionString: string): EventLog & { s
         [referenceId, userId, sessionId, expiresAt],
       );
     },
-    /** Every event appended by any relay, per player in id order. Returns a function that stops listening. */
+    /**
+     * Every event appended by any relay, per player in id order. The listening connection comes
+     * back by itself after PostgreSQL restarts (with backoff), and then every player with events
+     * since shortly before the drop is read again from where it was, so no stream misses one.
+     * Returns a function that stops listening.
+     */
     async subscribe(fn) {
-      const listener = new pg.Client({ connectionString });
-      await listener.connect();
-      // A dropped listening connection costs live delivery only: streams resume by id.
-      listener.on('error', () => undefined);
-      await listener.query(`LISTEN ${CHANNEL}`);
       // Handed on so far, per player; players not seen yet start after what existed at subscription.
       const floor = Number((await pool.query<{ m: string | null }>('SELECT max(id) AS m FROM events')).rows[0]?.m ?? 0);
       const last = new Map<string, number>();
       let chain = Promise.resolve();
-      listener.on('notification', (n) => {
-        const users = new Set((n.payload ?? '').split(',').filter(Boolean));
-        chain = chain.then(async () => {
-          for (const userId of users) {
-            for (let after = last.get(userId) ?? floor, page = await since(userId, after); page.length; page = await since(userId, after)) {
-              for (const e of page) fn(e);
-              after = page[page.length - 1]!.id;
-              last.set(userId, after);
-              if (page.length < 500) break;
+      const deliver = (users: Iterable<string>) => {
+        const todo = [...users];
+        chain = chain
+          .then(async () => {
+            for (const userId of todo) {
+              for (let after = last.get(userId) ?? floor, page = await since(userId, after); page.length; page = await since(userId, after)) {
+                for (const e of page) fn(e);
+                after = page[page.length - 1]!.id;
+                last.set(userId, after);
+                if (page.length < 500) break;
+              }
             }
+            if (last.size > 100_000) last.clear();
+          })
+          .catch(() => undefined);
+      };
+
+      let listener: pg.Client | undefined;
+      let stopped = false;
+      let lostAt: number | undefined;
+      let retry: ReturnType<typeof setTimeout> | undefined;
+      async function listen(): Promise<void> {
+        const client = new pg.Client({ connectionString, connectionTimeoutMillis: 5_000, keepAlive: true });
+        client.on('error', () => undefined);
+        client.on('notification', (n) => deliver(new Set((n.payload ?? '').split(',').filter(Boolean))));
+        client.on('end', () => {
+          if (stopped || listener !== client) return;
+          listener = undefined;
+          lostAt ??= Date.now();
+          log?.warn({ event: 'listener_lost' }, 'the PostgreSQL listener was disconnected: live events from other relays wait until it is back');
+          comeBack(0);
+        });
+        try {
+          await client.connect();
+          await client.query(`LISTEN ${CHANNEL}`);
+        } catch (err) {
+          await client.end().catch(() => undefined);
+          throw err;
+        }
+        listener = client;
+      }
+      function comeBack(attempt: number) {
+        retry = setTimeout(async () => {
+          if (stopped) return;
+          try {
+            await listen();
+          } catch {
+            return comeBack(attempt + 1);
           }
-          if (last.size > 100_000) last.clear();
-        }).catch(() => undefined);
-      });
-      return () => listener.end();
+          // Whatever was appended while nobody listened (and a little before: commits land in
+          // any order across players) is read now, per player from where each was.
+          const since = (lostAt ?? Date.now()) - 30_000;
+          lostAt = undefined;
+          const { rows } = await pool
+            .query<{ user_id: string }>('SELECT DISTINCT user_id FROM events WHERE id > (SELECT coalesce(max(id), 0) FROM events WHERE created_at < $1)', [since])
+            .catch(() => ({ rows: [] as Array<{ user_id: string }> }));
+          deliver(rows.map((r) => r.user_id));
+          log?.info({ event: 'listener_back', players: rows.length }, 'the PostgreSQL listener is back; streams caught up');
+        }, Math.min(30_000, 250 * 2 ** attempt));
+        retry.unref();
+      }
+      await listen();
+      return async () => {
+        stopped = true;
+        clearTimeout(retry);
+        await listener?.end().catch(() => undefined);
+      };
     },
   };
 }

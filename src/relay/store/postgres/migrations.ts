@@ -41,6 +41,8 @@ const MIGRATIONS: readonly string[] = [
   `CREATE TABLE audit (seq bigserial PRIMARY KEY, reward_id text NOT NULL, actor text NOT NULL, action text NOT NULL, from_state text NOT NULL, to_state text NOT NULL, at bigint NOT NULL);
    CREATE INDEX audit_by_reward ON audit (reward_id);
    CREATE INDEX rewards_by_day ON rewards (day);`,
+  // Fingerprints of the secrets the relays sign player tokens with: one that shares none refuses to start.
+  `CREATE TABLE relay_secrets (fingerprint text PRIMARY KEY, seen_at bigint NOT NULL);`,
 ];
 
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */

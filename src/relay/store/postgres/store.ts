@@ -1,8 +1,10 @@
-import pg from 'pg';
+import { createHmac } from 'node:crypto';
+import pg, { type Pool } from 'pg';
 import type { RelayStore } from '../relay-store.js';
-import { pgEventLog } from './event-log.js';
+import { pgEventLog, type StoreLog } from './event-log.js';
 import { pgLedger } from './ledger.js';
 import { migrate } from './migrations.js';
+import { inTransaction } from './transaction.js';
 
 export interface PgStoreOptions {
   /** This relay's name, as the owner of the payments it is sending. */
@@ -11,6 +13,14 @@ export interface PgStoreOptions {
   leaseMs: number;
   /** Connections in this relay's pool. Default 32: a payout holds one for each of its short transactions. */
   maxConnections?: number;
+  /** Where the listener says it lost its connection and came back. */
+  logger?: StoreLog;
+  /**
+   * The secrets this relay signs and verifies player tokens with (RELAY_SECRET's list). Every relay
+   * on the database must share one: a relay whose list shares none with the last one started
+   * refuses to start (SecretMismatchError), rather than refuse the others' tokens in silence.
+   */
+  secrets?: readonly string[];
 }
 
 /**
@@ -31,14 +41,44 @@ export const PG_BOUNDS = {
  */
 export async function openPgStore(connectionString: string, options: PgStoreOptions): Promise<RelayStore> {
   const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 32, ...PG_BOUNDS });
-  // An idle connection the server dropped is replaced by the pool; nothing to crash for.
+  // A connection the server dropped (a restart, an administrator) is replaced by the pool: idle
+  // ones report here, and checked-out ones to their own listener, set once per connection; the
+  // query in flight fails on its own, and becomes a 503.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   try {
     await migrate(pool);
+    if (options.secrets) await agreeOnSecrets(pool, options.secrets);
   } catch (err) {
     await pool.end();
     throw err;
   }
-  const events = pgEventLog(pool, connectionString);
+  const events = pgEventLog(pool, connectionString, options.logger);
   return { ledger: pgLedger(pool, { ...options, announce: events.announce }), events, close: () => pool.end() };
+}
+
+/** Two relays on one database that sign player tokens with different secrets. */
+export class SecretMismatchError extends Error {
+  constructor() {
+    super('RELAY_SECRET shares no secret with the relays already on this database: each would refuse the tokens the other signs. Give every relay the same RELAY_SECRET (to rotate: NEW,OLD on each in turn, then NEW).');
+  }
+}
+
+/** A secret's fingerprint: says whether two relays share it, and nothing about the secret. */
+const fingerprint = (secret: string) => createHmac('sha256', secret).update('rewardbus relay secret fingerprint').digest('base64url').slice(0, 22);
+
+/**
+ * The relays on a database must verify each other's tokens: this relay's secrets must share at
+ * least one with those recorded by the last relay that started (a rotation overlaps: NEW,OLD).
+ * Then its own are recorded, so a secret every relay has dropped stops counting.
+ */
+async function agreeOnSecrets(pool: Pool, secrets: readonly string[]) {
+  const mine = secrets.map(fingerprint);
+  await inTransaction(pool, async (c) => {
+    await c.query('LOCK TABLE relay_secrets IN EXCLUSIVE MODE');
+    const known = (await c.query<{ fingerprint: string }>('SELECT fingerprint FROM relay_secrets')).rows.map((r) => r.fingerprint);
+    if (known.length && !known.some((f) => mine.includes(f))) throw new SecretMismatchError();
+    await c.query('DELETE FROM relay_secrets');
+    await c.query('INSERT INTO relay_secrets (fingerprint, seen_at) SELECT unnest($1::text[]), $2', [mine, Date.now()]);
+  });
 }

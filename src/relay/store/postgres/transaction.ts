@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { isStoreOutage } from '../outage.js';
 
 /** Serialization failures and deadlocks: the transaction is run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -7,16 +8,21 @@ const RETRYABLE = new Set(['40001', '40P01']);
 export async function inTransaction<T>(pool: Pool, work: (c: PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const c = await pool.connect();
+    let broken = false;
     try {
       await c.query('BEGIN');
       const result = await work(c);
       await c.query('COMMIT');
       return result;
     } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      if (!(attempt < 5 && RETRYABLE.has((err as { code?: string }).code ?? ''))) throw err;
+      const code = (err as { code?: string }).code ?? '';
+      // A connection that timed out or dropped is thrown away, not asked to roll back: on a frozen
+      // server that would wait out a second timeout. The server rolls back what it never committed.
+      broken = isStoreOutage(err) && !RETRYABLE.has(code);
+      if (!broken) await c.query('ROLLBACK').catch(() => undefined);
+      if (!(attempt < 5 && RETRYABLE.has(code))) throw err;
     } finally {
-      c.release();
+      c.release(broken);
     }
   }
 }
