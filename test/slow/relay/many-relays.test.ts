@@ -9,10 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
-import { startRelayProcess } from '../helpers/processes.js';
-import { readSse } from '../helpers/sse.js';
+import { createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
+import { freshDatabase, POSTGRES_HOW } from '../../helpers/postgres.js';
+import { startRelayProcess } from '../../helpers/processes.js';
+import { readSse } from '../../helpers/sse.js';
+import { tally } from '../../helpers/tally.js';
 
 const url = inject('postgresUrl');
 const KEY = `multi_${randomUUID()}`;
@@ -128,7 +129,7 @@ else
       const perPlayer = new Map<string, number>();
       for (const p of payments) perPlayer.set(p.receiverId, (perPlayer.get(p.receiverId) ?? 0) + 1);
       expect(Math.max(...perPlayer.values())).toBeLessThanOrEqual(20);
-      console.log(JSON.stringify(results.reduce<Record<string, number>>((a, r) => ({ ...a, [r]: (a[r] ?? 0) + 1 }), {})));
+      console.log(JSON.stringify(tally(results)));
       expect(results.filter((r) => r === 'daily_budget' || r === 'user_daily_cap')).toHaveLength(700);
     });
 
