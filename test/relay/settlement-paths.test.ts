@@ -13,7 +13,7 @@ const run = promisify(execFile);
 const cli = (dataDir: string, ...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', ...args], { env: { ...process.env, RELAY_DATA_DIR: dataDir } });
 
 let relay: TestRelay | undefined;
-let streams: Array<{ close(): Promise<void> }> = [];
+const streams: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   await Promise.all(streams.splice(0).map((s) => s.close()));
   await relay?.stop();
