@@ -26,6 +26,7 @@ const INTENTS_PER_PLAYER = 50;
 const KILLS = 5;
 const FAULTS = ['500 before forwarding', 'forward, then 500', 'forward, then drop the socket', 'answer after the timeout', 'reset'] as const;
 
+// The chaos's own timing (a late answer, a client's pauses between retries, the time between kills): never a wait for a condition.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const closers: Array<() => unknown> = [];
 afterAll(() => closers.forEach((c) => c()));
