@@ -1,10 +1,22 @@
 import { defineConfig } from 'vitest/config';
 
+// Three projects, by folder:
+// - unit: pure modules in-process (no servers, processes, databases or browsers); seconds in all.
+//   `npx vitest --run --project unit` while working.
+// - slow: bundlers, browser end-to-end, chaos and many relays: anything past ~10 s.
+// - integration: everything else under test/: the relay over real HTTP, SQLite files, PostgreSQL, the CLI.
+// Only the projects that may need PostgreSQL name the global setup that starts it (it starts once).
+const UNIT = ['test/unit/**/*.test.ts', 'src/**/*.test.ts'];
+const SLOW = ['test/slow/**/*.test.ts', 'test/bundlers/**/*.test.ts', 'test/e2e/**/*.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SLOW], globalSetup: ['test/global-setup.ts'] } },
+      { extends: true, test: { name: 'slow', include: SLOW, globalSetup: ['test/global-setup.ts'] } },
+    ],
   },
 });

@@ -1,7 +1,6 @@
 import * as Phaser from 'phaser';
 import { RewardBusPlugin } from 'rewardbus/phaser';
 import { showPanel } from './panel.js';
-import { FONT } from './style.js';
 import { PlayScene } from './scenes/play-scene.js';
 import { ResultsScene } from './scenes/results-scene.js';
 import { TitleScene } from './scenes/title-scene.js';

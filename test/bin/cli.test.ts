@@ -60,11 +60,7 @@ describe('the relay command', () => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     try {
-      const until = async (test: () => boolean) => {
-        for (let i = 0; i < 200 && !test(); i++) await new Promise((r) => setTimeout(r, 50));
-        return test();
-      };
-      expect(await until(() => out.includes('"event":"listening"'))).toBe(true);
+      await expect.poll(() => out, { timeout: 10_000 }).toContain('"event":"listening"');
       const base = `http://127.0.0.1:${port}`;
       const link = await fetch(`${base}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'alice' }) });
       const { token } = (await link.json()) as { token: string };
@@ -75,7 +71,7 @@ describe('the relay command', () => {
       });
       expect(claim.status).toBe(201);
       // The line is there while the relay still runs: not held in a buffer until exit.
-      expect(await until(() => out.includes('"event":"settlement"'))).toBe(true);
+      await expect.poll(() => out, { timeout: 5000 }).toContain('"event":"settlement"');
       for (const line of out.trim().split('\n')) expect(() => JSON.parse(line)).not.toThrow();
     } finally {
       child.kill('SIGTERM');

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fileStorage, idbStorage, memoryStorage, type RewardOutcome } from '../../src/client/node.js';
+import type { PlayerSession } from '../../src/wire/relay-api.js';
 import { busMaker, controlledFetch, everyCoin, next, sleep } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
@@ -202,14 +203,33 @@ describe('the reward bus', () => {
   });
 
   it('links again when the token has expired', async () => {
-    relay = await startTestRelay({}, { relay: { tokenTtlMs: 30_000 } });
-    const b = bus();
+    // The relay's tokens live 300 ms; this device believes its token lives an hour (its clock, or
+    // the answer it kept, is off), so it does not renew ahead of time: the relay's 401 must be what
+    // sends it to link again.
+    relay = await startTestRelay({}, { relay: { tokenTtlMs: 300 } });
+    const links: string[] = [];
+    const claims: number[] = [];
+    const net = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const res = await fetch(input, init);
+      const url = String(input);
+      if (url.endsWith('/v1/rewards') && init?.method === 'POST') claims.push(res.status);
+      if (!url.endsWith('/v1/players') || res.status !== 201) return res;
+      const player = (await res.json()) as PlayerSession;
+      links.push(player.token);
+      const believed = links.length === 1 ? { ...player, expiresAt: new Date(Date.now() + 3_600_000).toISOString() } : player;
+      return new Response(JSON.stringify(believed), { status: 201, headers: res.headers });
+    }) as typeof fetch;
+    const b = bus({ fetch: net });
     const first = await b.link('alice');
+    await expect.poll(async () => (await fetch(`${relay!.url}/v1/rewards`, { headers: { authorization: `Bearer ${first.token}` } })).status).toBe(401);
+
     const paid = next(b, 'reward:paid');
     b.unlock('first-coin');
-    await paid;
-    expect(b.player?.token).not.toBe(first.token);
-  });
+    expect((await paid).record?.status).toBe('paid');
+    expect(claims).toEqual([401, 201]);
+    expect(links).toHaveLength(2);
+    expect(b.player?.token).toBe(links[1]);
+  }, 10_000);
 
   it('keeps its queue in a file across a Node process restart', async () => {
     relay = await startTestRelay();

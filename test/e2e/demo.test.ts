@@ -106,6 +106,7 @@ describeInBrowser('the demo in a real browser', () => {
     await b.evaluate(() => (globalThis as DemoWindow).game.plugins.get('rewards').unlock('coin-streak'));
     await Promise.race([waitForToast(a, 'paid', 'coin-streak'), waitForToast(b, 'paid', 'coin-streak')]);
     await Promise.race([waitForToast(a, 'paid', 'first-coin'), waitForToast(b, 'paid', 'first-coin')]);
+    // Waiting for an absence: a second toast for an intent, if any, would show within this time.
     await new Promise((r) => setTimeout(r, 500));
     const all = [...(await toasts(a)), ...(await toasts(b))];
     for (const id of ['first-coin', 'coin-streak', 'daily-login']) expect(all.filter((t) => t.achievementId === id && t.variant === 'paid')).toHaveLength(1);
@@ -117,15 +118,17 @@ describeInBrowser('the demo in a real browser', () => {
   it('sends the browser nothing that contains the API key', async () => {
     const context = await browser.newContext();
     const seen: string[] = [];
+    const reading: Array<Promise<unknown>> = [];
     context.on('response', (res) => {
       seen.push(JSON.stringify(res.headers()));
-      void res.text().then((t) => seen.push(t), () => undefined);
+      // An event stream's body never ends while the page is open: its messages are not read here.
+      if (!res.headers()['content-type']?.includes('text/event-stream')) reading.push(res.text().then((t) => seen.push(t), () => undefined));
     });
     const page = await openGame(context);
     await linkAndPlay(page, 'keysafe');
     await clickFirstCoin(page);
     await waitForToast(page, 'paid', 'first-coin');
-    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all(reading);
     const key = server.sandbox!.apiKey;
     expect(key.length).toBeGreaterThan(20);
     expect(seen.some((t) => t.includes('Phaser'))).toBe(true); // the bundle itself was read
@@ -182,6 +185,7 @@ describeInBrowser('the demo in a real browser', () => {
     const claims: string[] = [];
     page.on('request', (r) => r.method() === 'POST' && r.url().endsWith('/v1/rewards') && claims.push(r.url()));
     await linkAndPlay(page, 'returner');
+    // Waiting for an absence: a claim, if the bus were to send one, would leave within this time.
     await new Promise((r) => setTimeout(r, 300));
     // daily-login was earned today on the other device: no request, no orange toast.
     expect(claims).toEqual([]);

@@ -20,6 +20,9 @@ async function claim(gamertag: string, achievementId: string) {
   return (await r.json()) as { id: string; status: string };
 }
 
+type Row = { id: string; userId: string; gamertag: string | null; achievementId: string; state: string };
+const api = (path: string) => fetch(`${server.url}/admin/api${path}`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.json());
+
 async function openWith(token: string): Promise<Page> {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
   await page.goto(`${server.url}/admin`);
@@ -50,6 +53,7 @@ describeInBrowser("the operator's page", () => {
 
   it('shows a payout waiting for review, marks it failed with confirmation, and the budget follows the ledger', async () => {
     const waiting = await claim(TEST_GAMERTAGS.ambiguous, 'level-complete');
+    const alice = (await api('/recent')).entries.find((e: Row) => e.gamertag === 'alice') as Row;
     expect(waiting.status).toBe('needs_review');
     const page = await openWith(TOKEN);
     const errors = watchPageErrors(page);
@@ -67,9 +71,13 @@ describeInBrowser("the operator's page", () => {
     await page.waitForSelector(`#review tr[data-id="${waiting.id}"]`, { state: 'detached' });
     expect(await page.locator('#review').textContent()).toContain('Nothing to review');
     expect(await budget()).toBe('21');
-    const api = (path: string) => fetch(`${server.url}/admin/api${path}`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.json());
-    const recent = (await api(`/recent?player=${encodeURIComponent((await api('/review')).entries[0]?.userId ?? '')}`)) as { entries: unknown[] };
-    expect(recent.entries.length).toBeGreaterThan(0);
+    // The recent list filtered by a player holds that player's payouts and no one else's.
+    const { entry } = (await api(`/rewards/${waiting.id}`)) as { entry: Row };
+    const recent = async (player: string) => ((await api(`/recent?player=${encodeURIComponent(player)}`)) as { entries: Row[] }).entries;
+    const limbos = await recent(entry.userId);
+    expect(limbos.map((e) => [e.id, e.state])).toEqual([[waiting.id, 'failed']]);
+    const alices = await recent(alice.userId);
+    expect(alices.map((e) => [e.userId, e.achievementId])).toEqual([[alice.userId, 'first-coin']]);
     expect(errors).toEqual([]);
   });
 

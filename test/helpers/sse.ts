@@ -17,7 +17,7 @@ export async function readSse(relayUrl: string, token: string, count: number, la
       const { value, done } = await reader.read();
       if (done) break;
       buffer += value;
-      let end;
+      let end: number;
       while ((end = buffer.indexOf('\n\n')) >= 0) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
@@ -58,7 +58,7 @@ export async function openSse(relayUrl: string, token: string, lastEventId = '0'
       const { value, done } = await reader.read();
       if (done) return;
       buffer += value;
-      let end;
+      let end: number;
       while ((end = buffer.indexOf('\n\n')) >= 0) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);

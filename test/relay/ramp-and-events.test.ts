@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SEEDED_WITHDRAWAL_REQUEST_IDS } from '../../src/sandbox/index.js';
 import type { RampSession, WithdrawalRequestView } from '../../src/wire/relay-api.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
-import { readSse } from '../helpers/sse.js';
+import { openSse, readSse } from '../helpers/sse.js';
 
 const SECRET = 'webhook-test-secret';
 let relay: TestRelay | undefined;
@@ -72,10 +72,10 @@ describe('GET /v1/events', () => {
   it('streams reward outcomes and purchases, and a reconnect with Last-Event-ID resumes where it left off', async () => {
     relay = await startTestRelay({ WEBHOOK_SECRET: SECRET });
     const player = await relay.link('streamer');
-    const live = readSse(relay.url, player.token, 1);
-    await new Promise((r) => setTimeout(r, 100));
+    // Last-Event-ID: 0, so the payout is heard even if it lands before the stream is open.
+    const live = await openSse(relay.url, player.token);
     await relay.claim(player.token, { achievementId: 'first-coin' });
-    const [first] = await live;
+    const first = await live.until((m) => m.event === 'reward').finally(() => live.close());
     expect(first).toMatchObject({ event: 'reward', data: { achievementId: 'first-coin', status: 'paid' } });
 
     // While disconnected: another payout, and a purchase through the sandbox's widget.

@@ -31,11 +31,12 @@ describe('an unclear payment outcome', () => {
     const first = await relay.claim(player.token, { achievementId: 'first-coin' }, key);
     expect(first.body).toMatchObject({ status: 'needs_review', reason: 'timeout' });
     expect((await relay.claim(player.token, { achievementId: 'first-coin' }, key)).body).toEqual(first.body);
-    await new Promise((r) => setTimeout(r, 700));
+    // The answer comes 600 ms after the payment: the entry is paid once it is heard.
+    const record = async () => (await fetch(`${relay!.url}/v1/rewards/${first.body.id}`, { headers: { authorization: `Bearer ${player.token}` } })).json();
+    await expect.poll(record, { timeout: 3000 }).toMatchObject({ status: 'paid' });
     const payments = relay.sandbox!.payments();
     expect(payments).toHaveLength(1);
-    const after = await fetch(`${relay.url}/v1/rewards/${first.body.id}`, { headers: { authorization: `Bearer ${player.token}` } });
-    expect(await after.json()).toMatchObject({ status: 'paid', paymentId: payments[0]!.transactionId });
+    expect(await record()).toMatchObject({ status: 'paid', paymentId: payments[0]!.transactionId });
     expect(relay.logs.join('')).toContain('"cause":"late_answer",');
   });
 
@@ -71,8 +72,8 @@ describe('an unclear payment outcome', () => {
     const r = await relay.claim(player.token, { achievementId: 'first-coin' });
     expect(r.body).toMatchObject({ status: 'needs_review', reason: 'payment_processing' });
     expect(await relay.relay.reconcile()).toEqual({ settled: 0, open: 1 });
-    await new Promise((res) => setTimeout(res, 350));
-    expect(await relay.relay.reconcile()).toEqual({ settled: 1, open: 0 });
+    // The service completes it 300 ms on: a later reconciliation settles it.
+    await expect.poll(() => relay!.relay.reconcile(), { timeout: 3000 }).toEqual({ settled: 1, open: 0 });
     const after = await fetch(`${relay.url}/v1/rewards/${r.body.id}`, { headers: { authorization: `Bearer ${player.token}` } });
     expect(await after.json()).toMatchObject({ status: 'paid', paymentId: r.body.paymentId });
     expect(relay.sandbox!.payments()).toHaveLength(1);
@@ -132,13 +133,14 @@ async function crashWhile(phase: 'claimed' | 'sent', gamertag: string, key: stri
     body: JSON.stringify({ achievementId: 'first-coin' }),
   }).catch(() => undefined);
   const db = new Database(join(dataDir, 'ledger.sqlite'), { readonly: true });
-  const seen = () => db.prepare("SELECT 1 FROM rewards WHERE state = 'sending' AND phase = ?").get(phase);
-  for (let i = 0; i < 400 && !seen(); i++) await new Promise((r) => setTimeout(r, 5));
-  const caught = !!seen();
-  db.close();
-  child.kill('SIGKILL');
-  await claim;
-  expect(caught).toBe(true);
+  const seen = () => !!db.prepare("SELECT 1 FROM rewards WHERE state = 'sending' AND phase = ?").get(phase);
+  try {
+    await expect.poll(seen, { timeout: 2000, interval: 5 }).toBe(true);
+  } finally {
+    db.close();
+    child.kill('SIGKILL');
+    await claim;
+  }
   return { dataDir, player };
 }
 

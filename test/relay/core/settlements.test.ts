@@ -23,7 +23,10 @@ async function core() {
   const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
   const settlements = createSettlements({ ledger: store.ledger, publish: (e) => published.push(e), metrics: { settled: (state, achievementId, sats, sinceMs) => void counted.push([state, achievementId, sats, sinceMs]) }, logger });
   const claim = (over: Partial<NewClaim> = {}): NewClaim => ({ id: randomUUID(), userId: 'u1', idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'first-coin', sats: 21, repeat: { kind: 'once' }, ...over });
-  const flushLogs = () => (logger.flush(), logs);
+  const flushLogs = () => {
+    logger.flush();
+    return logs;
+  };
   return { store, settlements, published, counted, flushLogs, claim };
 }
 

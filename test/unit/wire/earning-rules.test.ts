@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { limitBlock, nextUtcDay, repeatBlock, utcDay } from '../../src/wire/earning-rules.js';
+import { limitBlock, nextUtcDay, repeatBlock, utcDay } from '../../../src/wire/earning-rules.js';
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/relay/index.js';
+import { createLogger } from '../../../src/relay/index.js';
 
 describe('the relay logger', () => {
   const lines = (secrets: string[] = []) => {

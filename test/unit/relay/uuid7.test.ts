@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { uuid7 } from '../../src/relay/core/uuid7.js';
+import { uuid7 } from '../../../src/relay/core/uuid7.js';
 
 describe('uuid7 (the ledger ids)', () => {
   it('is a version 7, RFC 9562 variant UUID that starts with its time in ms', () => {

@@ -14,9 +14,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSandbox } from '../../src/sandbox/index.js';
-import { freePort, startRelayProcess } from '../helpers/processes.js';
-import { seededRandom } from '../helpers/seeded-random.js';
+import { createSandbox } from '../../../src/sandbox/index.js';
+import { freePort, startRelayProcess } from '../../helpers/processes.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
+import { tally } from '../../helpers/tally.js';
 
 const KEY = `chaos_${randomUUID()}`;
 const TIMEOUT_MS = 400;
@@ -25,6 +26,7 @@ const INTENTS_PER_PLAYER = 50;
 const KILLS = 5;
 const FAULTS = ['500 before forwarding', 'forward, then 500', 'forward, then drop the socket', 'answer after the timeout', 'reset'] as const;
 
+// The chaos's own timing (a late answer, a client's pauses between retries, the time between kills): never a wait for a condition.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const closers: Array<() => unknown> = [];
 afterAll(() => closers.forEach((c) => c()));
@@ -186,7 +188,7 @@ describe('the chaos run', () => {
     console.log(
       `chaos: ${keys.length} intents, ${KILLS} SIGKILLs, faults ${JSON.stringify(Object.fromEntries(service.injected))}; ledger ${JSON.stringify(states)}; ` +
         `${reconcile.stdout.trim()} by the payment-status endpoint; in review ${review.length}, of which the service had paid ${reviewPaid.length}; ` +
-        `reasons ${JSON.stringify(review.reduce<Record<string, number>>((a, r) => ({ ...a, [r.reason ?? '?']: (a[r.reason ?? '?'] ?? 0) + 1 }), {}))}`,
+        `reasons ${JSON.stringify(tally(review.map((r) => r.reason ?? '?')))}`,
     );
   }, 240_000);
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { VERSION } from '../../src/relay/index.js';
+import { VERSION } from '../../../src/relay/index.js';
 
 type Manifest = { version: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
 const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Manifest;

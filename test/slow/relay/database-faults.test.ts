@@ -9,10 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox } from '../../src/sandbox/index.js';
-import { freshDatabase, POSTGRES_HOW, postgresInstalled, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { stop } from '../helpers/processes.js';
-import { openSse } from '../helpers/sse.js';
+import { createSandbox } from '../../../src/sandbox/index.js';
+import { freshDatabase, POSTGRES_HOW, postgresInstalled, startPostgres, type TestPostgres } from '../../helpers/postgres.js';
+import { stop } from '../../helpers/processes.js';
+import { openSse } from '../../helpers/sse.js';
 
 const KEY = `faults_${randomUUID()}`;
 const SECRET = randomUUID() + randomUUID();
