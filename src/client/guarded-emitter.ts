@@ -16,7 +16,7 @@ export class GuardedEmitter<Events extends { error: (error: Error) => void }> ex
       // `arguments`, not a rest parameter: the shipped code has no rest parameters to lower into a copy loop.
       g = function guarded(this: unknown) {
         try {
-          // eslint-disable-next-line prefer-rest-params
+          // biome-ignore lint/complexity/noArguments: no rest parameter to lower into a copy loop (see above)
           return fn.apply(this, arguments as unknown as never[]);
         } catch (err) {
           report(err);

@@ -11,5 +11,5 @@ export function isoTime(ms: number): string {
     second = ms - milli;
     prefix = new Date(second).toISOString().slice(0, 20);
   }
-  return prefix + (String(1000 + milli) + 'Z').slice(1);
+  return prefix + `${1000 + milli}Z`.slice(1);
 }

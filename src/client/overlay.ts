@@ -27,5 +27,10 @@ export function createOverlay(label: string, onClose: () => void) {
   backdrop.onclick = (e) => e.target === backdrop && dismiss();
   document.addEventListener('keydown', onKey);
   document.body.append(backdrop);
-  return { panel, dismiss, remove: () => ((open = false), backdrop.remove(), document.removeEventListener('keydown', onKey)) };
+  const remove = () => {
+    open = false;
+    backdrop.remove();
+    document.removeEventListener('keydown', onKey);
+  };
+  return { panel, dismiss, remove };
 }

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { operatorName, requireAdmin } from '../../src/relay/http/middleware/admin-auth.js';
 import type { RelayEnv } from '../../src/relay/http/context.js';
-import { problemResponse, RelayProblem } from '../../src/relay/http/problems.js';
+import { problemResponse, type RelayProblem } from '../../src/relay/http/problems.js';
 import { startTestRelay } from '../helpers/relay.js';
 
 const TOKEN = 'the-operator-token-of-32-characters-or-more';

@@ -16,7 +16,8 @@ enum BaseCurrencyEnum {
 interface RampError {
   code: string;
   message: string;
-  details?: any; // `any` as declared upstream
+  // biome-ignore lint/suspicious/noExplicitAny: as declared upstream
+  details?: any;
 }
 type InitRampSessionConfig = {
   apikey: string;
@@ -25,7 +26,8 @@ type InitRampSessionConfig = {
   base_currency: BaseCurrencyEnum;
   webhook_url?: string;
   reference_id?: string;
-  metadata?: Record<string, any>; // `any` as declared upstream
+  // biome-ignore lint/suspicious/noExplicitAny: as declared upstream
+  metadata?: Record<string, any>;
 } & ({ email: string } | { access_token: string });
 interface InitRampSessionData {
   session_token: string;

@@ -22,7 +22,7 @@ export type ReviewOutcome =
 export function createReviews(settlements: Settlements, get: (id: string) => Promise<LedgerEntry | undefined>, settleByStatus: SettleByStatus) {
   return async function decide(id: string, action: ReviewAction, actor: string, transactionId?: string): Promise<ReviewOutcome> {
     const entry = await get(id);
-    if (!entry || entry.state !== 'needs_review') return { kind: 'not_in_review' };
+    if (entry?.state !== 'needs_review') return { kind: 'not_in_review' };
     const audit = { actor, action };
     let settled: LedgerEntry | undefined;
     if (action === 'reconcile') {

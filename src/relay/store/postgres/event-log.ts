@@ -42,15 +42,17 @@ export async function appendEventIn(c: PoolClient, userId: string, type: string,
  */
 export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog): EventLog & { subscribe(fn: (e: PlayerEvent) => void): Promise<() => Promise<void>>; announce(userId: string): void } {
   const pending = new Set<string>();
-  let flushing: Promise<void> | undefined;
+  let scheduled = false;
 
   /** Tells every relay that these players have new events; best effort (a stream resumes by id). */
   function announce(userId: string) {
     pending.add(userId);
-    flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(async () => {
       const users = [...pending];
       pending.clear();
-      flushing = undefined;
+      scheduled = false;
       const c = await pool.connect().catch(() => undefined);
       if (!c) return; // closing
       try {
