@@ -26,13 +26,33 @@ for (const [name, ms] of Object.entries(d)) console.log(`  ${name.padEnd(38)} ${
 console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');
 // --profile: the SQLite relay runs under `node --cpu-prof` (slower), and its profile is summarized.
 const profileDir = process.argv.includes('--profile') ? mkdtempSync(join(tmpdir(), 'rewardbus-profile-')) : undefined;
-const figures = await benchRelay({ ...(profileDir ? { profileDir } : {}) });
-const ceiling = figures.find((f) => f.name.startsWith('pass-through'))!;
-console.log('  scenario                          rewards/s     p50 ms   p99 ms   errors   vs pass-through');
+const { figures, pgCeilingTps, pgActivity } = await benchRelay({ ...(profileDir ? { profileDir } : {}) });
+const byName = (prefix: string) => figures.find((f) => f.name.startsWith(prefix));
+const ceiling = byName('two-call pass-through')!;
+console.log('  scenario                          rewards/s     p50 ms   p99 ms   errors   CPU µs/reward   vs pass-through');
 for (const f of figures) {
+  const cpu = f.cpuUsPerReward === undefined ? '' : fmt(f.cpuUsPerReward);
   console.log(
-    `  ${f.name.padEnd(32)} ${fmt(f.rps).padStart(10)} ${fmt(f.p50, 1).padStart(10)} ${fmt(f.p99, 1).padStart(8)} ${String(f.errors).padStart(8)}   ${fmt((100 * f.rps) / ceiling.rps)}%`,
+    `  ${f.name.padEnd(32)} ${fmt(f.rps).padStart(10)} ${fmt(f.p50, 1).padStart(10)} ${fmt(f.p99, 1).padStart(8)} ${String(f.errors).padStart(8)}   ${cpu.padStart(13)}   ${fmt((100 * f.rps) / ceiling.rps)}%`,
   );
+}
+if (pgCeilingTps !== undefined) console.log(`  ${"PostgreSQL's ceiling (pgbench)".padEnd(32)} ${fmt(pgCeilingTps).padStart(10)} tx/s   (advisory lock + insert per transaction, fsync on, 64 clients)`);
+
+// The aims, as ratios of figures measured in this one run.
+const sqlite = byName('relay (SQLite');
+const pg1 = byName('relay (PostgreSQL');
+const pg2 = byName('2 relays');
+const ratio = (name: string, a: number | undefined, b: number | undefined, aim: number) =>
+  a !== undefined && b !== undefined ? console.log(`  ${name.padEnd(48)} ${fmt((100 * a) / b).padStart(4)}%   (aim ${aim}%)`) : undefined;
+console.log('\nratios in this run');
+ratio('SQLite relay / two-call pass-through', sqlite?.rps, ceiling.rps, 60);
+ratio('PostgreSQL relay / SQLite relay', pg1?.rps, sqlite?.rps, 60);
+ratio('two PostgreSQL relays / one', pg2?.rps, pg1?.rps, 90);
+if (sqlite && ceiling) console.log(`  ${'SQLite p99 / pass-through p99'.padEnd(48)} ${fmt(sqlite.p99 / ceiling.p99, 1).padStart(4)}x   (aim ≤ 2x)`);
+if (pg1 && sqlite) console.log(`  ${'PostgreSQL p99 / SQLite p99'.padEnd(48)} ${fmt(pg1.p99 / sqlite.p99, 1).padStart(4)}x   (aim ≤ 2x)`);
+if (pgActivity) {
+  console.log(`\nthe PostgreSQL relay's connections under its load (${pgActivity.samples} samples of pg_stat_activity)`);
+  for (const [what, share] of Object.entries(pgActivity.shares)) console.log(`  ${fmt(100 * share, 1).padStart(5)}%  ${what}`);
 }
 
 if (profileDir) {

@@ -11,6 +11,8 @@ export interface StoreLog {
 const CHANNEL = 'rewardbus_events';
 /** A NOTIFY payload holds at most 8,000 bytes: this many user ids (36 characters and a comma). */
 const USERS_PER_NOTIFY = 200;
+/** Other relays hear of new events within this (their streams then read them by id). */
+const NOTIFY_EVERY_MS = 10;
 
 interface Row {
   id: string;
@@ -49,24 +51,25 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
     pending.add(userId);
     if (scheduled) return;
     scheduled = true;
-    setImmediate(async () => {
+    // One wake-up per interval whatever the load: NOTIFY takes a lock every committing notifier
+    // waits on, so under load it must not ride on (or follow) every payout.
+    setTimeout(async () => {
       const users = [...pending];
       pending.clear();
       scheduled = false;
       const c = await pool.connect().catch(() => undefined);
       if (!c) return; // closing
       try {
-        await c.query('BEGIN');
-        // The events are durable already: the notice need not wait for a disk.
-        await c.query('SET LOCAL synchronous_commit = off');
-        for (let i = 0; i < users.length; i += USERS_PER_NOTIFY) await c.query('SELECT pg_notify($1, $2)', [CHANNEL, users.slice(i, i + USERS_PER_NOTIFY).join(',')]);
-        await c.query('COMMIT');
+        // One round trip. The events are durable already: the notice need not wait for a disk.
+        const notices = [];
+        for (let i = 0; i < users.length; i += USERS_PER_NOTIFY) notices.push(`SELECT pg_notify('${CHANNEL}', ${c.escapeLiteral(users.slice(i, i + USERS_PER_NOTIFY).join(','))});`);
+        await c.query(`BEGIN; SET LOCAL synchronous_commit = off; ${notices.join(' ')} COMMIT;`);
       } catch {
         await c.query('ROLLBACK').catch(() => undefined);
       } finally {
         c.release();
       }
-    });
+    }, NOTIFY_EVERY_MS);
   }
 
   const transaction = <T>(work: (c: PoolClient) => Promise<T>) => inTransaction(pool, work);

@@ -1,0 +1,54 @@
+// Where a PostgreSQL relay's time goes, seen from the database: pg_stat_activity sampled during
+// the load. Each sample of each relay connection is one of: running a statement (CPU or disk),
+// waiting on a lock (the player's advisory lock, the budget row), waiting on the WAL (a commit's
+// flush), or idle in a transaction (waiting for the relay's next statement: a round trip).
+
+export interface ActivityProfile {
+  samples: number;
+  /** Shares of the connection samples, by what each was doing. */
+  shares: Record<string, number>;
+}
+
+export function sampleActivity(databaseUrl: string, everyMs = 20): { stop(): Promise<ActivityProfile> } {
+  const counts = new Map<string, number>();
+  let samples = 0;
+  let running = true;
+  const loop = (async () => {
+    const { default: pg } = await import('pg');
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    const name = new URL(databaseUrl).pathname.slice(1);
+    while (running) {
+      const { rows } = await db.query<{ state: string | null; wait_event_type: string | null; wait_event: string | null }>(
+        'SELECT state, wait_event_type, wait_event FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = $2',
+        [name, 'client backend'],
+      );
+      samples++;
+      for (const r of rows) {
+        const what =
+          r.state === 'idle in transaction'
+            ? 'idle in transaction (a round trip to the relay)'
+            : r.state === 'active'
+              ? r.wait_event_type === 'Lock'
+                ? `waiting on a lock (${r.wait_event})`
+                : r.wait_event_type === 'IO' || r.wait_event_type === 'LWLock'
+                  ? `waiting on ${r.wait_event_type} (${r.wait_event})`
+                  : r.wait_event_type === 'Client'
+                    ? 'active, reading from the relay'
+                    : 'running a statement (CPU)'
+              : 'idle (between transactions)';
+        counts.set(what, (counts.get(what) ?? 0) + 1);
+      }
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+    await db.end();
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop.catch(() => undefined);
+      const total = [...counts.values()].reduce((s, n) => s + n, 0) || 1;
+      return { samples, shares: Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, n / total])) };
+    },
+  };
+}
