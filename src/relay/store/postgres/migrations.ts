@@ -41,6 +41,17 @@ const MIGRATIONS: readonly string[] = [
   `CREATE TABLE audit (seq bigserial PRIMARY KEY, reward_id text NOT NULL, actor text NOT NULL, action text NOT NULL, from_state text NOT NULL, to_state text NOT NULL, at bigint NOT NULL);
    CREATE INDEX audit_by_reward ON audit (reward_id);
    CREATE INDEX rewards_by_day ON rewards (day);`,
+  // Defenses against bots: the client address on each entry (the per-address cap sums its
+  // reserving rows), held entries reserve (the partial indexes name the states again), spent
+  // proof nonces, and the players each address linked per day.
+  `ALTER TABLE rewards ADD COLUMN address text;
+   DROP INDEX rewards_by_user_day;
+   CREATE INDEX rewards_by_user_day ON rewards (user_id, day) WHERE state IN ('sending', 'paid', 'needs_review', 'held');
+   DROP INDEX rewards_by_state;
+   CREATE INDEX rewards_by_state ON rewards (state) WHERE state IN ('sending', 'needs_review', 'held');
+   CREATE INDEX rewards_by_address_day ON rewards (address, day) WHERE address IS NOT NULL AND state IN ('sending', 'paid', 'needs_review', 'held');
+   CREATE TABLE proof_nonces (nonce text PRIMARY KEY, reward_id text NOT NULL, at bigint NOT NULL);
+   CREATE TABLE address_links (address text NOT NULL, day text NOT NULL, user_id text NOT NULL, PRIMARY KEY (address, day, user_id));`,
 ];
 
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */
