@@ -75,6 +75,9 @@ async function start(backend: Backend, env: Record<string, string>, options: Par
 /** Sats the service paid, and so the farm took. */
 const paidSats = (relay: TestRelay) => relay.sandbox!.payments().reduce((sum, p) => sum + Number(p.amount) / 1000, 0);
 
+/** A claim's answer: a reward record, or a problem (status a number then). */
+type Answer = Omit<RewardRecord, 'status'> & Partial<Omit<Problem, 'status'>> & { status: RewardRecord['status'] | number };
+
 /** A client of the relay from a given address (X-Forwarded-For, believed from loopback). */
 function bot(relay: TestRelay, address: string) {
   const headers = (more: Record<string, string> = {}) => ({ 'content-type': 'application/json', 'x-forwarded-for': address, ...more });
@@ -85,7 +88,7 @@ function bot(relay: TestRelay, address: string) {
     },
     async claim(token: string, body: { achievementId: string; proof?: string }, key: string = randomUUID()) {
       const r = await fetch(`${relay.url}/v1/rewards`, { method: 'POST', headers: headers({ authorization: `Bearer ${token}`, 'idempotency-key': key }), body: JSON.stringify(body) });
-      return { status: r.status, headers: r.headers, body: (await r.json()) as RewardRecord & Problem };
+      return { status: r.status, headers: r.headers, body: (await r.json()) as Answer };
     },
   };
 }
@@ -137,7 +140,7 @@ describe.each(BACKENDS)('a bot farm against the relay on $name', (backend) => {
       // Linked from addresses of their own (a proxy pool), then claiming from one machine.
       const seq = await Promise.all(Array.from({ length: 20 }, (_, i) => linked(relay, `198.18.0.${i + 1}`, `seq-${i}`)));
       const conc = await Promise.all(Array.from({ length: 20 }, (_, i) => linked(relay, `198.18.1.${i + 1}`, `conc-${i}`)));
-      const sequential: RewardRecord[] = [];
+      const sequential: Answer[] = [];
       for (const b of seq) sequential.push((await bot(relay, '203.0.113.7').claim(b.token, { achievementId: 'daily-login' })).body);
       const concurrent = await Promise.all(conc.map(async (b, i) => (await bot(relay, `2001:db8:1:2::${(i + 1).toString(16)}`).claim(b.token, { achievementId: 'daily-login' })).body));
       return { sequential, concurrent };
@@ -197,7 +200,7 @@ describe.each(BACKENDS)('a bot farm against the relay on $name', (backend) => {
         other_player: { achievementId: 'boss', proof: aliceProof },
         other_achievement: { achievementId: 'boss', proof: sign('other_achievement', { achievementId: 'level-complete' }) },
       };
-      const outcomes: Record<string, RewardRecord> = {};
+      const outcomes: Record<string, Answer> = {};
       let i = 10;
       for (const [name, body] of Object.entries(attacks)) {
         const b = await linked(relay, `192.0.2.${i++}`, name);
