@@ -1,10 +1,11 @@
 import { userInfo } from 'node:os';
-import { createLogger, createPaymentsClient, loadConfig, openConfiguredStore, type LedgerEntry } from '../relay/index.js';
+import { createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, loadCatalogFile, loadConfig, openConfiguredStore, type LedgerEntry } from '../relay/index.js';
 import { createPayouts } from '../relay/core/payouts.js';
 import { createReviews } from '../relay/core/reviews.js';
 import { createSettlements } from '../relay/core/settlements.js';
 
-const USAGE = 'Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id>  [--by NAME]';
+const USAGE = 'Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id> | held | approve <id> | deny <id>  [--by NAME]';
+const SUBCOMMANDS = ['list', 'reconcile', 'mark-paid', 'mark-failed', 'held', 'approve', 'deny'];
 
 const show = (e: LedgerEntry) =>
   console.log([e.id, new Date(e.createdAt).toISOString(), e.userId, e.gamertag ?? '-', e.achievementId, `${e.sats} sats`, e.state, e.reason ?? '', e.paymentId ?? ''].join('\t'));
@@ -28,14 +29,18 @@ function operator(by: string | undefined): string {
  */
 export async function review(sub: string | undefined, rest: string[], by: string | undefined): Promise<number> {
   const [id, paymentId] = rest;
-  const needsId = sub === 'mark-paid' || sub === 'mark-failed';
-  if (!['list', 'reconcile', 'mark-paid', 'mark-failed'].includes(sub ?? '') || (needsId && !id)) {
+  const needsId = sub === 'mark-paid' || sub === 'mark-failed' || sub === 'approve' || sub === 'deny';
+  if (!SUBCOMMANDS.includes(sub ?? '') || (needsId && !id)) {
     console.error(USAGE);
     return 2;
   }
   const config = loadConfig();
   if (sub === 'reconcile' && !config.payments) {
     console.error('No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process, which reconciles at start.');
+    return 1;
+  }
+  if (sub === 'approve' && !config.payments) {
+    console.error("No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process; approve on the operator's page (/admin).");
     return 1;
   }
   const store = await openConfiguredStore(config);
@@ -51,16 +56,24 @@ export async function review(sub: string | undefined, rest: string[], by: string
       open.forEach(show);
       return 0;
     }
+    if (sub === 'held') {
+      const held = await ledger.inState('held');
+      if (!held.length) console.log('Nothing is held.');
+      held.forEach(show);
+      return 0;
+    }
     if (sub === 'reconcile') {
       const r = await createPayouts(ledger, settlements, payments!, logger).reconcile();
       console.log(`settled ${r.settled}, still open ${r.open}`);
       return 0;
     }
     const settleByStatus = async () => undefined;
-    const decide = createReviews(settlements, ledger.get, settleByStatus);
-    const r = await decide(id!, sub as 'mark-paid' | 'mark-failed', operator(by), paymentId);
+    const catalog = config.catalogFile ? loadCatalogFile(config.catalogFile) : createCatalog(DEFAULT_CATALOG);
+    const pay = payments ? (e: LedgerEntry) => createPayouts(ledger, settlements, payments, logger).pay(e, catalog.get(e.achievementId)?.title ?? e.achievementId) : undefined;
+    const decide = createReviews(settlements, ledger.get, settleByStatus, pay);
+    const r = await decide(id!, sub as 'mark-paid' | 'mark-failed' | 'approve' | 'deny', operator(by), paymentId);
     if (r.kind !== 'settled') {
-      console.error(`${id} is not awaiting review.`);
+      console.error(sub === 'approve' || sub === 'deny' ? `${id} is not held for approval.` : `${id} is not awaiting review.`);
       return 1;
     }
     show(r.entry);

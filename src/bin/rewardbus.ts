@@ -22,6 +22,9 @@ Commands:
   review reconcile                        settle them through the payment-status endpoint
   review mark-paid <id> [transactionId]   you checked: it was paid
   review mark-failed <id>                 you checked: nothing was paid (frees its reservation)
+  review held                             claims held for an operator's approval
+  review approve <id>                     pay a held claim through the service (once, whoever else approves)
+  review deny <id>                        refuse a held claim (denied_by_operator; frees its reservation)
                                           (--by NAME: the operator in the audit trail; default: your user)
 
 Options:
@@ -42,6 +45,10 @@ Environment (also read from ./.env; every setting is described in .env.example):
   RELAY_ALLOWED_ORIGINS                 browser origins allowed to call, comma-separated, or *
   RELAY_USER_DAILY_CAP_SATS             per player per UTC day (1000; 0: none)
   RELAY_DAILY_BUDGET_SATS               the whole game per UTC day (100000; 0: none)
+  RELAY_ADDRESS_DAILY_CAP_SATS          per client address per UTC day, every player together (0: none)
+  RELAY_LINKS_PER_ADDRESS_PER_DAY       different players one address may link per UTC day (0: no cap)
+  RELAY_HOLD_ABOVE_SATS                 claims worth more wait for an operator's approval (0: none)
+  RELAY_GAME_SERVER_SECRET              checks unlock proofs signed by the game's server (32+ characters); NEW,OLD to rotate
   RELAY_RATE_LIMIT_PER_MINUTE           per address and per player (60; 0: off)
   WEBHOOK_SECRET                        verifies the service's webhook signatures
   WEBHOOK_ALLOW_UNSIGNED                1: take unsigned deliveries without WEBHOOK_SECRET (0)

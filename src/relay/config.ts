@@ -102,6 +102,14 @@ const SETTINGS = {
   },
   RELAY_USER_DAILY_CAP_SATS: count('sats; 0: no cap'),
   RELAY_DAILY_BUDGET_SATS: count('sats; 0: no budget'),
+  RELAY_ADDRESS_DAILY_CAP_SATS: count('sats per client address (IPv6 by /64) per UTC day, every player together; 0: no cap'),
+  RELAY_LINKS_PER_ADDRESS_PER_DAY: count('different players one client address may link per UTC day; 0: no cap'),
+  RELAY_HOLD_ABOVE_SATS: count("sats above which a claim waits for an operator's approval; 0: none"),
+  RELAY_GAME_SERVER_SECRET: {
+    read: secretList,
+    accepts: "at least 32 characters without spaces, shared with the game's server; to rotate, several such, separated by commas (the first is current, all verify)",
+    secret: true,
+  },
   RELAY_RATE_LIMIT_PER_MINUTE: count('requests; 0: off'),
   RELAY_ADMIN_FAILURES_PER_MINUTE: count('wrong operator tokens per address before it must wait; 1 or more', 1),
   WEBHOOK_SECRET: {
@@ -158,6 +166,14 @@ export interface RelayConfig {
   allowedOrigins: string[];
   userDailyCapSats: number;
   dailyBudgetSats: number;
+  /** Sats per client address per UTC day; 0: no cap. */
+  addressDailyCapSats: number;
+  /** Different players one address may link per UTC day; 0: no cap. */
+  linksPerAddressPerDay: number;
+  /** Claims worth more wait for an operator; 0: none. */
+  holdAboveSats: number;
+  /** Checks unlock proofs (comma-separated: the first current, all verify). */
+  gameServerSecret?: string;
   rateLimitPerMinute: number;
   /** Wrong operator tokens per address per minute before it must wait (successes never count). */
   adminFailuresPerMinute: number;
@@ -218,7 +234,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
   }
   const catalogFile = e.RELAY_CATALOG ? resolve(e.RELAY_CATALOG) : undefined;
   // Read now, so a bad entry is the first thing said, before the relay writes anything.
-  if (catalogFile) loadCatalogFile(catalogFile);
+  const catalog = catalogFile ? loadCatalogFile(catalogFile) : undefined;
+  const needsProof = [...(catalog?.values() ?? [])].filter((a) => a.proof === 'server').map((a) => a.id);
+  if (needsProof.length && !e.RELAY_GAME_SERVER_SECRET) {
+    fail('RELAY_GAME_SERVER_SECRET', `RELAY_GAME_SERVER_SECRET is required by RELAY_CATALOG: ${needsProof.join(', ')} ask for a proof signed by the game's server.`);
+  }
   const dataDir = resolve(e.RELAY_DATA_DIR ?? '.rewardbus');
   return {
     port: e.PORT ?? 8787,
@@ -231,6 +251,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     allowedOrigins: e.RELAY_ALLOWED_ORIGINS ?? [],
     userDailyCapSats: e.RELAY_USER_DAILY_CAP_SATS ?? 1000,
     dailyBudgetSats: e.RELAY_DAILY_BUDGET_SATS ?? 100_000,
+    addressDailyCapSats: e.RELAY_ADDRESS_DAILY_CAP_SATS ?? 0,
+    linksPerAddressPerDay: e.RELAY_LINKS_PER_ADDRESS_PER_DAY ?? 0,
+    holdAboveSats: e.RELAY_HOLD_ABOVE_SATS ?? 0,
+    ...(e.RELAY_GAME_SERVER_SECRET ? { gameServerSecret: e.RELAY_GAME_SERVER_SECRET.join(',') } : {}),
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE ?? 60,
     adminFailuresPerMinute: e.RELAY_ADMIN_FAILURES_PER_MINUTE ?? 10,
     ...(e.WEBHOOK_SECRET ? { webhookSecret: e.WEBHOOK_SECRET } : {}),

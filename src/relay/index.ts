@@ -9,6 +9,8 @@ export type { EventLog, PlayerEvent } from './store/event-log.js';
 export { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions, type Outcome } from './payments/client.js';
 export { createLogger } from './ops/logger.js';
 export type { VerifyClaim } from './core/claims.js';
+export type { VerifyLink } from './http/routes/players.js';
+export { signUnlock, type UnlockGrant } from './core/unlock-proof.js';
 export { PROBLEMS, type ProblemCode } from './http/problems.js';
 export type * from '../wire/relay-api.js';
 export { createWalletBalance, type WalletBalance, type WalletReading } from './ops/wallet-balance.js';

@@ -11,13 +11,13 @@ import { adminApi } from './http/routes/admin.js';
 import { allowedMethods } from './http/middleware/allowed-methods.js';
 import { createMetrics } from './ops/metrics.js';
 import { cors, originAllowed } from './http/middleware/cors.js';
-import type { ClaimLimits } from './store/ledger.js';
+import type { ClaimLimits, LedgerEntry } from './store/ledger.js';
 import { createLogger } from './ops/logger.js';
 import { createWalletBalance } from './ops/wallet-balance.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
 import { createPayouts } from './core/payouts.js';
-import { createPlayerTokens } from './core/player-tokens.js';
-import { playersRoute } from './http/routes/players.js';
+import { createPlayerTokens, secretList } from './core/player-tokens.js';
+import { playersRoute, type VerifyLink } from './http/routes/players.js';
 import { problemResponse, RelayProblem } from './http/problems.js';
 import { createRateLimiter } from './http/middleware/rate-limit.js';
 import { rewardsRoute } from './http/routes/rewards.js';
@@ -88,6 +88,19 @@ export interface RelayOptions {
   bodyTimeoutMs?: number;
   /** A game's own server-side check before a payout. */
   verifyClaim?: VerifyClaim;
+  /** A human check at link (a captcha's server-side verification): false refuses the link (403 `link_refused`). */
+  verifyLink?: VerifyLink;
+  /**
+   * RELAY_GAME_SERVER_SECRET: checks the unlock proofs of achievements with `proof: 'server'`
+   * (signUnlock). Several, comma-separated or listed: the first is current, every one verifies.
+   */
+  gameServerSecret?: string | readonly string[];
+  /** Sats paid per client address (IPv6 by /64) per UTC day, every player together; 0: no cap. Default 0. */
+  addressDailyCapSats?: number;
+  /** Different players one client address may link per UTC day (429 `too_many_players` past it); 0: no cap. Default 0. */
+  linksPerAddressPerDay?: number;
+  /** A claim worth more than this is held for an operator's approval; 0: none. Default 0. */
+  holdAboveSats?: number;
   logger?: Logger;
   /** Reported by /v1/health. Default `live`. */
   mode?: Health['mode'];
@@ -122,6 +135,7 @@ export function createRelay(options: RelayOptions): Relay {
   const metrics = options.adminToken
     ? createMetrics({
         needsReview: async () => (await ledger.inState('needs_review')).length,
+        held: async () => (await ledger.inState('held')).length,
         budgetUsedSats: () => ledger.budgetUsed(utcDay(Date.now())),
         walletBalanceSats: async () => (await wallet.read()).balanceSats,
       })
@@ -135,10 +149,14 @@ export function createRelay(options: RelayOptions): Relay {
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
   const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? 600);
-  const limits: ClaimLimits = { userDailyCapSats: options.userDailyCapSats ?? 1000, dailyBudgetSats: options.dailyBudgetSats ?? 100_000 };
+  const limits: ClaimLimits = { userDailyCapSats: options.userDailyCapSats ?? 1000, dailyBudgetSats: options.dailyBudgetSats ?? 100_000, addressDailyCapSats: options.addressDailyCapSats ?? 0 };
+  const gameServerSecrets = options.gameServerSecret === undefined ? [] : secretList(options.gameServerSecret);
+  const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
+  if (needsProof.length && !gameServerSecrets.length) throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
   const settlements = createSettlements({ ledger, publish: hub.publish, metrics: metrics ?? NO_SETTLEMENT_METRICS, logger });
   const payouts = createPayouts(ledger, settlements, payments, logger, wallet);
-  const claim = createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim: options.verifyClaim });
+  const claim = createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim: options.verifyClaim, gameServerSecrets, holdAboveSats: options.holdAboveSats ?? 0 });
+  const payApproved = (entry: LedgerEntry) => payouts.pay(entry, catalog.get(entry.achievementId)?.title ?? entry.achievementId);
   const origins = options.allowedOrigins ?? [];
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
@@ -167,7 +185,7 @@ export function createRelay(options: RelayOptions): Relay {
 
   app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.get('/v1/catalog', (c) => c.json(catalogBody));
-  app.route('/v1/players', playersRoute(payments, tokens, limiter));
+  app.route('/v1/players', playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0 }));
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
   app.route('/v1/rewards', rewardsRoute({ ledger, claim }));
@@ -182,7 +200,7 @@ export function createRelay(options: RelayOptions): Relay {
     const admin = requireAdmin(options.adminToken, { failuresPerMinute: options.adminFailuresPerMinute });
     app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
     app.use('/admin/api/*', admin);
-    app.route('/admin/api', adminApi({ ledger, events, decide: createReviews(settlements, ledger.get, payouts.settleByStatus), limits, metrics, wallet }));
+    app.route('/admin/api', adminApi({ ledger, events, decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved), limits, metrics, wallet }));
     // The page and its script hold no data: they ask for the token, then read the API with it.
     const page = (pick: 'html' | 'js', type: string) => async (c: Context) =>
       c.body((await adminAssets())[pick], 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });

@@ -15,6 +15,15 @@ export interface CatalogEntry {
   title: string;
   sats: number;
   repeat: RepeatPolicy;
+  /**
+   * Witnessed play: a claim is paid only once the player's session on the relay (from the link
+   * that issued the token) is this old; earlier, the relay answers 425 `too_early` with `retryAt`.
+   */
+  minPlaySeconds?: number;
+  /** `server`: a claim must carry a `proof` signed by the game's server (docs/unlock-proofs.md). */
+  proof?: 'server';
+  /** Every claim of it waits for an operator (status `held`) before it is paid. */
+  hold?: boolean;
 }
 
 export interface CatalogResponse {
@@ -26,6 +35,8 @@ export interface CatalogResponse {
 /** `POST /v1/players` body. */
 export interface LinkPlayerRequest {
   gamertag: string;
+  /** For a relay with a human check at link (a captcha's response token): passed to its hook. */
+  humanCheck?: string;
 }
 
 /** `POST /v1/players` answer: the player token authorizes the player's own rewards. */
@@ -42,14 +53,22 @@ export interface RewardClaim {
   achievementId: string;
   /** ISO 8601, when the player earned it (for the record; limits use the relay's clock). */
   occurredAt?: string;
+  /**
+   * For achievements with `proof: 'server'`: the unlock proof the game's server signed for this
+   * player and achievement (docs/unlock-proofs.md). Single-use; part of the request, so a retry
+   * of the same intent sends the same proof.
+   */
+  proof?: string;
 }
 
 /**
  * paid, rejected and failed are final. pending: the relay is still working on it.
  * needs_review: the outcome with the service is unclear; the relay (or its operator) settles it
- * and it is never paid twice.
+ * and it is never paid twice. held: recorded and reserved, waiting for an operator to approve
+ * (then paid) or deny (then rejected, `denied_by_operator`); the player hears the outcome as a
+ * `reward` event.
  */
-export type RewardStatus = 'paid' | 'rejected' | 'failed' | 'pending' | 'needs_review';
+export type RewardStatus = 'paid' | 'rejected' | 'failed' | 'pending' | 'needs_review' | 'held';
 
 export interface RewardRecord {
   id: string;
@@ -92,6 +111,8 @@ export interface Problem {
   /** Stable, machine-readable; see docs/relay-api.md. */
   code: string;
   detail?: string;
+  /** `too_early` (425): when the claim will be due, ISO 8601 (also as `Retry-After`, in seconds). */
+  retryAt?: string;
 }
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -133,7 +154,8 @@ export interface WithdrawalRequestView {
 /**
  * One message of `GET /v1/events` (Server-Sent Events; `event:` is the type, `id:` resumes).
  * reward: a RewardRecord changed status (every change the player sees: paid, rejected, failed,
- * needs_review, and a later paid or failed when a review is settled; the same record id again). ramp.purchase.completed / ramp.purchase.failed:
+ * needs_review, held for an operator, and a later outcome when a review or a hold is settled;
+ * the same record id again). ramp.purchase.completed / ramp.purchase.failed:
  * from the service's webhooks.
  */
 export type PlayerEventMessage =

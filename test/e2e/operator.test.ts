@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/node/start-server.js';
+import { DEFAULT_CATALOG } from '../../src/relay/index.js';
 import { TEST_GAMERTAGS } from '../../src/sandbox/index.js';
 import { describeInBrowser, keepScreenshot, launchChromium, testConfig, watchPageErrors } from './harness.js';
 
@@ -35,7 +36,9 @@ async function openWith(token: string): Promise<Page> {
 describeInBrowser("the operator's page", () => {
   beforeAll(async () => {
     // limbo's payment answers long after the relay's 200 ms: it waits for review.
-    server = await startServer(testConfig({ RELAY_ADMIN_TOKEN: TOKEN, PAYMENTS_TIMEOUT_MS: '200' }), { sandbox: { limboMs: 120_000 } });
+    // The demo catalog without its play time: this page is about reviews, not witnessed play.
+    const catalog = DEFAULT_CATALOG.map(({ minPlaySeconds: _wait, ...a }) => a);
+    server = await startServer(testConfig({ RELAY_ADMIN_TOKEN: TOKEN, PAYMENTS_TIMEOUT_MS: '200' }), { sandbox: { limboMs: 120_000 }, relay: { catalog } });
     browser = await launchChromium();
   });
   afterAll(async () => {

@@ -48,4 +48,12 @@ describe('the catalog file (RELAY_CATALOG)', () => {
   it('in code, createCatalog says the same', () => {
     expect(error(() => createCatalog([coin, { ...coin, sats: 1.5 }] as never))).toBe('Invalid catalog: achievements[1] (id "first-coin"): sats must be a whole number');
   });
+
+  it('takes the defenses an entry may ask for (play time, a server proof, a hold), and names a bad one', () => {
+    const defended = { ...coin, minPlaySeconds: 20, proof: 'server', hold: true };
+    expect(createCatalog([defended as never]).get('first-coin')).toEqual(defended);
+    expect(error(() => createCatalog([{ ...coin, minPlaySeconds: -1 }] as never))).toBe('Invalid catalog: achievements[0] (id "first-coin"): minPlaySeconds must be at least 0');
+    expect(error(() => createCatalog([{ ...coin, proof: 'client' }] as never))).toMatch(/proof must be "server"/);
+    expect(error(() => createCatalog([{ ...coin, hold: 'yes' }] as never))).toMatch(/hold must be true or false/);
+  });
 });

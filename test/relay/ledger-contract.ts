@@ -195,5 +195,79 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect(s?.entry).toMatchObject({ state: 'failed', paymentId: 'tx-7', gamertag: 'ann' });
       expect(await l.get(entry.id)).toMatchObject({ state: 'failed', paymentId: 'tx-7', gamertag: 'ann' });
     });
+
+    it('holds a claim for an operator: reserved against caps and budget, told, left alone by recovery; approved once (held → sending), denied frees it', async () => {
+      const { ledger: l, events } = await store();
+      const limits = { userDailyCapSats: 0, dailyBudgetSats: 50 };
+      const held = await l.claim(claim({ sats: 30, hold: true }), limits, T0);
+      expect(held).toMatchObject({ kind: 'created', entry: { state: 'held' }, event: { type: 'reward' } });
+      expect(held.entry).not.toHaveProperty('phase');
+      expect((await l.claim(claim({ achievementId: 'b', sats: 30 }), limits, T0)).entry.reason).toBe('daily_budget');
+      expect(await l.abandoned(T0 + 86_400_000 * 365, T0 + 86_400_000 * 365)).toEqual([]);
+      expect((await l.inState('held')).map((e) => e.id)).toEqual([held.entry.id]);
+      const approve = () => l.settle(held.entry.id, ['held'], { state: 'sending' }, { audit: { actor: 'ann', action: 'approve' } });
+      const [a, b] = await Promise.all([approve(), approve()]);
+      expect([a, b].filter(Boolean)).toHaveLength(1);
+      expect((a ?? b)!.entry).toMatchObject({ state: 'sending', phase: 'claimed' });
+      expect(await l.markSent(held.entry.id)).toBe(true);
+      expect((await l.audits(held.entry.id)).map((x) => [x.actor, x.fromState, x.toState])).toEqual([['ann', 'held', 'sending']]);
+
+      const other = await l.claim(claim({ userId: 'user-2', achievementId: 'c', sats: 20, hold: true }), limits, T0);
+      expect(other.entry.state).toBe('held');
+      expect((await l.claim(claim({ userId: 'user-3', sats: 1 }), limits, T0)).entry.reason).toBe('daily_budget');
+      const denied = await l.settle(other.entry.id, ['held'], { state: 'rejected', reason: 'denied_by_operator' }, { audit: { actor: 'bob', action: 'deny' } });
+      expect(denied?.entry).toMatchObject({ state: 'rejected', reason: 'denied_by_operator' });
+      expect((await l.claim(claim({ userId: 'user-3', sats: 20 }), limits, T0)).entry.state).toBe('sending');
+      expect((await events.since('user-2', 0)).map((e) => (e.data as RewardRecord).status)).toEqual(['held', 'rejected']);
+    });
+
+    it("caps the sats of one address per UTC day across players, exactly under a race, and frees what failed", async () => {
+      const l = await ledger();
+      const limits = { userDailyCapSats: 0, dailyBudgetSats: 0, addressDailyCapSats: 40 };
+      const racing = await Promise.all(Array.from({ length: 20 }, (_, i) => l.claim(claim({ userId: `bot-${i}`, address: '203.0.113.7', sats: 10 }), limits, T0)));
+      const won = racing.filter((r) => r.entry.state === 'sending');
+      expect(won).toHaveLength(4);
+      expect(racing.filter((r) => r.entry.reason === 'address_daily_cap')).toHaveLength(16);
+      expect(won[0]!.entry.address).toBe('203.0.113.7');
+      expect((await l.get(won[0]!.entry.id))?.address).toBe('203.0.113.7');
+      // Another address is not touched; a failed payment gives its sats back.
+      expect((await l.claim(claim({ userId: 'bot-x', address: '198.51.100.1', sats: 10 }), limits, T0)).entry.state).toBe('sending');
+      await l.settle(won[0]!.entry.id, ['sending'], { state: 'failed', reason: 'payment_refused' });
+      expect((await l.claim(claim({ userId: 'bot-y', address: '203.0.113.7', sats: 10 }), limits, T0)).entry.state).toBe('sending');
+      expect((await l.claim(claim({ userId: 'bot-z', address: '203.0.113.7', sats: 10 }), limits, T0)).entry.reason).toBe('address_daily_cap');
+      expect((await l.claim(claim({ userId: 'bot-z', address: '203.0.113.7', sats: 10 }), limits, Date.parse('2026-11-23T00:00:01Z'))).entry.state).toBe('sending');
+    });
+
+    it('spends a proof nonce once, under any key and any player, even when claims race', async () => {
+      const l = await ledger();
+      const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => l.claim(claim({ userId: `p${i}`, proofNonce: 'nonce-1' }), NO_LIMITS, T0)));
+      expect(racing.filter((r) => r.entry.state === 'sending')).toHaveLength(1);
+      expect(racing.filter((r) => r.entry.reason === 'proof_used')).toHaveLength(9);
+      expect((await l.claim(claim({ userId: 'p0', achievementId: 'other', proofNonce: 'nonce-1' }), NO_LIMITS, T0 + 1)).entry.reason).toBe('proof_used');
+      expect((await l.claim(claim({ userId: 'p0', achievementId: 'other', proofNonce: 'nonce-2' }), NO_LIMITS, T0 + 1)).entry.state).toBe('sending');
+    });
+
+    it('defers a claim made before its play time (too_early: nothing reserved, no proof spent, the key claims again when due)', async () => {
+      const l = await ledger();
+      const c = claim({ playStartedAt: T0, minPlayMs: 20_000, proofNonce: 'nonce-early' });
+      const early = await l.claim(c, NO_LIMITS, T0 + 5_000);
+      expect(early).toMatchObject({ kind: 'created', entry: { state: 'deferred', reason: 'too_early' } });
+      expect(early).not.toHaveProperty('event');
+      expect(await l.budgetUsed('2026-11-22')).toBe(0);
+      expect((await l.claim({ ...c, id: randomUUID() }, NO_LIMITS, T0 + 19_999)).entry.reason).toBe('too_early');
+      expect(await l.claim({ ...c, id: randomUUID() }, NO_LIMITS, T0 + 20_000)).toMatchObject({ kind: 'created', entry: { id: early.entry.id, state: 'sending' } });
+      expect(await l.history(c.userId, 10)).toHaveLength(1);
+    });
+
+    it('counts the players an address links per day, again-links free, exactly under a race', async () => {
+      const l = await ledger();
+      const linked = await Promise.all(Array.from({ length: 10 }, (_, i) => l.linkAddress('203.0.113.7', '2026-11-22', `u${i}`, 3)));
+      expect(linked.filter(Boolean)).toHaveLength(3);
+      const first = linked.indexOf(true);
+      expect(await l.linkAddress('203.0.113.7', '2026-11-22', `u${first}`, 3)).toBe(true);
+      expect(await l.linkAddress('203.0.113.8', '2026-11-22', 'u9', 3)).toBe(true);
+      expect(await l.linkAddress('203.0.113.7', '2026-11-23', 'u9', 3)).toBe(true);
+      expect(await l.linkAddress('203.0.113.7', '2026-11-22', 'u-new', 0)).toBe(true);
+    });
   });
 }

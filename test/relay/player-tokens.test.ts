@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createPlayerTokens } from '../../src/relay/core/player-tokens.js';
 
@@ -41,5 +42,14 @@ describe('player tokens', () => {
     expect(tokens.verify(`rb1.${forged}.${signature}`)).toBeUndefined();
     expect(tokens.verify(token, now + DAY + 1)).toBeUndefined();
     for (const bad of [`${token}=`, `${token}.x`, `rb2.${payload}.${signature}`, ` ${token}`]) expect(tokens.verify(bad)).toBeUndefined();
+  });
+
+  it('say when the link issued them (iat, the start of witnessed play); one from before iat counts as issued at exp - ttl', () => {
+    const tokens = createPlayerTokens(NEW, DAY);
+    const now = Date.now();
+    expect(tokens.verify(tokens.issue('user-1', 'alice', now).token, now)).toMatchObject({ iat: now, exp: now + DAY });
+    const payload = Buffer.from(JSON.stringify({ userId: 'user-1', gamertag: 'alice', exp: now + 1000 })).toString('base64url');
+    const legacy = `rb1.${payload}.${createHmac('sha256', NEW).update(payload).digest('base64url')}`;
+    expect(tokens.verify(legacy, now)).toMatchObject({ iat: now + 1000 - DAY });
   });
 });

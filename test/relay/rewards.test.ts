@@ -81,7 +81,7 @@ describe('POST /v1/rewards', () => {
     const player = await relay.link('alice');
     const key = randomUUID();
     await relay.claim(player.token, { achievementId: 'first-coin' }, key);
-    const r = await relay.claim(player.token, { achievementId: 'level-complete' }, key);
+    const r = await relay.claim(player.token, { achievementId: 'daily-login' }, key);
     expect(r.status).toBe(422);
     expect(r.body.code).toBe('idempotency_key_reused');
     expect(relay.sandbox!.payments()).toHaveLength(1);
@@ -134,9 +134,9 @@ describe('POST /v1/rewards', () => {
   });
 
   it('lets a game refuse a claim with verifyClaim, recorded with its reason and unpaid', async () => {
-    relay = await startTestRelay({}, { relay: { verifyClaim: (claim) => (claim.achievementId === 'level-complete' ? 'level_not_finished' : true) } });
+    relay = await startTestRelay({}, { relay: { verifyClaim: (claim) => (claim.achievementId === 'daily-login' ? 'level_not_finished' : true) } });
     const player = await relay.link('alice');
-    expect((await relay.claim(player.token, { achievementId: 'level-complete' })).body).toMatchObject({ status: 'rejected', reason: 'level_not_finished' });
+    expect((await relay.claim(player.token, { achievementId: 'daily-login' })).body).toMatchObject({ status: 'rejected', reason: 'level_not_finished' });
     expect((await relay.claim(player.token, { achievementId: 'first-coin' })).body.status).toBe('paid');
     expect(relay.sandbox!.payments()).toHaveLength(1);
   });

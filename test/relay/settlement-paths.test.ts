@@ -79,7 +79,7 @@ describe('every settlement reaches the player', () => {
   it("the operator's mark-paid and mark-failed on the page, with their documented bodies: heard, and in the audit trail", async () => {
     const { relay, player, stream, admin } = await setUp(TEST_GAMERTAGS.ambiguous, { PAYMENTS_TIMEOUT_MS: '200' }, { limboMs: 60_000 });
     const a = await relay.claim(player.token, { achievementId: 'first-coin' });
-    const b = await relay.claim(player.token, { achievementId: 'level-complete' });
+    const b = await relay.claim(player.token, { achievementId: 'daily-login' });
     expect([a.body.status, b.body.status]).toEqual(['needs_review', 'needs_review']);
     const paid = await admin(`/review/${a.body.id}/mark-paid`, { method: 'POST', body: JSON.stringify({ transactionId: 'tx-checked-by-hand' }) });
     expect(paid.status).toBe(200);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { clientAddress, parseTrustProxy } from '../../src/relay/http/client-address.js';
+import { addressGroup, clientAddress, parseTrustProxy } from '../../src/relay/http/client-address.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
@@ -41,5 +41,17 @@ describe('RELAY_TRUST_PROXY as addresses', () => {
     relay = await startTestRelay({ RELAY_RATE_LIMIT_PER_MINUTE: '2', RELAY_TRUST_PROXY: '10.0.0.0/8' });
     const send = ask();
     expect([await send('1.1.1.1'), await send('2.2.2.2'), await send('3.3.3.3')]).toEqual([404, 404, 429]);
+  });
+});
+
+describe('addresses as limits count them', () => {
+  it('an IPv4 address as it is; an IPv6 one by its /64, however it is spelled', () => {
+    expect(addressGroup('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressGroup('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressGroup('2001:db8:1:2::a')).toBe('2001:db8:1:2::/64');
+    expect(addressGroup('2001:0DB8:0001:0002:ffff:0:0:1')).toBe('2001:db8:1:2::/64');
+    expect(addressGroup('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressGroup('::1')).toBe('0:0:0:0::/64');
+    expect(addressGroup('local')).toBe('local');
   });
 });

@@ -82,11 +82,11 @@ describe('an unclear payment outcome', () => {
   it('operator mark-failed frees the reservation so the achievement can be earned again', async () => {
     relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '100' }, { sandbox: { limboMs: 5000 } });
     const player = await relay.link(TEST_GAMERTAGS.ambiguous);
-    const first = await relay.claim(player.token, { achievementId: 'level-complete' });
+    const first = await relay.claim(player.token, { achievementId: 'first-coin' });
     expect(first.body.status).toBe('needs_review');
     await review(relay.dataDir, 'mark-failed', first.body.id);
     await expect(review(relay.dataDir, 'mark-failed', first.body.id)).rejects.toThrow(/not awaiting review/);
-    const again = await relay.claim(player.token, { achievementId: 'level-complete' });
+    const again = await relay.claim(player.token, { achievementId: 'first-coin' });
     expect(again.body.status).toBe('needs_review');
   });
 });

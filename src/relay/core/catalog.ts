@@ -14,6 +14,9 @@ const entrySchema = z.object({
   title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
   sats: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'),
   repeat: repeatSchema,
+  minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
+  proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
+  hold: z.boolean({ error: 'must be true or false' }).optional(),
 }, { error: 'must be an object { "id", "title", "sats", "repeat" }' });
 
 const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
@@ -21,10 +24,14 @@ const entriesSchema = z.array(entrySchema, { error: 'must be a list of achieveme
 /** What each achievement is worth: the relay's to decide, never the client's. */
 export type Catalog = ReadonlyMap<string, CatalogEntry>;
 
-/** The demo's achievements, one of each repeat policy; used when RELAY_CATALOG is not set. */
+/**
+ * The demo's achievements, one of each repeat policy; used when RELAY_CATALOG is not set. The
+ * largest, "Level complete", is paid only after 20 s of play witnessed by the relay (a bot that
+ * links and claims at once is told to come back).
+ */
 export const DEFAULT_CATALOG: readonly CatalogEntry[] = [
   { id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' } },
-  { id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' } },
+  { id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' }, minPlaySeconds: 20 },
   { id: 'daily-login', title: 'Daily login', sats: 10, repeat: { kind: 'daily' } },
   { id: 'coin-streak', title: 'Ten coins in a row', sats: 5, repeat: { kind: 'cooldown', seconds: 30 } },
 ];

@@ -5,6 +5,7 @@ import type { Catalog } from './catalog.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
 import type { Settlements } from './settlements.js';
+import { checkUnlock } from './unlock-proof.js';
 import { uuid7 } from './uuid7.js';
 
 /** A game's own server-side proof: true to pay, false or a reason code to refuse. */
@@ -23,7 +24,9 @@ export type ClaimOutcome =
   /** The key's first request is still being paid: ask again shortly. */
   | { kind: 'in_flight' }
   /** Nothing was paid and the service was out of reach: the client retries with the same key. */
-  | { kind: 'deferred' };
+  | { kind: 'deferred' }
+  /** Witnessed play: the player's session is not old enough yet; nothing final was recorded. Retry at `retryAt` (ms). */
+  | { kind: 'too_early'; retryAt: number };
 
 export interface ClaimsDeps {
   ledger: Ledger;
@@ -32,16 +35,22 @@ export interface ClaimsDeps {
   payouts: Payouts;
   limits: ClaimLimits;
   verifyClaim?: VerifyClaim | undefined;
+  /** RELAY_GAME_SERVER_SECRET: what unlock proofs are checked against (every one is tried). */
+  gameServerSecrets?: readonly string[];
+  /** RELAY_HOLD_ABOVE_SATS: a claim worth more waits for an operator. 0 or absent: none. */
+  holdAboveSats?: number;
 }
 
-const requestHash = (c: RewardClaim) => createHash('sha256').update(`${c.achievementId}\n${c.occurredAt ?? ''}`).digest('base64url');
+// The proof is part of what was asked: a retry of the same intent (same key, same proof) replays.
+const requestHash = (c: RewardClaim) =>
+  createHash('sha256').update(`${c.achievementId}\n${c.occurredAt ?? ''}${c.proof === undefined ? '' : `\n${c.proof}`}`).digest('base64url');
 
 /**
  * The claim use case: an achievement id under an idempotency key becomes at most one payment.
  * The relay decides the amount from its catalog; the ledger records the claim (or its refusal)
  * before the service is called; a replay answers what the key's entry is now.
  */
-export function createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim }: ClaimsDeps) {
+export function createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim, gameServerSecrets = [], holdAboveSats = 0 }: ClaimsDeps) {
   /** An intent already known under this key: replay it, or say why not (undefined: claim it afresh). */
   function known(entry: LedgerEntry, hash: string): ClaimOutcome | undefined {
     if (entry.requestHash !== hash) return { kind: 'key_reused' };
@@ -50,20 +59,29 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
     return { kind: 'answered', entry, replayed: true };
   }
 
-  return async function claim(player: PlayerClaims, key: string, body: RewardClaim, request: Request): Promise<ClaimOutcome> {
+  /** `address`: the client's, as the relay resolved it (grouped: IPv6 by /64). */
+  return async function claim(player: PlayerClaims, key: string, body: RewardClaim, request: Request, address?: string): Promise<ClaimOutcome> {
     const achievement = catalog.get(body.achievementId);
     if (!achievement) return { kind: 'unknown_achievement' };
     const hash = requestHash(body);
 
     let rejectReason: string | undefined;
+    let proofNonce: string | undefined;
+    if (achievement.proof === 'server') {
+      const proof = checkUnlock(gameServerSecrets, body.proof, { gamertag: player.gamertag, achievementId: achievement.id });
+      if (proof.ok) proofNonce = proof.nonce;
+      else rejectReason = proof.reason;
+    }
     if (verifyClaim) {
       // A replay must not run the game's check again.
       const before = await ledger.find(player.userId, key);
       const replay = before && known(before, hash);
       if (replay) return replay;
-      const verdict = await verifyClaim({ ...body, userId: player.userId, gamertag: player.gamertag }, request);
+      const { proof: _proof, ...claimed } = body;
+      const verdict = rejectReason ? true : await verifyClaim({ ...claimed, userId: player.userId, gamertag: player.gamertag }, request);
       if (verdict !== true) rejectReason = typeof verdict === 'string' ? verdict : 'claim_not_verified';
     }
+    const minPlayMs = (achievement.minPlaySeconds ?? 0) * 1000;
     const result = await settlements.claim(
       {
         id: uuid7(),
@@ -74,12 +92,18 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
         sats: achievement.sats,
         repeat: achievement.repeat,
         ...(body.occurredAt ? { occurredAt: body.occurredAt } : {}),
+        ...(address !== undefined ? { address } : {}),
         ...(rejectReason ? { rejectReason } : {}),
+        ...(minPlayMs ? { minPlayMs, playStartedAt: player.iat } : {}),
+        ...(proofNonce ? { proofNonce } : {}),
+        ...(achievement.hold || (holdAboveSats > 0 && achievement.sats > holdAboveSats) ? { hold: true } : {}),
       },
       limits,
     );
     if (result.kind === 'existing') return known(result.entry, hash) ?? { kind: 'answered', entry: result.entry, replayed: true };
-    const entry = result.entry.state === 'rejected' ? result.entry : await payouts.pay(result.entry, achievement.title);
+    if (result.entry.state === 'deferred' && result.entry.reason === 'too_early') return { kind: 'too_early', retryAt: player.iat + minPlayMs };
+    // Refused, or held for an operator: nothing goes to the service now.
+    const entry = result.entry.state === 'sending' ? await payouts.pay(result.entry, achievement.title) : result.entry;
     return entry.state === 'deferred' ? { kind: 'deferred' } : { kind: 'answered', entry, replayed: false };
   };
 }

@@ -6,6 +6,11 @@ export interface PlayerClaims {
   gamertag: string;
   /** Expiry, in ms since the epoch. */
   exp: number;
+  /**
+   * When the link issued it, in ms: the start of the player's play session, by the relay's clock
+   * (witnessed play). Tokens from before it was written count as issued at `exp - ttl`.
+   */
+  iat: number;
 }
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64url');
@@ -32,7 +37,7 @@ export function createPlayerTokens(secrets: string | readonly string[], ttlMs: n
   const verified = new Map<string, PlayerClaims>();
   return {
     issue(userId: string, gamertag: string, now = Date.now()): { token: string; claims: PlayerClaims } {
-      const claims: PlayerClaims = { userId, gamertag, exp: now + ttlMs };
+      const claims: PlayerClaims = { userId, gamertag, exp: now + ttlMs, iat: now };
       const payload = b64(JSON.stringify(claims));
       return { token: `rb1.${payload}.${sign(payload)}`, claims };
     },
@@ -64,7 +69,8 @@ export function createPlayerTokens(secrets: string | readonly string[], ttlMs: n
     try {
       const c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<PlayerClaims>;
       if (typeof c.userId !== 'string' || typeof c.gamertag !== 'string' || typeof c.exp !== 'number') return undefined;
-      return c.exp > now ? { userId: c.userId, gamertag: c.gamertag, exp: c.exp } : undefined;
+      const iat = typeof c.iat === 'number' ? c.iat : c.exp - ttlMs;
+      return c.exp > now ? { userId: c.userId, gamertag: c.gamertag, exp: c.exp, iat } : undefined;
     } catch {
       return undefined;
     }

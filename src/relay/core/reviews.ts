@@ -4,26 +4,48 @@ import type { Settlements } from './settlements.js';
 /** Asks the payment-status endpoint and settles the entry when the service knows (payouts.settleByStatus). */
 export type SettleByStatus = (entry: LedgerEntry, audit: AuditNote) => Promise<LedgerEntry | undefined>;
 
-/** What an operator can decide about an intent awaiting review. */
-export type ReviewAction = 'reconcile' | 'mark-paid' | 'mark-failed';
-export const REVIEW_ACTIONS: readonly ReviewAction[] = ['reconcile', 'mark-paid', 'mark-failed'];
+/** Pays an approved entry (now `sending`) through the service: payouts.pay with its title. */
+export type PayApproved = (entry: LedgerEntry) => Promise<LedgerEntry>;
+
+/**
+ * What an operator can decide: about an intent awaiting review (reconcile, mark-paid,
+ * mark-failed), or about one held for approval (approve: paid through the service; deny).
+ */
+export type ReviewAction = 'reconcile' | 'mark-paid' | 'mark-failed' | 'approve' | 'deny';
+export const REVIEW_ACTIONS: readonly ReviewAction[] = ['reconcile', 'mark-paid', 'mark-failed', 'approve', 'deny'];
+export const HELD_ACTIONS: readonly ReviewAction[] = ['approve', 'deny'];
 
 export type ReviewOutcome =
   | { kind: 'settled'; entry: LedgerEntry }
   /** reconcile only: the service has not said how it ended, or there is no transaction id to ask about. */
   | { kind: 'unsettled'; entry: LedgerEntry; detail: string }
-  /** No such intent awaits review (or it was settled meanwhile). */
+  /** No such intent awaits review, or is held for approval (or it was decided meanwhile). */
   | { kind: 'not_in_review' };
 
 /**
  * Decisions by hand, the same from the operator's page and the review command: each goes through
  * the settlement core with an audit record naming the operator, so the player hears of it.
  */
-export function createReviews(settlements: Settlements, get: (id: string) => Promise<LedgerEntry | undefined>, settleByStatus: SettleByStatus) {
+export function createReviews(settlements: Settlements, get: (id: string) => Promise<LedgerEntry | undefined>, settleByStatus: SettleByStatus, pay?: PayApproved) {
+  /**
+   * A held entry: approve is a compare-and-set held → sending (of two operators at once, one
+   * wins; the other finds it no longer held), then one payment; deny frees its reservation.
+   */
+  async function decideHeld(id: string, action: 'approve' | 'deny', audit: AuditNote): Promise<ReviewOutcome> {
+    if (action === 'deny') {
+      const denied = await settlements.settle(id, { from: ['held'], to: { state: 'rejected', reason: 'denied_by_operator' }, cause: 'operator', audit });
+      return denied ? { kind: 'settled', entry: denied } : { kind: 'not_in_review' };
+    }
+    if (!pay) throw new Error('approving a held claim needs the payments service');
+    const approved = await settlements.settle(id, { from: ['held'], to: { state: 'sending' }, cause: 'operator', audit });
+    return approved ? { kind: 'settled', entry: await pay(approved) } : { kind: 'not_in_review' };
+  }
+
   return async function decide(id: string, action: ReviewAction, actor: string, transactionId?: string): Promise<ReviewOutcome> {
     const entry = await get(id);
-    if (entry?.state !== 'needs_review') return { kind: 'not_in_review' };
     const audit = { actor, action };
+    if (action === 'approve' || action === 'deny') return entry?.state === 'held' ? decideHeld(id, action, audit) : { kind: 'not_in_review' };
+    if (entry?.state !== 'needs_review') return { kind: 'not_in_review' };
     let settled: LedgerEntry | undefined;
     if (action === 'reconcile') {
       settled = await settleByStatus(entry, audit);

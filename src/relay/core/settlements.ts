@@ -39,7 +39,7 @@ export function createSettlements({ ledger, publish, metrics, logger }: Settleme
   function after(s: Settled, cause: SettlementCause, audit?: AuditNote) {
     const { entry, from, event } = s;
     if (event) publish(event);
-    if (entry.state !== 'sending' && entry.state !== 'deferred') metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined);
+    if (entry.state !== 'sending' && entry.state !== 'deferred' && entry.state !== 'held') metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined);
     const line = {
       event: 'settlement',
       cause,
@@ -56,15 +56,15 @@ export function createSettlements({ ledger, publish, metrics, logger }: Settleme
     if (entry.reason === 'contradicted' && entry.state === 'needs_review') {
       metrics.contradicted?.();
       logger.error(line, 'the payments service contradicts a final decision: back to review');
-    } else if (entry.state === 'paid' || entry.state === 'rejected' || entry.state === 'sending') logger.info(line, entry.state);
+    } else if (entry.state === 'paid' || entry.state === 'rejected' || entry.state === 'sending' || entry.state === 'held') logger.info(line, entry.state);
     else logger.warn(line, entry.state);
   }
 
   return {
-    /** Records a claim (sending, or rejected and told); a known key comes back untouched. */
+    /** Records a claim (sending; rejected or held, and told; deferred too early); a known key comes back untouched. */
     async claim(claim: NewClaim, limits: ClaimLimits): Promise<ClaimResult> {
       const r = await ledger.claim(claim, limits);
-      if (r.kind === 'created' && r.entry.state === 'rejected') after({ entry: r.entry, from: 'sending', ...(r.event ? { event: r.event } : {}) }, 'claim');
+      if (r.kind === 'created' && (r.entry.state === 'rejected' || r.entry.state === 'held')) after({ entry: r.entry, from: 'sending', ...(r.event ? { event: r.event } : {}) }, 'claim');
       return r;
     },
 

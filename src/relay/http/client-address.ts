@@ -57,3 +57,18 @@ export function clientAddress(socketAddress: string, forwardedFor: string | unde
   while (holds(trust.proxies, address) && hops.length) address = hops.pop()!;
   return address;
 }
+
+/**
+ * The address as limits count it: an IPv4 address as it is, an IPv6 one by its /64 (what one
+ * home or one server is usually given), written `2001:db8:1:2::/64`.
+ */
+export function addressGroup(address: string): string {
+  const a = normalize(address);
+  if (isIP(a) !== 6) return a;
+  const [head = '', tail = ''] = a.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  // An embedded IPv4 tail (::ffff:1.2.3.4 is handled above) takes two groups.
+  const groups = a.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => Number.parseInt(g || '0', 16).toString(16)).join(':')}::/64`;
+}

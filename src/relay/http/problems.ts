@@ -11,13 +11,16 @@ export const PROBLEMS = {
   not_found: [404, 'Not found'],
   unknown_achievement: [404, 'No such achievement in the catalog'],
   unknown_gamertag: [404, 'No player has this gamertag'],
+  link_refused: [403, 'The human check at link did not pass'],
   method_not_allowed: [405, 'This path does not take that method'],
   request_in_flight: [409, 'A request with this Idempotency-Key is still being processed'],
   request_timeout: [408, 'The request body did not arrive in time'],
   payload_too_large: [413, 'The request body is too large'],
   unsupported_media_type: [415, 'Send the body as application/json'],
   idempotency_key_reused: [422, 'This Idempotency-Key was used with a different request'],
+  too_early: [425, 'The player has not played long enough for this achievement yet; claim it again at retryAt'],
   rate_limited: [429, 'Too many requests'],
+  too_many_players: [429, 'This address linked as many players as it may today'],
   // nginx's code: the answer is for the logs and metrics; no one is left to read it.
   client_closed: [499, 'The client closed the request'],
   internal: [500, 'The relay failed'],
@@ -39,6 +42,8 @@ export class RelayProblem extends Error {
     readonly code: ProblemCode,
     readonly detail?: string,
     headers: Record<string, string> = {},
+    /** Members of the problem beyond the standard ones (too_early's `retryAt`). */
+    readonly extra: Pick<Problem, 'retryAt'> = {},
   ) {
     super(detail ?? PROBLEMS[code][1]);
     this.headers = { ...PROBLEM_HEADERS[code], ...headers };
@@ -57,6 +62,7 @@ export function problemResponse(c: Context, p: RelayProblem): Response {
     status,
     code: p.code,
     ...(p.detail ? { detail: p.detail } : {}),
+    ...p.extra,
   };
   // 499 is no standard status, so not in Hono's list; Node sends it as it is.
   return c.body(JSON.stringify(body), status as ContentfulStatusCode, { 'content-type': 'application/problem+json', ...p.headers });

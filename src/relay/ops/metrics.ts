@@ -5,6 +5,8 @@ import type { PaymentsClient } from '../payments/client.js';
 /** What the scrape reads at the moment it asks: the ledger, and the project wallet (cached). */
 export interface LedgerGauges {
   needsReview(): Promise<number>;
+  /** Claims held for an operator's approval. */
+  held?(): Promise<number>;
   budgetUsedSats(): Promise<number>;
   /** The project wallet's balance as last read (at most one call to the service a minute). */
   walletBalanceSats?(): Promise<number | undefined>;
@@ -59,6 +61,14 @@ export function createMetrics(ledger: LedgerGauges) {
     registers: [registry],
     async collect() {
       await orSkip(async () => this.set(await ledger.needsReview()));
+    },
+  });
+  new Gauge({
+    name: 'rewardbus_held_open',
+    help: "Claims held for an operator's approval (the shared ledger: every relay reports the same)",
+    registers: [registry],
+    async collect() {
+      this.set((await ledger.held?.()) ?? 0);
     },
   });
   new Gauge({

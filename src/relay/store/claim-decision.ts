@@ -24,17 +24,47 @@ export interface ClaimFacts {
   lastReservingAt: number | undefined;
   userSats: number;
   projectSats: number;
+  /** Reserved today from the claim's address, every player together (0 without an address cap). */
+  addressSats?: number;
+  /** The claim's proof nonce was spent before (by any claim, under any key). */
+  proofUsed?: boolean;
+}
+
+/**
+ * Witnessed play: when the claim may be decided (ms), if it came before the player's session was
+ * `minPlayMs` old; undefined when it is due (or the achievement asks for no play time). Checked
+ * first and decides nothing final: a claim too early is deferred, spends no proof, reserves nothing.
+ */
+export function tooEarly(claim: Pick<NewClaim, 'playStartedAt' | 'minPlayMs'>, now: number): number | undefined {
+  if (!claim.minPlayMs || claim.playStartedAt === undefined) return undefined;
+  const due = claim.playStartedAt + claim.minPlayMs;
+  return now < due ? due : undefined;
 }
 
 /**
  * Why the claim is refused, or undefined to reserve it. Precedence: a refusal decided before the
- * ledger (the game's own check), then the repeat policy, then the player's cap, then the budget.
+ * ledger (the game's own check, a bad proof), a proof already spent, then the repeat policy, then
+ * the player's cap, then the budget, then the address's cap.
  */
-export function refusal(claim: Pick<NewClaim, 'repeat' | 'sats' | 'rejectReason'>, facts: ClaimFacts, limits: ClaimLimits, now: number): string | undefined {
+export function refusal(claim: Pick<NewClaim, 'repeat' | 'sats' | 'rejectReason' | 'address'>, facts: ClaimFacts, limits: ClaimLimits, now: number): string | undefined {
   return (
-    claim.rejectReason ?? repeatBlock(claim.repeat, facts.lastReservingAt, now)?.reason ?? limitBlock(claim.sats, { user: facts.userSats, project: facts.projectSats }, limits)
+    claim.rejectReason ??
+    (facts.proofUsed ? 'proof_used' : undefined) ??
+    repeatBlock(claim.repeat, facts.lastReservingAt, now)?.reason ??
+    limitBlock(claim.sats, { user: facts.userSats, project: facts.projectSats }, limits) ??
+    addressBlock(claim, facts.addressSats ?? 0, limits)
   );
 }
 
-/** The state a decided claim is recorded in. */
-export const claimedState = (reason: string | undefined): LedgerState => (reason ? 'rejected' : 'sending');
+/** Whether the address's cap (sats per client address per UTC day, every player together) holds the claim. */
+export function addressBlock(claim: Pick<NewClaim, 'sats' | 'address'>, addressSats: number, limits: ClaimLimits): 'address_daily_cap' | undefined {
+  const cap = limits.addressDailyCapSats ?? 0;
+  return cap > 0 && claim.address !== undefined && addressSats + claim.sats > cap ? 'address_daily_cap' : undefined;
+}
+
+/** Whether the claim's address is counted: only with an address and a cap. */
+export const addressCapped = (claim: Pick<NewClaim, 'address'>, limits: ClaimLimits): claim is NewClaim & { address: string } =>
+  claim.address !== undefined && (limits.addressDailyCapSats ?? 0) > 0;
+
+/** The state a decided claim is recorded in: refused, held for an operator, or on its way to be paid. */
+export const claimedState = (reason: string | undefined, claim: Pick<NewClaim, 'hold'> = {}): LedgerState => (reason ? 'rejected' : claim.hold ? 'held' : 'sending');

@@ -14,6 +14,7 @@ export interface LedgerRow {
   payment_id: string | null;
   gamertag: string | null;
   occurred_at: string | null;
+  address: string | null;
   day: string;
   created_at: number | string;
   settled_at: number | string | null;
@@ -33,6 +34,7 @@ export const toLedgerEntry = (r: LedgerRow): LedgerEntry => ({
   ...(r.payment_id === null ? {} : { paymentId: r.payment_id }),
   ...(r.gamertag === null ? {} : { gamertag: r.gamertag }),
   ...(r.occurred_at === null ? {} : { occurredAt: r.occurred_at }),
+  ...(r.address === null || r.address === undefined ? {} : { address: r.address }),
   ...(r.settled_at === null ? {} : { settledAt: Number(r.settled_at) }),
 });
 

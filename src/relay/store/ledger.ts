@@ -7,10 +7,13 @@ import type { PlayerEvent } from './event-log.js';
  * - sending: recorded and its sats reserved; committed before the service is called.
  * - paid / failed / rejected: final. failed and rejected hold no reservation.
  * - needs_review: the service may have paid; never sent again without an operator.
- * - deferred: the service could not be reached, so nothing was paid; the same
- *   idempotency key may claim it again.
+ * - deferred: nothing was paid (the service could not be reached, or the claim came before the
+ *   player's play time, reason `too_early`); the same idempotency key may claim it again.
+ * - held: recorded and its sats reserved, waiting for an operator: approved, it goes on as
+ *   `sending` (then paid through the service); denied, it is `rejected` (`denied_by_operator`).
+ *   Nothing pays it without an operator, recovery included.
  */
-export type LedgerState = 'sending' | 'paid' | 'failed' | 'rejected' | 'needs_review' | 'deferred';
+export type LedgerState = 'sending' | 'paid' | 'failed' | 'rejected' | 'needs_review' | 'deferred' | 'held';
 
 /**
  * Where a `sending` entry's payment is, as a recovery point: `claimed` (committed, the gamertag
@@ -36,19 +39,34 @@ export interface LedgerEntry {
   /** The gamertag the payment went to, for the audit trail. */
   gamertag?: string;
   occurredAt?: string;
+  /** The client's address as claimed from (IPv6 grouped by /64), for the per-address cap. */
+  address?: string;
   createdAt: number;
   settledAt?: number;
 }
 
 /** What the relay asks the ledger to record: the entry's identity, and the rule it is checked by. */
-export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempotencyKey' | 'requestHash' | 'achievementId' | 'sats' | 'occurredAt'> {
+export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempotencyKey' | 'requestHash' | 'achievementId' | 'sats' | 'occurredAt' | 'address'> {
   repeat: RepeatPolicy;
-  /** Set when the claim is refused before any check (e.g. verifyClaim said no). */
+  /** Set when the claim is refused before any check (e.g. verifyClaim said no, or its proof is bad). */
   rejectReason?: string;
+  /**
+   * Witnessed play: the claim is only decided once the player's session (from `playStartedAt`,
+   * ms) is `minPlayMs` old by the ledger's clock; before that it is deferred with `too_early`.
+   */
+  playStartedAt?: number;
+  minPlayMs?: number;
+  /** A proof's nonce: spent in the claim's transaction; a second claim with it is `proof_used`. */
+  proofNonce?: string;
+  /** Recorded as `held` (for an operator) rather than `sending`, when not refused. */
+  hold?: boolean;
 }
 
-/** The daily cap and budget a claim is checked against (src/wire/earning-rules.ts). */
-export type ClaimLimits = DailyLimits;
+/**
+ * The daily cap and budget a claim is checked against (src/wire/earning-rules.ts), and the sats a
+ * client address may take per UTC day across every player (0 or absent: no cap).
+ */
+export type ClaimLimits = DailyLimits & { addressDailyCapSats?: number };
 
 /**
  * `created`: this call recorded it (sending or rejected; a rejection's player event is written in
@@ -72,6 +90,10 @@ export interface SettleOptions {
 }
 
 export type Settlement =
+  /** An operator approved a held entry: it is paid through the service next. */
+  | { state: 'sending' }
+  /** An operator denied a held entry. */
+  | { state: 'rejected'; reason: string }
   | { state: 'paid'; paymentId: string; gamertag?: string }
   | { state: 'failed'; reason: string; gamertag?: string }
   | { state: 'needs_review'; reason: string; paymentId?: string; gamertag?: string }
@@ -117,6 +139,11 @@ export interface Ledger {
   abandoned(now: number, startedAt: number): Promise<LedgerEntry[]>;
   /** Sats reserved or paid on this UTC day (`YYYY-MM-DD`), all players together. */
   budgetUsed(day: string): Promise<number>;
+  /**
+   * Records that `address` linked `userId` on `day`, unless it already linked `max` other
+   * players that day (0: no cap): false then. Concurrent-safe, across relays on PostgreSQL.
+   */
+  linkAddress(address: string, day: string, userId: string, max: number): Promise<boolean>;
   /** Per UTC day from `fromDay` on, per state: how many entries, their sats, how many players. */
   report(fromDay: string): Promise<DayReport[]>;
   /** The newest entries, optionally of one player or one achievement. */
@@ -146,10 +173,10 @@ export interface DayReport {
 }
 
 /** States that hold a reservation against caps and count for repeat policies. */
-export const RESERVING_STATES: readonly LedgerState[] = ['sending', 'paid', 'needs_review'];
+export const RESERVING_STATES: readonly LedgerState[] = ['sending', 'paid', 'needs_review', 'held'];
 
 /** States the player hears of (a `reward` event); sending and deferred are the relay's own business. */
-export const TOLD_STATES: readonly LedgerState[] = ['paid', 'failed', 'rejected', 'needs_review'];
+export const TOLD_STATES: readonly LedgerState[] = ['paid', 'failed', 'rejected', 'needs_review', 'held'];
 
 /** The player's event type for a reward's change of state. */
 export const REWARD_EVENT = 'reward';

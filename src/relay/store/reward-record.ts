@@ -8,6 +8,7 @@ const STATUS: Record<LedgerState, RewardStatus> = {
   failed: 'failed',
   rejected: 'rejected',
   needs_review: 'needs_review',
+  held: 'held',
 };
 
 /** A ledger entry as the client sees it. */

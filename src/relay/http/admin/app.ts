@@ -11,6 +11,7 @@ interface Entry {
   state: string;
   reason: string | null;
   paymentId: string | null;
+  address: string | null;
   createdAt: string;
   ageSeconds: number;
 }
@@ -94,13 +95,15 @@ function show(open: boolean, message?: string) {
   $('app').hidden = !open;
   $('login').hidden = open;
   $('login-error').textContent = message || '';
-  if (!open) for (const id of ['today', 'chart', 'days', 'review', 'recent', 'webhooks', 'health']) $(id).replaceChildren();
+  if (!open) for (const id of ['today', 'chart', 'days', 'held', 'review', 'recent', 'webhooks', 'health']) $(id).replaceChildren();
 }
 
-async function act(entry: Entry, action: 'reconcile' | 'mark-paid' | 'mark-failed') {
+async function act(entry: Entry, action: 'reconcile' | 'mark-paid' | 'mark-failed' | 'approve' | 'deny') {
   const who = `${entry.sats} sats to ${entry.gamertag || entry.userId}`;
   let body: string | undefined;
-  if (action === 'mark-paid') {
+  if (action === 'approve' || action === 'deny') {
+    if (!confirm(`${action === 'approve' ? 'Pay' : 'Refuse'} ${who} for ${entry.achievementId}?`)) return;
+  } else if (action === 'mark-paid') {
     const tx = prompt(`Paid: the service's transaction id for ${who}`);
     if (!tx) return;
     body = JSON.stringify({ transactionId: tx });
@@ -116,8 +119,9 @@ async function act(entry: Entry, action: 'reconcile' | 'mark-paid' | 'mark-faile
 
 async function load() {
   const filter = `?player=${encodeURIComponent($<HTMLInputElement>('player').value)}&achievement=${encodeURIComponent($<HTMLInputElement>('achievement').value)}`;
-  const [summary, review, recent, webhooks, health] = await Promise.all([
+  const [summary, held, review, recent, webhooks, health] = await Promise.all([
     api<Summary>('/summary'),
+    api<{ entries: Entry[] }>('/held'),
     api<{ entries: Entry[] }>('/review'),
     api<{ entries: Entry[] }>(`/recent${filter}`),
     api<{ webhooks: Webhook[] }>('/webhooks'),
@@ -166,6 +170,27 @@ async function load() {
           return tr;
         })
       : [row(['Nothing to review.'])]),
+  );
+  // Each row is the claim's id (data-id); its buttons say what they do (data-action="approve" | "deny").
+  const heldActions = [
+    ['approve', 'Approve', ''],
+    ['deny', 'Deny', 'danger'],
+  ] as const;
+  $('held').replaceChildren(
+    ...(held.entries.length
+      ? held.entries.map((e) => {
+          const buttons = el('span');
+          for (const [action, label, cls] of heldActions) {
+            const b = el('button', label, cls);
+            b.dataset.action = action;
+            b.onclick = () => void act(e, action);
+            buttons.append(b);
+          }
+          const tr = row([`${e.gamertag || '?'} (${e.userId})`, e.achievementId, e.sats, e.address, age(e.ageSeconds), buttons]);
+          tr.dataset.id = e.id;
+          return tr;
+        })
+      : [row(['Nothing is held.'])]),
   );
   $('recent').replaceChildren(...recent.entries.map((e) => row([e.createdAt.replace('T', ' ').slice(0, 19), e.gamertag || e.userId, e.achievementId, e.sats, e.state.replace('_', ' '), e.reason])));
   $('webhooks').replaceChildren(

@@ -32,6 +32,7 @@ const view = (e: LedgerEntry, now: number) => ({
   state: e.state,
   reason: e.reason ?? null,
   paymentId: e.paymentId ?? null,
+  address: e.address ?? null,
   createdAt: new Date(e.createdAt).toISOString(),
   ageSeconds: Math.round((now - e.createdAt) / 1000),
 });
@@ -66,7 +67,7 @@ async function serviceHealth(metrics: Metrics, wallet: WalletBalance) {
 
 /**
  * The operator's JSON API under /admin/api (the token is checked before it): today at a glance,
- * the last 7 days, the review queue and its three actions, recent payouts, webhooks, the service's
+ * the last 7 days, the review queue and its three actions, claims held for approval (approve, deny), recent payouts, webhooks, the service's
  * health. Every decision by hand is recorded with who and when.
  */
 export function adminApi({ ledger, events, decide, limits, metrics, wallet }: AdminDeps) {
@@ -96,12 +97,16 @@ export function adminApi({ ledger, events, decide, limits, metrics, wallet }: Ad
       const entries = (await ledger.inState('needs_review')).sort((a, b) => Number(b.reason === 'contradicted') - Number(a.reason === 'contradicted'));
       return c.json({ entries: entries.map((e) => view(e, now)) });
     })
-    .post('/review/:id/:action{reconcile|mark-paid|mark-failed}', async (c) => {
+    .get('/held', async (c) => {
+      const now = Date.now();
+      return c.json({ entries: (await ledger.inState('held')).map((e) => view(e, now)) });
+    })
+    .post('/review/:id/:action{reconcile|mark-paid|mark-failed|approve|deny}', async (c) => {
       const id = c.req.param('id');
       const action = c.req.param('action') as ReviewAction;
       const transactionId = action === 'mark-paid' ? (await readJson(c, markPaidSchema)).transactionId : undefined;
       const r = await decide(id, action, actor(c), transactionId);
-      if (r.kind === 'not_in_review') throw new RelayProblem('not_found', 'No intent with this id awaits review');
+      if (r.kind === 'not_in_review') throw new RelayProblem('not_found', action === 'approve' || action === 'deny' ? 'No claim with this id is held for approval' : 'No intent with this id awaits review');
       if (r.kind === 'unsettled') return c.json({ settled: false, entry: view(r.entry, Date.now()), detail: r.detail });
       return c.json({ settled: true, entry: view(r.entry, Date.now()), audit: await ledger.audits(id) });
     })

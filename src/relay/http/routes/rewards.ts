@@ -4,13 +4,16 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type RewardHistory 
 import type { Claims } from '../../core/claims.js';
 import type { Ledger } from '../../store/ledger.js';
 import { toRewardRecord } from '../../store/reward-record.js';
-import { readJson, type RelayContext, type RelayEnv } from '../context.js';
+import { clientIp, readJson, type RelayContext, type RelayEnv } from '../context.js';
+import { addressGroup } from '../client-address.js';
+import { PROOF_MAX_LENGTH } from '../../core/unlock-proof.js';
 import { RelayProblem } from '../problems.js';
 
 // Strict: an `amount` (or anything else) in the body is refused, not silently ignored.
 const claimSchema = z.strictObject({
   achievementId: z.string().min(1).max(64),
   occurredAt: z.iso.datetime({ offset: true }).optional(),
+  proof: z.string().min(1).max(PROOF_MAX_LENGTH).optional(),
 });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -26,7 +29,7 @@ export function rewardsRoute({ ledger, claim }: RewardsRouteDeps) {
     const key = (c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '').replace(/^"(.*)"$/, '$1');
     if (!UUID.test(key)) throw new RelayProblem('idempotency_key_required');
     const body = await readJson(c, claimSchema);
-    const r = await claim(c.get('player'), key, body, c.req.raw);
+    const r = await claim(c.get('player'), key, body, c.req.raw, addressGroup(clientIp(c)));
     switch (r.kind) {
       case 'unknown_achievement':
         throw new RelayProblem('unknown_achievement', `No achievement ${body.achievementId}`);
@@ -36,6 +39,10 @@ export function rewardsRoute({ ledger, claim }: RewardsRouteDeps) {
         throw new RelayProblem('request_in_flight', undefined, { 'Retry-After': '1' });
       case 'deferred':
         throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
+      case 'too_early': {
+        const seconds = Math.max(1, Math.ceil((r.retryAt - Date.now()) / 1000));
+        throw new RelayProblem('too_early', undefined, { 'Retry-After': `${seconds}` }, { retryAt: new Date(r.retryAt).toISOString() });
+      }
       case 'answered':
         // A replay gets the original answer's status, with the entry as it stands now.
         if (r.replayed) c.header(IDEMPOTENT_REPLAYED_HEADER, 'true');

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
-import { claimedState, keyDecision, refusal } from '../claim-decision.js';
+import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import type { PlayerEvent } from '../event-log.js';
 import { REWARD_EVENT, RESERVING_STATES, TOLD_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerEntry, type LedgerState, type NewClaim, type Settled } from '../ledger.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow } from '../ledger-row.js';
@@ -44,7 +44,9 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
   async function settleIn(c: PoolClient, id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote): Promise<Settled | undefined> {
     const { rows } = await c.query<Row & { old_state: LedgerState }>(
       `WITH old AS (SELECT id, state FROM rewards WHERE id = $1 AND state = ANY($2) FOR UPDATE)
-       UPDATE rewards r SET state = $3, reason = $4, payment_id = coalesce($5, r.payment_id), gamertag = coalesce($6, r.gamertag), settled_at = $7, owner = NULL, lease_until = NULL
+       UPDATE rewards r SET state = $3, reason = $4, payment_id = coalesce($5, r.payment_id), gamertag = coalesce($6, r.gamertag), settled_at = $7,
+         -- An approved held entry goes on as sending: this relay owns its payment, under a lease.
+         phase = CASE WHEN $3 = 'sending' THEN 'claimed' ELSE r.phase END, owner = $8, lease_until = $9
        FROM old WHERE r.id = old.id RETURNING r.*, old.state AS old_state`,
       [
         id,
@@ -54,16 +56,18 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
         'paymentId' in to ? (to.paymentId ?? null) : null,
         'gamertag' in to ? (to.gamertag ?? null) : null,
         to.state === 'paid' || to.state === 'failed' ? now : null,
+        to.state === 'sending' ? owner : null,
+        to.state === 'sending' ? now + leaseMs : null,
       ],
     );
     const row = rows[0];
     if (!row) return undefined;
     if (audit) await c.query('INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) VALUES ($1, $2, $3, $4, $5, $6)', [id, audit.actor, audit.action, row.old_state, to.state, now]);
-    const wasHeld = RESERVING.includes(row.old_state);
-    if (row.budgeted && wasHeld && !RESERVING.includes(to.state)) {
+    const reserved = RESERVING.includes(row.old_state);
+    if (row.budgeted && reserved && !RESERVING.includes(to.state)) {
       await c.query('UPDATE budget SET sats = sats - $2 WHERE day = $1', [row.day, row.sats]);
       await c.query('UPDATE rewards SET budgeted = false WHERE id = $1', [row.id]);
-    } else if (!wasHeld && RESERVING.includes(to.state)) {
+    } else if (!reserved && RESERVING.includes(to.state)) {
       // A decision contradicted: its sats count against the day's budget again (where there is one).
       const counted = (await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [row.day, row.sats])).rowCount === 1;
       if (counted) await c.query('UPDATE rewards SET budgeted = true WHERE id = $1', [row.id]);
@@ -84,48 +88,63 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
       const existing = (await c.query<Row>('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey])).rows[0];
       if (keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, claim) === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
       const day = utcDay(now);
-      // The states are spelled out, so the planner can use the partial index on them.
-      const userSats =
-        limits.userDailyCapSats > 0
-          ? Number((await c.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE user_id = $1 AND day = $2 AND ${RESERVING_SQL}`, [claim.userId, day])).rows[0]!.s)
-          : 0;
-      // Only with a budget do claims from every relay take turns, at the day's budget row.
-      const budgeted = limits.dailyBudgetSats > 0;
-      let projectSats = 0;
-      if (budgeted) {
-        await c.query('INSERT INTO budget (day, sats) VALUES ($1, 0) ON CONFLICT DO NOTHING', [day]);
-        projectSats = Number((await c.query<{ sats: string }>('SELECT sats FROM budget WHERE day = $1 FOR UPDATE', [day])).rows[0]!.sats);
+      // Witnessed play: too early decides nothing (deferred: no proof spent, nothing reserved).
+      const early = tooEarly(claim, now) !== undefined;
+      let reason: string | undefined = early ? 'too_early' : undefined;
+      let budgeted = false;
+      if (!early) {
+        // The proof's nonce first, right after the player's lock (a claim waiting on another's
+        // nonce holds no lock anyone else waits for). Its unique key is what makes it single-use.
+        const proofUsed =
+          claim.proofNonce !== undefined &&
+          (await c.query('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [claim.proofNonce, existing?.id ?? claim.id, now])).rowCount === 0;
+        // The states are spelled out, so the planner can use the partial index on them.
+        const userSats =
+          limits.userDailyCapSats > 0
+            ? Number((await c.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE user_id = $1 AND day = $2 AND ${RESERVING_SQL}`, [claim.userId, day])).rows[0]!.s)
+            : 0;
+        // With an address cap, claims from one address take turns (across relays) at its lock.
+        let addressSats = 0;
+        if (addressCapped(claim, limits)) {
+          await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`a:${claim.address}`]);
+          addressSats = Number(
+            (await c.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE address = $1 AND day = $2 AND ${RESERVING_SQL}`, [claim.address, day])).rows[0]!.s,
+          );
+        }
+        // Only with a budget do claims from every relay take turns, at the day's budget row.
+        budgeted = limits.dailyBudgetSats > 0;
+        let projectSats = 0;
+        if (budgeted) {
+          await c.query('INSERT INTO budget (day, sats) VALUES ($1, 0) ON CONFLICT DO NOTHING', [day]);
+          projectSats = Number((await c.query<{ sats: string }>('SELECT sats FROM budget WHERE day = $1 FOR UPDATE', [day])).rows[0]!.sats);
+        }
+        const last = (
+          await c.query<{ created_at: string }>(
+            `SELECT created_at FROM rewards WHERE user_id = $1 AND achievement_id = $2 AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
+            [claim.userId, claim.achievementId],
+          )
+        ).rows[0];
+        reason = refusal(claim, { lastReservingAt: last && Number(last.created_at), userSats, projectSats, addressSats, proofUsed }, limits, now);
       }
-      const last = (
-        await c.query<{ created_at: string }>(
-          `SELECT created_at FROM rewards WHERE user_id = $1 AND achievement_id = $2 AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
-          [claim.userId, claim.achievementId],
-        )
-      ).rows[0];
-      const reason = refusal(claim, { lastReservingAt: last && Number(last.created_at), userSats, projectSats }, limits, now);
-      const state = claimedState(reason);
-      const lease = reason ? null : now + leaseMs;
+      const state = early ? 'deferred' : claimedState(reason, claim);
+      const reserving = RESERVING.includes(state);
+      const lease = state === 'sending' ? now + leaseMs : null;
+      budgeted &&= reserving;
       const row = existing
         ? (
-            await c.query<Row>(`UPDATE rewards SET state = $2, phase = 'claimed', reason = $3, day = $4, created_at = $5, owner = $6, lease_until = $7, budgeted = $8 WHERE id = $1 RETURNING *`, [
-              existing.id,
-              state,
-              reason ?? null,
-              day,
-              now,
-              owner,
-              lease,
-              budgeted && !reason,
-            ])
+            await c.query<Row>(
+              `UPDATE rewards SET state = $2, phase = 'claimed', reason = $3, day = $4, created_at = $5, owner = $6, lease_until = $7, budgeted = $8, address = $9 WHERE id = $1 RETURNING *`,
+              [existing.id, state, reason ?? null, day, now, lease === null ? null : owner, lease, budgeted, claim.address ?? null],
+            )
           ).rows[0]!
         : (
             await c.query<Row>(
-              `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until, budgeted)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
-              [claim.id, claim.userId, claim.idempotencyKey, claim.requestHash, claim.achievementId, claim.sats, state, reason ?? null, claim.occurredAt ?? null, day, now, owner, lease, budgeted && !reason],
+              `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until, budgeted, address)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
+              [claim.id, claim.userId, claim.idempotencyKey, claim.requestHash, claim.achievementId, claim.sats, state, reason ?? null, claim.occurredAt ?? null, day, now, lease === null ? null : owner, lease, budgeted, claim.address ?? null],
             )
           ).rows[0]!;
-      if (budgeted && !reason) await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [day, claim.sats]);
+      if (budgeted) await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [day, claim.sats]);
       const entry = toLedgerEntry(row);
       return { kind: 'created', entry, ...(await told(c, entry)) };
     }).then(heard);
@@ -150,6 +169,15 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
     get: async (id) => (await one('SELECT * FROM rewards WHERE id = $1', [id]))[0],
     history: (userId, limit) => one('SELECT * FROM rewards WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, limit]),
     inState: (state) => one('SELECT * FROM rewards WHERE state = $1 ORDER BY created_at', [state]),
+    linkAddress: (address, day, userId, max) =>
+      transaction(async (c) => {
+        // One link at a time per address and day, across relays.
+        await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`l:${address}:${day}`]);
+        if ((await c.query('SELECT 1 FROM address_links WHERE address = $1 AND day = $2 AND user_id = $3', [address, day, userId])).rowCount) return true;
+        if (max > 0 && Number((await c.query<{ n: string }>('SELECT count(*) AS n FROM address_links WHERE address = $1 AND day = $2', [address, day])).rows[0]!.n) >= max) return false;
+        await c.query('INSERT INTO address_links (address, day, user_id) VALUES ($1, $2, $3)', [address, day, userId]);
+        return true;
+      }),
     budgetUsed: async (day) => Number((await pool.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE day = $1 AND ${RESERVING_SQL}`, [day])).rows[0]!.s),
     report: async (fromDay) =>
       (

@@ -43,6 +43,17 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX rewards_by_day ON rewards (day);`,
   // Fingerprints of the secrets the relays sign player tokens with: one that shares none refuses to start.
   `CREATE TABLE relay_secrets (fingerprint text PRIMARY KEY, seen_at bigint NOT NULL);`,
+  // Defenses against bots: the client address on each entry (the per-address cap sums its
+  // reserving rows), held entries reserve (the partial indexes name the states again), spent
+  // proof nonces, and the players each address linked per day.
+  `ALTER TABLE rewards ADD COLUMN address text;
+   DROP INDEX rewards_by_user_day;
+   CREATE INDEX rewards_by_user_day ON rewards (user_id, day) WHERE state IN ('sending', 'paid', 'needs_review', 'held');
+   DROP INDEX rewards_by_state;
+   CREATE INDEX rewards_by_state ON rewards (state) WHERE state IN ('sending', 'needs_review', 'held');
+   CREATE INDEX rewards_by_address_day ON rewards (address, day) WHERE address IS NOT NULL AND state IN ('sending', 'paid', 'needs_review', 'held');
+   CREATE TABLE proof_nonces (nonce text PRIMARY KEY, reward_id text NOT NULL, at bigint NOT NULL);
+   CREATE TABLE address_links (address text NOT NULL, day text NOT NULL, user_id text NOT NULL, PRIMARY KEY (address, day, user_id));`,
 ];
 
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */

@@ -1,6 +1,6 @@
 import type { SqliteDb } from './db.js';
 import { utcDay } from '../../../wire/earning-rules.js';
-import { claimedState, keyDecision, refusal } from '../claim-decision.js';
+import { claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow as Row } from '../ledger-row.js';
 import {
   REWARD_EVENT,
@@ -34,14 +34,19 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     history: db.prepare<[string, number], Row>('SELECT * FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?'),
     inState: db.prepare<[string], Row>('SELECT * FROM rewards WHERE state = ? ORDER BY created_at'),
     insert: db.prepare(
-      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at)
-       VALUES (@id, @userId, @idempotencyKey, @requestHash, @achievementId, @sats, @state, 'claimed', @reason, @occurredAt, @day, @createdAt)`,
+      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, address, day, created_at)
+       VALUES (@id, @userId, @idempotencyKey, @requestHash, @achievementId, @sats, @state, 'claimed', @reason, @occurredAt, @address, @day, @createdAt)`,
     ),
-    reclaim: db.prepare(`UPDATE rewards SET state = @state, phase = 'claimed', reason = @reason, day = @day, created_at = @createdAt WHERE id = @id`),
+    reclaim: db.prepare(`UPDATE rewards SET state = @state, phase = 'claimed', reason = @reason, address = @address, day = @day, created_at = @createdAt WHERE id = @id`),
+    spendNonce: db.prepare<[string, string, number]>('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+    linked: db.prepare<[string, string, string], { n: number }>('SELECT 1 AS n FROM address_links WHERE address = ? AND day = ? AND user_id = ?'),
+    links: db.prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM address_links WHERE address = ? AND day = ?'),
+    link: db.prepare<[string, string, string]>('INSERT INTO address_links (address, day, user_id) VALUES (?, ?, ?)'),
     // The compare-and-set is in the statement: only an entry still sending and not yet sent moves.
     markSent: db.prepare<[string]>(`UPDATE rewards SET phase = 'sent' WHERE id = ? AND state = 'sending' AND phase = 'claimed'`),
+    // An approved held entry goes on as sending, claimed: from there it is paid like any claim.
     update: db.prepare(
-      `UPDATE rewards SET state = @state, reason = @reason, payment_id = coalesce(@paymentId, payment_id),
+      `UPDATE rewards SET state = @state, phase = CASE WHEN @state = 'sending' THEN 'claimed' ELSE phase END, reason = @reason, payment_id = coalesce(@paymentId, payment_id),
        gamertag = coalesce(@gamertag, gamertag), settled_at = @settledAt WHERE id = @id`,
     ),
     audit: db.prepare<[string, string, string, string, string, number]>('INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -59,9 +64,12 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   };
 
   const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day)?.sats ?? 0;
-  function reserve(userId: string, day: string, sats: number) {
+  // Every entry with an address reserves under its scope too (counted with or without a cap, so
+  // a release always undoes what was reserved).
+  function reserve(userId: string, address: string | null, day: string, sats: number) {
     q.reserve.run('*', day, sats);
     q.reserve.run(`u:${userId}`, day, sats);
+    if (address !== null) q.reserve.run(`a:${address}`, day, sats);
   }
 
   /** The player hears of the entry as it now stands, in the transaction that changed it. */
@@ -73,15 +81,31 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const day = utcDay(now);
     // The earning rules, on what this transaction reads (better-sqlite3 runs it alone).
-    const last = q.lastReserving.get(c.userId, c.achievementId);
-    const reason = refusal(c, { lastReservingAt: last && Number(last.created_at), userSats: reservedSats(`u:${c.userId}`, day), projectSats: reservedSats('*', day) }, limits, now);
-    const state = claimedState(reason);
-    if (existing) q.reclaim.run({ id: existing.id, state, reason: reason ?? null, day, createdAt: now });
-    else q.insert.run({ ...c, occurredAt: c.occurredAt ?? null, state, reason: reason ?? null, day, createdAt: now });
-    if (!reason) reserve(c.userId, day, c.sats);
-    const { repeat: _repeat, rejectReason: _rejectReason, ...fields } = c;
-    const entry: LedgerEntry = { ...(existing ? toLedgerEntry(existing) : fields), state, ...(reason ? { reason } : { phase: 'claimed' as const }), createdAt: now };
+    const early = tooEarly(c, now) !== undefined;
+    let reason: string | undefined = early ? 'too_early' : undefined;
+    if (!early) {
+      // A proof is spent by any decided claim, whatever the decision: never twice.
+      const proofUsed = c.proofNonce !== undefined && q.spendNonce.run(c.proofNonce, existing?.id ?? c.id, now).changes === 0;
+      const last = q.lastReserving.get(c.userId, c.achievementId);
+      const facts = {
+        lastReservingAt: last && Number(last.created_at),
+        userSats: reservedSats(`u:${c.userId}`, day),
+        projectSats: reservedSats('*', day),
+        addressSats: c.address === undefined ? 0 : reservedSats(`a:${c.address}`, day),
+        proofUsed,
+      };
+      reason = refusal(c, facts, limits, now);
+    }
+    const state = early ? 'deferred' : claimedState(reason, c);
+    const address = c.address ?? null;
+    if (existing) q.reclaim.run({ id: existing.id, state, reason: reason ?? null, day, createdAt: now, address });
+    else q.insert.run({ ...c, occurredAt: c.occurredAt ?? null, address, state, reason: reason ?? null, day, createdAt: now });
+    if (RESERVING_STATES.includes(state)) reserve(c.userId, address, day, c.sats);
+    const { repeat: _repeat, rejectReason: _rejectReason, playStartedAt: _p, minPlayMs: _m, proofNonce: _n, hold: _h, ...fields } = c;
+    const entry: LedgerEntry = { ...(existing ? toLedgerEntry(existing) : fields), state, ...(reason ? { reason } : {}), ...(state === 'sending' ? { phase: 'claimed' as const } : {}), createdAt: now };
     if (!reason) delete entry.reason;
+    if (state !== 'sending') delete entry.phase;
+    if (c.address !== undefined) entry.address = c.address;
     return { kind: 'created', entry, ...told(entry) };
   }
 
@@ -98,13 +122,13 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       settledAt: to.state === 'paid' || to.state === 'failed' ? now : null,
     });
     // Leaving the reserving states frees the sats; coming back (a decision contradicted) takes them again.
-    const held = RESERVING_STATES.includes(row.state);
-    if (held !== RESERVING_STATES.includes(to.state)) reserve(row.user_id, row.day, held ? -row.sats : row.sats);
+    const reserving = RESERVING_STATES.includes(row.state);
+    if (reserving !== RESERVING_STATES.includes(to.state)) reserve(row.user_id, row.address ?? null, row.day, reserving ? -row.sats : row.sats);
     const { state, ...rest } = to;
     const before = toLedgerEntry(row);
     delete before.reason;
     delete before.phase;
-    const entry: LedgerEntry = { ...before, ...rest, state, ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}) };
+    const entry: LedgerEntry = { ...before, ...rest, state, ...(to.state === 'sending' ? { phase: 'claimed' as const } : {}), ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}) };
     if (!('gamertag' in to) || to.gamertag === undefined) {
       if (row.gamertag !== null) entry.gamertag = row.gamertag;
       else delete entry.gamertag;
@@ -133,6 +157,13 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     history: async (userId, limit) => q.history.all(userId, limit).map(toLedgerEntry),
     inState: async (state) => q.inState.all(state).map(toLedgerEntry),
     budgetUsed: async (day) => reservedSats('*', day),
+    linkAddress: (address, day, userId, max) =>
+      write(() => {
+        if (q.linked.get(address, day, userId)) return true;
+        if (max > 0 && q.links.get(address, day)!.n >= max) return false;
+        q.link.run(address, day, userId);
+        return true;
+      }),
     report: async (fromDay) => q.report.all(fromDay),
     recent: async ({ userId, achievementId }, limit) => q.recent.all(userId ?? null, userId ?? null, achievementId ?? null, achievementId ?? null, limit).map(toLedgerEntry),
     audits: async (id) => q.audits.all(id).map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: a.at })),

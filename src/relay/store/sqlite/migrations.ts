@@ -77,6 +77,16 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
   // A resuming stream reads only its player's events: without this, a reconnect with
   // Last-Event-ID: 0 scanned the whole table.
   (db) => db.exec('CREATE INDEX IF NOT EXISTS events_by_user ON events (user_id, id)'),
+  // Defenses against bots: the client address on each entry (its sats are reserved under scope
+  // 'a:<address>'), spent proof nonces, the players each address linked per day, held entries.
+  (db) =>
+    db.exec(`
+      ALTER TABLE rewards ADD COLUMN address TEXT;
+      CREATE TABLE proof_nonces (nonce TEXT PRIMARY KEY, reward_id TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE address_links (address TEXT NOT NULL, day TEXT NOT NULL, user_id TEXT NOT NULL, PRIMARY KEY (address, day, user_id)) WITHOUT ROWID;
+      DROP INDEX IF EXISTS rewards_by_state;
+      CREATE INDEX rewards_by_state ON rewards (state) WHERE state IN ('sending', 'needs_review', 'held');
+    `),
 ];
 
 /** Brings the file's schema up to date; returns its version. */

@@ -1,0 +1,57 @@
+// The review command on held claims, while the relay runs: list them, deny one, approve one (paid
+// once through the service), each audited with the operator's name.
+import { serve } from '@hono/node-server';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { afterEach, expect, it } from 'vitest';
+import { createSandbox } from '../../src/sandbox/index.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+const run = promisify(execFile);
+const cleanup: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+it('review held lists held claims; deny refuses one, approve pays one once; both audited with --by', async () => {
+  const key = `held_${randomUUID()}`;
+  const sandbox = createSandbox({ apiKey: key });
+  const service = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => service.once('listening', r));
+  cleanup.push(() => service.close());
+  const env = {
+    PAYMENTS_API_KEY: key,
+    PAYMENTS_BASE_URL: `http://127.0.0.1:${(service.address() as AddressInfo).port}`,
+    RELAY_PUBLIC_URL: 'https://relay.example.com',
+    RELAY_HOLD_ABOVE_SATS: '20',
+    RELAY_ADMIN_TOKEN: `admin-${randomUUID()}`,
+  };
+  const relay: TestRelay = await startTestRelay(env);
+  cleanup.push(() => relay.stop());
+  const cli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', ...args], { env: { ...process.env, ...env, RELAY_DATA_DIR: relay.dataDir } });
+
+  const alice = await relay.link('alice');
+  const big = await relay.claim(alice.token, { achievementId: 'first-coin' });
+  const bob = await relay.link('bob');
+  const other = await relay.claim(bob.token, { achievementId: 'first-coin' });
+  expect([big.body.status, other.body.status]).toEqual(['held', 'held']);
+
+  const listed = (await cli('held')).stdout;
+  expect(listed).toContain(big.body.id);
+  expect(listed).toContain(other.body.id);
+  expect((await cli('deny', other.body.id, '--by', 'ops-cli')).stdout).toContain('denied_by_operator');
+  const [first, second] = await Promise.allSettled([cli('approve', big.body.id, '--by', 'ops-cli'), cli('approve', big.body.id, '--by', 'ops-other')]);
+  expect([first.status, second.status].sort()).toEqual(['fulfilled', 'rejected']);
+  expect(sandbox.payments()).toHaveLength(1);
+  expect(sandbox.payments()[0]!.comment).toContain(big.body.id);
+  await expect(cli('deny', big.body.id)).rejects.toThrow(/not held for approval/);
+  expect((await cli('held')).stdout).toContain('Nothing is held.');
+  const record = await fetch(`${relay.url}/v1/rewards/${big.body.id}`, { headers: { authorization: `Bearer ${alice.token}` } });
+  expect(await record.json()).toMatchObject({ status: 'paid' });
+  const audit = async (id: string) =>
+    ((await (await fetch(`${relay.url}/admin/api/rewards/${id}`, { headers: { authorization: `Bearer ${env.RELAY_ADMIN_TOKEN}` } })).json()) as { audit: unknown[] }).audit;
+  expect(await audit(other.body.id)).toMatchObject([{ actor: 'ops-cli', action: 'deny', fromState: 'held', toState: 'rejected' }]);
+  expect(await audit(big.body.id)).toMatchObject([{ action: 'approve', fromState: 'held', toState: 'sending' }]);
+});
