@@ -15,7 +15,7 @@ describe('a late answer that contradicts a final decision', () => {
     relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '200' }, { sandbox: { limboMs: 1200 } });
     const admin = (path: string, init: RequestInit = {}) => fetch(`${relay!.url}/admin/api${path}`, { ...init, headers: { authorization: `Bearer ${relay!.adminToken}`, 'x-operator': 'ann' } });
     const player = await relay.link(TEST_GAMERTAGS.ambiguous);
-    const first = await relay.claim(player.token, { achievementId: 'level-complete' });
+    const first = await relay.claim(player.token, { achievementId: 'first-coin' });
     expect(first.body.status).toBe('needs_review');
     // The operator guesses wrong: nothing was paid, says the operator.
     expect((await admin(`/review/${first.body.id}/mark-failed`, { method: 'POST' })).status).toBe(200);
@@ -30,7 +30,7 @@ describe('a late answer that contradicts a final decision', () => {
     const review = (await (await admin('/review')).json()) as { entries: Array<{ id: string; reason: string }> };
     expect(review.entries[0]).toMatchObject({ id: first.body.id, reason: 'contradicted' });
     // Its sats are reserved again: the once-only achievement is not paid a second time.
-    expect((await relay.claim(player.token, { achievementId: 'level-complete' })).body).toMatchObject({ status: 'rejected', reason: 'already_claimed' });
+    expect((await relay.claim(player.token, { achievementId: 'first-coin' })).body).toMatchObject({ status: 'rejected', reason: 'already_claimed' });
     expect(relay.sandbox!.payments()).toHaveLength(1);
     expect(relay.logs.join('')).toMatch(/"level":50[^\n]*"reason":"contradicted"/);
     expect(await (await fetch(`${relay.url}/metrics`, { headers: { authorization: `Bearer ${relay.adminToken}` } })).text()).toMatch(/^rewardbus_contradictions_total 1$/m);
