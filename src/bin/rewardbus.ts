@@ -6,7 +6,7 @@ import { loadConfig, VERSION } from '../relay/index.js';
 import { createSandbox } from '../sandbox/index.js';
 import { isHost } from '../relay/config.js';
 import { listenErrorMessage, SettingError, SettingsError } from '../relay/settings-errors.js';
-import { startServer } from '../node/start-server.js';
+import { shutdownGraceMs, startServer } from '../node/start-server.js';
 import { review } from './review.js';
 
 const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
@@ -127,10 +127,29 @@ function say(text: string): number {
 }
 
 async function start(): Promise<number> {
-  const running = await startServer(loadConfig());
-  const stop = () => void running.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  const config = loadConfig();
+  const running = await startServer(config);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    // A second signal while stopping: the operator will not wait.
+    if (stopping) process.exit(1);
+    stopping = true;
+    // Past the grace, payments still in flight get their own timeout to settle; then no longer.
+    const bound = shutdownGraceMs(config) + config.paymentsTimeoutMs + 5_000;
+    setTimeout(() => {
+      console.error(`${signal}: the relay did not stop within ${bound} ms; exiting anyway (intents still sending are recovered at the next start)`);
+      process.exit(1);
+    }, bound).unref();
+    running.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(`${signal}: stopping failed: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   return -1;
 }
 
