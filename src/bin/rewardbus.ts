@@ -8,6 +8,7 @@ import { isHost } from '../relay/config.js';
 import { listenErrorMessage, SettingError, SettingsError } from '../relay/settings-errors.js';
 import { shutdownGraceMs, startServer } from '../node/start-server.js';
 import { review } from './review.js';
+import { backup } from './backup.js';
 
 const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
 
@@ -15,7 +16,8 @@ Usage: rewardbus-relay [command] [options]        (npx @rewardbus/relay …; in 
 
 Commands:
   start [--port N] [--host H]             the relay (the default command); with no PAYMENTS_API_KEY it
-                                          pays through the embedded sandbox, mounted at /sandbox
+                                          pays through the embedded sandbox, mounted at /sandbox;
+                                          SIGTERM stops it gracefully (docs/deploy.md)
   sandbox [port]                          the sandbox alone (default port 8788; key: SANDBOX_API_KEY,
                                           default "sandbox-dev-key")
   review list                             intents whose payment outcome is unclear
@@ -23,6 +25,8 @@ Commands:
   review mark-paid <id> [transactionId]   you checked: it was paid
   review mark-failed <id>                 you checked: nothing was paid (frees its reservation)
                                           (--by NAME: the operator in the audit trail; default: your user)
+  backup FILE [--force]                   a consistent copy of the SQLite ledger, while the relay runs
+                                          (an existing FILE only with --force; on PostgreSQL: use pg_dump)
 
 Options:
   -p, --port N      listen on this port (overrides PORT)
@@ -69,6 +73,7 @@ async function main(argv: string[]): Promise<number> {
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
         by: { type: 'string' },
+        force: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -100,10 +105,12 @@ async function main(argv: string[]): Promise<number> {
       return sandboxAlone(Number(sub ?? values.port ?? process.env.SANDBOX_PORT ?? 8788));
     case 'review':
       return review(sub, rest, values.by);
+    case 'backup':
+      return backup(sub, values.force);
     case 'help':
       return say(HELP);
     default:
-      console.error(`Unknown command: ${command}. The commands are start, sandbox and review; see rewardbus-relay --help.`);
+      console.error(`Unknown command: ${command}. The commands are start, sandbox, review and backup; see rewardbus-relay --help.`);
       return 2;
   }
 }
