@@ -100,6 +100,11 @@ async function main(argv: string[]): Promise<number> {
   const [command = 'start', sub, ...rest] = positionals;
   switch (command) {
     case 'start':
+      // `npm run relay -- backup x` is `start backup x`: say so rather than start a relay.
+      if (sub !== undefined) {
+        console.error(`start takes no arguments (given: ${[sub, ...rest].join(' ')}). Other commands: rewardbus-relay ${sub} … (in this repository: npm run review -- …, npm run backup -- FILE).`);
+        return 2;
+      }
       return start();
     case 'sandbox':
       return sandboxAlone(Number(sub ?? values.port ?? process.env.SANDBOX_PORT ?? 8788));

@@ -13,9 +13,9 @@ const dir = mkdtempSync(join(tmpdir(), 'rewardbus-backup-'));
 const dataDir = join(dir, 'data');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function backup(args: string[], env: Record<string, string> = {}) {
+async function backup(args: string[], env: Record<string, string> = {}, command = ['backup']) {
   try {
-    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'backup', ...args], { env: { ...process.env, RELAY_DATA_DIR: dataDir, ...env }, timeout: 20_000 });
+    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', ...command, ...args], { env: { ...process.env, RELAY_DATA_DIR: dataDir, ...env }, timeout: 20_000 });
     return { code: 0, ...r };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -92,5 +92,11 @@ describe('rewardbus-relay backup', () => {
     const r = await backup([]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/Usage: rewardbus-relay backup FILE/);
+  });
+
+  it('is not mistaken for start when npm run relay passes it on (start backup FILE): exits 2, starts nothing', async () => {
+    const r = await backup(['backup', join(dir, 'x.sqlite')], {}, ['start']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^start takes no arguments \(given: backup .*npm run backup -- FILE/);
   });
 });
