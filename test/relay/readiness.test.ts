@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger, createRelay, openSqliteStore } from '../../src/relay/index.js';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createLogger, createRelay, openPgStore, openSqliteStore } from '../../src/relay/index.js';
+import { freshDatabase } from '../helpers/postgres.js';
 import { createReadiness } from '../../src/relay/ops/readiness.js';
 import { startTestRelay } from '../helpers/relay.js';
 
@@ -38,6 +39,24 @@ describe('readiness (the store answers now, the payments service answered recent
       timeoutMs: 50,
     });
     expect(await readiness.check()).toEqual({ store: { state: 'down', reason: 'no answer in 50 ms' }, service: { state: 'down', reason: 'not checked yet' } });
+  });
+});
+
+describe("the stores' ping", () => {
+  it('SQLite: answers through its thread; rejects once closed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rewardbus-ready-'));
+    dirs.push(dir);
+    const store = openSqliteStore(join(dir, 'ledger.sqlite'));
+    await expect(store.ping()).resolves.toBeUndefined();
+    await store.close();
+    await expect(store.ping()).rejects.toThrow();
+  });
+
+  it.skipIf(!inject('postgresUrl'))('PostgreSQL: SELECT 1 answers; rejects once the pool is closed', async () => {
+    const store = await openPgStore(await freshDatabase(inject('postgresUrl')), { owner: 'ping-test', leaseMs: 60_000 });
+    await expect(store.ping()).resolves.toBeUndefined();
+    await store.close();
+    await expect(store.ping()).rejects.toThrow();
   });
 });
 
@@ -77,7 +96,7 @@ describe('GET /v1/ready', () => {
     }
   });
 
-  it('is 503 naming the store when it is closed', async () => {
+  it('is 503 naming the store when it fails its query', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rewardbus-ready-'));
     dirs.push(dir);
     const store = openSqliteStore(join(dir, 'ledger.sqlite'));
