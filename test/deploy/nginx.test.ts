@@ -16,7 +16,8 @@ import { openSse } from '../helpers/sse.js';
 
 const exec = promisify(execFile);
 const postgresUrl = inject('postgresUrl');
-const NGINX = process.env.NGINX_BIN ?? ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((p) => existsSync(p));
+// NGINX_BIN, when set, is the only one tried.
+const NGINX = (process.env.NGINX_BIN ? [process.env.NGINX_BIN] : ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx']).find((p) => existsSync(p));
 const NGINX_HOW = 'the deployment test needs nginx: apt-get install -y nginx (or set NGINX_BIN)';
 if (!NGINX && process.env.CI === 'true') throw new Error(`CI=true: ${NGINX_HOW}`);
 
