@@ -142,6 +142,9 @@ const RELAY_PACKAGE_FILES = [
   ['.env.example', 'packages/relay/.env.example'],
   ['docs/relay-api.md', 'packages/relay/docs/relay-api.md'],
   ['docs/admin-api.md', 'packages/relay/docs/admin-api.md'],
+  ['docs/deploy.md', 'packages/relay/docs/deploy.md'],
+  ['docs/deploy/nginx.conf', 'packages/relay/docs/deploy/nginx.conf'],
+  ['docs/deploy/rewardbus-relay.service', 'packages/relay/docs/deploy/rewardbus-relay.service'],
 ];
 
 /**

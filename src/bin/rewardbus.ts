@@ -6,8 +6,9 @@ import { loadConfig, VERSION } from '../relay/index.js';
 import { createSandbox } from '../sandbox/index.js';
 import { isHost } from '../relay/config.js';
 import { listenErrorMessage, SettingError, SettingsError } from '../relay/settings-errors.js';
-import { startServer } from '../node/start-server.js';
+import { shutdownGraceMs, startServer } from '../node/start-server.js';
 import { review } from './review.js';
+import { backup } from './backup.js';
 
 const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
 
@@ -15,7 +16,8 @@ Usage: rewardbus-relay [command] [options]        (npx @rewardbus/relay …; in 
 
 Commands:
   start [--port N] [--host H]             the relay (the default command); with no PAYMENTS_API_KEY it
-                                          pays through the embedded sandbox, mounted at /sandbox
+                                          pays through the embedded sandbox, mounted at /sandbox;
+                                          SIGTERM stops it gracefully (docs/deploy.md)
   sandbox [port]                          the sandbox alone (default port 8788; key: SANDBOX_API_KEY,
                                           default "sandbox-dev-key")
   review list                             intents whose payment outcome is unclear
@@ -26,6 +28,8 @@ Commands:
   review approve <id>                     pay a held claim through the service (once, whoever else approves)
   review deny <id>                        refuse a held claim (denied_by_operator; frees its reservation)
                                           (--by NAME: the operator in the audit trail; default: your user)
+  backup FILE [--force]                   a consistent copy of the SQLite ledger, while the relay runs
+                                          (an existing FILE only with --force; on PostgreSQL: use pg_dump)
 
 Options:
   -p, --port N      listen on this port (overrides PORT)
@@ -76,6 +80,7 @@ async function main(argv: string[]): Promise<number> {
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
         by: { type: 'string' },
+        force: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -102,15 +107,22 @@ async function main(argv: string[]): Promise<number> {
   const [command = 'start', sub, ...rest] = positionals;
   switch (command) {
     case 'start':
+      // `npm run relay -- backup x` is `start backup x`: say so rather than start a relay.
+      if (sub !== undefined) {
+        console.error(`start takes no arguments (given: ${[sub, ...rest].join(' ')}). Other commands: rewardbus-relay ${sub} … (in this repository: npm run review -- …, npm run backup -- FILE).`);
+        return 2;
+      }
       return start();
     case 'sandbox':
       return sandboxAlone(Number(sub ?? values.port ?? process.env.SANDBOX_PORT ?? 8788));
     case 'review':
       return review(sub, rest, values.by);
+    case 'backup':
+      return backup(sub, values.force);
     case 'help':
       return say(HELP);
     default:
-      console.error(`Unknown command: ${command}. The commands are start, sandbox and review; see rewardbus-relay --help.`);
+      console.error(`Unknown command: ${command}. The commands are start, sandbox, review and backup; see rewardbus-relay --help.`);
       return 2;
   }
 }
@@ -134,10 +146,29 @@ function say(text: string): number {
 }
 
 async function start(): Promise<number> {
-  const running = await startServer(loadConfig());
-  const stop = () => void running.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  const config = loadConfig();
+  const running = await startServer(config);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    // A second signal while stopping: the operator will not wait.
+    if (stopping) process.exit(1);
+    stopping = true;
+    // Past the grace, payments still in flight get their own timeout to settle; then no longer.
+    const bound = shutdownGraceMs(config) + config.paymentsTimeoutMs + 5_000;
+    setTimeout(() => {
+      console.error(`${signal}: the relay did not stop within ${bound} ms; exiting anyway (intents still sending are recovered at the next start)`);
+      process.exit(1);
+    }, bound).unref();
+    running.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(`${signal}: stopping failed: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   return -1;
 }
 

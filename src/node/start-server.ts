@@ -8,6 +8,13 @@ import type { Logger } from 'pino';
 import { createRelay, leaseMs, loadCatalogFile, createLogger, openConfiguredStore, SECURITY_HEADERS, type Relay, type RelayConfig, type RelayOptions } from '../relay/index.js';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { signingSecret } from '../relay/http/routes/webhooks.js';
+import { gracefulShutdown, type ShutdownReport } from './graceful-shutdown.js';
+
+/**
+ * How long a stopping relay lets requests under way finish: a claim waits on at most two calls to
+ * the service (the gamertag, then the payment), plus a little.
+ */
+export const shutdownGraceMs = (config: Pick<RelayConfig, 'paymentsTimeoutMs'>): number => 2 * config.paymentsTimeoutMs + 2_000;
 
 /** Where the embedded sandbox is mounted on the relay's own port. */
 export const SANDBOX_PREFIX = '/sandbox';
@@ -41,7 +48,12 @@ export interface RunningServer {
   sandbox?: Sandbox;
   /** The operator's token (/admin, /metrics), when the surface is on. */
   adminToken?: string;
-  close(): Promise<void>;
+  /**
+   * Stops gracefully: no new connections, new requests on kept-alive sockets answered 503
+   * shutting_down, event streams closed, requests under way given `graceMs` (default
+   * shutdownGraceMs(config)), payments in flight settled, the store closed.
+   */
+  close(options?: { graceMs?: number }): Promise<ShutdownReport>;
 }
 
 export interface ServeOptions {
@@ -63,6 +75,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   const store = await openConfiguredStore(config, logger);
   let relay: Relay | undefined;
   let sandbox: Sandbox | undefined;
+  let drain: ReturnType<typeof gracefulShutdown> | undefined;
 
   const server = serve({
     hostname: config.host,
@@ -73,6 +86,8 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     serverOptions: { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 },
     fetch: async (request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
       const { pathname } = new URL(request.url);
+      const isSandbox = sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`));
+      if (drain?.draining && !isSandbox) return drain.refusal();
       if (sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`))) {
         // The test controls (rename any player, list payments) are for this machine only.
         if (pathname.startsWith(SANDBOX_CONTROLS) && !isLoopback(env.incoming?.socket?.remoteAddress)) return notHere();
@@ -95,6 +110,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   // What Node's HTTP parser refuses before the relay sees a request (a bad request line, headers
   // too large) is answered as a problem too, as far as a raw socket allows.
   server.on('clientError', answerClientError);
+  drain = gracefulShutdown(server as Server, logger);
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
@@ -155,12 +171,12 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     relay: started,
     ...(sandbox ? { sandbox } : {}),
     ...(adminToken ? { adminToken } : {}),
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        (server as Server).closeAllConnections();
-      });
-      await started.close();
-    },
+    close: (options = {}) =>
+      drain!.shutdown({
+        graceMs: options.graceMs ?? shutdownGraceMs(config),
+        // The embedded sandbox answers the payments in flight on this same server.
+        keepListening: !!sandbox,
+        closeRelay: () => started.close(),
+      }),
   };
 }

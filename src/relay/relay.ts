@@ -14,6 +14,8 @@ import { cors, originAllowed } from './http/middleware/cors.js';
 import type { ClaimLimits, LedgerEntry } from './store/ledger.js';
 import { createLogger } from './ops/logger.js';
 import { createWalletBalance } from './ops/wallet-balance.js';
+import { createReadiness } from './ops/readiness.js';
+import { readyRoute } from './http/routes/ready.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
 import { createPayouts } from './core/payouts.js';
 import { createPlayerTokens, secretList } from './core/player-tokens.js';
@@ -184,6 +186,7 @@ export function createRelay(options: RelayOptions): Relay {
   });
 
   app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
+  app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: () => client.wallet() })));
   app.get('/v1/catalog', (c) => c.json(catalogBody));
   app.route('/v1/players', playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0 }));
   // Matches /v1/rewards itself too.

@@ -103,6 +103,13 @@ export interface Health {
   originAllowed?: boolean;
 }
 
+/** `GET /v1/ready`: this relay can take requests (its store and the payments service answer). Else 503 `not_ready`. */
+export interface Readiness {
+  ok: true;
+  store: 'ok';
+  service: 'ok';
+}
+
 /** RFC 9457 problem details, served as `application/problem+json`. */
 export interface Problem {
   type: string;

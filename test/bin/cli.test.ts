@@ -26,7 +26,7 @@ describe('the relay command', () => {
     for (const flag of ['--help', '-h']) {
       const r = await run([flag]);
       expect(r.code).toBe(0);
-      for (const word of ['start', 'sandbox', 'review list', 'reconcile', 'mark-paid', 'mark-failed', '--port', ...settings]) expect(r.stdout).toContain(word);
+      for (const word of ['start', 'sandbox', 'review list', 'reconcile', 'mark-paid', 'mark-failed', 'backup', '--port', ...settings]) expect(r.stdout).toContain(word);
     }
   });
 

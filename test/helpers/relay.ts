@@ -53,11 +53,14 @@ export async function startTestRelay(
       return { status: r.status, headers: r.headers, body: (await r.json()) as RewardRecord & { code?: string } };
     },
     async restart() {
-      await server.close();
+      await server.close({ graceMs: 0 });
       return startTestRelay(env, options, dataDir);
     },
     async stop() {
-      await server.close();
+      // As before graceful shutdown: requests under way are cut at once (payments in flight still
+      // settle), so a test's hanging request does not hold its hook for the whole grace.
+      // test/node/graceful-shutdown.test.ts and test/deploy/ test the grace itself.
+      await server.close({ graceMs: 0 });
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

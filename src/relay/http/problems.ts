@@ -26,6 +26,8 @@ export const PROBLEMS = {
   internal: [500, 'The relay failed'],
   service_unavailable: [503, 'The payments service cannot be reached; try again later'],
   store_unavailable: [503, "The relay's ledger cannot be reached; try again later"],
+  not_ready: [503, 'The relay cannot take requests now: its store or the payments service does not answer'],
+  shutting_down: [503, 'The relay is shutting down; try another, or again shortly'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -10,5 +10,7 @@ import type { Ledger } from './ledger.js';
 export interface RelayStore {
   ledger: Ledger;
   events: EventLog;
+  /** A trivial query (readiness): resolves when the backend answers, rejects when it cannot. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -23,6 +23,8 @@ export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
     const after = Number(lastEventId ?? 0);
     const release = caps.open(userId, clientIp(c));
+    // nginx (and proxies that follow it) pass the stream on as it is written, never buffered.
+    c.header('X-Accel-Buffering', 'no');
     return streamSSE(c, async (stream) => {
       open.inc();
       stream.onAbort(() => open.dec());

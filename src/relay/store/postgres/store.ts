@@ -54,7 +54,20 @@ export async function openPgStore(connectionString: string, options: PgStoreOpti
     throw err;
   }
   const events = pgEventLog(pool, connectionString, options.logger);
-  return { ledger: pgLedger(pool, { ...options, announce: events.announce }), events, close: () => pool.end() };
+  return { ledger: pgLedger(pool, { ...options, announce: events.announce }), events, ping: () => pingPool(pool), close: () => pool.end() };
+}
+
+/** Readiness: `SELECT 1` through the pool, given up after `timeoutMs` (a pool with no free connection counts as not answering). */
+export async function pingPool(pool: pg.Pool, timeoutMs = 2_000): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([pool.query('SELECT 1'), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Two relays on one database that sign player tokens with different secrets. */

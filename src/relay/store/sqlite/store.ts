@@ -4,7 +4,7 @@ import type { Ledger } from '../ledger.js';
 import type { RelayStore } from '../relay-store.js';
 
 /** A call to the store's thread, and its answer (id 0: the database is open). */
-export type StoreCall = { id: number; target: 'ledger' | 'events' | 'close'; method: string; args: unknown[] };
+export type StoreCall = { id: number; target: 'ledger' | 'events' | 'ping' | 'close'; method: string; args: unknown[] };
 export type StoreReply = { id: number; value: unknown } | { id: number; error: unknown };
 
 // From source the worker sits beside this module; once built it is dist/relay/sqlite-worker.js
@@ -91,6 +91,7 @@ export function openSqliteStore(file: string): SqliteStore {
     await worker.terminate();
   };
   return {
+    ping: () => call('ping', '', []).then(() => undefined),
     ledger: { ...remote<Omit<Ledger, 'close'>>('ledger', LEDGER_METHODS), close },
     events: remote<EventLog>('events', EVENT_LOG_METHODS),
     close,

@@ -28,6 +28,15 @@ port.on('message', (calls: StoreCall[]) => {
       void db.close().then(() => reply({ id: call.id, value: undefined }));
       continue;
     }
+    if (call.target === 'ping') {
+      // Readiness: the thread answers and the file reads.
+      try {
+        reply({ id: call.id, value: db.db.prepare('SELECT 1').pluck().get() });
+      } catch (error) {
+        reply({ id: call.id, error });
+      }
+      continue;
+    }
     const method = (targets[call.target] as unknown as Record<string, Method>)[call.method]!;
     method(...call.args).then(
       (value) => reply({ id: call.id, value }),
