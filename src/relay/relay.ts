@@ -1,55 +1,32 @@
-import { Hono, type Context } from 'hono';
 import type { Logger } from 'pino';
 import type { CatalogResponse, CatalogEntry, Health } from '../wire/relay-api.js';
+import { createApp } from './http/app.js';
+import type { TrustProxy } from './http/client-address.js';
+import type { VerifyLink } from './http/routes/players.js';
+import type { WebhookOptions } from './http/routes/webhooks.js';
+import type { StreamCapOptions } from './http/stream-caps.js';
 import { createCatalog, DEFAULT_CATALOG, type Catalog } from './core/catalog.js';
-import { clientAddress, type TrustProxy } from './http/client-address.js';
-import { requirePlayer, socketAddress, type RelayEnv } from './http/context.js';
 import { utcDay } from '../wire/earning-rules.js';
-import { requireAdmin } from './http/middleware/admin-auth.js';
-import { ADMIN_PAGE_CSP, adminAssets } from './http/admin/assets.js';
-import { adminApi } from './http/routes/admin.js';
-import { allowedMethods } from './http/middleware/allowed-methods.js';
 import { createMetrics } from './ops/metrics.js';
-import { cors, originAllowed } from './http/middleware/cors.js';
 import type { ClaimLimits, LedgerEntry } from './store/ledger.js';
 import { createLogger } from './ops/logger.js';
 import { createWalletBalance } from './ops/wallet-balance.js';
-import { createReadiness } from './ops/readiness.js';
-import { readyRoute } from './http/routes/ready.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
 import { createPayouts } from './core/payouts.js';
 import { createPlayerTokens, secretList } from './core/player-tokens.js';
-import { playersRoute, type VerifyLink } from './http/routes/players.js';
-import { problemResponse, RelayProblem } from './http/problems.js';
 import { createRateLimiter } from './http/middleware/rate-limit.js';
-import { rewardsRoute } from './http/routes/rewards.js';
 import { createClaims, type VerifyClaim } from './core/claims.js';
 import { createReviews } from './core/reviews.js';
 import { createSettlements } from './core/settlements.js';
 import { createEventHub } from './core/live-events.js';
-import { eventsRoute } from './http/routes/events.js';
-import { rampRoute } from './http/routes/ramp.js';
 import type { RelayStore } from './store/relay-store.js';
 import { openSqliteStore } from './store/sqlite/store.js';
-import { isStoreOutage } from './store/outage.js';
-import { webhooksRoute, type WebhookOptions } from './http/routes/webhooks.js';
-import { withdrawalsRoute } from './http/routes/withdrawals.js';
-import { refuseNulInUrl } from './http/middleware/nul-guard.js';
-import { createStreamCaps, type StreamCapOptions } from './http/stream-caps.js';
 
-export const VERSION = '0.2.0';
+export { VERSION } from './version.js';
 
 const NO_SETTLEMENT_METRICS = { settled: () => undefined };
-const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
 
-/** The relay serves JSON to games, never pages: nothing of it may be framed, sniffed or run. */
-export const SECURITY_HEADERS = [
-  ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
-  ['X-Content-Type-Options', 'nosniff'],
-  ['X-Frame-Options', 'DENY'],
-  ['Referrer-Policy', 'no-referrer'],
-  ['Cross-Origin-Resource-Policy', 'cross-origin'],
-] as const;
+export { SECURITY_HEADERS } from './http/security-headers.js';
 
 export interface RelayOptions {
   /** The payments service: a client, or where it is and the key. */
@@ -159,70 +136,26 @@ export function createRelay(options: RelayOptions): Relay {
   const payouts = createPayouts(ledger, settlements, payments, logger, wallet);
   const claim = createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim: options.verifyClaim, gameServerSecrets, holdAboveSats: options.holdAboveSats ?? 0 });
   const payApproved = (entry: LedgerEntry) => payouts.pay(entry, catalog.get(entry.achievementId)?.title ?? entry.achievementId);
-  const origins = options.allowedOrigins ?? [];
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
   const catalogBody: CatalogResponse = { achievements: [...catalog.values()], claimTimeoutMs: 2 * serviceTimeoutMs + 1_000 };
 
-  const app = new Hono<RelayEnv>();
-  const trustProxy = options.trustProxy;
-  app.use('*', async function securityHeaders(c, next) {
-    // Set before the handler answers, so @hono/node-server keeps its light Response.
-    for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
-    c.set('clientIp', trustProxy ? clientAddress(socketAddress(c), c.req.header('x-forwarded-for'), trustProxy) : socketAddress(c));
-    await next();
-  });
-  if (metrics) app.use('*', metrics.httpRequests());
-  app.use('/v1/*', cors(origins, logger));
-  app.use('/v1/*', allowedMethods(app as never));
-  app.use('*', refuseNulInUrl);
-
-  const maxBodyBytes = options.maxBodyBytes ?? 4096;
-  // Every route that reads a body (the game's, the webhooks', the operator's) reads it bounded.
-  app.use('*', async function bodyLimit(c, next) {
-    c.set('maxBodyBytes', maxBodyBytes);
-    if (options.bodyTimeoutMs) c.set('bodyTimeoutMs', options.bodyTimeoutMs);
-    await next();
-  });
-
-  app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
-  app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: () => client.wallet() })));
-  app.get('/v1/catalog', (c) => c.json(catalogBody));
-  app.route('/v1/players', playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0 }));
-  // Matches /v1/rewards itself too.
-  app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
-  app.route('/v1/rewards', rewardsRoute({ ledger, claim }));
-  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
-  app.route('/v1/events', eventsRoute(events, hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(options.streamCaps)));
-  app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
-  app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
-  app.route('/v1/webhooks/payments', webhooksRoute(events, hub, logger, webhookLimiter, options.webhooks ?? {}));
-
-  // The operator's surface exists only with a token: without one, it is not found.
-  if (metrics && options.adminToken) {
-    const admin = requireAdmin(options.adminToken, { failuresPerMinute: options.adminFailuresPerMinute });
-    app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
-    app.use('/admin/api/*', admin);
-    app.route('/admin/api', adminApi({ ledger, events, decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved), limits, metrics, wallet }));
-    // The page and its script hold no data: they ask for the token, then read the API with it.
-    const page = (pick: 'html' | 'js', type: string) => async (c: Context) =>
-      c.body((await adminAssets())[pick], 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });
-    app.get('/admin', page('html', 'text/html; charset=utf-8'));
-    app.get('/admin/app.js', page('js', 'text/javascript; charset=utf-8'));
-  }
-  app.notFound((c) => problemResponse(c, new RelayProblem('not_found')));
-  app.onError((err, c) => {
-    if (err instanceof RelayProblem) {
-      logger.info({ event: 'problem', code: err.code, method: c.req.method, path: c.req.path });
-      return problemResponse(c, err);
-    }
-    // The ledger out of reach is no bug of the client's nor the relay's: 503, come back shortly.
-    if (isStoreOutage(err)) {
-      logger.warn({ event: 'store_unavailable', err: { message: (err as Error).message, code: (err as { code?: string }).code }, method: c.req.method, path: c.req.path }, 'the store cannot be reached');
-      return problemResponse(c, new RelayProblem('store_unavailable', undefined, { 'Retry-After': '5' }));
-    }
-    logger.error({ err, method: c.req.method, path: c.req.path }, 'relay error');
-    return problemResponse(c, new RelayProblem('internal'));
+  const app = createApp({
+    options,
+    store,
+    payments,
+    serviceCheck: () => client.wallet(),
+    tokens,
+    limiter,
+    webhookLimiter,
+    catalogBody,
+    claim,
+    hub,
+    limits,
+    logger,
+    ...(metrics ? { metrics } : {}),
+    wallet,
+    decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved),
   });
 
   let unsubscribe: (() => Promise<void>) | undefined;
@@ -245,7 +178,7 @@ export function createRelay(options: RelayOptions): Relay {
   ready.catch((err: unknown) => logger.error({ err }, 'recovery at start failed'));
 
   return {
-    fetch: (request, env) => app.fetch(request, env as RelayEnv['Bindings']),
+    fetch: app.fetch,
     ready,
     reconcile: payouts.reconcile,
     async close() {

@@ -292,7 +292,10 @@ describe.each(BACKENDS)('a bot farm against the relay on $name', (backend) => {
 
   it('a human check at link that refuses: 403 link_refused, no token', async () => {
     const seen: Array<{ gamertag: string; userId: string; humanCheck?: string }> = [];
-    const relay = await start(backend, {}, { relay: { verifyLink: (_request, link) => (seen.push(link), link.humanCheck === 'human') } });
+    const relay = await start(backend, {}, { relay: { verifyLink: (_request, link) => {
+          seen.push(link);
+          return link.humanCheck === 'human';
+        }, } });
     const refused = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'robot', humanCheck: 'beep' }) });
     expect(refused.status).toBe(403);
     const body = (await refused.json()) as Problem & { token?: string };

@@ -17,7 +17,10 @@ describe('readiness (the store answers now, the payments service answered recent
     let answer: 'ok' | 'down' = 'ok';
     const readiness = createReadiness({
       ping: async () => undefined,
-      service: async () => (calls++, answer === 'ok' ? { kind: 'ok', data: 1 } : { kind: 'unavailable', reason: 'ECONNREFUSED' }),
+      service: async () => {
+        calls++;
+        return answer === 'ok' ? { kind: 'ok', data: 1 } : { kind: 'unavailable', reason: 'ECONNREFUSED' };
+      },
       serviceEveryMs: 10_000,
       now: () => t,
     });

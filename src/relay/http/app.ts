@@ -1,0 +1,132 @@
+import { Hono, type Context } from 'hono';
+import type { Logger } from 'pino';
+import type { CatalogResponse, Health } from '../../wire/relay-api.js';
+import type { Claims } from '../core/claims.js';
+import type { EventHub } from '../core/live-events.js';
+import type { PlayerTokens } from '../core/player-tokens.js';
+import type { Reviews } from '../core/reviews.js';
+import type { Metrics } from '../ops/metrics.js';
+import { createReadiness } from '../ops/readiness.js';
+import type { WalletBalance } from '../ops/wallet-balance.js';
+import type { Outcome, PaymentsClient } from '../payments/client.js';
+import type { ClaimLimits } from '../store/ledger.js';
+import { isStoreOutage } from '../store/outage.js';
+import type { RelayStore } from '../store/relay-store.js';
+import type { RelayOptions } from '../relay.js';
+import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
+import { clientAddress } from './client-address.js';
+import { requirePlayer, socketAddress, type RelayEnv } from './context.js';
+import { requireAdmin } from './middleware/admin-auth.js';
+import { allowedMethods } from './middleware/allowed-methods.js';
+import { cors, originAllowed } from './middleware/cors.js';
+import { refuseNulInUrl } from './middleware/nul-guard.js';
+import type { RateLimiter } from './middleware/rate-limit.js';
+import { problemResponse, RelayProblem } from './problems.js';
+import { adminApi } from './routes/admin.js';
+import { eventsRoute } from './routes/events.js';
+import { playersRoute } from './routes/players.js';
+import { rampRoute } from './routes/ramp.js';
+import { readyRoute } from './routes/ready.js';
+import { rewardsRoute } from './routes/rewards.js';
+import { webhooksRoute } from './routes/webhooks.js';
+import { withdrawalsRoute } from './routes/withdrawals.js';
+import { SECURITY_HEADERS } from './security-headers.js';
+import { createStreamCaps } from './stream-caps.js';
+import { VERSION } from '../version.js';
+
+const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
+
+/** What the HTTP side is made of: the relay's options, and the core and stores built from them. */
+export interface AppDeps {
+  options: RelayOptions;
+  store: RelayStore;
+  payments: PaymentsClient;
+  /** A cheap call to the service, for readiness. */
+  serviceCheck: () => Promise<Outcome<number>>;
+  tokens: PlayerTokens;
+  limiter: RateLimiter;
+  webhookLimiter: RateLimiter;
+  catalogBody: CatalogResponse;
+  claim: Claims;
+  hub: EventHub;
+  limits: ClaimLimits;
+  logger: Logger;
+  /** Present with the operator's surface (an admin token). */
+  metrics?: Metrics;
+  wallet: WalletBalance;
+  decide: Reviews;
+}
+
+/**
+ * The relay's HTTP surface as a web-standard handler: middleware one concern each, then thin
+ * routes that parse, call the core and answer. The operator's surface exists only with a token.
+ */
+export function createApp(d: AppDeps) {
+  const { options, store, payments, tokens, limiter, logger, metrics } = d;
+  const { ledger, events } = store;
+  const origins = options.allowedOrigins ?? [];
+  const trustProxy = options.trustProxy;
+  const maxBodyBytes = options.maxBodyBytes ?? 4096;
+  const app = new Hono<RelayEnv>();
+
+  app.use('*', async function securityHeaders(c, next) {
+    // Set before the handler answers, so @hono/node-server keeps its light Response.
+    for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
+    c.set('clientIp', trustProxy ? clientAddress(socketAddress(c), c.req.header('x-forwarded-for'), trustProxy) : socketAddress(c));
+    await next();
+  });
+  if (metrics) app.use('*', metrics.httpRequests());
+  app.use('/v1/*', cors(origins, logger));
+  app.use('/v1/*', allowedMethods(app as never));
+  app.use('*', refuseNulInUrl);
+  // Every route that reads a body (the game's, the webhooks', the operator's) reads it bounded.
+  app.use('*', async function bodyLimit(c, next) {
+    c.set('maxBodyBytes', maxBodyBytes);
+    if (options.bodyTimeoutMs) c.set('bodyTimeoutMs', options.bodyTimeoutMs);
+    await next();
+  });
+
+  app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
+  app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck })));
+  app.get('/v1/catalog', (c) => c.json(d.catalogBody));
+  app.route('/v1/players', playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0 }));
+  // Matches /v1/rewards itself too.
+  app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
+  app.route('/v1/rewards', rewardsRoute({ ledger, claim: d.claim }));
+  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
+  app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(options.streamCaps)));
+  app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
+  app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
+  app.route('/v1/webhooks/payments', webhooksRoute(events, d.hub, logger, d.webhookLimiter, options.webhooks ?? {}));
+
+  if (metrics && options.adminToken) {
+    const admin = requireAdmin(options.adminToken, { failuresPerMinute: options.adminFailuresPerMinute });
+    app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
+    app.use('/admin/api/*', admin);
+    app.route('/admin/api', adminApi({ ledger, events, decide: d.decide, limits: d.limits, metrics, wallet: d.wallet }));
+    // The page and its script hold no data: they ask for the token, then read the API with it.
+    const page = (pick: 'html' | 'js', type: string) => async (c: Context) =>
+      c.body((await adminAssets())[pick], 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });
+    app.get('/admin', page('html', 'text/html; charset=utf-8'));
+    app.get('/admin/app.js', page('js', 'text/javascript; charset=utf-8'));
+  }
+
+  app.notFound((c) => problemResponse(c, new RelayProblem('not_found')));
+  app.onError((err, c) => {
+    if (err instanceof RelayProblem) {
+      logger.info({ event: 'problem', code: err.code, method: c.req.method, path: c.req.path });
+      return problemResponse(c, err);
+    }
+    // The ledger out of reach is no bug of the client's nor the relay's: 503, come back shortly.
+    if (isStoreOutage(err)) {
+      logger.warn({ event: 'store_unavailable', err: { message: (err as Error).message, code: (err as { code?: string }).code }, method: c.req.method, path: c.req.path }, 'the store cannot be reached');
+      return problemResponse(c, new RelayProblem('store_unavailable', undefined, { 'Retry-After': '5' }));
+    }
+    logger.error({ err, method: c.req.method, path: c.req.path }, 'relay error');
+    return problemResponse(c, new RelayProblem('internal'));
+  });
+
+  return {
+    fetch: (request: Request, env?: unknown) => app.fetch(request, env as RelayEnv['Bindings']),
+  };
+}
