@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ClaimLimits, NewClaim, RelayStore, RewardRecord } from '../../src/relay/index.js';
 import type { RepeatPolicy } from '../../src/wire/relay-api.js';
+import { toRewardRecord } from '../../src/relay/store/reward-record.js';
 
 const NO_LIMITS: ClaimLimits = { userDailyCapSats: 0, dailyBudgetSats: 0 };
 const T0 = Date.parse('2026-11-22T10:00:00Z');
@@ -268,6 +269,21 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect(await l.linkAddress('203.0.113.8', '2026-11-22', 'u9', 3)).toBe(true);
       expect(await l.linkAddress('203.0.113.7', '2026-11-23', 'u9', 3)).toBe(true);
       expect(await l.linkAddress('203.0.113.7', '2026-11-22', 'u-new', 0)).toBe(true);
+    });
+
+    it("tells each state in exactly the record a client reads (the event's data is toRewardRecord of the entry)", async () => {
+      const { ledger: l } = await store();
+      const first = await l.claim(claim(), NO_LIMITS, T0 + 123);
+      const refused = await l.claim(claim(), NO_LIMITS, T0 + 456);
+      expect(refused.kind === 'created' && refused.event?.data).toEqual(toRewardRecord(refused.entry));
+      const review = await l.settle(first.entry.id, ['sending'], { state: 'needs_review', reason: 'timeout', paymentId: 'tx-r' }, { now: T0 + 789 });
+      expect(review?.event?.data).toEqual(toRewardRecord(review!.entry));
+      const paid = await l.settle(first.entry.id, ['needs_review'], { state: 'paid', paymentId: 'tx-r' }, { now: T0 + 1001 });
+      expect(paid?.event?.data).toEqual(toRewardRecord(paid!.entry));
+      expect(paid?.event?.data).toMatchObject({ status: 'paid', settledAt: new Date(T0 + 1001).toISOString(), createdAt: new Date(T0 + 123).toISOString() });
+      const other = await l.claim(claim({ achievementId: 'b' }), NO_LIMITS, T0);
+      const failed = await l.settle(other.entry.id, ['sending'], { state: 'failed', reason: 'payment_refused' }, { now: T0 + 2 });
+      expect(failed?.event?.data).toEqual(toRewardRecord(failed!.entry));
     });
   });
 }

@@ -1,16 +1,96 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
 import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import type { PlayerEvent } from '../event-log.js';
-import { REWARD_EVENT, RESERVING_STATES, TOLD_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerEntry, type LedgerState, type NewClaim, type Settled } from '../ledger.js';
+import { REWARD_EVENT, RESERVING_STATES, TOLD_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerState, type NewClaim, type Settled } from '../ledger.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow } from '../ledger-row.js';
-import { toRewardRecord } from '../reward-record.js';
-import { appendEventIn } from './event-log.js';
 import { inTransaction } from './transaction.js';
 
 type Row = LedgerRow & { budgeted: boolean };
 
 const RESERVING = RESERVING_STATES as readonly string[];
+const TOLD = TOLD_STATES as readonly string[];
+
+/** An event as a statement's row_to_json gives it back. */
+interface EventJson {
+  id: number | string;
+  user_id: string;
+  type: string;
+  data: unknown;
+  created_at: number | string;
+}
+const eventOf = (e: EventJson): PlayerEvent => ({ id: Number(e.id), userId: e.user_id, type: e.type, data: e.data, createdAt: Number(e.created_at) });
+
+/** A SQL string literal (for the one statement sent without parameters: the transaction's locks). */
+const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** The reward event of a row, appended when the new state is one the player sees ($told). */
+const appendEventOf = (r: string, told: string, at: string) =>
+  `SELECT e.* FROM ${r}, LATERAL rewardbus_append_event(${r}.user_id, '${REWARD_EVENT}',
+     rewardbus_reward_record(${r}.id, ${r}.idempotency_key, ${r}.achievement_id, ${r}.user_id, ${r}.sats, ${r}.state, ${r}.reason, ${r}.payment_id, ${r}.created_at, ${r}.settled_at), ${at}) e
+   WHERE ${told}`;
+
+/** What a claim's rules read, in one statement: it also spends the proof's nonce and locks the day's budget row. */
+interface Facts {
+  existing: Row | null;
+  user_sats: string | number;
+  address_sats: string | number;
+  project_sats: string | number | null;
+  last_at: string | number | null;
+  nonce_fresh: boolean;
+}
+const FACTS_SQL = `
+  WITH n AS (
+    INSERT INTO proof_nonces (nonce, reward_id, at)
+    SELECT $5, coalesce((SELECT id FROM rewards WHERE user_id = $1 AND idempotency_key = $2), $6), $7 WHERE $5::text IS NOT NULL
+    ON CONFLICT DO NOTHING RETURNING 1),
+  b AS (
+    -- Claims from every relay take turns at the day's budget row (only with a budget): the
+    -- upsert locks it and reads its latest value.
+    INSERT INTO budget (day, sats) SELECT $3, 0 WHERE $8 ON CONFLICT (day) DO UPDATE SET sats = budget.sats RETURNING sats)
+  SELECT
+    (SELECT row_to_json(r) FROM rewards r WHERE user_id = $1 AND idempotency_key = $2) AS existing,
+    CASE WHEN $9 THEN (SELECT coalesce(sum(sats), 0) FROM rewards WHERE user_id = $1 AND day = $3 AND ${RESERVING_SQL}) ELSE 0 END AS user_sats,
+    CASE WHEN $10::text IS NOT NULL THEN (SELECT coalesce(sum(sats), 0) FROM rewards WHERE address = $10 AND day = $3 AND ${RESERVING_SQL}) ELSE 0 END AS address_sats,
+    (SELECT sats FROM b) AS project_sats,
+    (SELECT created_at FROM rewards WHERE user_id = $1 AND achievement_id = $4 AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1) AS last_at,
+    EXISTS (SELECT 1 FROM n) AS nonce_fresh`;
+
+const WRITE_TAIL = `,
+  b AS (UPDATE budget SET sats = sats + (SELECT sats FROM r) WHERE day = $10 AND $14),
+  ev AS (${appendEventOf('r', '$16', '$11')})
+  SELECT r.*, (SELECT row_to_json(ev) FROM ev) AS event FROM r`;
+const INSERT_SQL = `
+  WITH r AS (
+    INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until, budgeted, address)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *)${WRITE_TAIL}`;
+const RECLAIM_SQL = `
+  WITH r AS (
+    UPDATE rewards SET state = $7, phase = 'claimed', reason = $8, day = $10, created_at = $11, owner = $12, lease_until = $13, budgeted = $14, address = $15
+    WHERE id = $1 AND user_id = $2 AND idempotency_key = $3 AND request_hash = $4 AND achievement_id = $5 AND sats = $6 AND $9::text IS NOT DISTINCT FROM occurred_at
+    RETURNING *)${WRITE_TAIL}`;
+
+/**
+ * A settlement: compare-and-set on the state (and, to release an unsent payment, the phase);
+ * the budget's share follows the reservation (released leaving the reserving states, taken again
+ * coming back to them); the audit row; the reward event.
+ */
+const SETTLE_SQL = `
+  WITH old AS (SELECT id, state, budgeted FROM rewards WHERE id = $1 AND state = ANY($2) AND ($15::text IS NULL OR phase = $15) FOR UPDATE),
+  u AS (
+    UPDATE rewards r SET state = $3, reason = $4, payment_id = coalesce($5, r.payment_id), gamertag = coalesce($6, r.gamertag), settled_at = $7,
+      -- An approved held entry goes on as sending: this relay owns its payment, under a lease.
+      phase = CASE WHEN $3 = 'sending' THEN 'claimed' ELSE r.phase END, owner = $8, lease_until = $9,
+      budgeted = CASE
+        WHEN old.budgeted AND NOT ($3 = ANY($10)) THEN false
+        WHEN NOT old.budgeted AND NOT (old.state = ANY($10)) AND $3 = ANY($10) AND EXISTS (SELECT 1 FROM budget WHERE day = r.day) THEN true
+        ELSE old.budgeted END
+    FROM old WHERE r.id = old.id
+    RETURNING r.*, old.state AS old_state, old.budgeted AS old_budgeted),
+  b AS (UPDATE budget SET sats = budget.sats + CASE WHEN u.budgeted THEN u.sats ELSE -u.sats END FROM u WHERE budget.day = u.day AND u.budgeted <> u.old_budgeted),
+  a AS (INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) SELECT u.id, $11, $12, u.old_state, u.state, $13 FROM u WHERE $11::text IS NOT NULL),
+  ev AS (${appendEventOf('u', 'u.state = ANY($14)', '$13')})
+  SELECT u.*, (SELECT row_to_json(ev) FROM ev) AS event FROM u`;
 
 
 export interface PgLedgerOptions {
@@ -29,11 +109,8 @@ export interface PgLedgerOptions {
  * statement.
  */
 export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptions): Ledger {
-  const transaction = <T>(work: (c: PoolClient) => Promise<T>) => inTransaction(pool, work);
+  const transaction = <T>(work: (c: import('pg').PoolClient) => Promise<T>) => inTransaction(pool, work);
 
-  /** The player hears of the entry as it now stands, in the transaction that changed it. */
-  const told = async (c: PoolClient, entry: LedgerEntry): Promise<{ event?: PlayerEvent }> =>
-    TOLD_STATES.includes(entry.state) ? { event: await appendEventIn(c, entry.userId, REWARD_EVENT, toRewardRecord(entry)) } : {};
   /** After the commit: every relay's streams read the new event. */
   const heard = <T,>(r: T): T => {
     const event = r && typeof r === 'object' && 'event' in r ? (r.event as PlayerEvent | undefined) : undefined;
@@ -41,14 +118,15 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
     return r;
   };
 
-  async function settleIn(c: PoolClient, id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote): Promise<Settled | undefined> {
-    const { rows } = await c.query<Row & { old_state: LedgerState }>(
-      `WITH old AS (SELECT id, state FROM rewards WHERE id = $1 AND state = ANY($2) FOR UPDATE)
-       UPDATE rewards r SET state = $3, reason = $4, payment_id = coalesce($5, r.payment_id), gamertag = coalesce($6, r.gamertag), settled_at = $7,
-         -- An approved held entry goes on as sending: this relay owns its payment, under a lease.
-         phase = CASE WHEN $3 = 'sending' THEN 'claimed' ELSE r.phase END, owner = $8, lease_until = $9
-       FROM old WHERE r.id = old.id RETURNING r.*, old.state AS old_state`,
-      [
+  /**
+   * One state change in one round trip: the compare-and-set, the audit row, the budget's share,
+   * and the player's reward event (built in SQL by rewardbus_reward_record), all one statement.
+   */
+  async function settleOnce(id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote, phase?: 'claimed'): Promise<Settled | undefined> {
+    const { rows } = await pool.query<Row & { old_state: LedgerState; event: EventJson | null }>({
+      name: 'rewardbus_settle',
+      text: SETTLE_SQL,
+      values: [
         id,
         from,
         to.state,
@@ -58,96 +136,104 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
         to.state === 'paid' || to.state === 'failed' ? now : null,
         to.state === 'sending' ? owner : null,
         to.state === 'sending' ? now + leaseMs : null,
+        RESERVING,
+        audit?.actor ?? null,
+        audit?.action ?? null,
+        now,
+        TOLD,
+        phase ?? null,
       ],
-    );
+    });
     const row = rows[0];
     if (!row) return undefined;
-    if (audit) await c.query('INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) VALUES ($1, $2, $3, $4, $5, $6)', [id, audit.actor, audit.action, row.old_state, to.state, now]);
-    const reserved = RESERVING.includes(row.old_state);
-    if (row.budgeted && reserved && !RESERVING.includes(to.state)) {
-      await c.query('UPDATE budget SET sats = sats - $2 WHERE day = $1', [row.day, row.sats]);
-      await c.query('UPDATE rewards SET budgeted = false WHERE id = $1', [row.id]);
-    } else if (!reserved && RESERVING.includes(to.state)) {
-      // A decision contradicted: its sats count against the day's budget again (where there is one).
-      const counted = (await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [row.day, row.sats])).rowCount === 1;
-      if (counted) await c.query('UPDATE rewards SET budgeted = true WHERE id = $1', [row.id]);
-    }
-    const entry = toLedgerEntry(row);
-    return { entry, from: row.old_state, ...(await told(c, entry)) };
+    return { entry: toLedgerEntry(row), from: row.old_state, ...(row.event ? { event: eventOf(row.event) } : {}) };
   }
 
   const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toLedgerEntry);
 
+  /**
+   * A claim in four round trips: the player's lock (and the address's, with an address cap) as
+   * the transaction begins; every fact the rules need in one statement (which also spends the
+   * proof's nonce and locks the day's budget row); the decision, in TypeScript
+   * (store/claim-decision.ts, the same as SQLite's); the write with its reward event; the commit.
+   */
   function claimOnce(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
-    return transaction(async (c): Promise<ClaimResult> => {
-      // One claim at a time per player, across relays.
-      await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`u:${claim.userId}`]);
-      // The claim's time is taken once it holds the lock: a claim that waited is not earlier
-      // than the one it waited for (a cooldown would count backwards).
-      const now = at ?? Date.now();
-      const existing = (await c.query<Row>('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey])).rows[0];
-      if (keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, claim) === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
-      const day = utcDay(now);
-      // Witnessed play: too early decides nothing (deferred: no proof spent, nothing reserved).
-      const early = tooEarly(claim, now) !== undefined;
-      let reason: string | undefined = early ? 'too_early' : undefined;
-      let budgeted = false;
-      if (!early) {
-        // The proof's nonce first, right after the player's lock (a claim waiting on another's
-        // nonce holds no lock anyone else waits for). Its unique key is what makes it single-use.
-        const proofUsed =
-          claim.proofNonce !== undefined &&
-          (await c.query('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [claim.proofNonce, existing?.id ?? claim.id, now])).rowCount === 0;
-        // The states are spelled out, so the planner can use the partial index on them.
-        const userSats =
-          limits.userDailyCapSats > 0
-            ? Number((await c.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE user_id = $1 AND day = $2 AND ${RESERVING_SQL}`, [claim.userId, day])).rows[0]!.s)
-            : 0;
-        // With an address cap, claims from one address take turns (across relays) at its lock.
-        let addressSats = 0;
-        if (addressCapped(claim, limits)) {
-          await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`a:${claim.address}`]);
-          addressSats = Number(
-            (await c.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE address = $1 AND day = $2 AND ${RESERVING_SQL}`, [claim.address, day])).rows[0]!.s,
-          );
-        }
-        // Only with a budget do claims from every relay take turns, at the day's budget row.
-        budgeted = limits.dailyBudgetSats > 0;
-        let projectSats = 0;
-        if (budgeted) {
-          await c.query('INSERT INTO budget (day, sats) VALUES ($1, 0) ON CONFLICT DO NOTHING', [day]);
-          projectSats = Number((await c.query<{ sats: string }>('SELECT sats FROM budget WHERE day = $1 FOR UPDATE', [day])).rows[0]!.sats);
-        }
-        const last = (
-          await c.query<{ created_at: string }>(
-            `SELECT created_at FROM rewards WHERE user_id = $1 AND achievement_id = $2 AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
-            [claim.userId, claim.achievementId],
-          )
-        ).rows[0];
-        reason = refusal(claim, { lastReservingAt: last && Number(last.created_at), userSats, projectSats, addressSats, proofUsed }, limits, now);
-      }
-      const state = early ? 'deferred' : claimedState(reason, claim);
-      const reserving = RESERVING.includes(state);
-      const lease = state === 'sending' ? now + leaseMs : null;
-      budgeted &&= reserving;
-      const row = existing
-        ? (
-            await c.query<Row>(
-              `UPDATE rewards SET state = $2, phase = 'claimed', reason = $3, day = $4, created_at = $5, owner = $6, lease_until = $7, budgeted = $8, address = $9 WHERE id = $1 RETURNING *`,
-              [existing.id, state, reason ?? null, day, now, lease === null ? null : owner, lease, budgeted, claim.address ?? null],
-            )
-          ).rows[0]!
-        : (
-            await c.query<Row>(
-              `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until, budgeted, address)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
-              [claim.id, claim.userId, claim.idempotencyKey, claim.requestHash, claim.achievementId, claim.sats, state, reason ?? null, claim.occurredAt ?? null, day, now, lease === null ? null : owner, lease, budgeted, claim.address ?? null],
-            )
-          ).rows[0]!;
-      if (budgeted) await c.query('UPDATE budget SET sats = sats + $2 WHERE day = $1', [day, claim.sats]);
-      const entry = toLedgerEntry(row);
-      return { kind: 'created', entry, ...(await told(c, entry)) };
-    }).then(heard);
+    const capped = addressCapped(claim, limits);
+    const locks = [`u:${claim.userId}`, ...(capped ? [`a:${claim.address}`] : [])];
+    const begin = `BEGIN; ${locks.map((k) => `SELECT pg_advisory_xact_lock(hashtextextended(${literal(k)}, 0));`).join(' ')}`;
+    return inTransaction<ClaimResult>(
+      pool,
+      async (c): Promise<ClaimResult | { rollback: ClaimResult }> => {
+        // The claim's time is taken once it holds the lock: a claim that waited is not earlier
+        // than the one it waited for (a cooldown would count backwards).
+        const now = at ?? Date.now();
+        const day = utcDay(now);
+        // Witnessed play: too early decides nothing (deferred: no proof spent, nothing reserved).
+        const early = tooEarly(claim, now) !== undefined;
+        const budgeted = !early && limits.dailyBudgetSats > 0;
+        const { rows } = await c.query<Facts>({
+          name: 'rewardbus_claim_facts',
+          text: FACTS_SQL,
+          values: [
+            claim.userId,
+            claim.idempotencyKey,
+            day,
+            claim.achievementId,
+            early ? null : (claim.proofNonce ?? null),
+            claim.id,
+            now,
+            budgeted,
+            !early && limits.userDailyCapSats > 0,
+            !early && capped ? claim.address : null,
+          ],
+        });
+        const facts = rows[0]!;
+        const existing = facts.existing ?? undefined;
+        // A known key is the answer, untouched: what this statement spent or locked is undone.
+        if (keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, claim) === 'existing') return { rollback: { kind: 'existing', entry: toLedgerEntry(existing!) } };
+        const reason = early
+          ? 'too_early'
+          : refusal(
+              claim,
+              {
+                lastReservingAt: facts.last_at === null ? undefined : Number(facts.last_at),
+                userSats: Number(facts.user_sats),
+                projectSats: Number(facts.project_sats ?? 0),
+                addressSats: Number(facts.address_sats),
+                proofUsed: claim.proofNonce !== undefined && !facts.nonce_fresh,
+              },
+              limits,
+              now,
+            );
+        const state = early ? 'deferred' : claimedState(reason, claim);
+        const reserving = RESERVING.includes(state);
+        const lease = state === 'sending' ? now + leaseMs : null;
+        const values = [
+          existing?.id ?? claim.id,
+          claim.userId,
+          claim.idempotencyKey,
+          claim.requestHash,
+          claim.achievementId,
+          claim.sats,
+          state,
+          reason ?? null,
+          claim.occurredAt ?? null,
+          day,
+          now,
+          lease === null ? null : owner,
+          lease,
+          budgeted && reserving,
+          claim.address ?? null,
+          TOLD.includes(state),
+        ];
+        const written = existing
+          ? await c.query<Row & { event: EventJson | null }>({ name: 'rewardbus_claim_again', text: RECLAIM_SQL, values })
+          : await c.query<Row & { event: EventJson | null }>({ name: 'rewardbus_claim_new', text: INSERT_SQL, values });
+        const row = written.rows[0]!;
+        return { kind: 'created', entry: toLedgerEntry(row), ...(row.event ? { event: eventOf(row.event) } : {}) };
+      },
+      begin,
+    ).then(heard);
   }
 
   return {
@@ -159,13 +245,11 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
         if (existing[0]) return { kind: 'existing', entry: existing[0] } satisfies ClaimResult;
         throw err;
       }),
-    settle: (id, from, to, options = {}) => transaction((c) => settleIn(c, id, from, to, options.now ?? Date.now(), options.audit)).then(heard),
-    markSent: async (id) => (await pool.query(`UPDATE rewards SET phase = 'sent' WHERE id = $1 AND state = 'sending' AND phase = 'claimed'`, [id])).rowCount === 1,
-    releaseUnsent: (id, now = Date.now()) =>
-      transaction(async (c) => {
-        const claimed = (await c.query(`SELECT 1 FROM rewards WHERE id = $1 AND state = 'sending' AND phase = 'claimed' FOR UPDATE`, [id])).rowCount === 1;
-        return claimed ? settleIn(c, id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now) : undefined;
-      }).then(heard),
+    settle: (id, from, to, options = {}) => settleOnce(id, from, to, options.now ?? Date.now(), options.audit).then(heard),
+    markSent: async (id) =>
+      (await pool.query({ name: 'rewardbus_mark_sent', text: `UPDATE rewards SET phase = 'sent' WHERE id = $1 AND state = 'sending' AND phase = 'claimed'`, values: [id] })).rowCount === 1,
+    // Only while still claimed: a compare-and-set on the phase too, so a relay that marks it sent meanwhile wins.
+    releaseUnsent: (id, now = Date.now()) => settleOnce(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now, undefined, 'claimed').then(heard),
     get: async (id) => (await one('SELECT * FROM rewards WHERE id = $1', [id]))[0],
     history: (userId, limit) => one('SELECT * FROM rewards WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, limit]),
     inState: (state) => one('SELECT * FROM rewards WHERE state = $1 ORDER BY created_at', [state]),

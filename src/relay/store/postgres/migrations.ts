@@ -54,6 +54,31 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX rewards_by_address_day ON rewards (address, day) WHERE address IS NOT NULL AND state IN ('sending', 'paid', 'needs_review', 'held');
    CREATE TABLE proof_nonces (nonce text PRIMARY KEY, reward_id text NOT NULL, at bigint NOT NULL);
    CREATE TABLE address_links (address text NOT NULL, day text NOT NULL, user_id text NOT NULL, PRIMARY KEY (address, day, user_id));`,
+  // A payout's phases each in one round trip: the player's reward event built and appended in
+  // the statement that changes the entry. rewardbus_reward_record is toRewardRecord
+  // (store/reward-record.ts) in SQL; the ledger contract checks the two agree.
+  `CREATE FUNCTION rewardbus_iso(ms bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+     SELECT to_char(to_timestamp(ms / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.' || lpad((ms % 1000)::text, 3, '0') || 'Z'
+   $$;
+   CREATE FUNCTION rewardbus_reward_record(p_id text, p_key text, p_achievement text, p_user text, p_sats integer, p_state text, p_reason text, p_payment text, p_created bigint, p_settled bigint)
+   RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+     SELECT jsonb_strip_nulls(jsonb_build_object(
+       'id', p_id, 'idempotencyKey', p_key, 'achievementId', p_achievement, 'userId', p_user, 'sats', p_sats,
+       'status', CASE WHEN p_state IN ('sending', 'deferred') THEN 'pending' ELSE p_state END,
+       'reason', CASE WHEN p_state <> 'sending' AND p_reason <> '' THEN p_reason END,
+       'paymentId', NULLIF(p_payment, ''),
+       'createdAt', rewardbus_iso(p_created),
+       'settledAt', CASE WHEN p_settled <> 0 THEN rewardbus_iso(p_settled) END))
+   $$;
+   -- A player's appends take turns (the same advisory lock as the event log's own appends), so
+   -- their ids commit in order and a stream reading by id misses none.
+   CREATE FUNCTION rewardbus_append_event(p_user text, p_type text, p_data jsonb, p_at bigint) RETURNS events LANGUAGE plpgsql AS $$
+   DECLARE e events;
+   BEGIN
+     PERFORM pg_advisory_xact_lock(hashtextextended('e:' || p_user, 1));
+     INSERT INTO events (user_id, type, data, created_at) VALUES (p_user, p_type, p_data, p_at) RETURNING * INTO e;
+     RETURN e;
+   END $$;`,
 ];
 
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */
