@@ -68,7 +68,7 @@ export function createMetrics(ledger: LedgerGauges) {
     help: "Claims held for an operator's approval (the shared ledger: every relay reports the same)",
     registers: [registry],
     async collect() {
-      this.set((await ledger.held?.()) ?? 0);
+      await orSkip(async () => this.set((await ledger.held?.()) ?? 0));
     },
   });
   new Gauge({
