@@ -123,7 +123,7 @@ export function createRelay(options: RelayOptions): Relay {
   const streams = createEventHub();
   // A log shared by several relays tells every relay's streams of every append, in commit order;
   // then this relay's own appends reach them that way too, not a second, earlier way.
-  const hub = events.subscribe ? { subscribe: streams.subscribe, publish: () => undefined } : streams;
+  const hub = events.subscribe ? { ...streams, publish: () => undefined } : streams;
   const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
@@ -165,7 +165,7 @@ export function createRelay(options: RelayOptions): Relay {
   walletWatch.unref();
   void wallet.read();
   const ready = (async () => {
-    if (events.subscribe) unsubscribe = await events.subscribe(streams.publish);
+    if (events.subscribe) unsubscribe = await events.subscribe(streams.publish, streams.listening);
     const interrupted = await payouts.recover(startedAt);
     const { settled, open } = await payouts.reconcile();
     if (interrupted || settled || open) logger.warn({ event: 'review', interrupted, reconciled: settled, open }, 'intents await review');

@@ -15,6 +15,10 @@ export function createEventHub() {
         if (!set.size) listeners.delete(userId);
       };
     },
+    /** Whether any of this relay's streams is listening to the player. */
+    listening(userId: string): boolean {
+      return listeners.has(userId);
+    },
     publish(event: PlayerEvent) {
       listeners.get(event.userId)?.forEach((fn) => fn(event));
     },

@@ -32,7 +32,7 @@ export interface EventLog {
    * For a log shared by several relays: every event appended by any of them, in commit order.
    * Where a log has this, live streams hear events only through it. Returns how to stop.
    */
-  subscribe?(fn: (event: PlayerEvent) => void): Promise<() => Promise<void>>;
+  subscribe?(fn: (event: PlayerEvent) => void, listening?: (userId: string) => boolean): Promise<() => Promise<void>>;
 }
 
 export interface WebhookRecord {

@@ -42,7 +42,7 @@ export async function appendEventIn(c: PoolClient, userId: string, type: string,
  * a listener then reads each named player's events after the last it handed on, in id order,
  * so a stream misses nothing and a resume from Last-Event-ID works on any relay.
  */
-export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog): EventLog & { subscribe(fn: (e: PlayerEvent) => void): Promise<() => Promise<void>>; announce(userId: string): void } {
+export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog): EventLog & { subscribe(fn: (e: PlayerEvent) => void, listening?: (userId: string) => boolean): Promise<() => Promise<void>>; announce(userId: string): void } {
   const pending = new Set<string>();
   let scheduled = false;
 
@@ -115,7 +115,7 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
      * since shortly before the drop is read again from where it was, so no stream misses one.
      * Returns a function that stops listening.
      */
-    async subscribe(fn) {
+    async subscribe(fn, listening = () => true) {
       // Handed on so far, per player; players not seen yet start after what existed at subscription.
       const floor = Number((await pool.query<{ m: string | null }>('SELECT max(id) AS m FROM events')).rows[0]?.m ?? 0);
       const last = new Map<string, number>();
@@ -125,6 +125,12 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
         chain = chain
           .then(async () => {
             for (const userId of todo) {
+              // Only players with a stream open here are read: the others' streams are elsewhere
+              // (and a stream opened later reads its own backlog from Last-Event-ID).
+              if (!listening(userId)) {
+                last.delete(userId);
+                continue;
+              }
               for (let after = last.get(userId) ?? floor, page = await since(userId, after); page.length; page = await since(userId, after)) {
                 for (const e of page) fn(e);
                 after = page[page.length - 1]!.id;
