@@ -1,5 +1,5 @@
 import * as Phaser from 'phaser';
-import { createRewardBus, openRamp, showWithdrawal, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardIntent, type RewardOutcome } from '../client/index.js';
+import { createRewardBus, openRamp, showWithdrawal, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardIntent, type RewardOutcome, type UnlockOptions } from '../client/index.js';
 import type { RampSessionRequest } from '../wire/relay-api.js';
 import type { CatalogEntry } from '../wire/relay-api.js';
 import type { FinalEvent } from '../client/tab-channel.js';
@@ -65,9 +65,9 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   link(gamertag: string) {
     return this.bus.link(gamertag);
   }
-  /** Returns the intent id, or undefined when the player cannot earn it now. */
-  unlock(achievementId: string, details?: Parameters<RewardBus['unlock']>[1]) {
-    return this.bus.unlock(achievementId, details);
+  /** Returns the intent id, or undefined when the player cannot earn it now. `options.proof`: the game server's unlock proof. */
+  unlock(achievementId: string, details?: Parameters<RewardBus['unlock']>[1], options?: UnlockOptions) {
+    return this.bus.unlock(achievementId, details, options);
   }
   catalog() {
     return this.bus.catalog();
