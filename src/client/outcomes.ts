@@ -23,7 +23,12 @@ export function eventOf(status: string): FinalEvent | undefined {
 }
 
 const isFinal = (event: FinalEvent | undefined) => event !== undefined && event !== 'reward:review' && event !== 'reward:held';
-const waiting = (r: RewardRecord | undefined) => !!r && !isFinal(eventOf(r.status));
+/**
+ * A record this device saw waiting for the relay or an operator (needs_review, held). Not
+ * `pending`: a claim being paid, or deferred until the player's play time (a 425), was never said
+ * as waiting, so its outcome is said as any other, not "after review".
+ */
+const waiting = (r: RewardRecord | undefined) => !!r && eventOf(r.status) !== undefined && !isFinal(eventOf(r.status));
 /** Where a settlement nobody here asked for is shown: the visible tab (or a process with no page). */
 const shownHere = () => typeof document === 'undefined' || document.visibilityState !== 'hidden';
 

@@ -115,6 +115,14 @@ describe('Outcomes', () => {
     expect(await second.settledSaid()).toEqual(['reward:paid after review (hold)']);
   });
 
+  it('says a claim the history showed as pending (deferred until its play time) as paid, not as after review', async () => {
+    const o = await outcomesOn();
+    o.outcomes.replaceHistory(USER, [record('r1', 'pending')]);
+    const paid = record('r1', 'paid');
+    o.outcomes.settle({ intent: intentFor(paid), record: paid, sats: 21, gamertag: 'alice', remote: false }, 'reward:paid');
+    expect(await o.settledSaid()).toEqual(['reward:paid']);
+  });
+
   it('on a later session, says a settlement it finds in the refreshed history, once', async () => {
     const storage = memoryStorage();
     const first = await outcomesOn(storage);
