@@ -29,10 +29,10 @@ export function toastText(event: FinalEvent, o: RewardOutcome, title: string): s
 }
 
 /**
- * What a claim sent before the player's play time says (`reward:waiting`): "Level complete: 20 s
- * of play needed · paid in 12 s". `minPlaySeconds` from the catalog, when known.
+ * What a claim sent before the player's play time says (`reward:waiting`), on one line:
+ * "Level complete: 20 s of play needed" (`minPlaySeconds` from the catalog), else "Level
+ * complete: paid in 12 s".
  */
 export function waitingText(title: string, retryAt: number, now: number, minPlaySeconds?: number): string {
-  const left = Math.max(1, Math.ceil((retryAt - now) / 1000));
-  return `${title}: ${minPlaySeconds ? `${minPlaySeconds} s of play needed` : 'more play needed'} · paid in ${left} s`;
+  return minPlaySeconds ? `${title}: ${minPlaySeconds} s of play needed` : `${title}: paid in ${Math.max(1, Math.ceil((retryAt - now) / 1000))} s`;
 }
