@@ -159,10 +159,16 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     if (userId) intent.userId = userId;
     if (details) intent.details = details;
     if (options.proof) intent.proof = options.proof;
+    // Witnessed play: the relay would answer 425 before the player's session is this old, so the
+    // first send waits for it (the relay's retryAt still rules, should it differ).
+    const linkedAt = userId && entry?.minPlaySeconds ? this.#sessions.linkedAt(userId) : undefined;
+    const due = linkedAt === undefined ? 0 : linkedAt + entry!.minPlaySeconds! * 1000;
+    if (due > now) intent.nextAttemptAt = intent.notBefore = due;
     this.#queue.add(intent, now);
     const queued: Parameters<RewardBusEvents['reward:queued']>[0] = { intent, offline: !this.#queue.online };
     if (entry) queued.sats = entry.sats;
     this.emit('reward:queued', queued);
+    if (due > now) this.emit('reward:waiting', { intent, retryAt: due, reason: 'too_early' });
     return intent.id;
   }
 

@@ -1,7 +1,7 @@
 // The relay's defenses against bots, from an honest game's side: witnessed play (425 too_early),
 // unlock proofs from the game's server, and claims held for an operator. Against a real relay.
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryStorage, type RewardOutcome } from '../../src/client/node.js';
+import { memoryStorage, type RewardBus, type RewardOutcome } from '../../src/client/node.js';
 import { DEFAULT_CATALOG, signUnlock } from '../../src/relay/index.js';
 import type { CatalogEntry } from '../../src/wire/relay-api.js';
 import { busMaker, controlledFetch, next } from '../helpers/client.js';
@@ -17,23 +17,31 @@ afterEach(async () => {
 
 const ADMIN = 'operator-token-of-at-least-32-characters';
 const SECRET = 'game-server-secret-of-at-least-32-chars';
+const LEVEL: CatalogEntry = { id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' }, minPlaySeconds: 1 };
+/** What an honest player should never hear on the way to being paid. */
+function listenForTrouble(b: RewardBus): string[] {
+  const heard: string[] = [];
+  for (const e of ['reward:rejected', 'reward:failed', 'reward:review', 'reward:held', 'error'] as const) b.on(e, () => heard.push(e));
+  return heard;
+}
 const catalog = (...extra: CatalogEntry[]) => ({ relay: { catalog: [...DEFAULT_CATALOG.filter((a) => a.id === 'first-coin'), ...extra] } });
 
 describe('the relay defenses, for an honest player', () => {
   it('keeps an unlock the relay calls too early (425), claims it again at retryAt with the same key, and pays it once', async () => {
-    relay = await startTestRelay({}, catalog({ id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' }, minPlaySeconds: 1 }));
+    relay = await startTestRelay({}, catalog(LEVEL));
     const net = controlledFetch();
     const b = bus({ fetch: net.fetch });
-    const heard: string[] = [];
-    for (const e of ['reward:rejected', 'reward:failed', 'reward:review', 'reward:held'] as const) b.on(e, () => heard.push(e));
+    const heard = listenForTrouble(b);
     const sentAt: number[] = [];
     b.on('reward:sent', () => sentAt.push(Date.now()));
-    await b.link('alice');
+    // Unlocked before the player is linked: the bus cannot know when the session begins.
+    const id = b.unlock('level-complete')!;
     const waiting = next(b, 'reward:waiting');
     const paid = next(b, 'reward:paid');
-    const id = b.unlock('level-complete')!;
+    await b.link('alice');
     const w = await waiting;
     expect(w).toMatchObject({ intent: { id }, reason: 'too_early' });
+    expect(net.claims.get(id)).toBe(1);
     expect(b.pending().map((i) => i.id)).toEqual([id]);
     expect(relay.sandbox!.payments()).toHaveLength(0);
 
@@ -43,6 +51,30 @@ describe('the relay defenses, for an honest player', () => {
     expect(sentAt[1]! - w.retryAt).toBeLessThan(500);
     expect(relay.sandbox!.payments()).toHaveLength(1);
     expect(b.pending()).toEqual([]);
+    expect(heard).toEqual([]);
+  });
+
+  it('waits for the play time the catalog asks, from the link, instead of being told too early', async () => {
+    relay = await startTestRelay({}, catalog(LEVEL));
+    const net = controlledFetch();
+    const b = bus({ fetch: net.fetch });
+    const heard = listenForTrouble(b);
+    const sentAt: number[] = [];
+    b.on('reward:sent', () => sentAt.push(Date.now()));
+    const before = Date.now();
+    await b.link('alice');
+    const waits: number[] = [];
+    b.on('reward:waiting', (e) => waits.push(e.retryAt));
+    const paid = next(b, 'reward:paid');
+    const id = b.unlock('level-complete')!;
+    // Said at once, due a second after the link answered.
+    expect(waits).toHaveLength(1);
+    expect(waits[0]! - before).toBeGreaterThanOrEqual(1000);
+    expect(waits[0]! - Date.now()).toBeLessThanOrEqual(1000);
+    expect((await paid).intent.id).toBe(id);
+    expect(net.claims.get(id)).toBe(1);
+    expect(sentAt[0]).toBeGreaterThanOrEqual(waits[0]!);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
     expect(heard).toEqual([]);
   });
 

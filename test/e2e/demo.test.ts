@@ -239,7 +239,11 @@ describeInBrowser('the demo in a real browser', () => {
 
     await clickFirstCoin(page);
     await page.evaluate(() => (globalThis as DemoWindow).game.plugins.get('rewards').unlock('level-complete'));
-    await page.evaluate(() => (globalThis as unknown as { game: { scene: { start(k: string, d: object): void; stop(k: string): void } } }).game.scene.start('results', { collected: 1, won: false }));
+    await page.evaluate(() => {
+      const { scene } = (globalThis as unknown as { game: { scene: { start(k: string, d: object): void; stop(k: string): void } } }).game;
+      scene.stop('play');
+      scene.start('results', { collected: 1, won: false });
+    });
     // Sent before 20 s of play: the game says so, and no refusal is shown.
     await waitForToast(page, 'waiting', 'level-complete');
     const waiting = (await toasts(page)).find((t) => t.variant === 'waiting')!;

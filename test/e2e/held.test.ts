@@ -95,6 +95,7 @@ describeInBrowser('a claim held for approval, in the browser', () => {
       { timeout: 10_000 },
     );
     expect((await toasts(player)).map((t) => t.text)).toEqual(['21 sats for First coin are waiting for approval', '+21 sats · First coin — paid after approval']);
+    await player.waitForTimeout(300); // the toast's fade-in, for the picture
     await keepScreenshot(player, 'paid-after-approval-toast.png');
     expect(server.sandbox!.payments()).toHaveLength(1);
     // Said once, whatever else brings it again (the history at the next look).
