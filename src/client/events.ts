@@ -67,8 +67,8 @@ export interface RewardBusEvents {
   /** The service refused the payment; nothing was paid. */
   'reward:failed': (e: RewardOutcome) => void;
   /**
-   * The outcome with the service is unclear, or the reward waits for an operator; the relay
-   * settles it, never paying twice. Its settlement follows as `reward:paid` or `reward:failed`
+   * The outcome with the service is unclear (needs_review, or a status this client does not know);
+   * the relay settles it, never paying twice. Its settlement follows as `reward:paid` or `reward:failed`
    * with `afterReview`, heard on the event stream or in the history at the next link or reload.
    */
   'reward:review': (e: RewardOutcome) => void;
