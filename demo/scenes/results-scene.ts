@@ -1,6 +1,6 @@
 import * as Phaser from 'phaser';
 import type { RewardRecord } from 'rewardbus';
-import { ORANGE, ORANGE_HOVER, text } from '../style.js';
+import { MUTED, ORANGE, ORANGE_HOVER, text } from '../style.js';
 
 /** Results: how the round went and what the player has been paid; play again or go back to the title. */
 export class ResultsScene extends Phaser.Scene {
@@ -13,6 +13,7 @@ export class ResultsScene extends Phaser.Scene {
     this.add.text(width / 2, 160, data.won ? 'LEVEL COMPLETE' : "TIME'S UP", text(52, ORANGE, { fontStyle: 'bold' })).setOrigin(0.5);
     this.add.text(width / 2, 230, `${data.collected} coins collected`, text(24)).setOrigin(0.5);
     const paid = this.add.text(width / 2, 280, '', text(20, '#6fdc9a')).setOrigin(0.5);
+    const playTime = this.add.text(width / 2, 314, '', text(17, MUTED)).setOrigin(0.5);
     // The round's last rewards may still be on their way: the total follows each payout.
     const show = (history: readonly RewardRecord[]) => {
       const sats = history.filter((r) => r.status === 'paid').reduce((s, r) => s + r.sats, 0);
@@ -21,7 +22,20 @@ export class ResultsScene extends Phaser.Scene {
     };
     const refresh = () => void this.rewards.history().then(show);
     refresh();
-    const offs = (['reward:paid', 'reward:failed', 'reward:rejected', 'reward:review'] as const).map((e) => this.rewards.on(e, refresh));
+    // A reward the relay pays only after some play (witnessed play): say how long it still waits.
+    const catalog = new Map<string, { title: string; minPlaySeconds?: number }>();
+    void this.rewards.catalog().then((c) => c.forEach((e) => catalog.set(e.id, e)), () => undefined);
+    const showPlayTime = () => {
+      const now = Date.now();
+      const lines = this.rewards.pending().filter((i) => (i.notBefore ?? 0) > now).map((i) => {
+        const e = catalog.get(i.achievementId);
+        const needed = e?.minPlaySeconds ? ` (${e.minPlaySeconds} s of play needed)` : '';
+        return `${e?.title ?? i.achievementId}: paid in ${Math.ceil((i.notBefore! - now) / 1000)} s${needed}`;
+      });
+      if (playTime.active) playTime.setText(lines.join('\n'));
+    };
+    this.time.addEvent({ delay: 250, loop: true, callback: showPlayTime });
+    const offs = (['reward:paid', 'reward:failed', 'reward:rejected', 'reward:review', 'reward:held', 'reward:waiting'] as const).map((e) => this.rewards.on(e, refresh));
     this.events.once(Phaser.Scenes.Events.SHUTDOWN, () => offs.forEach((off) => off()));
     this.#button(width / 2, 380, 'Play again', () => this.scene.start('play'));
     this.#button(width / 2, 450, 'Change player', () => this.scene.start('title'));

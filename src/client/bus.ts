@@ -2,7 +2,7 @@ import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, Rewa
 import type { RetryOptions } from './backoff.js';
 import { answer, RewardBusError } from './bus-error.js';
 import { earnBlock, LastEarned, lastEarned } from './earn-rules.js';
-import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
+import type { RewardBusEvents, RewardIntent, RewardOutcome, UnlockOptions } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import { IntentQueue } from './intent-queue.js';
 import { isoTime } from './iso-time.js';
@@ -89,6 +89,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
       },
       {
         sent: (intent, attempt) => this.emit('reward:sent', { intent, attempt }),
+        waiting: (intent, retryAt) => this.emit('reward:waiting', { intent, retryAt, reason: 'too_early' }),
         settled: (intent, event, record, reason) => this.#outcomes.settle(this.#outcome(intent, record, reason, false), event),
         reachable: (online) => this.emit(online ? 'relay:online' : 'relay:offline'),
         error: (err) => this.#error(err),
@@ -141,8 +142,11 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /**
    * Unlocks an achievement: synchronous and cheap, for the game loop. Returns the intent's id,
    * or undefined when the player cannot earn it now (then `reward:skipped` says why).
+   * `details`: the game's own data, handed back in events. `options.proof`: for an achievement
+   * with `proof: 'server'`, the unlock proof the game's server signed; kept with the intent and
+   * sent with every attempt: `unlock('boss', undefined, { proof })`.
    */
-  unlock(achievementId: string, details?: RewardIntent['details']): string | undefined {
+  unlock(achievementId: string, details?: RewardIntent['details'], options: UnlockOptions = {}): string | undefined {
     const now = Date.now();
     const entry = this.#catalog?.get(achievementId);
     const block = this.#catalog && earnBlock(entry, this.#earned.get(achievementId), now);
@@ -154,10 +158,17 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     const userId = this.#sessions.current?.userId;
     if (userId) intent.userId = userId;
     if (details) intent.details = details;
+    if (options.proof) intent.proof = options.proof;
+    // Witnessed play: the relay would answer 425 before the player's session is this old, so the
+    // first send waits for it (the relay's retryAt still rules, should it differ).
+    const linkedAt = userId && entry?.minPlaySeconds ? this.#sessions.linkedAt(userId) : undefined;
+    const due = linkedAt === undefined ? 0 : linkedAt + entry!.minPlaySeconds! * 1000;
+    if (due > now) intent.nextAttemptAt = intent.notBefore = due;
     this.#queue.add(intent, now);
     const queued: Parameters<RewardBusEvents['reward:queued']>[0] = { intent, offline: !this.#queue.online };
     if (entry) queued.sats = entry.sats;
     this.emit('reward:queued', queued);
+    if (due > now) this.emit('reward:waiting', { intent, retryAt: due, reason: 'too_early' });
     return intent.id;
   }
 

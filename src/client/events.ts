@@ -11,9 +11,25 @@ export interface RewardIntent {
   userId?: string;
   /** The game's own data, kept on this device and handed back in events. */
   details?: Record<string, string | number | boolean>;
+  /**
+   * The game server's unlock proof, for achievements with `proof: 'server'`
+   * (docs/unlock-proofs.md): stored with the intent and sent in every attempt's claim body.
+   */
+  proof?: string;
   attempts: number;
   /** Not sent before (ms since the epoch): backoff after a failed attempt. */
   nextAttemptAt: number;
+  /**
+   * Not sent before (ms since the epoch) whatever happens: the relay said the player has not
+   * played long enough yet (`too_early`). Coming back online does not hurry it.
+   */
+  notBefore?: number;
+}
+
+/** unlock()'s options. */
+export interface UnlockOptions {
+  /** The unlock proof the game's server signed for this player and achievement (`proof: 'server'`). */
+  proof?: string;
 }
 
 /** How an intent ended, as every tab hears it. */
@@ -35,6 +51,8 @@ export interface RewardOutcome {
    * page is visible, so the player sees it once whichever tab hears it first.
    */
   afterReview?: true;
+  /** With `afterReview`: the wait was an operator's hold (`reward:held`): approved (paid) or denied. */
+  afterHold?: true;
 }
 
 /** Every event the bus emits, and its listener's signature. */
@@ -49,11 +67,24 @@ export interface RewardBusEvents {
   /** The service refused the payment; nothing was paid. */
   'reward:failed': (e: RewardOutcome) => void;
   /**
-   * The outcome with the service is unclear, or the reward waits for an operator; the relay
-   * settles it, never paying twice. Its settlement follows as `reward:paid` or `reward:failed`
+   * The outcome with the service is unclear (needs_review, or a status this client does not know);
+   * the relay settles it, never paying twice. Its settlement follows as `reward:paid` or `reward:failed`
    * with `afterReview`, heard on the event stream or in the history at the next link or reload.
    */
   'reward:review': (e: RewardOutcome) => void;
+  /**
+   * Waits for an operator to approve it (the catalog's `hold`, or a large reward): the relay has
+   * it, so it leaves the queue, but it is not paid yet. Its outcome follows as `reward:paid`
+   * (approved), `reward:rejected` (`denied_by_operator`) or `reward:failed`, with `afterReview`
+   * and `afterHold`, heard on the event stream or in the history at the next link or reload.
+   */
+  'reward:held': (e: RewardOutcome) => void;
+  /**
+   * The relay said the player has not played long enough for it yet (the catalog's
+   * `minPlaySeconds`; 425 `too_early`): the intent stays queued and is sent again, with the same
+   * key, at `retryAt` (ms since the epoch, this device's clock). Nothing is lost; not an error.
+   */
+  'reward:waiting': (e: { intent: RewardIntent; retryAt: number; reason: 'too_early' }) => void;
   /** unlock() made no request: the player cannot earn it now (once-only, daily, cooldown, unknown). */
   'reward:skipped': (e: { achievementId: string; reason: string; retryAt?: number }) => void;
   'player:linked': (player: PlayerSession) => void;

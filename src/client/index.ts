@@ -1,6 +1,6 @@
 export { createRewardBus, RewardBus, type RewardBusOptions } from './bus.js';
 export { RewardBusError } from './bus-error.js';
-export type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
+export type { RewardBusEvents, RewardIntent, RewardOutcome, UnlockOptions } from './events.js';
 export { memoryStorage, defaultStorage, type RewardStorage } from './storage.js';
 export { idbStorage } from './idb-storage.js';
 export type { RetryOptions } from './backoff.js';

@@ -1,4 +1,4 @@
-import type { RewardRecord } from '../wire/relay-api.js';
+import type { RewardClaim, RewardRecord } from '../wire/relay-api.js';
 import { backoffDelay, type RetryOptions } from './backoff.js';
 import type { LastEarned } from './earn-rules.js';
 import type { RewardIntent } from './events.js';
@@ -13,10 +13,14 @@ import type { WriteBatch } from './write-batch.js';
 
 /** Storage key prefix of queued intents. */
 const INTENT = 'intent:';
+/** A 425 is never asked again sooner than this, whatever the clocks say. */
+const MIN_TOO_EARLY_MS = 250;
 
 /** What the queue tells the bus around it. */
 export interface QueueEvents {
   sent(intent: RewardIntent, attempt: number): void;
+  /** The relay said it is too early (425 `too_early`): the intent stays queued until `retryAt` (ms). */
+  waiting(intent: RewardIntent, retryAt: number): void;
   /** The relay answered for good: the listener ends the intent (Outcomes calls forget()), or it is sent again. */
   settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): void;
   reachable(online: boolean): void;
@@ -135,8 +139,9 @@ export class IntentQueue {
   setOnline(online: boolean) {
     if (online === this.#online) return;
     this.#online = online;
-    // Back online: what waited only for the network goes now, not at its backoff time.
-    if (online) for (const i of this.#intents.values()) i.nextAttemptAt = 0;
+    // Back online: what waited only for the network goes now, not at its backoff time; what
+    // waits for the player's play time still waits.
+    if (online) for (const i of this.#intents.values()) i.nextAttemptAt = i.notBefore ?? 0;
     this.events.reachable(online);
   }
 
@@ -191,7 +196,8 @@ export class IntentQueue {
     intent.attempts++;
     this.events.sent(intent, intent.attempts);
     this.#sending.add(intent.id);
-    const a = await this.o.relay.claim(session.token, intent.id, intent.achievementId, intent.occurredAt).finally(() => this.#sending.delete(intent.id));
+    const body: RewardClaim = { achievementId: intent.achievementId, occurredAt: intent.occurredAt, ...(intent.proof ? { proof: intent.proof } : {}) };
+    const a = await this.o.relay.claim(session.token, intent.id, body).finally(() => this.#sending.delete(intent.id));
     if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
     this.setOnline(true);
     if (a.ok) {
@@ -203,6 +209,7 @@ export class IntentQueue {
       this.o.sessions.expire(userId);
       return this.#retry(intent);
     }
+    if (a.status === 425) return this.#tooEarly(intent, a.problem?.retryAt, a.retryAfterMs);
     if (a.status === 408 || a.status === 409 || a.status === 429 || a.status >= 500) return this.#retry(intent, a.retryAfterMs);
     return this.#finish(intent, 'reward:rejected', undefined, a.problem?.code ?? `http_${a.status}`);
   }
@@ -212,6 +219,24 @@ export class IntentQueue {
     intent.nextAttemptAt = Date.now() + backoffDelay(intent.attempts, this.o.retry, retryAfterMs);
     this.#save(intent);
     return why;
+  }
+
+  /**
+   * Not played long enough yet: nothing was recorded, so the same key claims again when due. The
+   * relay's `retryAt` is on its clock and its Retry-After (whole seconds, rounded up) on none:
+   * `retryAt` is read within the second Retry-After allows, so a wrong clock here neither sends
+   * it early (another 425, at most once a second) nor holds it back.
+   */
+  #tooEarly(intent: RewardIntent, retryAt: string | undefined, retryAfterMs: number | undefined): 'retry' {
+    const now = Date.now();
+    const byClock = retryAt ? Date.parse(retryAt) - now : Number.NaN;
+    let wait = retryAfterMs === undefined ? byClock : Number.isNaN(byClock) ? retryAfterMs : Math.min(retryAfterMs, Math.max(retryAfterMs - 1000, byClock));
+    if (Number.isNaN(wait)) wait = backoffDelay(intent.attempts, this.o.retry);
+    const at = now + Math.max(wait, MIN_TOO_EARLY_MS);
+    intent.nextAttemptAt = intent.notBefore = at;
+    this.#save(intent);
+    this.events.waiting(intent, at);
+    return 'retry';
   }
 
   #finish(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): 'done' {

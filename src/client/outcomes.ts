@@ -13,16 +13,22 @@ const REWARD = 'reward:';
 
 /**
  * The event a record's status calls for. paid, rejected and failed are final; pending has none
- * (the relay is still at it); needs_review, and any status this client does not know (`held`:
- * waiting for an operator), is a wait: `reward:review`, settled later.
+ * (the relay is still at it); held waits for an operator (`reward:held`); needs_review, and any
+ * status this client does not know, is a wait: `reward:review`. Both waits are settled later.
  */
 export function eventOf(status: string): FinalEvent | undefined {
   if (status === 'pending') return undefined;
+  if (status === 'held') return 'reward:held';
   return status === 'paid' || status === 'rejected' || status === 'failed' ? `reward:${status}` : 'reward:review';
 }
 
-const isFinal = (event: FinalEvent | undefined) => event !== undefined && event !== 'reward:review';
-const waiting = (r: RewardRecord | undefined) => !!r && !isFinal(eventOf(r.status));
+const isFinal = (event: FinalEvent | undefined) => event !== undefined && event !== 'reward:review' && event !== 'reward:held';
+/**
+ * A record this device saw waiting for the relay or an operator (needs_review, held). Not
+ * `pending`: a claim being paid, or deferred until the player's play time (a 425), was never said
+ * as waiting, so its outcome is said as any other, not "after review".
+ */
+const waiting = (r: RewardRecord | undefined) => !!r && eventOf(r.status) !== undefined && !isFinal(eventOf(r.status));
 /** Where a settlement nobody here asked for is shown: the visible tab (or a process with no page). */
 const shownHere = () => typeof document === 'undefined' || document.visibilityState !== 'hidden';
 
@@ -91,7 +97,7 @@ export class Outcomes {
     const settled = rewards.filter((r) => waiting(before.get(r.id)) && isFinal(eventOf(r.status)));
     this.#set(rewards);
     if (writes.length) this.o.writes.write(writes);
-    for (const r of settled) this.#say({ ...this.o.describe(intentOf(r), r, r.reason, !shownHere()), afterReview: true }, eventOf(r.status)!);
+    for (const r of settled) this.#say({ ...this.o.describe(intentOf(r), r, r.reason, !shownHere()), ...after(before.get(r.id)!.status === 'held') }, eventOf(r.status)!);
   }
 
   /**
@@ -123,7 +129,7 @@ export class Outcomes {
       const last = id === undefined ? undefined : this.#said.get(id);
       if (last === event || isFinal(last)) return;
     }
-    if (isFinal(event) && this.#wasWaiting(outcome.intent, outcome.record)) outcome.afterReview = true;
+    if (isFinal(event) && this.#wasWaiting(outcome.intent, outcome.record)) Object.assign(outcome, after(this.#wasHeld(outcome.intent, outcome.record)));
     for (const id of ids) {
       if (id === undefined) continue;
       this.#said.delete(id);
@@ -139,7 +145,13 @@ export class Outcomes {
 
   /** Whether this device last said (or stored) the reward as waiting. */
   #wasWaiting(intent: RewardIntent, record: RewardRecord | undefined): boolean {
-    return this.#said.get(intent.id) === 'reward:review' || (!!record && waiting(this.#byId.get(record.id)));
+    const said = this.#said.get(intent.id);
+    return (said !== undefined && !isFinal(said)) || (!!record && waiting(this.#byId.get(record.id)));
+  }
+
+  /** Whether that wait was an operator's hold. */
+  #wasHeld(intent: RewardIntent, record: RewardRecord | undefined): boolean {
+    return this.#said.get(intent.id) === 'reward:held' || (!!record && this.#byId.get(record.id)?.status === 'held');
   }
 
   #remember(record: RewardRecord) {
@@ -163,6 +175,9 @@ export class Outcomes {
     return `${REWARD}${r.userId}:${r.id}`;
   }
 }
+
+/** How a settlement after a wait is marked: after review, and after a hold when it was one. */
+const after = (held: boolean): Pick<RewardOutcome, 'afterReview' | 'afterHold'> => (held ? { afterReview: true, afterHold: true } : { afterReview: true });
 
 /** An intent rebuilt from a record heard on the event stream (sent by another device). */
 export function intentOf(record: RewardRecord): RewardIntent {

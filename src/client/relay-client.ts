@@ -1,4 +1,4 @@
-import type { CatalogResponse, PlayerSession, Problem, RampSession, RampSessionRequest, RewardHistory, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
+import type { CatalogResponse, PlayerSession, Problem, RampSession, RampSessionRequest, RewardClaim, RewardHistory, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
 
 /** What one request to the relay came to. `unreachable`: no answer (network, timeout). */
 export type RelayAnswer<T> =
@@ -59,8 +59,8 @@ export function createRelayClient({ relayUrl, fetch: f = (...a) => globalThis.fe
 
   return {
     link: (gamertag: string) => call<PlayerSession>('POST', '/v1/players', { body: { gamertag }, timeoutMs: claimTimeoutMs }),
-    claim: (token: string, key: string, achievementId: string, occurredAt: string) =>
-      call<RewardRecord>('POST', '/v1/rewards', { token, key, body: { achievementId, occurredAt }, timeoutMs: claimTimeoutMs }),
+    /** The same key must carry the same body on every attempt (a proof included), or the relay answers 422. */
+    claim: (token: string, key: string, body: RewardClaim) => call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs }),
     catalog: async () => {
       const a = await call<CatalogResponse>('GET', '/v1/catalog');
       // Wait longer than the relay may take, or a slow payment looks like a lost connection.

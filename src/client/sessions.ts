@@ -14,6 +14,8 @@ const RENEW_BEFORE_MS = 60_000;
 export class PlayerSessions {
   #current: PlayerSession | undefined;
   readonly #byUser = new Map<string, PlayerSession>();
+  /** When each player's session on the relay began, by this device's clock: its link here. */
+  readonly #linkedAt = new Map<string, number>();
 
   constructor(
     private readonly storage: RewardStorage,
@@ -30,10 +32,20 @@ export class PlayerSessions {
     const userId = await this.storage.get<string>('player');
     const player = userId ? await this.storage.get<PlayerSession>(`session:${userId}`) : undefined;
     if (player) this.#byUser.set(player.userId, player);
+    const linkedAt = player && (await this.storage.get<number>(`linked:${player.userId}`));
+    if (player && linkedAt) this.#linkedAt.set(player.userId, linkedAt);
     return (this.#current = player);
   }
 
-  /** Makes this player the current one, remembered across reloads. */
+  /**
+   * When the player's session began: the relay counts witnessed play (`minPlaySeconds`) from the
+   * link that issued the token. Read after the link's answer came, so never sooner than the relay's.
+   */
+  linkedAt(userId: string): number | undefined {
+    return this.#linkedAt.get(userId);
+  }
+
+  /** Makes this player (just linked, here or in another tab) the current one, remembered across reloads. */
   adopt(player: PlayerSession) {
     this.#current = player;
     this.#set(player);
@@ -66,8 +78,11 @@ export class PlayerSessions {
     return (userId && this.#byUser.get(userId)?.gamertag) || this.#current?.gamertag || '';
   }
 
+  /** A session from a link that just answered: its play time counts from now. */
   #set(player: PlayerSession) {
+    const now = Date.now();
     this.#byUser.set(player.userId, player);
-    this.writes.write([[`session:${player.userId}`, player]]);
+    this.#linkedAt.set(player.userId, now);
+    this.writes.write([[`session:${player.userId}`, player], [`linked:${player.userId}`, now]]);
   }
 }

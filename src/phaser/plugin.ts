@@ -1,10 +1,10 @@
 import * as Phaser from 'phaser';
-import { createRewardBus, openRamp, showWithdrawal, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardIntent, type RewardOutcome } from '../client/index.js';
+import { createRewardBus, openRamp, showWithdrawal, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardIntent, type RewardOutcome, type UnlockOptions } from '../client/index.js';
 import type { RampSessionRequest } from '../wire/relay-api.js';
 import type { CatalogEntry } from '../wire/relay-api.js';
 import type { FinalEvent } from '../client/tab-channel.js';
 import { ToastScene, TOAST_SCENE_KEY, type Toast, type ToastOptions, type ToastVariant } from './toast-scene.js';
-import { toastText } from './toast-text.js';
+import { toastText, waitingText } from './toast-text.js';
 
 /** The plugin's `data` in the game config. */
 export interface RewardBusPluginData extends RewardBusOptions {
@@ -65,9 +65,9 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   link(gamertag: string) {
     return this.bus.link(gamertag);
   }
-  /** Returns the intent id, or undefined when the player cannot earn it now. */
-  unlock(achievementId: string, details?: Parameters<RewardBus['unlock']>[1]) {
-    return this.bus.unlock(achievementId, details);
+  /** Returns the intent id, or undefined when the player cannot earn it now. `options.proof`: the game server's unlock proof. */
+  unlock(achievementId: string, details?: Parameters<RewardBus['unlock']>[1], options?: UnlockOptions) {
+    return this.bus.unlock(achievementId, details, options);
   }
   catalog() {
     return this.bus.catalog();
@@ -122,6 +122,16 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     outcome('reward:rejected', 'rejected');
     outcome('reward:failed', 'failed');
     outcome('reward:review', 'review');
+    outcome('reward:held', 'held');
+    // Sent before the player's play time: said once per intent, with when it will be paid.
+    const waited = new Set<string>();
+    this.#listen('reward:waiting', ({ intent, retryAt }) => {
+      if (waited.has(intent.id)) return;
+      waited.add(intent.id);
+      const entry = this.#titles.get(intent.achievementId);
+      const text = waitingText(title(intent.achievementId), retryAt, Date.now(), entry?.minPlaySeconds);
+      this.toast({ variant: 'waiting', text, sats: entry?.sats ?? 0, gamertag: this.#bus?.player?.gamertag ?? '', achievementId: intent.achievementId, reason: 'too_early' });
+    });
     // Each intent that has to wait for the network says so once: at unlock when the relay is
     // known to be out of reach, or when its first send finds that out.
     const told = new Set<string>();

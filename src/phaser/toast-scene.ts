@@ -1,6 +1,7 @@
 import * as Phaser from 'phaser';
 
-export type ToastVariant = 'queued' | 'paid' | 'rejected' | 'failed' | 'review' | 'info';
+/** `held`: waiting for an operator's approval; `waiting`: for the player's play time. */
+export type ToastVariant = 'queued' | 'paid' | 'rejected' | 'failed' | 'review' | 'held' | 'waiting' | 'info';
 
 /** What a toast says; a custom renderer draws it its own way. */
 export interface Toast {
@@ -33,6 +34,8 @@ const COLORS: Record<ToastVariant, number> = {
   rejected: 0xb26b00,
   failed: 0xa8322d,
   review: 0x7a5fb0,
+  held: 0x7a5fb0,
+  waiting: 0x44506a,
   info: 0x2d5fa8,
 };
 type ToastObject = Phaser.GameObjects.GameObject & Phaser.GameObjects.Components.Transform & { height?: number; setAlpha?: (a: number) => unknown };

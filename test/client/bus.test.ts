@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fileStorage, idbStorage, memoryStorage, type RewardOutcome } from '../../src/client/node.js';
 import type { PlayerSession } from '../../src/wire/relay-api.js';
-import { busMaker, controlledFetch, everyCoin, next, sleep } from '../helpers/client.js';
+import { busMaker, controlledFetch, everyCoin, next, noPlayTime, sleep } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
@@ -62,7 +62,7 @@ describe('the reward bus', () => {
   });
 
   it('retries a 5xx and a lost answer with the same key, and pays once', async () => {
-    relay = await startTestRelay();
+    relay = await startTestRelay({}, noPlayTime);
     const net = controlledFetch();
     const b = bus({ fetch: net.fetch });
     await b.link('alice');
@@ -140,7 +140,7 @@ describe('the reward bus', () => {
   });
 
   it('lets two tabs on one store send each intent once, and both hear every outcome', async () => {
-    relay = await startTestRelay();
+    relay = await startTestRelay({}, noPlayTime);
     const net = controlledFetch();
     const storage = freshStore();
     const a = bus({ storage, fetch: net.fetch });

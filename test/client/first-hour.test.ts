@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryStorage, type RewardOutcome, type RewardRecord } from '../../src/client/node.js';
 import { randomId } from '../../src/client/random-id.js';
-import { busMaker, controlledFetch, next } from '../helpers/client.js';
+import { busMaker, controlledFetch, next, noPlayTime } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
@@ -38,7 +38,7 @@ function fakeStream() {
 
 describe('what the README promises a game developer', () => {
   it('applies the repeat rules right after link(): a second device makes no request for what was earned', async () => {
-    relay = await startTestRelay();
+    relay = await startTestRelay({}, noPlayTime);
     const first = bus();
     await first.link('alice');
     const paid = next(first, 'reward:paid');

@@ -39,6 +39,7 @@ function queueOn(
   });
   const settled: Array<{ id: string; event: FinalEvent; reason: string | undefined }> = [];
   const reachable: boolean[] = [];
+  const waiting: Array<{ id: string; retryAt: number }> = [];
   const writes = createWriteBatch(storage, (err) => {
     throw err;
   });
@@ -59,6 +60,7 @@ function queueOn(
     },
     {
       sent: () => undefined,
+      waiting: (i, retryAt) => waiting.push({ id: i.id, retryAt }),
       settled: (i, event, _record, reason) => {
         queue.forget(i.id);
         settled.push({ id: i.id, event, reason });
@@ -69,7 +71,7 @@ function queueOn(
       },
     },
   );
-  return { queue, claims, claim, settled, reachable, expire, earned, storage, writes, maxInFlight: () => maxInFlight };
+  return { queue, claims, claim, settled, waiting, reachable, expire, earned, storage, writes, maxInFlight: () => maxInFlight };
 }
 
 describe('IntentQueue', () => {
@@ -95,18 +97,52 @@ describe('IntentQueue', () => {
     expect(q.claims.get(i.id)).toBe(1);
   });
 
-  it('asks again while the relay says pending; needs_review, and a status it does not know, end it as waiting', async () => {
-    const statuses = new Map([['a', ['pending', 'needs_review']], ['b', ['held']]]);
+  it('asks again while the relay says pending; needs_review, held, and a status it does not know, end it as waiting', async () => {
+    const statuses = new Map([['a', ['pending', 'needs_review']], ['b', ['held']], ['c', ['on_the_moon']]]);
     const ids = new Map<string, string>();
     const q = queueOn((key, attempt) => answer(key, statuses.get(ids.get(key)!)![attempt - 1]!));
     const a = intent();
     const b = intent();
-    ids.set(a.id, 'a').set(b.id, 'b');
+    const c = intent();
+    ids.set(a.id, 'a').set(b.id, 'b').set(c.id, 'c');
     q.queue.add(a);
     q.queue.add(b);
-    await vi.waitFor(() => expect(q.settled).toHaveLength(2));
-    expect(q.settled.map((s) => s.event)).toEqual(['reward:review', 'reward:review']);
-    expect([q.claims.get(a.id), q.claims.get(b.id)]).toEqual([2, 1]);
+    q.queue.add(c);
+    await vi.waitFor(() => expect(q.settled).toHaveLength(3));
+    expect(Object.fromEntries(q.settled.map((s) => [ids.get(s.id), s.event]))).toEqual({ a: 'reward:review', b: 'reward:held', c: 'reward:review' });
+    expect([q.claims.get(a.id), q.claims.get(b.id), q.claims.get(c.id)]).toEqual([2, 1, 1]);
+  });
+
+  it('keeps an intent the relay calls too early (425), and claims it again at retryAt with the same key and proof', async () => {
+    let retryAt = 0;
+    let againAt = 0;
+    const q = queueOn((key, attempt) => {
+      if (attempt > 1) {
+        againAt = Date.now();
+        return answer(key, 'paid');
+      }
+      retryAt = Date.now() + 1500;
+      const problem = { type: 'about:blank', title: 'Too early', status: 425, code: 'too_early', retryAt: new Date(retryAt).toISOString() };
+      return { ok: false, status: 425, retryAfterMs: 2000, problem };
+    });
+    const i = { ...intent(), proof: 'signed-by-the-game-server' };
+    q.queue.add(i);
+    await vi.waitFor(() => expect(q.waiting).toHaveLength(1));
+    expect(q.settled).toEqual([]);
+    expect(q.waiting[0]).toEqual({ id: i.id, retryAt });
+    // Coming back online does not hurry it.
+    q.queue.setOnline(false);
+    q.queue.setOnline(true);
+    await q.queue.flush();
+    expect(q.claims.get(i.id)).toBe(1);
+    await vi.waitFor(() => expect(q.settled).toEqual([{ id: i.id, event: 'reward:paid', reason: undefined }]), { timeout: 3000 });
+    // At retryAt (read within the second Retry-After allows), not before, and not a backoff later.
+    expect(againAt).toBeGreaterThanOrEqual(retryAt);
+    expect(againAt - retryAt).toBeLessThan(500);
+    const calls = q.claim.mock.calls as unknown as Array<[string, string, unknown]>;
+    expect(calls.map(([, key, body]) => [key, body])).toEqual(
+      [1, 2].map(() => [i.id, { achievementId: 'coin', occurredAt: i.occurredAt, proof: 'signed-by-the-game-server' }]),
+    );
   });
 
   it('keeps intents through a reload of the same storage while the relay is out of reach, and sends them once it is back', async () => {

@@ -46,7 +46,7 @@ async function outcomesOn(storage: RewardStorage = memoryStorage(), queued: Rewa
   const settledSaid = async () => {
     await writes.written;
     await writes.written;
-    return said.map((s) => `${s.event}${s.outcome.afterReview ? ' after review' : ''}${s.outcome.remote ? ' (remote)' : ''}`);
+    return said.map((s) => `${s.event}${s.outcome.afterReview ? ' after review' : ''}${s.outcome.afterHold ? ' (hold)' : ''}${s.outcome.remote ? ' (remote)' : ''}`);
   };
   return { outcomes, said, settledSaid, posted, queue, sending, writes, earned, storage };
 }
@@ -79,12 +79,48 @@ describe('Outcomes', () => {
     expect(o.said[1]!.outcome.reason).toBe('payment_failed');
   });
 
-  it('treats a status it does not know (held) as waiting, and says its settlement after review', async () => {
+  it('treats a status it does not know as waiting, and says its settlement after review', async () => {
     const o = await outcomesOn();
-    o.outcomes.heardRecord(record('r1', 'held'));
+    o.outcomes.heardRecord(record('r1', 'on_the_moon'));
     o.outcomes.heardRecord(record('r1', 'pending'));
     o.outcomes.heardRecord(record('r1', 'paid'));
     expect(await o.settledSaid()).toEqual(['reward:review (remote)', 'reward:paid after review']);
+  });
+
+  it('says a reward held for an operator once, then its approval or denial once, marked as after a hold', async () => {
+    const o = await outcomesOn();
+    const held = record('r1', 'held');
+    o.outcomes.settle({ intent: intentFor(held), record: held, sats: 21, gamertag: 'alice', remote: false }, 'reward:held');
+    o.outcomes.heardRecord(record('r1', 'held'));
+    o.outcomes.heardRecord(record('r1', 'paid'));
+    o.outcomes.heardRecord(record('r1', 'paid'));
+    o.outcomes.heardRecord(record('r2', 'held', { idempotencyKey: 'key-r2' }));
+    o.outcomes.heardRecord(record('r2', 'rejected', { idempotencyKey: 'key-r2', reason: 'denied_by_operator' }));
+    expect(await o.settledSaid()).toEqual([
+      'reward:held',
+      'reward:paid after review (hold)',
+      'reward:held (remote)',
+      'reward:rejected after review (hold)',
+    ]);
+  });
+
+  it('on a later session, says the outcome of a hold it finds in the refreshed history, as after a hold', async () => {
+    const storage = memoryStorage();
+    const first = await outcomesOn(storage);
+    const held = record('r1', 'held');
+    first.outcomes.settle({ intent: intentFor(held), record: held, sats: 21, gamertag: 'alice', remote: false }, 'reward:held');
+    await first.settledSaid();
+    const second = await outcomesOn(storage);
+    second.outcomes.replaceHistory(USER, [record('r1', 'paid')]);
+    expect(await second.settledSaid()).toEqual(['reward:paid after review (hold)']);
+  });
+
+  it('says a claim the history showed as pending (deferred until its play time) as paid, not as after review', async () => {
+    const o = await outcomesOn();
+    o.outcomes.replaceHistory(USER, [record('r1', 'pending')]);
+    const paid = record('r1', 'paid');
+    o.outcomes.settle({ intent: intentFor(paid), record: paid, sats: 21, gamertag: 'alice', remote: false }, 'reward:paid');
+    expect(await o.settledSaid()).toEqual(['reward:paid']);
   });
 
   it('on a later session, says a settlement it finds in the refreshed history, once', async () => {

@@ -30,6 +30,23 @@ describe('PlayerSessions', () => {
     expect(reloaded.sessions.gamertagOf('u-alice')).toBe('alice');
   });
 
+  it('knows when the session began (its play time counts from the link), across a reload, and anew after a renewal', async () => {
+    const first = sessionsOn(memoryStorage(), () => ({ ok: true, status: 201, body: alice('renewed', inAnHour()) }));
+    const before = Date.now();
+    first.sessions.adopt(alice('t1', new Date(Date.now() + 30_000).toISOString()));
+    const linkedAt = first.sessions.linkedAt('u-alice')!;
+    expect(linkedAt).toBeGreaterThanOrEqual(before);
+    await first.writes.written;
+    const reloaded = sessionsOn(first.storage, () => ({ ok: true, status: 201, body: alice('renewed', inAnHour()) }));
+    await reloaded.sessions.load();
+    expect(reloaded.sessions.linkedAt('u-alice')).toBe(linkedAt);
+    await new Promise((r) => setTimeout(r, 5));
+    // The token lapses within the minute: linking again begins a new session.
+    expect(await reloaded.sessions.forUser('u-alice')).toMatchObject({ token: 'renewed' });
+    expect(reloaded.sessions.linkedAt('u-alice')).toBeGreaterThan(linkedAt);
+    expect(reloaded.sessions.linkedAt('u-nobody')).toBeUndefined();
+  });
+
   it('uses a fresh token as it is, without asking the relay', async () => {
     const s = sessionsOn();
     s.sessions.adopt(alice());

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RewardOutcome } from '../../src/client/events.js';
-import { toastText } from '../../src/phaser/toast-text.js';
+import { toastText, waitingText } from '../../src/phaser/toast-text.js';
 
 const outcome = (o: Partial<RewardOutcome> = {}): RewardOutcome => ({
   intent: { id: 'k1', achievementId: 'first-coin', occurredAt: '2026-11-23T10:00:00.000Z', attempts: 1, nextAttemptAt: 0 },
@@ -24,5 +24,17 @@ describe("the Phaser plugin's toast text", () => {
   it('says a refusal and a check', () => {
     expect(toastText('reward:rejected', outcome({ reason: 'cooldown' }), 'First coin')).toBe('No sats for First coin: too soon');
     expect(toastText('reward:review', outcome(), 'First coin')).toBe('21 sats for First coin are being checked');
+  });
+
+  it('says a hold, and its approval or denial as that one', () => {
+    expect(toastText('reward:held', outcome(), 'First coin')).toBe('21 sats for First coin are waiting for approval');
+    expect(toastText('reward:paid', outcome({ afterReview: true, afterHold: true }), 'First coin')).toBe('+21 sats · First coin — paid after approval');
+    expect(toastText('reward:rejected', outcome({ reason: 'denied_by_operator', afterReview: true, afterHold: true }), 'First coin')).toBe('No sats for First coin: not approved');
+  });
+
+  it('says how much play a reward sent too early needs, or else when it will be paid', () => {
+    expect(waitingText('Level complete', 12_000, 400, 20)).toBe('Level complete: 20 s of play needed');
+    expect(waitingText('Level complete', 12_000, 400)).toBe('Level complete: paid in 12 s');
+    expect(waitingText('Level complete', 1_000, 999)).toBe('Level complete: paid in 1 s');
   });
 });

@@ -228,7 +228,7 @@ describeInBrowser('the demo in a real browser', () => {
   // Level complete pays after 20 s of play witnessed by the relay (the demo catalog's defense):
   // the client keeps the intent through the 425 and claims it again when due.
   it('shows the browser going offline in the panel at once, and the results total what was paid', { timeout: 60_000 }, async () => {
-    const context = await browser.newContext();
+    const context = await browser.newContext({ viewport: { width: 1180, height: 640 } });
     const page = await openGame(context);
     await linkAndPlay(page, 'counter');
     await waitForToast(page, 'paid', 'daily-login');
@@ -239,12 +239,32 @@ describeInBrowser('the demo in a real browser', () => {
 
     await clickFirstCoin(page);
     await page.evaluate(() => (globalThis as DemoWindow).game.plugins.get('rewards').unlock('level-complete'));
-    await page.evaluate(() => (globalThis as unknown as { game: { scene: { start(k: string, d: object): void; stop(k: string): void } } }).game.scene.start('results', { collected: 1, won: false }));
+    await page.evaluate(() => {
+      const { scene } = (globalThis as unknown as { game: { scene: { start(k: string, d: object): void; stop(k: string): void } } }).game;
+      scene.stop('play');
+      scene.start('results', { collected: 1, won: false });
+    });
+    // Sent before 20 s of play: the game says so, and no refusal is shown.
+    await waitForToast(page, 'waiting', 'level-complete');
+    const waiting = (await toasts(page)).find((t) => t.variant === 'waiting')!;
+    expect(waiting.text).toBe('Level complete: 20 s of play needed');
+    const resultTexts = () =>
+      page.evaluate(() => {
+        const scene = (globalThis as unknown as { game: { scene: { getScene(k: string): { children: { list: Array<{ text?: string }> } } } } }).game.scene.getScene('results');
+        return scene.children.list.map((o) => o.text ?? '');
+      });
+    await expect.poll(async () => (await resultTexts()).some((t) => /^Level complete: paid in \d+ s \(20 s of play needed\)$/.test(t))).toBe(true);
+    await page.waitForTimeout(300); // the toast's fade-in, for the picture
+    await keepScreenshot(page, 'demo-play-time.png');
     // daily-login 10 + first-coin 21 + level-complete 100, however late the last ones land.
     await page.waitForFunction(() => {
       const scene = (globalThis as unknown as { game: { scene: { getScene(k: string): { children: { list: Array<{ text?: string }> } } } } }).game.scene.getScene('results');
       return scene.children.list.some((o) => o.text === '131 sats paid so far');
     }, undefined, { timeout: 45_000 });
+    expect((await toasts(page)).filter((t) => t.variant === 'rejected')).toEqual([]);
+    expect(paymentsFor('counter', 'Level complete')).toHaveLength(1);
+    await waitForToast(page, 'paid', 'level-complete');
+    expect((await toasts(page)).find((t) => t.variant === 'paid' && t.achievementId === 'level-complete')?.text).toBe('+100 sats · Level complete → counter');
     await context.close();
   });
 });

@@ -46,6 +46,9 @@ function controlledFetch() {
 /** Pays every time: for tests of the queue itself, where the repeat rules would only skip. */
 export const everyCoin = { relay: { catalog: [...DEFAULT_CATALOG, { id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown' as const, seconds: 0 } }] } };
 
+/** The demo catalog without its play time: for tests about anything but witnessed play. */
+export const noPlayTime = { relay: { catalog: DEFAULT_CATALOG.map(({ minPlaySeconds: _wait, ...a }) => a) } };
+
 export const next = <E extends keyof RewardBusEvents>(b: RewardBus, event: E) =>
   new Promise<Parameters<RewardBusEvents[E]>[0]>((resolve) => b.once(event, ((e: Parameters<RewardBusEvents[E]>[0]) => resolve(e)) as never));
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
