@@ -131,12 +131,12 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     ];
     const result: RelayBench = { figures };
     // Profiled only when asked: the profiler costs the relay some of its speed.
-    const sqlite = await startRelay('sqlite', {}, options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []);
+    const sqlite = await startRelay('sqlite', {}, options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, 'sqlite')}`] : []);
     figures.push(await measured(sqlite.child, async () => load('relay (SQLite, synchronous=FULL)', `${sqlite.url}/v1/rewards`, claimHeaders(await tokensFrom(sqlite.url)), claimBody)));
     await stopAll(2);
     if (postgres) {
       const RELAY_DATABASE_URL = await freshDatabase(postgres.url);
-      const one = await startRelay('pg-1', { RELAY_DATABASE_URL });
+      const one = await startRelay('pg-1', { RELAY_DATABASE_URL }, options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, 'postgres')}`] : []);
       const tokens = await tokensFrom(one.url);
       const activity = sampleActivity(RELAY_DATABASE_URL);
       figures.push(await measured(one.child, () => load('relay (PostgreSQL)', `${one.url}/v1/rewards`, claimHeaders(tokens), claimBody)));

@@ -1,7 +1,7 @@
 // npm run bench: figures for the relay and the client, each beside a baseline measured in the
 // same run on the same machine.
 import { bundleSizes, drainTime, unlockCost } from './client.js';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarizeProfile } from './profile.js';
@@ -56,9 +56,15 @@ if (pgActivity) {
 }
 
 if (profileDir) {
-  const { top, inclusive } = summarizeProfile(profileDir);
-  console.log(`\nthe SQLite relay's main thread under that load (${profileDir})`);
-  for (const l of inclusive) console.log(`  ${l.name.padEnd(48)} ${fmt(100 * l.share, 1).padStart(5)}%`);
-  console.log('  self time, of the busy time:');
-  for (const l of top) console.log(`    ${fmt(100 * l.share, 1).padStart(5)}%  ${l.name}`);
+  for (const [name, dir] of [
+    ['SQLite', join(profileDir, 'sqlite')],
+    ['PostgreSQL', join(profileDir, 'postgres')],
+  ] as const) {
+    if (!existsSync(dir)) continue;
+    const { top, inclusive } = summarizeProfile(dir);
+    console.log(`\nthe ${name} relay's main thread under that load (${dir})`);
+    for (const l of inclusive) console.log(`  ${l.name.padEnd(48)} ${fmt(100 * l.share, 1).padStart(5)}%`);
+    console.log('  self time, of the busy time:');
+    for (const l of top) console.log(`    ${fmt(100 * l.share, 1).padStart(5)}%  ${l.name}`);
+  }
 }

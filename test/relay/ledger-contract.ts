@@ -285,5 +285,14 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       const failed = await l.settle(other.entry.id, ['sending'], { state: 'failed', reason: 'payment_refused' }, { now: T0 + 2 });
       expect(failed?.event?.data).toEqual(toRewardRecord(failed!.entry));
     });
+
+    it("stores what it is given exactly, quotes, backslashes and all (nothing of a claim is taken as SQL)", async () => {
+      const l = await ledger();
+      const odd = { userId: "o'brien\\'; DROP TABLE rewards; --", idempotencyKey: "k'$1\\x", achievementId: "a$2'b", occurredAt: "2026-11-22T10:00:00.000Z'" };
+      const r = await l.claim(claim(odd), NO_LIMITS, T0);
+      expect(r).toMatchObject({ kind: 'created', entry: { ...odd, state: 'sending' } });
+      expect(await l.find(odd.userId, odd.idempotencyKey)).toMatchObject(odd);
+      expect((await l.claim(claim(odd), NO_LIMITS, T0 + 1)).entry).toMatchObject({ state: 'rejected', reason: 'already_claimed' });
+    });
   });
 }

@@ -1,4 +1,5 @@
-import type { Pool } from 'pg';
+import { escapeLiteral, type Pool } from 'pg';
+import { isStoreOutage } from '../outage.js';
 import { utcDay } from '../../../wire/earning-rules.js';
 import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import type { PlayerEvent } from '../event-log.js';
@@ -21,8 +22,26 @@ interface EventJson {
 }
 const eventOf = (e: EventJson): PlayerEvent => ({ id: Number(e.id), userId: e.user_id, type: e.type, data: e.data, createdAt: Number(e.created_at) });
 
-/** A SQL string literal (for the one statement sent without parameters: the transaction's locks). */
-const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
+/** A SQL string literal, for the statements sent without parameters (several in one round trip). */
+const literal = (s: string) => escapeLiteral(s);
+
+/**
+ * A statement with its `$n` parameters written in as literals: the simple query protocol carries
+ * several statements in one round trip, but no parameters. Strings are escaped by node-postgres's
+ * own escapeLiteral; numbers must be finite; nothing else is accepted.
+ */
+function inline(sql: string, values: ReadonlyArray<string | number | boolean | null>): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const v = values[Number(n) - 1];
+    if (v === null || v === undefined) return 'NULL';
+    if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new Error(`not a finite number: $${n}`);
+      return String(v);
+    }
+    return literal(v);
+  });
+}
 
 /** The reward event of a row, appended when the new state is one the player sees ($told). */
 const appendEventOf = (r: string, told: string, at: string) =>
@@ -152,88 +171,94 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
   const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toLedgerEntry);
 
   /**
-   * A claim in four round trips: the player's lock (and the address's, with an address cap) as
-   * the transaction begins; every fact the rules need in one statement (which also spends the
-   * proof's nonce and locks the day's budget row); the decision, in TypeScript
-   * (store/claim-decision.ts, the same as SQLite's); the write with its reward event; the commit.
+   * A claim in two round trips. The first begins the transaction, takes the player's lock (and the
+   * address's, with an address cap) and reads every fact the rules need (spending the proof's
+   * nonce and locking the day's budget row on the way); each statement of it runs after the one
+   * before, so the facts are read under the locks. The decision is made here, in TypeScript
+   * (store/claim-decision.ts, the same as SQLite's). The second writes the entry with its reward
+   * event and commits (or rolls back, for a known key: what the facts spent is undone).
    */
-  function claimOnce(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
+  async function claimOnce(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
+    // The claim's time is taken as it is sent: one that then waits on another's lock keeps its
+    // earlier time, which can only make a cooldown stricter, never looser.
+    const now = at ?? Date.now();
+    const day = utcDay(now);
+    // Witnessed play: too early decides nothing (deferred: no proof spent, nothing reserved).
+    const early = tooEarly(claim, now) !== undefined;
     const capped = addressCapped(claim, limits);
+    const budgeted = !early && limits.dailyBudgetSats > 0;
     const locks = [`u:${claim.userId}`, ...(capped ? [`a:${claim.address}`] : [])];
-    const begin = `BEGIN; ${locks.map((k) => `SELECT pg_advisory_xact_lock(hashtextextended(${literal(k)}, 0));`).join(' ')}`;
-    return inTransaction<ClaimResult>(
-      pool,
-      async (c): Promise<ClaimResult | { rollback: ClaimResult }> => {
-        // The claim's time is taken once it holds the lock: a claim that waited is not earlier
-        // than the one it waited for (a cooldown would count backwards).
-        const now = at ?? Date.now();
-        const day = utcDay(now);
-        // Witnessed play: too early decides nothing (deferred: no proof spent, nothing reserved).
-        const early = tooEarly(claim, now) !== undefined;
-        const budgeted = !early && limits.dailyBudgetSats > 0;
-        const { rows } = await c.query<Facts>({
-          name: 'rewardbus_claim_facts',
-          text: FACTS_SQL,
-          values: [
-            claim.userId,
-            claim.idempotencyKey,
-            day,
-            claim.achievementId,
-            early ? null : (claim.proofNonce ?? null),
-            claim.id,
+    const first = [
+      'BEGIN',
+      ...locks.map((k) => `SELECT pg_advisory_xact_lock(hashtextextended(${literal(k)}, 0))`),
+      inline(FACTS_SQL, [
+        claim.userId,
+        claim.idempotencyKey,
+        day,
+        claim.achievementId,
+        early ? null : (claim.proofNonce ?? null),
+        claim.id,
+        now,
+        budgeted,
+        !early && limits.userDailyCapSats > 0,
+        !early && capped ? claim.address : null,
+      ]),
+    ].join('; ');
+    const c = await pool.connect();
+    let broken = false;
+    try {
+      const results = (await c.query(first)) as unknown as Array<{ rows: Facts[] }>;
+      const facts = results[results.length - 1]!.rows[0]!;
+      const existing = facts.existing ?? undefined;
+      if (keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, claim) === 'existing') {
+        await c.query('ROLLBACK');
+        return { kind: 'existing', entry: toLedgerEntry(existing!) };
+      }
+      const reason = early
+        ? 'too_early'
+        : refusal(
+            claim,
+            {
+              lastReservingAt: facts.last_at === null ? undefined : Number(facts.last_at),
+              userSats: Number(facts.user_sats),
+              projectSats: Number(facts.project_sats ?? 0),
+              addressSats: Number(facts.address_sats),
+              proofUsed: claim.proofNonce !== undefined && !facts.nonce_fresh,
+            },
+            limits,
             now,
-            budgeted,
-            !early && limits.userDailyCapSats > 0,
-            !early && capped ? claim.address : null,
-          ],
-        });
-        const facts = rows[0]!;
-        const existing = facts.existing ?? undefined;
-        // A known key is the answer, untouched: what this statement spent or locked is undone.
-        if (keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, claim) === 'existing') return { rollback: { kind: 'existing', entry: toLedgerEntry(existing!) } };
-        const reason = early
-          ? 'too_early'
-          : refusal(
-              claim,
-              {
-                lastReservingAt: facts.last_at === null ? undefined : Number(facts.last_at),
-                userSats: Number(facts.user_sats),
-                projectSats: Number(facts.project_sats ?? 0),
-                addressSats: Number(facts.address_sats),
-                proofUsed: claim.proofNonce !== undefined && !facts.nonce_fresh,
-              },
-              limits,
-              now,
-            );
-        const state = early ? 'deferred' : claimedState(reason, claim);
-        const reserving = RESERVING.includes(state);
-        const lease = state === 'sending' ? now + leaseMs : null;
-        const values = [
-          existing?.id ?? claim.id,
-          claim.userId,
-          claim.idempotencyKey,
-          claim.requestHash,
-          claim.achievementId,
-          claim.sats,
-          state,
-          reason ?? null,
-          claim.occurredAt ?? null,
-          day,
-          now,
-          lease === null ? null : owner,
-          lease,
-          budgeted && reserving,
-          claim.address ?? null,
-          TOLD.includes(state),
-        ];
-        const written = existing
-          ? await c.query<Row & { event: EventJson | null }>({ name: 'rewardbus_claim_again', text: RECLAIM_SQL, values })
-          : await c.query<Row & { event: EventJson | null }>({ name: 'rewardbus_claim_new', text: INSERT_SQL, values });
-        const row = written.rows[0]!;
-        return { kind: 'created', entry: toLedgerEntry(row), ...(row.event ? { event: eventOf(row.event) } : {}) };
-      },
-      begin,
-    ).then(heard);
+          );
+      const state = early ? 'deferred' : claimedState(reason, claim);
+      const reserving = RESERVING.includes(state);
+      const lease = state === 'sending' ? now + leaseMs : null;
+      const values = [
+        existing?.id ?? claim.id,
+        claim.userId,
+        claim.idempotencyKey,
+        claim.requestHash,
+        claim.achievementId,
+        claim.sats,
+        state,
+        reason ?? null,
+        claim.occurredAt ?? null,
+        day,
+        now,
+        lease === null ? null : owner,
+        lease,
+        budgeted && reserving,
+        claim.address ?? null,
+        TOLD.includes(state),
+      ];
+      const written = (await c.query(`${inline(existing ? RECLAIM_SQL : INSERT_SQL, values)}; COMMIT`)) as unknown as Array<{ rows: Array<Row & { event: EventJson | null }> }>;
+      const row = written[0]!.rows[0]!;
+      return heard({ kind: 'created', entry: toLedgerEntry(row), ...(row.event ? { event: eventOf(row.event) } : {}) });
+    } catch (err) {
+      broken = isStoreOutage(err);
+      if (!broken) await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      c.release(broken);
+    }
   }
 
   return {
