@@ -292,7 +292,8 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       const r = await l.claim(claim(odd), NO_LIMITS, T0);
       expect(r).toMatchObject({ kind: 'created', entry: { ...odd, state: 'sending' } });
       expect(await l.find(odd.userId, odd.idempotencyKey)).toMatchObject(odd);
-      expect((await l.claim(claim(odd), NO_LIMITS, T0 + 1)).entry).toMatchObject({ state: 'rejected', reason: 'already_claimed' });
+      expect(await l.claim(claim(odd), NO_LIMITS, T0 + 1)).toMatchObject({ kind: 'existing', entry: { id: r.entry.id } });
+      expect((await l.claim(claim({ ...odd, idempotencyKey: "other'key" }), NO_LIMITS, T0 + 2)).entry).toMatchObject({ state: 'rejected', reason: 'already_claimed' });
     });
   });
 }
