@@ -7,10 +7,13 @@ export interface ActivityProfile {
   samples: number;
   /** Shares of the connection samples, by what each was doing. */
   shares: Record<string, number>;
+  /** The statements seen most (each connection's current or last one), by share of samples. */
+  statements: Record<string, number>;
 }
 
 export function sampleActivity(databaseUrl: string, everyMs = 20): { stop(): Promise<ActivityProfile> } {
   const counts = new Map<string, number>();
+  const statements = new Map<string, number>();
   let samples = 0;
   let running = true;
   const loop = (async () => {
@@ -19,8 +22,8 @@ export function sampleActivity(databaseUrl: string, everyMs = 20): { stop(): Pro
     await db.connect();
     const name = new URL(databaseUrl).pathname.slice(1);
     while (running) {
-      const { rows } = await db.query<{ state: string | null; wait_event_type: string | null; wait_event: string | null }>(
-        'SELECT state, wait_event_type, wait_event FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = $2',
+      const { rows } = await db.query<{ state: string | null; wait_event_type: string | null; wait_event: string | null; query: string | null }>(
+        "SELECT state, wait_event_type, wait_event, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = $2",
         [name, 'client backend'],
       );
       samples++;
@@ -38,6 +41,7 @@ export function sampleActivity(databaseUrl: string, everyMs = 20): { stop(): Pro
                     : 'running a statement (CPU)'
               : 'idle (between transactions)';
         counts.set(what, (counts.get(what) ?? 0) + 1);
+        if (r.query) statements.set(r.query, (statements.get(r.query) ?? 0) + 1);
       }
       await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
@@ -48,7 +52,8 @@ export function sampleActivity(databaseUrl: string, everyMs = 20): { stop(): Pro
       running = false;
       await loop.catch(() => undefined);
       const total = [...counts.values()].reduce((s, n) => s + n, 0) || 1;
-      return { samples, shares: Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, n / total])) };
+      const top = [...statements].sort((a, b) => b[1] - a[1]).slice(0, 6);
+      return { samples, shares: Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, n / total])), statements: Object.fromEntries(top.map(([k, n]) => [k, n / total])) };
     },
   };
 }

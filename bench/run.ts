@@ -53,6 +53,8 @@ if (pg1 && sqlite) console.log(`  ${'PostgreSQL p99 / SQLite p99'.padEnd(48)} ${
 if (pgActivity) {
   console.log(`\nthe PostgreSQL relay's connections under its load (${pgActivity.samples} samples of pg_stat_activity)`);
   for (const [what, share] of Object.entries(pgActivity.shares)) console.log(`  ${fmt(100 * share, 1).padStart(5)}%  ${what}`);
+  console.log('  the statements each connection ran last, most seen:');
+  for (const [what, share] of Object.entries(pgActivity.statements)) console.log(`    ${fmt(100 * share, 1).padStart(5)}%  ${what}`);
 }
 
 if (profileDir) {
