@@ -112,6 +112,8 @@ async function deploy(env: Record<string, string> = {}): Promise<Deployment> {
         RELAY_DATABASE_URL: databaseUrl,
         RELAY_SECRET: SECRET,
         RELAY_TRUST_PROXY: '127.0.0.1',
+        // The game is served from another origin, as in production.
+        RELAY_ALLOWED_ORIGINS: 'https://game.example.com',
         RELAY_CATALOG: catalog,
         RELAY_DATA_DIR: join(dir, `relay-${i}`),
         RELAY_USER_DAILY_CAP_SATS: '0',
@@ -202,6 +204,21 @@ else
       const plain = await fetch(`${d.redirectUrl}/v1/health`, { redirect: 'manual' });
       expect(plain.status).toBe(301);
       expect(plain.headers.get('location')).toMatch(/^https:\/\/[^/]+\/v1\/health$/);
+    });
+
+    it('a game on another origin: allowed through the proxy; an origin not listed is refused, logged, and health says so', async () => {
+      const game = 'https://game.example.com';
+      const preflight = await fetch(`${d.url}/v1/rewards`, { method: 'OPTIONS', headers: { origin: game, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, idempotency-key' } });
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(game);
+      const linked = await fetch(`${d.url}/v1/players`, { method: 'POST', headers: { origin: game, 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'cross-origin' }) });
+      expect(linked.status).toBe(201);
+      expect(linked.headers.get('access-control-allow-origin')).toBe(game);
+      const stranger = 'https://elsewhere.example.net';
+      const refused = await fetch(`${d.url}/v1/catalog`, { headers: { origin: stranger } });
+      expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+      expect(((await (await fetch(`${d.url}/v1/health`, { headers: { origin: stranger } })).json()) as { originAllowed: boolean }).originAllowed).toBe(false);
+      expect(((await (await fetch(`${d.url}/v1/health`, { headers: { origin: game } })).json()) as { originAllowed: boolean }).originAllowed).toBe(true);
+      await expect.poll(() => d.relays.map((r) => r.logs()).join('\n')).toMatch(/"event":"origin_refused"[^\n]*elsewhere\.example\.net|elsewhere\.example\.net[^\n]*"event":"origin_refused"/);
     });
 
     it('streams events through the proxy, unbuffered: payouts made directly on either relay reach the stream', async () => {

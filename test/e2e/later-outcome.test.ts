@@ -78,6 +78,9 @@ describeInBrowser('a settlement after review, in the browser', () => {
     await operator.fill('#token', server.adminToken!);
     await operator.fill('#operator', 'Zoë Ops');
     await operator.click('#login button');
+    // The project wallet, as the service reported it (read once a minute): the sandbox's million.
+    await operator.locator('#health').getByText('project wallet (sats)').waitFor();
+    expect(await operator.locator('#health').textContent()).toMatch(/1.?000.?000\s*project wallet \(sats\)|999.?979\s*project wallet \(sats\)/);
     const markPaid = operator.locator('#review tr button[data-action="mark-paid"]');
     await markPaid.waitFor();
     operator.once('dialog', (d) => void d.accept(transactionId));

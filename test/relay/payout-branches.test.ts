@@ -134,6 +134,34 @@ describe('a payout the service answers in an unexpected way', () => {
   });
 });
 
+describe('strings the service answers with are checked before the store sees them', () => {
+  it('a gamertag with a NUL byte: nothing is sent, the claim fails (malformed_gamertag), logged as an error', async () => {
+    const relay = await start((request) =>
+      request.method === 'GET' && new URL(request.url).pathname.startsWith(PATHS.gamertagByUserId(''))
+        ? Response.json({ success: true, message: 'ok', data: { gamertag: 'ali\u0000ce' } })
+        : undefined,
+    );
+    const r = await relay.claim();
+    expect(r.body).toMatchObject({ status: 'failed', reason: 'malformed_gamertag' });
+    expect(relay.sandbox.payments()).toHaveLength(0);
+    expect(relay.logged('malformed_answer')).toMatchObject([{ level: ERROR, call: 'gamertag' }]);
+  });
+
+  it('a transaction id with a NUL byte: the payment may have left, so it goes to review, with the id logged as it came', async () => {
+    const relay = await start(async (request, sandbox) => {
+      if (!isPayment(request)) return undefined;
+      const paid = (await (await sandbox.fetch(request)).json()) as Envelope<SendPaymentData>;
+      return Response.json({ ...paid, data: { ...paid.data, transactionId: `tx\u0000${paid.data!.transactionId}` } });
+    });
+    const r = await relay.claim();
+    expect(r.body).toMatchObject({ status: 'needs_review', reason: 'malformed_answer' });
+    expect(relay.sandbox.payments()).toHaveLength(1);
+    const [line] = relay.logged('malformed_answer');
+    expect(line).toMatchObject({ level: ERROR, call: 'send_payment' });
+    expect(String(line!.transactionId)).toContain(relay.sandbox.payments()[0]!.transactionId);
+  });
+});
+
 describe('a payout whose claim was lost', () => {
   it('lost_claim: when the ledger will not mark the intent sent (another relay took it), nothing is sent and it goes to review', async () => {
     const relay = await start(

@@ -179,12 +179,11 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
    * event and commits (or rolls back, for a known key: what the facts spent is undone).
    */
   async function claimOnce(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
-    // The claim's time is taken as it is sent: one that then waits on another's lock keeps its
-    // earlier time, which can only make a cooldown stricter, never looser.
-    const now = at ?? Date.now();
-    const day = utcDay(now);
+    // The claim's time is taken as it is sent (and moved up past the last claim it waited for).
+    const sentAt = at ?? Date.now();
+    const day = utcDay(sentAt);
     // Witnessed play: too early decides nothing (deferred: no proof spent, nothing reserved).
-    const early = tooEarly(claim, now) !== undefined;
+    const early = tooEarly(claim, sentAt) !== undefined;
     const capped = addressCapped(claim, limits);
     const budgeted = !early && limits.dailyBudgetSats > 0;
     const locks = [`u:${claim.userId}`, ...(capped ? [`a:${claim.address}`] : [])];
@@ -198,7 +197,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
         claim.achievementId,
         early ? null : (claim.proofNonce ?? null),
         claim.id,
-        now,
+        sentAt,
         budgeted,
         !early && limits.userDailyCapSats > 0,
         !early && capped ? claim.address : null,
@@ -214,12 +213,16 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
         await c.query('ROLLBACK');
         return { kind: 'existing', entry: toLedgerEntry(existing!) };
       }
+      // A claim that waited on the lock for one committed meanwhile is not earlier than it: its
+      // time is at least that one's, so a cooldown never counts backwards.
+      const lastAt = facts.last_at === null ? undefined : Number(facts.last_at);
+      const now = Math.max(sentAt, lastAt ?? 0);
       const reason = early
         ? 'too_early'
         : refusal(
             claim,
             {
-              lastReservingAt: facts.last_at === null ? undefined : Number(facts.last_at),
+              lastReservingAt: lastAt,
               userSats: Number(facts.user_sats),
               projectSats: Number(facts.project_sats ?? 0),
               addressSats: Number(facts.address_sats),
