@@ -1,6 +1,7 @@
 // The chaos run: the payments service behind a proxy that injects faults into a fifth of the
 // calls, 1,000 intents from 20 players retried with their own keys, the relay killed with
-// SIGKILL five times and restarted on the same ledger, then reconciled. Nothing may be paid
+// SIGKILL five times and restarted on the same ledger (or, in its database mode, its PostgreSQL
+// restarted and frozen under it), then reconciled. Nothing may be paid
 // twice, nothing lost, and every sat the service paid is accounted for in the ledger.
 import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
@@ -15,7 +16,9 @@ import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../../src/sandbox/index.js';
+import pg from 'pg';
 import { freePort, startRelayProcess } from '../../helpers/processes.js';
+import { freshDatabase, POSTGRES_HOW, postgresInstalled, startPostgres } from '../../helpers/postgres.js';
 import { seededRandom } from '../../helpers/seeded-random.js';
 import { tally } from '../../helpers/tally.js';
 
@@ -66,9 +69,20 @@ async function faultyService(rnd: () => number) {
   };
 }
 
-describe('the chaos run', () => {
-  it('pays no intent twice, loses none, and accounts for every sat the service paid', async () => {
+type Row = { id: string; idempotency_key: string; state: string; sats: number; payment_id: string | null; reason: string | null };
+
+/**
+ * `relay`: the relay is killed with SIGKILL five times (SQLite). `database`: its PostgreSQL is
+ * restarted four times and frozen (SIGSTOP) once for a second, under the same load, while the
+ * relay runs on.
+ */
+async function chaos(mode: 'relay' | 'database') {
+  {
     const rnd = seededRandom(42);
+    const postgres = mode === 'database' ? await startPostgres() : undefined;
+    if (mode === 'database' && !postgres) throw new Error(POSTGRES_HOW);
+    if (postgres) closers.push(() => postgres.stop());
+    const databaseUrl = postgres && (await freshDatabase(postgres.url));
     const service = await faultyService(rnd);
     const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-chaos-'));
     const catalog = join(dataDir, 'catalog.json');
@@ -87,6 +101,7 @@ describe('the chaos run', () => {
       RELAY_USER_DAILY_CAP_SATS: '0',
       RELAY_DAILY_BUDGET_SATS: '0',
       RELAY_RATE_LIMIT_PER_MINUTE: '0',
+      ...(databaseUrl ? { RELAY_DATABASE_URL: databaseUrl, RELAY_SECRET: `${KEY}${KEY}` } : {}),
     };
     let relay: ChildProcess | undefined;
     const start = async () => {
@@ -141,6 +156,15 @@ describe('the chaos run', () => {
     const killer = (async () => {
       for (let k = 0; k < KILLS; k++) {
         await sleep(400 + rnd() * 800);
+        if (postgres) {
+          // The database fails instead: restarted, and once frozen for a second.
+          if (k === 2) {
+            await postgres.freeze();
+            await sleep(1000);
+            await postgres.thaw();
+          } else await postgres.restart();
+          continue;
+        }
         const dying = relay!;
         const exited = new Promise((r) => dying.once('exit', r));
         dying.kill('SIGKILL');
@@ -157,10 +181,7 @@ describe('the chaos run', () => {
       env: { ...env, PAYMENTS_BASE_URL: service.directUrl },
     });
 
-    type Row = { id: string; idempotency_key: string; state: string; sats: number; payment_id: string | null; reason: string | null };
-    const db = new Database(join(dataDir, 'ledger.sqlite'), { readonly: true });
-    const rows = db.prepare('SELECT id, idempotency_key, state, sats, payment_id, reason FROM rewards').all() as Row[];
-    db.close();
+    const rows = await ledgerRows(dataDir, databaseUrl);
     const byKey = new Map(rows.map((r) => [r.idempotency_key, r]));
     const byId = new Map(rows.map((r) => [r.id, r]));
     const paidByService = new Map<string, number>();
@@ -186,9 +207,32 @@ describe('the chaos run', () => {
 
     const states = Object.fromEntries(['paid', 'failed', 'rejected', 'needs_review'].map((s) => [s, rows.filter((r) => r.state === s).length]));
     console.log(
-      `chaos: ${keys.length} intents, ${KILLS} SIGKILLs, faults ${JSON.stringify(Object.fromEntries(service.injected))}; ledger ${JSON.stringify(states)}; ` +
+      `chaos (${mode === 'relay' ? `${KILLS} SIGKILLs of the relay` : 'PostgreSQL restarted 4 times and frozen once'}): ${keys.length} intents, faults ${JSON.stringify(Object.fromEntries(service.injected))}; ledger ${JSON.stringify(states)}; ` +
         `${reconcile.stdout.trim()} by the payment-status endpoint; in review ${review.length}, of which the service had paid ${reviewPaid.length}; ` +
         `reasons ${JSON.stringify(tally(review.map((r) => r.reason ?? '?')))}`,
     );
-  }, 240_000);
+  }
+}
+
+/** Every intent the ledger holds, from the SQLite file or the PostgreSQL database. */
+async function ledgerRows(dataDir: string, databaseUrl: string | undefined): Promise<Row[]> {
+  const sql = 'SELECT id, idempotency_key, state, sats, payment_id, reason FROM rewards';
+  if (!databaseUrl) {
+    const db = new Database(join(dataDir, 'ledger.sqlite'), { readonly: true });
+    const rows = db.prepare(sql).all() as Row[];
+    db.close();
+    return rows;
+  }
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    return (await db.query<Row>(sql)).rows;
+  } finally {
+    await db.end();
+  }
+}
+
+describe('the chaos run', () => {
+  it('pays no intent twice, loses none, and accounts for every sat the service paid (relay killed)', () => chaos('relay'), 240_000);
+  it.skipIf(!postgresInstalled())('does the same while its PostgreSQL is restarted and frozen under it', () => chaos('database'), 240_000);
 });
