@@ -56,3 +56,32 @@ export function watchPageErrors(page: Page): string[] {
   page.on('pageerror', (e) => errors.push(e.message));
   return errors;
 }
+
+/** What the plugin fixture's page puts on `window`, for tests to read. */
+export type Toast = { text: string; variant: string; achievementId?: string };
+export type PluginPageWindow = typeof globalThis & {
+  game: { scene: { isActive(key: string): boolean; getScene(key: string): { recent?: Toast[] } | null } };
+  TOAST_SCENE_KEY: string;
+};
+
+/**
+ * The plugin fixture (test/e2e/fixtures/plugin-page.ts), bundled as a game would be, served at
+ * `/` beside the relay: pass the result as startServer's `fallback`.
+ */
+export async function pluginPage(): Promise<(request: Request) => Response | undefined> {
+  const { build } = await import('esbuild');
+  const { demoBuild } = await import('../../esbuild.config.mjs');
+  const bundle = await build({ ...demoBuild, entryPoints: ['test/e2e/fixtures/plugin-page.ts'], minify: false });
+  const js = bundle.outputFiles![0]!.text;
+  const html = '<!doctype html><body><script type="module" src="/page.js"></script></body>';
+  return (request) => {
+    const path = new URL(request.url).pathname;
+    if (path === '/') return new Response(html, { headers: { 'content-type': 'text/html' } });
+    if (path === '/page.js') return new Response(js, { headers: { 'content-type': 'text/javascript' } });
+    return undefined;
+  };
+}
+
+/** The toasts the plugin's scene has shown in a page of the fixture, oldest first. */
+export const shownToasts = (page: Page): Promise<Toast[]> =>
+  page.evaluate(() => (globalThis as PluginPageWindow).game.scene.getScene((globalThis as PluginPageWindow).TOAST_SCENE_KEY)?.recent ?? []);

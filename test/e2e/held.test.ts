@@ -4,32 +4,23 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { demoBuild } from '../../esbuild.config.mjs';
 import { startServer, type RunningServer } from '../../src/node/start-server.js';
 import type { RewardBusPlugin } from '../../src/phaser/index.js';
-import { capturedLogger, describeInBrowser, keepScreenshot, launchChromium, testConfig, watchPageErrors } from './harness.js';
+import { type PluginPageWindow, capturedLogger, describeInBrowser, keepScreenshot, launchChromium, pluginPage, shownToasts, testConfig, watchPageErrors } from './harness.js';
 
 const TOKEN = `operator-${randomUUID()}`;
 let server: RunningServer;
 let browser: Browser;
 
-type Toast = { text: string; variant: string; achievementId?: string };
-type PageWindow = typeof globalThis & {
-  game: { scene: { isActive(key: string): boolean; getScene(key: string): { recent?: Toast[] } | null } };
-  plugin(): RewardBusPlugin | null;
-  TOAST_SCENE_KEY: string;
-};
+type PageWindow = PluginPageWindow & { plugin(): RewardBusPlugin | null };
 
-const toasts = (page: Page) => page.evaluate(() => (globalThis as PageWindow).game.scene.getScene((globalThis as PageWindow).TOAST_SCENE_KEY)?.recent ?? []);
+const toasts = shownToasts;
 
 describeInBrowser('a claim held for approval, in the browser', () => {
   beforeAll(async () => {
-    const bundle = await build({ ...demoBuild, entryPoints: ['test/e2e/fixtures/plugin-page.ts'], minify: false });
-    const js = bundle.outputFiles![0]!.text;
-    const html = '<!doctype html><body><script type="module" src="/page.js"></script></body>';
+    const fallback = await pluginPage();
     // The first coin waits for an operator whatever it is worth (hold), and so does anything
     // above 50 sats; no play time: this test is about holds, not witnessed play.
     const catalog = join(mkdtempSync(join(tmpdir(), 'rewardbus-held-')), 'catalog.json');
@@ -39,12 +30,7 @@ describeInBrowser('a claim held for approval, in the browser', () => {
     ]));
     server = await startServer(testConfig({ RELAY_ADMIN_TOKEN: TOKEN, RELAY_HOLD_ABOVE_SATS: '50', RELAY_CATALOG: catalog }), {
       logger: capturedLogger().logger,
-      fallback: (req) => {
-        const path = new URL(req.url).pathname;
-        if (path === '/') return new Response(html, { headers: { 'content-type': 'text/html' } });
-        if (path === '/page.js') return new Response(js, { headers: { 'content-type': 'text/javascript' } });
-        return undefined;
-      },
+      fallback,
     });
     browser = await launchChromium();
   });

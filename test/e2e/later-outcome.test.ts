@@ -1,41 +1,27 @@
 // A payout that went to review and is marked paid on the operator's page reaches the player:
 // a second tab of the game toasts "paid after review".
-import { build } from 'esbuild';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { demoBuild } from '../../esbuild.config.mjs';
 import { startServer, type RunningServer } from '../../src/node/start-server.js';
 import type { RewardBusPlugin } from '../../src/phaser/index.js';
 import { TEST_GAMERTAGS } from '../../src/sandbox/index.js';
-import { capturedLogger, describeInBrowser, keepScreenshot, launchChromium, testConfig, watchPageErrors } from './harness.js';
+import { type PluginPageWindow, capturedLogger, describeInBrowser, keepScreenshot, launchChromium, pluginPage, shownToasts, testConfig, watchPageErrors } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
 
-type Toast = { text: string; variant: string; achievementId?: string };
-type PageWindow = typeof globalThis & {
-  game: { scene: { isActive(key: string): boolean; getScene(key: string): { recent?: Toast[] } | null } };
-  plugin(): RewardBusPlugin | null;
-  TOAST_SCENE_KEY: string;
-};
+type PageWindow = PluginPageWindow & { plugin(): RewardBusPlugin | null };
 
-const toasts = (page: Page) => page.evaluate(() => (globalThis as PageWindow).game.scene.getScene((globalThis as PageWindow).TOAST_SCENE_KEY)?.recent ?? []);
+const toasts = shownToasts;
 
 describeInBrowser('a settlement after review, in the browser', () => {
   beforeAll(async () => {
-    const bundle = await build({ ...demoBuild, entryPoints: ['test/e2e/fixtures/plugin-page.ts'], minify: false });
-    const js = bundle.outputFiles![0]!.text;
-    const html = '<!doctype html><body><script type="module" src="/page.js"></script></body>';
+    const fallback = await pluginPage();
     // limbo's payment answers long after the relay's 200 ms: it waits for review.
     server = await startServer(testConfig({ PAYMENTS_TIMEOUT_MS: '200' }), {
       logger: capturedLogger().logger,
       sandbox: { limboMs: 120_000 },
-      fallback: (req) => {
-        const path = new URL(req.url).pathname;
-        if (path === '/') return new Response(html, { headers: { 'content-type': 'text/html' } });
-        if (path === '/page.js') return new Response(js, { headers: { 'content-type': 'text/javascript' } });
-        return undefined;
-      },
+      fallback,
     });
     browser = await launchChromium();
   });

@@ -21,8 +21,8 @@ export async function readSse(relayUrl: string, token: string, count: number, la
       while ((end = buffer.indexOf('\n\n')) >= 0) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
-        const field = (name: string) => block.split('\n').find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
-        if (field('data')) events.push({ id: field('id')!, event: field('event')!, data: JSON.parse(field('data')!) as Record<string, unknown> });
+        const message = parseSseBlock(block);
+        if (message) events.push(message);
       }
     }
   } catch {
@@ -62,8 +62,8 @@ export async function openSse(relayUrl: string, token: string, lastEventId = '0'
       while ((end = buffer.indexOf('\n\n')) >= 0) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
-        const field = (name: string) => block.split('\n').find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
-        if (field('data')) events.push({ id: field('id')!, event: field('event')!, data: JSON.parse(field('data')!) as Record<string, unknown> });
+        const message = parseSseBlock(block);
+        if (message) events.push(message);
       }
     }
   })().catch(() => undefined);
@@ -80,4 +80,16 @@ export async function openSse(relayUrl: string, token: string, lastEventId = '0'
       await reading;
     },
   };
+}
+
+/** One Server-Sent Events block (the lines between blank lines) as a message, if it carries data. */
+function parseSseBlock(block: string): SseMessage | undefined {
+  const field = (name: string) =>
+    block
+      .split('\n')
+      .find((l) => l.startsWith(`${name}:`))
+      ?.slice(name.length + 1)
+      .trim();
+  const data = field('data');
+  return data ? { id: field('id')!, event: field('event')!, data: JSON.parse(data) as Record<string, unknown> } : undefined;
 }
