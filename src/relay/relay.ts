@@ -94,7 +94,7 @@ export interface RelayOptions {
 export interface Relay {
   /** The web-standard handler: serve it with Node, Bun, Deno or an edge runtime. */
   fetch: (request: Request, env?: unknown) => Response | Promise<Response>;
-  /** Settled when crash recovery and reconciliation at start are done. */
+  /** Settled when crash recovery at start is done (reconciliation with the service goes on after). */
   ready: Promise<void>;
   /** Settles needs_review intents whose transaction id is known, through the payment-status endpoint. */
   reconcile(): Promise<{ settled: number; open: number }>;
@@ -164,11 +164,19 @@ export function createRelay(options: RelayOptions): Relay {
   const walletWatch = setInterval(() => void wallet.read(), 60_000);
   walletWatch.unref();
   void wallet.read();
+  let reconciling: Promise<unknown> = Promise.resolve();
   const ready = (async () => {
     if (events.subscribe) unsubscribe = await events.subscribe(streams.publish, streams.listening);
     const interrupted = await payouts.recover(startedAt);
-    const { settled, open } = await payouts.reconcile();
-    if (interrupted || settled || open) logger.warn({ event: 'review', interrupted, reconciled: settled, open }, 'intents await review');
+    if (interrupted) logger.warn({ event: 'review', interrupted }, 'intents await review');
+    // The reviews the service can settle are asked about after the relay is up: one call each
+    // (with retries) would hold the start for minutes when there are many, or the service is slow.
+    reconciling = payouts.reconcile().then(
+      ({ settled, open }) => {
+        if (settled || open) logger.warn({ event: 'review', reconciled: settled, open }, 'intents await review');
+      },
+      (err: unknown) => logger.error({ err }, 'reconciliation at start failed'),
+    );
     // With relays sharing a ledger, one that dies leaves its payments to the others, once its lease runs out.
     if (options.recoverEveryMs) {
       sweeper = setInterval(() => void payouts.recover(startedAt).catch((err: unknown) => logger.error({ err }, 'recovery failed')), options.recoverEveryMs);
@@ -183,6 +191,7 @@ export function createRelay(options: RelayOptions): Relay {
     reconcile: payouts.reconcile,
     async close() {
       await ready.catch(() => undefined);
+      await reconciling;
       clearInterval(sweeper);
       clearInterval(walletWatch);
       // Let payments in flight settle first: closing under them would leave them for review.
