@@ -8,22 +8,12 @@ export async function readSse(relayUrl: string, token: string, count: number, la
     signal: controller.signal,
   });
   expect(res.headers.get('content-type')).toContain('text/event-stream');
-  const events: Array<{ id: string; event: string; data: Record<string, unknown> }> = [];
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
+  const events: SseMessage[] = [];
   const deadline = setTimeout(() => controller.abort(), waitMs);
   try {
-    while (events.length < count) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const message = parseSseBlock(block);
-        if (message) events.push(message);
-      }
+    for await (const message of sseMessages(res)) {
+      events.push(message);
+      if (events.length >= count) break;
     }
   } catch {
     // aborted at the deadline
@@ -52,20 +42,7 @@ export async function openSse(relayUrl: string, token: string, lastEventId = '0'
   expect(res.headers.get('content-type')).toContain('text/event-stream');
   const events: SseMessage[] = [];
   const reading = (async () => {
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const message = parseSseBlock(block);
-        if (message) events.push(message);
-      }
-    }
+    for await (const message of sseMessages(res)) events.push(message);
   })().catch(() => undefined);
   return {
     events,
@@ -80,6 +57,23 @@ export async function openSse(relayUrl: string, token: string, lastEventId = '0'
       await reading;
     },
   };
+}
+
+/** The messages of an event stream's body, as they come. */
+async function* sseMessages(res: Response): AsyncGenerator<SseMessage> {
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const message = parseSseBlock(buffer.slice(0, end));
+      buffer = buffer.slice(end + 2);
+      if (message) yield message;
+    }
+  }
 }
 
 /** One Server-Sent Events block (the lines between blank lines) as a message, if it carries data. */
