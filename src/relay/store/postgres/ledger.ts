@@ -49,7 +49,7 @@ const appendEventOf = (r: string, told: string, at: string) =>
      rewardbus_reward_record(${r}.id, ${r}.idempotency_key, ${r}.achievement_id, ${r}.user_id, ${r}.sats, ${r}.state, ${r}.reason, ${r}.payment_id, ${r}.created_at, ${r}.settled_at), ${at}) e
    WHERE ${told}`;
 
-/** What a claim's rules read, in one statement: it also spends the proof's nonce and locks the day's budget row. */
+/** What a claim's rules read (rewardbus_claim_facts): it also spends the proof's nonce and locks the day's budget row. */
 interface Facts {
   existing: Row | null;
   user_sats: string | number;
@@ -58,36 +58,27 @@ interface Facts {
   last_at: string | number | null;
   nonce_fresh: boolean;
 }
-const FACTS_SQL = `
-  WITH n AS (
-    INSERT INTO proof_nonces (nonce, reward_id, at)
-    SELECT $5, coalesce((SELECT id FROM rewards WHERE user_id = $1 AND idempotency_key = $2), $6), $7 WHERE $5::text IS NOT NULL
-    ON CONFLICT DO NOTHING RETURNING 1),
-  b AS (
-    -- Claims from every relay take turns at the day's budget row (only with a budget): the
-    -- upsert locks it and reads its latest value.
-    INSERT INTO budget (day, sats) SELECT $3, 0 WHERE $8 ON CONFLICT (day) DO UPDATE SET sats = budget.sats RETURNING sats)
-  SELECT
-    (SELECT row_to_json(r) FROM rewards r WHERE user_id = $1 AND idempotency_key = $2) AS existing,
-    CASE WHEN $9 THEN (SELECT coalesce(sum(sats), 0) FROM rewards WHERE user_id = $1 AND day = $3 AND ${RESERVING_SQL}) ELSE 0 END AS user_sats,
-    CASE WHEN $10::text IS NOT NULL THEN (SELECT coalesce(sum(sats), 0) FROM rewards WHERE address = $10 AND day = $3 AND ${RESERVING_SQL}) ELSE 0 END AS address_sats,
-    (SELECT sats FROM b) AS project_sats,
-    (SELECT created_at FROM rewards WHERE user_id = $1 AND achievement_id = $4 AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1) AS last_at,
-    EXISTS (SELECT 1 FROM n) AS nonce_fresh`;
 
-const WRITE_TAIL = `,
-  b AS (UPDATE budget SET sats = sats + (SELECT sats FROM r) WHERE day = $10 AND $14),
-  ev AS (${appendEventOf('r', '$16', '$11')})
-  SELECT r.*, (SELECT row_to_json(ev) FROM ev) AS event FROM r`;
-const INSERT_SQL = `
-  WITH r AS (
-    INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until, budgeted, address)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *)${WRITE_TAIL}`;
+/** A written entry and its reward event, as rewardbus_claim_insert and RECLAIM_SQL answer. */
+interface Written {
+  entry: Row;
+  event: EventJson | null;
+}
+
+/** A deferred entry claimed again (rare: a claim that came too early, sent again when due). */
 const RECLAIM_SQL = `
   WITH r AS (
     UPDATE rewards SET state = $7, phase = 'claimed', reason = $8, day = $10, created_at = $11, owner = $12, lease_until = $13, budgeted = $14, address = $15
     WHERE id = $1 AND user_id = $2 AND idempotency_key = $3 AND request_hash = $4 AND achievement_id = $5 AND sats = $6 AND $9::text IS NOT DISTINCT FROM occurred_at
-    RETURNING *)${WRITE_TAIL}`;
+    RETURNING *),
+  b AS (UPDATE budget SET sats = sats + (SELECT sats FROM r) WHERE day = $10 AND $14),
+  ev AS (${appendEventOf('r', '$16', '$11')})
+  SELECT row_to_json(r) AS entry, (SELECT row_to_json(ev) FROM ev) AS event FROM r`;
+
+/** A call of one of the claim's functions, its arguments written in as literals (see inline). */
+const call = (fn: string, arity: number) => `SELECT * FROM ${fn}(${Array.from({ length: arity }, (_, i) => `$${i + 1}`).join(', ')})`;
+const FACTS_CALL = call('rewardbus_claim_facts', 11);
+const INSERT_CALL = call('rewardbus_claim_insert', 16);
 
 /**
  * A settlement: compare-and-set on the state (and, to release an unsent payment, the phase);
@@ -171,12 +162,12 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
   const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toLedgerEntry);
 
   /**
-   * A claim in two round trips. The first begins the transaction, takes the player's lock (and the
-   * address's, with an address cap) and reads every fact the rules need (spending the proof's
-   * nonce and locking the day's budget row on the way); each statement of it runs after the one
-   * before, so the facts are read under the locks. The decision is made here, in TypeScript
+   * A claim in two round trips. The first begins the transaction and calls rewardbus_claim_facts:
+   * it takes the player's lock (and the address's, with an address cap) and reads every fact the
+   * rules need (spending the proof's nonce and locking the day's budget row on the way), under
+   * those locks. The decision is made here, in TypeScript
    * (store/claim-decision.ts, the same as SQLite's). The second writes the entry with its reward
-   * event and commits (or rolls back, for a known key: what the facts spent is undone).
+   * event (rewardbus_claim_insert) and commits (or rolls back, for a known key: what the facts spent is undone).
    */
   async function claimOnce(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
     // The claim's time is taken as it is sent (and moved up past the last claim it waited for).
@@ -186,23 +177,19 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
     const early = tooEarly(claim, sentAt) !== undefined;
     const capped = addressCapped(claim, limits);
     const budgeted = !early && limits.dailyBudgetSats > 0;
-    const locks = [`u:${claim.userId}`, ...(capped ? [`a:${claim.address}`] : [])];
-    const first = [
-      'BEGIN',
-      ...locks.map((k) => `SELECT pg_advisory_xact_lock(hashtextextended(${literal(k)}, 0))`),
-      inline(FACTS_SQL, [
-        claim.userId,
-        claim.idempotencyKey,
-        day,
-        claim.achievementId,
-        early ? null : (claim.proofNonce ?? null),
-        claim.id,
-        sentAt,
-        budgeted,
-        !early && limits.userDailyCapSats > 0,
-        !early && capped ? claim.address : null,
-      ]),
-    ].join('; ');
+    const first = `BEGIN; ${inline(FACTS_CALL, [
+      claim.userId,
+      claim.idempotencyKey,
+      day,
+      claim.achievementId,
+      early ? null : (claim.proofNonce ?? null),
+      claim.id,
+      sentAt,
+      budgeted,
+      !early && limits.userDailyCapSats > 0,
+      !early && capped ? claim.address : null,
+      capped ? claim.address : null,
+    ])}`;
     const c = await pool.connect();
     let broken = false;
     try {
@@ -252,9 +239,9 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
         claim.address ?? null,
         TOLD.includes(state),
       ];
-      const written = (await c.query(`${inline(existing ? RECLAIM_SQL : INSERT_SQL, values)}; COMMIT`)) as unknown as Array<{ rows: Array<Row & { event: EventJson | null }> }>;
-      const row = written[0]!.rows[0]!;
-      return heard({ kind: 'created', entry: toLedgerEntry(row), ...(row.event ? { event: eventOf(row.event) } : {}) });
+      const written = (await c.query(`${inline(existing ? RECLAIM_SQL : INSERT_CALL, values)}; COMMIT`)) as unknown as Array<{ rows: Written[] }>;
+      const { entry, event } = written[0]!.rows[0]!;
+      return heard({ kind: 'created', entry: toLedgerEntry(entry), ...(event ? { event: eventOf(event) } : {}) });
     } catch (err) {
       broken = isStoreOutage(err);
       if (!broken) await c.query('ROLLBACK').catch(() => undefined);
