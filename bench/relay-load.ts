@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -15,8 +15,18 @@ export interface LoadFigures {
   p50: number;
   p99: number;
   errors: number;
-  /** CPU seconds the relay's process spent per reward, in µs (its own process only). */
+  /** CPU the relay's process spent per reward, in µs (its own process only). */
   cpuUsPerReward?: number;
+  /** CPU per reward of every process on the machine under the load, in µs. */
+  cpu?: CpuPerReward;
+}
+
+/** Where a reward's CPU goes on this machine: the server under test, the service, the database, the load. */
+export interface CpuPerReward {
+  server: number;
+  service: number;
+  database: number;
+  load: number;
 }
 
 export interface RelayBench {
@@ -27,30 +37,52 @@ export interface RelayBench {
   pgActivity?: ActivityProfile;
 }
 
-/** CPU seconds a process has used so far (user + system), from /proc. */
-function cpuSeconds(pid: number | undefined): number | undefined {
+/** CPU seconds a process (all its threads) has used so far (user + system), from /proc. */
+function cpuSeconds(pid: number | undefined): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
-    return undefined;
+    return 0;
   }
 }
 
-/** The load, and the CPU the relay's process spent on it. */
-async function measured(child: ChildProcess, run: () => Promise<LoadFigures>): Promise<LoadFigures> {
-  const before = cpuSeconds(child.pid);
-  const f = await run();
-  const after = cpuSeconds(child.pid);
-  // The load ran for its seconds plus a one-second warm-up; only the measured part counts.
-  return before === undefined || after === undefined ? f : { ...f, cpuUsPerReward: ((after - before) * 1e6) / (f.rps * (SECONDS + 1)) };
+/** CPU seconds every PostgreSQL process has used so far (the postmaster and its backends). */
+function postgresSeconds(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuSeconds(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
+
+/** What to meter during a load: the processes of the server under test and of the service. */
+interface Metered {
+  server: ChildProcess[];
+  service: ChildProcess;
+}
+
+const snapshot = (m: Metered): CpuPerReward => {
+  const load = process.cpuUsage();
+  return {
+    server: m.server.reduce((s, c) => s + cpuSeconds(c.pid), 0),
+    service: cpuSeconds(m.service.pid),
+    database: postgresSeconds(),
+    load: (load.user + load.system) / 1e6,
+  };
+};
 
 const CONNECTIONS = 64;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+/** Long enough for V8 to optimize what the relay runs at a few hundred requests a second. */
+const WARM_UP_SECONDS = 3;
 const SANDBOX_KEY = 'bench-sandbox-key';
 
-async function load(name: string, url: string, headers: () => Record<string, string>, body: string, connections = CONNECTIONS): Promise<LoadFigures> {
+async function load(name: string, url: string, headers: () => Record<string, string>, body: string, connections = CONNECTIONS, metered?: Metered): Promise<LoadFigures> {
   const options = {
     url,
     connections,
@@ -58,9 +90,15 @@ async function load(name: string, url: string, headers: () => Record<string, str
     body,
     requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { 'content-type': 'application/json', ...headers() } }) }],
   };
-  await autocannon({ ...options, duration: 1 }); // warm up: JIT, sockets, SQLite pages
+  await autocannon({ ...options, duration: WARM_UP_SECONDS }); // warm up: JIT, sockets, SQLite pages
+  const before = metered && snapshot(metered);
   const r = await autocannon({ ...options, duration: SECONDS });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
+  const figures: LoadFigures = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
+  if (!metered || !before) return figures;
+  const after = snapshot(metered);
+  const per = (k: keyof CpuPerReward) => ((after[k] - before[k]) * 1e6) / r.requests.total;
+  const cpu = { server: per('server'), service: per('service'), database: per('database'), load: per('load') };
+  return { ...figures, cpuUsPerReward: cpu.server, cpu };
 }
 
 /** The same load spread over several relays: their rates add up; latency is the worst of them. */
@@ -127,19 +165,20 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     const payment = JSON.stringify({ gamertag: 'bench', amount: '1000', description: 'direct' });
     const figures = [
       await load('sandbox direct', `${sandboxUrl}/v0/gamertag/send-payment`, () => ({ apikey: SANDBOX_KEY }), payment),
-      await measured(passThrough.child, () => load('two-call pass-through', `http://127.0.0.1:${passThrough.match[1]}/v1/rewards`, () => ({}), '{}')),
+      await load('two-call pass-through', `http://127.0.0.1:${passThrough.match[1]}/v1/rewards`, () => ({}), '{}', CONNECTIONS, { server: [passThrough.child], service: sandbox.child }),
     ];
     const result: RelayBench = { figures };
     // Profiled only when asked: the profiler costs the relay some of its speed.
     const sqlite = await startRelay('sqlite', {}, options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, 'sqlite')}`] : []);
-    figures.push(await measured(sqlite.child, async () => load('relay (SQLite, synchronous=FULL)', `${sqlite.url}/v1/rewards`, claimHeaders(await tokensFrom(sqlite.url)), claimBody)));
+    const sqliteTokens = await tokensFrom(sqlite.url);
+    figures.push(await load('relay (SQLite, synchronous=FULL)', `${sqlite.url}/v1/rewards`, claimHeaders(sqliteTokens), claimBody, CONNECTIONS, { server: [sqlite.child], service: sandbox.child }));
     await stopAll(2);
     if (postgres) {
       const RELAY_DATABASE_URL = await freshDatabase(postgres.url);
       const one = await startRelay('pg-1', { RELAY_DATABASE_URL }, options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, 'postgres')}`] : []);
       const tokens = await tokensFrom(one.url);
       const activity = sampleActivity(RELAY_DATABASE_URL);
-      figures.push(await measured(one.child, () => load('relay (PostgreSQL)', `${one.url}/v1/rewards`, claimHeaders(tokens), claimBody)));
+      figures.push(await load('relay (PostgreSQL)', `${one.url}/v1/rewards`, claimHeaders(tokens), claimBody, CONNECTIONS, { server: [one.child], service: sandbox.child }));
       result.pgActivity = await activity.stop();
       const two = await startRelay('pg-2', { RELAY_DATABASE_URL });
       figures.push(await loadSpread('2 relays (PostgreSQL)', [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`], claimHeaders(tokens), claimBody));

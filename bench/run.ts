@@ -2,10 +2,10 @@
 // same run on the same machine.
 import { bundleSizes, drainTime, unlockCost } from './client.js';
 import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarizeProfile } from './profile.js';
-import { benchRelay } from './relay-load.js';
+import { benchRelay, type LoadFigures } from './relay-load.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -50,6 +50,30 @@ ratio('PostgreSQL relay / SQLite relay', pg1?.rps, sqlite?.rps, 60);
 ratio('two PostgreSQL relays / one', pg2?.rps, pg1?.rps, 90);
 if (sqlite && ceiling) console.log(`  ${'SQLite p99 / pass-through p99'.padEnd(48)} ${fmt(sqlite.p99 / ceiling.p99, 1).padStart(4)}x   (aim ≤ 2x)`);
 if (pg1 && sqlite) console.log(`  ${'PostgreSQL p99 / SQLite p99'.padEnd(48)} ${fmt(pg1.p99 / sqlite.p99, 1).padStart(4)}x   (aim ≤ 2x)`);
+// Every process here shares the machine's cores: a rate is bounded by the CPU each reward costs
+// all of them. What each aim leaves the server under test, from the figures of this run.
+const cores = availableParallelism();
+console.log(`\nCPU per reward, by process, in µs (${cores} cores, shared by all of them)`);
+console.log('  scenario                          server   PostgreSQL    sandbox   load gen.     total   the machine allows');
+for (const f of figures) {
+  if (!f.cpu) continue;
+  const total = f.cpu.server + f.cpu.database + f.cpu.service + f.cpu.load;
+  console.log(
+    `  ${f.name.padEnd(32)} ${fmt(f.cpu.server).padStart(7)} ${fmt(f.cpu.database).padStart(12)} ${fmt(f.cpu.service).padStart(10)} ${fmt(f.cpu.load).padStart(11)} ${fmt(total).padStart(9)}   ${fmt((cores * 1e6) / total).padStart(8)} rewards/s`,
+  );
+}
+/** An aim as a CPU budget: what the machine has per reward at that rate, less what the others take. */
+const budget = (aim: string, rate: number, f: LoadFigures | undefined, best: LoadFigures | undefined) => {
+  if (!f?.cpu || !best?.cpu) return;
+  const perReward = (cores * 1e6) / rate;
+  const others = f.cpu.database + f.cpu.service + f.cpu.load;
+  console.log(
+    `  ${aim}: ${fmt(rate)} rewards/s leaves ${fmt(perReward)} µs per reward; the others take ${fmt(others)}, so the server may spend ${fmt(perReward - others)} µs (it spends ${fmt(f.cpu.server)}; the ${best.name} ${fmt(best.cpu.server)})`,
+  );
+};
+budget('SQLite at 60% of the pass-through', 0.6 * ceiling.rps, sqlite, ceiling);
+if (sqlite) budget('PostgreSQL at 60% of SQLite', 0.6 * sqlite.rps, pg1, sqlite);
+
 if (pgActivity) {
   console.log(`\nthe PostgreSQL relay's connections under its load (${pgActivity.samples} samples of pg_stat_activity)`);
   for (const [what, share] of Object.entries(pgActivity.shares)) console.log(`  ${fmt(100 * share, 1).padStart(5)}%  ${what}`);
