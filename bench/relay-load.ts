@@ -8,6 +8,7 @@ import { freshDatabase, POSTGRES_HOW, startPostgres } from '../test/helpers/post
 import { startChild, startRelayProcess, stop } from '../test/helpers/processes.js';
 import { sampleActivity, type ActivityProfile } from './pg-activity.js';
 import { pgCeiling } from './pg-ceiling.js';
+import { resetStatements, statementProfile, STATEMENTS_SETTINGS, type StatementLine } from './pg-statements.js';
 
 export interface LoadFigures {
   name: string;
@@ -35,6 +36,8 @@ export interface RelayBench {
   pgCeilingTps?: number;
   /** What the PostgreSQL relay's connections were doing under its load. */
   pgActivity?: ActivityProfile;
+  /** The statements that took the server's time under that load. */
+  pgStatements?: StatementLine[];
 }
 
 /** CPU seconds a process (all its threads) has used so far (user + system), from /proc. */
@@ -120,7 +123,7 @@ async function loadSpread(name: string, urls: string[], headers: () => Record<st
 export async function benchRelay(options: { profileDir?: string; postgres?: boolean } = {}): Promise<RelayBench> {
   const dir = mkdtempSync(join(tmpdir(), 'rewardbus-bench-'));
   const children: ChildProcess[] = [];
-  const postgres = options.postgres === false ? undefined : await startPostgres().catch(() => undefined);
+  const postgres = options.postgres === false ? undefined : await startPostgres(STATEMENTS_SETTINGS).catch(() => undefined);
   try {
     const sandbox = await startChild(['src/bin/rewardbus.ts', 'sandbox', '0'], { SANDBOX_API_KEY: SANDBOX_KEY }, /sandbox on (http:\/\/\S+)/);
     children.push(sandbox.child);
@@ -177,9 +180,11 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
       const RELAY_DATABASE_URL = await freshDatabase(postgres.url);
       const one = await startRelay('pg-1', { RELAY_DATABASE_URL }, options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, 'postgres')}`] : []);
       const tokens = await tokensFrom(one.url);
+      await resetStatements(RELAY_DATABASE_URL);
       const activity = sampleActivity(RELAY_DATABASE_URL);
       figures.push(await load('relay (PostgreSQL)', `${one.url}/v1/rewards`, claimHeaders(tokens), claimBody, CONNECTIONS, { server: [one.child], service: sandbox.child }));
       result.pgActivity = await activity.stop();
+      result.pgStatements = await statementProfile(RELAY_DATABASE_URL);
       const two = await startRelay('pg-2', { RELAY_DATABASE_URL });
       figures.push(await loadSpread('2 relays (PostgreSQL)', [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`], claimHeaders(tokens), claimBody));
       await stopAll(2);

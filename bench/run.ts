@@ -26,7 +26,7 @@ for (const [name, ms] of Object.entries(d)) console.log(`  ${name.padEnd(38)} ${
 console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');
 // --profile: the SQLite relay runs under `node --cpu-prof` (slower), and its profile is summarized.
 const profileDir = process.argv.includes('--profile') ? mkdtempSync(join(tmpdir(), 'rewardbus-profile-')) : undefined;
-const { figures, pgCeilingTps, pgActivity } = await benchRelay({ ...(profileDir ? { profileDir } : {}) });
+const { figures, pgCeilingTps, pgActivity, pgStatements } = await benchRelay({ ...(profileDir ? { profileDir } : {}) });
 const byName = (prefix: string) => figures.find((f) => f.name.startsWith(prefix));
 const ceiling = byName('two-call pass-through')!;
 console.log('  scenario                          rewards/s     p50 ms   p99 ms   errors   CPU µs/reward   vs pass-through');
@@ -79,6 +79,11 @@ if (pgActivity) {
   for (const [what, share] of Object.entries(pgActivity.shares)) console.log(`  ${fmt(100 * share, 1).padStart(5)}%  ${what}`);
   console.log('  the statements each connection ran last, most seen:');
   for (const [what, share] of Object.entries(pgActivity.statements)) console.log(`    ${fmt(100 * share, 1).padStart(5)}%  ${what}`);
+}
+if (pgStatements?.length) {
+  console.log('\nthe statements that took the server\'s time under that load (pg_stat_statements; executing includes lock waits)');
+  console.log('       calls   plan ms   exec ms   statement');
+  for (const l of pgStatements) console.log(`  ${fmt(l.calls).padStart(10)} ${fmt(l.planMs, 3).padStart(9)} ${fmt(l.execMs, 3).padStart(9)}   ${l.statement}`);
 }
 
 if (profileDir) {

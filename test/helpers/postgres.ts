@@ -35,7 +35,8 @@ export interface TestPostgres {
   thaw(): Promise<void>;
 }
 
-export async function startPostgres(): Promise<TestPostgres | undefined> {
+/** `settings`: server settings beyond the tests' own (`name=value`), e.g. the bench's pg_stat_statements. */
+export async function startPostgres(settings: readonly string[] = []): Promise<TestPostgres | undefined> {
   const bin = binDir();
   if (!bin) return undefined;
   const asRoot = userInfo().uid === 0;
@@ -49,7 +50,7 @@ export async function startPostgres(): Promise<TestPostgres | undefined> {
   }
   const port = await freePort();
   await run('initdb', ['-D', join(dir, 'data'), '-U', 'rewardbus', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
-  const start = () => run('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=300`, 'start']);
+  const start = () => run('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=300${settings.map((x) => ` -c ${x}`).join('')}`, 'start']);
   await start();
   /** The postmaster and every backend: what a frozen machine would stop. */
   const processes = async () => {
