@@ -13,8 +13,6 @@ import type { WriteBatch } from './write-batch.js';
 
 /** Storage key prefix of queued intents. */
 const INTENT = 'intent:';
-/** A 425 is never asked again sooner than this, whatever the clocks say. */
-const MIN_TOO_EARLY_MS = 250;
 
 /** What the queue tells the bus around it. */
 export interface QueueEvents {
@@ -221,18 +219,10 @@ export class IntentQueue {
     return why;
   }
 
-  /**
-   * Not played long enough yet: nothing was recorded, so the same key claims again when due. The
-   * relay's `retryAt` is on its clock and its Retry-After (whole seconds, rounded up) on none:
-   * `retryAt` is read within the second Retry-After allows, so a wrong clock here neither sends
-   * it early (another 425, at most once a second) nor holds it back.
-   */
-  #tooEarly(intent: RewardIntent, retryAt: string | undefined, retryAfterMs: number | undefined): 'retry' {
-    const now = Date.now();
-    const byClock = retryAt ? Date.parse(retryAt) - now : Number.NaN;
-    let wait = retryAfterMs === undefined ? byClock : Number.isNaN(byClock) ? retryAfterMs : Math.min(retryAfterMs, Math.max(retryAfterMs - 1000, byClock));
-    if (Number.isNaN(wait)) wait = backoffDelay(intent.attempts, this.o.retry);
-    const at = now + Math.max(wait, MIN_TOO_EARLY_MS);
+  /** Not played long enough yet: nothing was recorded, so the same key claims again when due. */
+  async #tooEarly(intent: RewardIntent, retryAt: string | undefined, retryAfterMs: number | undefined): Promise<'retry'> {
+    const { tooEarlyUntil } = await import('./too-early.js');
+    const at = tooEarlyUntil(Date.now(), retryAt, retryAfterMs, backoffDelay(intent.attempts, this.o.retry));
     intent.nextAttemptAt = intent.notBefore = at;
     this.#save(intent);
     this.events.waiting(intent, at);
