@@ -198,8 +198,12 @@ export class IntentQueue {
       await this.o.writes.written;
       if (unreachable) break;
     }
-    const next = Math.min(...[...this.#intents().values()].map((i) => i.nextAttemptAt));
-    if (Number.isFinite(next)) this.#schedule(Math.max(0, next - Date.now()));
+    // Intents unlocked before any player wait for link(), which flushes: no timer for them, or
+    // it would go off at once, again and again.
+    const player = this.o.sessions.current;
+    let next = Infinity;
+    for (const i of this.#intents().values()) if ((i.userId ?? player) && i.nextAttemptAt < next) next = i.nextAttemptAt;
+    if (next < Infinity) this.#schedule(Math.max(0, next - Date.now()));
   }
 
   async #send(intent: RewardIntent): Promise<'done' | 'retry' | 'unreachable'> {
