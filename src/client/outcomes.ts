@@ -157,9 +157,7 @@ export class Outcomes {
   #remember(record: RewardRecord) {
     if (record.userId !== this.#userId) return;
     // The newest page only, as the relay serves it: the full history lives in the relay's ledger.
-    // A new record (most are) has nothing to take out first.
-    const history = (this.#history = this.#byId.has(record.id) ? this.#history.filter((r) => r.id !== record.id) : this.#history.slice());
-    history.unshift(record);
+    const history = (this.#history = [record, ...this.#history.filter((r) => r.id !== record.id)]);
     const dropped = history.splice(HISTORY_KEPT);
     for (const r of dropped) this.#byId.delete(r.id);
     this.#byId.set(record.id, record);

@@ -27,17 +27,8 @@ export function memoryStorage(): RewardStorage {
 export function mapStorage(load: () => Promise<Map<string, unknown>>, save?: (map: Map<string, unknown>) => Promise<void>): RewardStorage {
   let map: Promise<Map<string, unknown>> | undefined;
   let writing: Promise<void> = Promise.resolve();
-  // Each value is also kept as the JSON it was written as: read out, it is parsed once, not
-  // written out and parsed again (a drain reads every queued intent on each pass).
-  const json = new Map<string, string>();
   const loaded = () => (map ??= load());
-  const out = (m: Map<string, unknown>, k: string): never => {
-    const v = m.get(k);
-    if (v === undefined) return v as never;
-    let s = json.get(k);
-    if (s === undefined) json.set(k, (s = JSON.stringify(v)));
-    return JSON.parse(s) as never;
-  };
+  const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
   const write = (change: (m: Map<string, unknown>) => void) =>
     (writing = writing.then(async () => {
       const m = await loaded();
@@ -45,26 +36,10 @@ export function mapStorage(load: () => Promise<Map<string, unknown>>, save?: (ma
       await save?.(m);
     }));
   return {
-    get: async (key) => out(await loaded(), key),
-    setMany: (list) =>
-      write((m) => {
-        for (const [k, v] of list) {
-          const s = JSON.stringify(v);
-          json.set(k, s);
-          m.set(k, JSON.parse(s));
-        }
-      }),
-    delMany: (keys) =>
-      write((m) => {
-        for (const k of keys) {
-          m.delete(k);
-          json.delete(k);
-        }
-      }),
-    entries: async (prefix) => {
-      const m = await loaded();
-      return [...m.keys()].filter((k) => k.startsWith(prefix)).map((k) => [k, out(m, k)]);
-    },
+    get: async (key) => copy((await loaded()).get(key)) as never,
+    setMany: (list) => write((m) => list.forEach(([k, v]) => m.set(k, copy(v)))),
+    delMany: (keys) => write((m) => keys.forEach((k) => m.delete(k))),
+    entries: async (prefix) => [...(await loaded())].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k, copy(v)] as [string, never]),
   };
 }
 
