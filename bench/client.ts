@@ -37,7 +37,7 @@ export async function bundleSizes() {
   return [
     { name: 'client, up front', ...client.upFront },
     { name: 'client + Phaser plugin, up front', ...both.upFront },
-    { name: 'on demand (overlays, QR encoder, IndexedDB store)', ...both.onDemand },
+    { name: 'on demand (overlays, QR encoder, IndexedDB store, toasts, storage lease, 425 rule)', ...both.onDemand },
     { name: `client + plugin up front, built for ${BROWSER_TARGETS.join(' ')}`, ...old.upFront },
   ];
 }
