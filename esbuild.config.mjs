@@ -150,7 +150,7 @@ const RELAY_PACKAGE_FILES = [
 /**
  * What a game pays for up front: client (+ plugin) as the package ships it (dist/, so run the
  * build first), minified with its dependencies for `target`, Phaser left out. Split as a game's bundler would:
- * what loads on demand (overlays, QR encoder, IndexedDB store) lands in chunks of its own,
+ * what loads on demand (overlays, QR encoder, IndexedDB store, toasts, ...) lands in chunks of its own,
  * which the bench counts apart.
  */
 export const sizeBuild = (entry, target = 'es2022') => ({

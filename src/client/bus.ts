@@ -146,7 +146,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * with `proof: 'server'`, the unlock proof the game's server signed; kept with the intent and
    * sent with every attempt: `unlock('boss', undefined, { proof })`.
    */
-  unlock(achievementId: string, details?: RewardIntent['details'], options: UnlockOptions = {}): string | undefined {
+  unlock(achievementId: string, details?: RewardIntent['details'], options?: UnlockOptions): string | undefined {
     const now = Date.now();
     const entry = this.#catalog?.get(achievementId);
     const block = this.#catalog && earnBlock(entry, this.#earned.get(achievementId), now);
@@ -158,7 +158,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     const userId = this.#sessions.current?.userId;
     if (userId) intent.userId = userId;
     if (details) intent.details = details;
-    if (options.proof) intent.proof = options.proof;
+    if (options?.proof) intent.proof = options.proof;
     // Witnessed play: the relay would answer 425 before the player's session is this old, so the
     // first send waits for it (the relay's retryAt still rules, should it differ).
     const linkedAt = userId && entry?.minPlaySeconds ? this.#sessions.linkedAt(userId) : undefined;

@@ -13,8 +13,6 @@ import type { WriteBatch } from './write-batch.js';
 
 /** Storage key prefix of queued intents. */
 const INTENT = 'intent:';
-/** A 425 is never asked again sooner than this, whatever the clocks say. */
-const MIN_TOO_EARLY_MS = 250;
 
 /** What the queue tells the bus around it. */
 export interface QueueEvents {
@@ -47,12 +45,19 @@ export interface QueueOptions {
  * Retries what may succeed later, with backoff; one tab at a time sends.
  */
 export class IntentQueue {
-  readonly #intents = new Map<string, RewardIntent>();
+  readonly #byId = new Map<string, RewardIntent>();
+  /**
+   * Intents unlock() added since the map was last read: kept in an array, so the game loop
+   * appends one item instead of growing a large Map. #intents() moves them in.
+   */
+  readonly #added: RewardIntent[] = [];
   /** Intents this tab is sending right now. */
   readonly #sending = new Set<string>();
   #online = true;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = Infinity;
+  /** The timer is a flush at once. */
+  #soon = false;
   #draining: Promise<void> | undefined;
   #again = false;
   #probe = false;
@@ -68,20 +73,29 @@ export class IntentQueue {
     return this.#online;
   }
 
+  /** Every intent not yet answered for good, by id. */
+  #intents(): Map<string, RewardIntent> {
+    if (this.#added.length) {
+      for (const i of this.#added) this.#byId.set(i.id, i);
+      this.#added.length = 0;
+    }
+    return this.#byId;
+  }
+
   /** Intents not yet answered for good. */
   list(): RewardIntent[] {
-    return [...this.#intents.values()];
+    return [...this.#intents().values()];
   }
 
   /** Reads the intents stored by this device's earlier sessions (and its other tabs). */
   async load() {
-    for (const [, i] of await this.o.storage.entries<RewardIntent>(INTENT)) this.#intents.set(i.id, i);
+    for (const [, i] of await this.o.storage.entries<RewardIntent>(INTENT)) this.#intents().set(i.id, i);
     this.o.earned.drop();
   }
 
   /** A new intent, earned at `earnedAt` (its occurredAt, which unlock() already has as a number). */
   add(intent: RewardIntent, earnedAt = Date.parse(intent.occurredAt)) {
-    this.#intents.set(intent.id, intent);
+    this.#added.push(intent);
     this.o.earned.queued(intent.achievementId, earnedAt);
     this.o.writes.set(INTENT + intent.id, intent);
     this.#schedule(0);
@@ -89,7 +103,7 @@ export class IntentQueue {
 
   /** Intents unlocked before any player was linked belong to this one. */
   assignTo(userId: string) {
-    for (const i of this.#intents.values()) if (!i.userId) this.#save(Object.assign(i, { userId }));
+    for (const i of this.#intents().values()) if (!i.userId) this.#save(Object.assign(i, { userId }));
     this.o.earned.drop();
   }
 
@@ -100,7 +114,7 @@ export class IntentQueue {
 
   /** The relay answered this intent for good (here, in another tab, on the stream): it leaves the queue. Returns it if this tab had it. */
   forget(id: string): RewardIntent | undefined {
-    const intent = this.#intents.get(id);
+    const intent = this.#intents().get(id);
     if (intent) {
       this.#drop(intent);
       this.o.writes.write([[INTENT + id, undefined]]);
@@ -109,7 +123,7 @@ export class IntentQueue {
   }
 
   #drop(intent: RewardIntent) {
-    this.#intents.delete(intent.id);
+    this.#intents().delete(intent.id);
     this.o.earned.drop(intent.achievementId);
   }
 
@@ -141,7 +155,7 @@ export class IntentQueue {
     this.#online = online;
     // Back online: what waited only for the network goes now, not at its backoff time; what
     // waits for the player's play time still waits.
-    if (online) for (const i of this.#intents.values()) i.nextAttemptAt = i.notBefore ?? 0;
+    if (online) for (const i of this.#intents().values()) i.nextAttemptAt = i.notBefore ?? 0;
     this.events.reachable(online);
   }
 
@@ -155,18 +169,18 @@ export class IntentQueue {
       if (this.#stopped) return;
       // Re-read the store: another tab may have queued or finished intents.
       const stored = new Map((await this.o.storage.entries<RewardIntent>(INTENT)).map(([, i]) => [i.id, i]));
-      for (const [id, i] of this.#intents) {
+      for (const [id, i] of this.#intents()) {
         if (!stored.has(id) && !this.o.writes.pending(INTENT + id)) this.#drop(i);
       }
       for (const [id, i] of stored) {
-        if (!this.#intents.has(id)) {
-          this.#intents.set(id, i);
+        if (!this.#intents().has(id)) {
+          this.#intents().set(id, i);
           this.o.earned.drop(i.achievementId);
         }
       }
       const now = Date.now();
       const player = this.o.sessions.current;
-      const sendable = [...this.#intents.values()].filter((i) => i.userId ?? player);
+      const sendable = [...this.#intents().values()].filter((i) => i.userId ?? player);
       let due = sendable.filter((i) => i.nextAttemptAt <= now);
       if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
       this.#probe = false;
@@ -184,8 +198,12 @@ export class IntentQueue {
       await this.o.writes.written;
       if (unreachable) break;
     }
-    const next = Math.min(...[...this.#intents.values()].map((i) => i.nextAttemptAt));
-    if (Number.isFinite(next)) this.#schedule(Math.max(0, next - Date.now()));
+    // Intents unlocked before any player wait for link(), which flushes: no timer for them, or
+    // it would go off at once, again and again.
+    const player = this.o.sessions.current;
+    let next = Infinity;
+    for (const i of this.#intents().values()) if ((i.userId ?? player) && i.nextAttemptAt < next) next = i.nextAttemptAt;
+    if (next < Infinity) this.#schedule(Math.max(0, next - Date.now()));
   }
 
   async #send(intent: RewardIntent): Promise<'done' | 'retry' | 'unreachable'> {
@@ -221,18 +239,10 @@ export class IntentQueue {
     return why;
   }
 
-  /**
-   * Not played long enough yet: nothing was recorded, so the same key claims again when due. The
-   * relay's `retryAt` is on its clock and its Retry-After (whole seconds, rounded up) on none:
-   * `retryAt` is read within the second Retry-After allows, so a wrong clock here neither sends
-   * it early (another 425, at most once a second) nor holds it back.
-   */
-  #tooEarly(intent: RewardIntent, retryAt: string | undefined, retryAfterMs: number | undefined): 'retry' {
-    const now = Date.now();
-    const byClock = retryAt ? Date.parse(retryAt) - now : Number.NaN;
-    let wait = retryAfterMs === undefined ? byClock : Number.isNaN(byClock) ? retryAfterMs : Math.min(retryAfterMs, Math.max(retryAfterMs - 1000, byClock));
-    if (Number.isNaN(wait)) wait = backoffDelay(intent.attempts, this.o.retry);
-    const at = now + Math.max(wait, MIN_TOO_EARLY_MS);
+  /** Not played long enough yet: nothing was recorded, so the same key claims again when due. */
+  async #tooEarly(intent: RewardIntent, retryAt: string | undefined, retryAfterMs: number | undefined): Promise<'retry'> {
+    const { tooEarlyUntil } = await import('./too-early.js');
+    const at = tooEarlyUntil(Date.now(), retryAt, retryAfterMs, backoffDelay(intent.attempts, this.o.retry));
     intent.nextAttemptAt = intent.notBefore = at;
     this.#save(intent);
     this.events.waiting(intent, at);
@@ -246,17 +256,21 @@ export class IntentQueue {
 
   /** Stores an intent, unless its final answer came meanwhile (then it stays gone). */
   #save(intent: RewardIntent) {
-    if (this.#intents.get(intent.id) === intent) this.o.writes.write([[INTENT + intent.id, intent]]);
+    if (this.#intents().get(intent.id) === intent) this.o.writes.write([[INTENT + intent.id, intent]]);
   }
 
   #schedule(ms: number) {
+    // unlock() calls this every time: a flush already due at once covers it, without a look at the clock.
+    if (this.#stopped || this.#soon) return;
     const at = Date.now() + ms;
-    // unlock() calls this every time: keep an earlier timer rather than remaking it.
-    if (this.#stopped || at >= this.#timerAt) return;
+    // Keep an earlier timer rather than remaking it.
+    if (at >= this.#timerAt) return;
     clearTimeout(this.#timer);
     this.#timerAt = at;
+    this.#soon = ms === 0;
     this.#timer = setTimeout(() => {
       this.#timerAt = Infinity;
+      this.#soon = false;
       void this.flush(false);
     }, ms);
     // In Node, a pending retry must not keep the process alive.

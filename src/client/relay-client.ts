@@ -21,27 +21,28 @@ export interface RelayClientOptions {
 const CLAIM_TIMEOUT_MS = 30_000;
 
 /** The relay's HTTP API v1, from the game's side. */
-export function createRelayClient({ relayUrl, fetch: f = (...a) => globalThis.fetch(...a), timeoutMs = 10_000 }: RelayClientOptions) {
-  const base = relayUrl.replace(/\/$/, '');
+export function createRelayClient(options: RelayClientOptions) {
+  const base = options.relayUrl.replace(/\/$/, '');
+  const timeoutMs = options.timeoutMs ?? 10_000;
   let claimTimeoutMs = Math.max(timeoutMs, CLAIM_TIMEOUT_MS);
 
   async function call<T>(
     method: 'GET' | 'POST',
     path: string,
-    init: { token?: string; body?: unknown; key?: string; timeoutMs?: number } = {},
+    init: { token?: string; body?: unknown; key?: string; timeoutMs?: number },
   ): Promise<RelayAnswer<T>> {
+    const headers: Record<string, string> = {};
+    const req: RequestInit = { method, headers, signal: AbortSignal.timeout(init.timeoutMs ?? timeoutMs) };
+    if (init.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      req.body = JSON.stringify(init.body);
+    }
+    if (init.token) headers.authorization = `Bearer ${init.token}`;
+    if (init.key) headers['idempotency-key'] = init.key;
     let res: Response;
     try {
-      res = await f(base + path, {
-        method,
-        headers: {
-          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-          ...(init.key ? { 'idempotency-key': init.key } : {}),
-        },
-        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-        signal: AbortSignal.timeout(init.timeoutMs ?? timeoutMs),
-      });
+      // The runtime's fetch is looked up at each call, so a page that replaces it later is heard.
+      res = await (options.fetch ?? fetch)(base + path, req);
     } catch {
       return { ok: false, status: 0, unreachable: true };
     }
@@ -53,8 +54,10 @@ export function createRelayClient({ relayUrl, fetch: f = (...a) => globalThis.fe
     }
     if (res.ok) return { ok: true, status: res.status, body: body as T };
     const retryAfter = Number(res.headers.get('retry-after'));
-    const problem = body && typeof body === 'object' && 'code' in body ? (body as Problem) : undefined;
-    return { ok: false, status: res.status, ...(problem ? { problem } : {}), ...(retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}) };
+    const failed: RelayAnswer<T> = { ok: false, status: res.status };
+    if (body && typeof body === 'object' && 'code' in body) failed.problem = body as Problem;
+    if (retryAfter > 0) failed.retryAfterMs = retryAfter * 1000;
+    return failed;
   }
 
   return {
@@ -62,7 +65,7 @@ export function createRelayClient({ relayUrl, fetch: f = (...a) => globalThis.fe
     /** The same key must carry the same body on every attempt (a proof included), or the relay answers 422. */
     claim: (token: string, key: string, body: RewardClaim) => call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs }),
     catalog: async () => {
-      const a = await call<CatalogResponse>('GET', '/v1/catalog');
+      const a = await call<CatalogResponse>('GET', '/v1/catalog', {});
       // Wait longer than the relay may take, or a slow payment looks like a lost connection.
       if (a.ok && a.body.claimTimeoutMs) claimTimeoutMs = Math.max(timeoutMs, a.body.claimTimeoutMs + 5_000);
       return a;

@@ -1,38 +1,12 @@
 import type { RewardStorage } from './storage.js';
 
-const LEASE_KEY = 'lease';
-const LEASE_MS = 15_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Lease {
-  owner: string;
-  until: number;
-}
-
 /**
  * Runs `work` while no other tab of the game does: Web Locks where the browser has them,
- * otherwise a lease kept in the shared storage (renewed while held; a crashed holder's lapses).
+ * otherwise a lease kept in the shared storage (tab-lease.ts, loaded only then).
  * The relay's idempotency keys make a rare overlap harmless; this keeps it rare.
  */
 export async function withTabLock<T>(name: string, storage: RewardStorage, owner: string, work: () => Promise<T>): Promise<T> {
   const locks = typeof navigator === 'undefined' ? undefined : (navigator as Navigator & { locks?: LockManager }).locks;
   if (locks?.request) return locks.request(name, () => work()) as Promise<T>;
-
-  for (;;) {
-    const lease = await storage.get<Lease>(LEASE_KEY);
-    if (!lease || lease.owner === owner || lease.until < Date.now()) {
-      await storage.setMany([[LEASE_KEY, { owner, until: Date.now() + LEASE_MS } satisfies Lease]]);
-      // Two tabs may both have written: the later write wins, the other waits.
-      await sleep(20);
-      if ((await storage.get<Lease>(LEASE_KEY))?.owner === owner) break;
-    }
-    await sleep(100 + Math.random() * 150);
-  }
-  const renew = setInterval(() => void storage.setMany([[LEASE_KEY, { owner, until: Date.now() + LEASE_MS }]]), LEASE_MS / 3);
-  try {
-    return await work();
-  } finally {
-    clearInterval(renew);
-    await storage.delMany([LEASE_KEY]);
-  }
+  return (await import('./tab-lease.js')).withTabLease(storage, owner, work);
 }

@@ -6,23 +6,27 @@ import type { RewardStorage } from './storage.js';
  * never waits on IndexedDB or the disk.
  */
 export function createWriteBatch(storage: RewardStorage, onError: (err: unknown) => void) {
-  // An array, not a Map: unlock() appends one entry, and growing a large Map costs it more.
-  let pending: Array<[string, unknown]> = [];
+  // Two arrays, not a Map or pairs: unlock() appends one key and one value, and growing a large
+  // Map, or making a pair per write, costs it more.
+  let keys: string[] = [];
+  let values: unknown[] = [];
   let written: Promise<void> = Promise.resolve();
+  const store = () => {
+    const last = new Map<string, unknown>();
+    for (let i = 0; i < keys.length; i++) last.set(keys[i]!, values[i]);
+    keys = [];
+    values = [];
+    const sets: Array<[string, unknown]> = [];
+    const dels: string[] = [];
+    for (const [k, v] of last) v === undefined ? dels.push(k) : sets.push([k, v]);
+    return Promise.all([sets.length && storage.setMany(sets), dels.length && storage.delMany(dels)]).then(() => undefined, onError);
+  };
   const batch = {
     /** Queues one key's value (undefined: delete) for this turn's transaction. */
     set(key: string, value: unknown) {
-      if (!pending.length) {
-        written = Promise.resolve().then(() => {
-          const last = new Map(pending);
-          pending = [];
-          const sets: Array<[string, unknown]> = [];
-          const dels: string[] = [];
-          for (const [k, v] of last) v === undefined ? dels.push(k) : sets.push([k, v]);
-          return Promise.all([sets.length && storage.setMany(sets), dels.length && storage.delMany(dels)]).then(() => undefined, onError);
-        });
-      }
-      pending.push([key, value]);
+      if (!keys.length) written = Promise.resolve().then(store);
+      keys.push(key);
+      values.push(value);
     },
     write(entries: Array<[string, unknown]>) {
       for (const [k, v] of entries) batch.set(k, v);
@@ -32,7 +36,7 @@ export function createWriteBatch(storage: RewardStorage, onError: (err: unknown)
       return written;
     },
     /** True while a write of `key` waits for its turn. */
-    pending: (key: string) => pending.some(([k]) => k === key),
+    pending: (key: string) => keys.includes(key),
   };
   return batch;
 }

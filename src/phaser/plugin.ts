@@ -1,10 +1,9 @@
 import * as Phaser from 'phaser';
-import { createRewardBus, openRamp, showWithdrawal, type RewardBus, type RewardBusEvents, type RewardBusOptions, type RewardIntent, type RewardOutcome, type UnlockOptions } from '../client/index.js';
+import { createRewardBus, openRamp, showWithdrawal, type RewardBus, type RewardBusEvents, type RewardBusOptions, type UnlockOptions } from '../client/index.js';
 import type { RampSessionRequest } from '../wire/relay-api.js';
 import type { CatalogEntry } from '../wire/relay-api.js';
-import type { FinalEvent } from '../client/tab-channel.js';
-import { ToastScene, TOAST_SCENE_KEY, type Toast, type ToastOptions, type ToastVariant } from './toast-scene.js';
-import { toastText, waitingText } from './toast-text.js';
+import type { SayToast, ToastEvent, ToastPayload } from './toast-events.js';
+import { ToastScene, TOAST_SCENE_KEY, type Toast, type ToastOptions } from './toast-scene.js';
 
 /** The plugin's `data` in the game config. */
 export interface RewardBusPluginData extends RewardBusOptions {
@@ -26,6 +25,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   #titles = new Map<string, CatalogEntry>();
   #unsubscribe: Array<() => void> = [];
   #toastsOn = false;
+  #toasts: Promise<SayToast> | undefined;
 
   override init(data?: RewardBusPluginData) {
     if (!data?.relayUrl) throw new Error('RewardBusPlugin needs data: { relayUrl }');
@@ -111,45 +111,27 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     // Queued by the scene manager when the game has not booted yet; started as soon as it has.
     this.game.scene.add(TOAST_SCENE_KEY, ToastScene, true, options);
     this.#toastsOn = true;
-    const title = (id: string) => this.#titles.get(id)?.title ?? id;
-    const outcome = (event: FinalEvent, variant: ToastVariant) =>
-      this.#listen(event, (o: RewardOutcome) => {
-        // The tab that got the answer shows it; the others only hear of it.
-        if (o.remote) return;
-        this.toast({ variant, text: toastText(event, o, title(o.intent.achievementId)), sats: o.sats, gamertag: o.gamertag, achievementId: o.intent.achievementId, ...(o.reason ? { reason: o.reason } : {}) });
-      });
-    outcome('reward:paid', 'paid');
-    outcome('reward:rejected', 'rejected');
-    outcome('reward:failed', 'failed');
-    outcome('reward:review', 'review');
-    outcome('reward:held', 'held');
-    // Sent before the player's play time: said once per intent, with when it will be paid.
-    const waited = new Set<string>();
-    this.#listen('reward:waiting', ({ intent, retryAt }) => {
-      if (waited.has(intent.id)) return;
-      waited.add(intent.id);
-      const entry = this.#titles.get(intent.achievementId);
-      const text = waitingText(title(intent.achievementId), retryAt, Date.now(), entry?.minPlaySeconds);
-      this.toast({ variant: 'waiting', text, sats: entry?.sats ?? 0, gamertag: this.#bus?.player?.gamertag ?? '', achievementId: intent.achievementId, reason: 'too_early' });
-    });
-    // Each intent that has to wait for the network says so once: at unlock when the relay is
-    // known to be out of reach, or when its first send finds that out.
-    const told = new Set<string>();
-    const queued = (intent: RewardIntent) => {
-      if (told.has(intent.id)) return;
-      told.add(intent.id);
-      const sats = this.#titles.get(intent.achievementId)?.sats ?? 0;
-      const gamertag = this.#bus?.player?.gamertag ?? '';
-      this.toast({ variant: 'queued', text: `Offline: ${title(intent.achievementId)} saved, paid when back online`, sats, gamertag, achievementId: intent.achievementId });
-    };
-    this.#listen('reward:queued', ({ intent, offline }) => offline && queued(intent));
-    const gamertag = () => this.#bus?.player?.gamertag ?? '';
-    this.#listen('ramp:completed', ({ amount, currency }) => {
-      const sats = currency === 'SATS' || currency === undefined ? Number(amount ?? 0) : 0;
-      this.toast({ variant: 'paid', text: sats ? `Bought ${sats.toLocaleString()} sats` : 'Purchase complete', sats, gamertag: gamertag() });
-    });
-    this.#listen('ramp:failed', () => this.toast({ variant: 'failed', text: 'The purchase did not go through', sats: 0, gamertag: gamertag() }));
-    this.#listen('relay:offline', () => this.#bus?.pending().forEach(queued));
+    // The tab that got the answer shows it; the others only hear of it. An unlock says
+    // something only when it has to wait for the network.
+    const events = ['reward:paid', 'reward:rejected', 'reward:failed', 'reward:review', 'reward:held', 'reward:waiting', 'reward:queued', 'ramp:completed', 'ramp:failed', 'relay:offline'] as const;
+    for (const event of events) {
+      this.#listen(event, ((e?: { remote?: boolean; offline?: boolean }) => {
+        if (!e?.remote && e?.offline !== false) this.#say(event, e as never);
+      }) as never);
+    }
+  }
+
+  /** What the toasts say is loaded with the first one; toasts keep the order of their events. */
+  #say<E extends ToastEvent>(event: E, e: ToastPayload<E>) {
+    this.#toasts ??= import('./toast-events.js').then((m) =>
+      m.toastEvents({
+        entry: (id) => this.#titles.get(id),
+        gamertag: () => this.#bus?.player?.gamertag ?? '',
+        pending: () => this.#bus?.pending() ?? [],
+        toast: (t) => this.toast(t),
+      }),
+    );
+    void this.#toasts.then((say) => say(event, e));
   }
 
   #listen<E extends keyof RewardBusEvents>(event: E, fn: RewardBusEvents[E]) {

@@ -1,0 +1,34 @@
+import type { RewardStorage } from './storage.js';
+
+const LEASE_KEY = 'lease';
+const LEASE_MS = 15_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Lease {
+  owner: string;
+  until: number;
+}
+
+/**
+ * Runs `work` while holding a lease kept in the shared storage (renewed while held; a crashed
+ * holder's lapses): for browsers and runtimes without Web Locks, loaded only there.
+ */
+export async function withTabLease<T>(storage: RewardStorage, owner: string, work: () => Promise<T>): Promise<T> {
+  for (;;) {
+    const lease = await storage.get<Lease>(LEASE_KEY);
+    if (!lease || lease.owner === owner || lease.until < Date.now()) {
+      await storage.setMany([[LEASE_KEY, { owner, until: Date.now() + LEASE_MS } satisfies Lease]]);
+      // Two tabs may both have written: the later write wins, the other waits.
+      await sleep(20);
+      if ((await storage.get<Lease>(LEASE_KEY))?.owner === owner) break;
+    }
+    await sleep(100 + Math.random() * 150);
+  }
+  const renew = setInterval(() => void storage.setMany([[LEASE_KEY, { owner, until: Date.now() + LEASE_MS }]]), LEASE_MS / 3);
+  try {
+    return await work();
+  } finally {
+    clearInterval(renew);
+    await storage.delMany([LEASE_KEY]);
+  }
+}

@@ -1,0 +1,63 @@
+import type { RewardBusEvents, RewardIntent, RewardOutcome } from '../client/events.js';
+import type { CatalogEntry } from '../wire/relay-api.js';
+import type { Toast } from './toast-scene.js';
+import { toastText, waitingText } from './toast-text.js';
+
+/** The bus events the plugin's toasts say (the plugin leaves out other tabs' outcomes and online unlocks). */
+export type ToastEvent = 'reward:paid' | 'reward:rejected' | 'reward:failed' | 'reward:review' | 'reward:held' | 'reward:waiting' | 'reward:queued' | 'ramp:completed' | 'ramp:failed' | 'relay:offline';
+export type ToastPayload<E extends ToastEvent> = Parameters<RewardBusEvents[E]>[0];
+
+/** What the plugin lends the toasts. */
+export interface ToastSource {
+  entry(achievementId: string): CatalogEntry | undefined;
+  gamertag(): string;
+  pending(): RewardIntent[];
+  toast(toast: Toast): void;
+}
+
+/**
+ * Turns bus events into toasts. Loaded with the first toast (the plugin's on-demand part), so a
+ * game pays for the words when it has something to say.
+ */
+export function toastEvents(p: ToastSource) {
+  const title = (id: string) => p.entry(id)?.title ?? id;
+  const outcome = (o: RewardOutcome, event: Parameters<typeof toastText>[0]) => {
+    const id = o.intent.achievementId;
+    p.toast({ variant: event.slice(7) as Toast['variant'], text: toastText(event, o, title(id)), sats: o.sats, gamertag: o.gamertag, achievementId: id, ...(o.reason ? { reason: o.reason } : {}) });
+  };
+  // Sent before the player's play time: said once per intent, with when it will be paid.
+  const waited = new Set<string>();
+  // Each intent that has to wait for the network says so once: at unlock when the relay is
+  // known to be out of reach, or when its first send finds that out.
+  const told = new Set<string>();
+  const queued = (intent: RewardIntent) => {
+    if (told.has(intent.id)) return;
+    told.add(intent.id);
+    const id = intent.achievementId;
+    p.toast({ variant: 'queued', text: `Offline: ${title(id)} saved, paid when back online`, sats: p.entry(id)?.sats ?? 0, gamertag: p.gamertag(), achievementId: id });
+  };
+  const on: { [E in ToastEvent]: (e: ToastPayload<E>) => void } = {
+    'reward:paid': (o) => outcome(o, 'reward:paid'),
+    'reward:rejected': (o) => outcome(o, 'reward:rejected'),
+    'reward:failed': (o) => outcome(o, 'reward:failed'),
+    'reward:review': (o) => outcome(o, 'reward:review'),
+    'reward:held': (o) => outcome(o, 'reward:held'),
+    'reward:waiting': ({ intent, retryAt }) => {
+      if (waited.has(intent.id)) return;
+      waited.add(intent.id);
+      const id = intent.achievementId;
+      const entry = p.entry(id);
+      p.toast({ variant: 'waiting', text: waitingText(title(id), retryAt, Date.now(), entry?.minPlaySeconds), sats: entry?.sats ?? 0, gamertag: p.gamertag(), achievementId: id, reason: 'too_early' });
+    },
+    'reward:queued': ({ intent }) => queued(intent),
+    'ramp:completed': ({ amount, currency }) => {
+      const sats = currency === 'SATS' || currency === undefined ? Number(amount ?? 0) : 0;
+      p.toast({ variant: 'paid', text: sats ? `Bought ${sats.toLocaleString()} sats` : 'Purchase complete', sats, gamertag: p.gamertag() });
+    },
+    'ramp:failed': () => p.toast({ variant: 'failed', text: 'The purchase did not go through', sats: 0, gamertag: p.gamertag() }),
+    'relay:offline': () => p.pending().forEach(queued),
+  };
+  return <E extends ToastEvent>(event: E, e: ToastPayload<E>) => (on[event] as (e: ToastPayload<E>) => void)(e);
+}
+
+export type SayToast = ReturnType<typeof toastEvents>;
