@@ -20,8 +20,6 @@ import { toRewardRecord } from '../reward-record.js';
 import { eventAppender } from './event-log.js';
 import { ROW_COLUMNS, rowOf, type RawRow } from './reward-rows.js';
 
-
-
 /** The ledger on an open, migrated database (which its owner closes). */
 export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   const appendEvent = eventAppender(db);
@@ -29,9 +27,9 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   const q = {
     byId: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE id = ?`).raw(),
     byKey: db.prepare<[string, string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND idempotency_key = ?`).raw(),
-    lastReserving: db.prepare<[string, string], Pick<Row, 'created_at'>>(
-      `SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
-    ),
+    lastReserving: db
+      .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`)
+      .pluck(),
     history: db.prepare<[string, number], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?`).raw(),
     inState: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE state = ? ORDER BY created_at`).raw(),
     // Positional parameters: binding by name looks every name up afresh, at twice the cost.
@@ -54,7 +52,9 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
        gamertag = coalesce(?, gamertag), settled_at = ? WHERE id = ?`,
     ),
     audit: db.prepare<[string, string, string, string, string, number]>('INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) VALUES (?, ?, ?, ?, ?, ?)'),
-    audits: db.prepare<[string], { reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: number }>('SELECT * FROM audit WHERE reward_id = ? ORDER BY seq'),
+    audits: db.prepare<[string], { reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: number }>(
+      'SELECT * FROM audit WHERE reward_id = ? ORDER BY seq',
+    ),
     report: db.prepare<[string], { day: string; state: LedgerState; count: number; sats: number; players: number }>(
       'SELECT day, state, count(*) AS count, sum(sats) AS sats, count(DISTINCT user_id) AS players FROM rewards WHERE day >= ? GROUP BY day, state ORDER BY day',
     ),
@@ -63,15 +63,13 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
         `SELECT ${ROW_COLUMNS} FROM rewards WHERE (? IS NULL OR user_id = ?) AND (? IS NULL OR achievement_id = ?) ORDER BY seq DESC LIMIT ?`,
       )
       .raw(),
-    reserved: db.prepare<[string, string], { sats: number }>('SELECT sats FROM reserved WHERE scope = ? AND day = ?'),
-    reserve: db.prepare<[string, string, number]>(
-      'INSERT INTO reserved (scope, day, sats) VALUES (?, ?, ?) ON CONFLICT (scope, day) DO UPDATE SET sats = sats + excluded.sats',
-    ),
+    reserved: db.prepare<[string, string], number>('SELECT sats FROM reserved WHERE scope = ? AND day = ?').pluck(),
+    reserve: db.prepare<[string, string, number]>('INSERT INTO reserved (scope, day, sats) VALUES (?, ?, ?) ON CONFLICT (scope, day) DO UPDATE SET sats = sats + excluded.sats'),
   };
 
   const one = (r: RawRow | undefined): Row | undefined => r && rowOf(r);
   const entries = (rows: RawRow[]) => rows.map((r) => toLedgerEntry(rowOf(r)));
-  const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day)?.sats ?? 0;
+  const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day) ?? 0;
   // Every entry with an address reserves under its scope too (counted with or without a cap, so
   // a release always undoes what was reserved).
   function reserve(userId: string, address: string | null, day: string, sats: number) {
@@ -96,7 +94,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       const proofUsed = c.proofNonce !== undefined && q.spendNonce.run(c.proofNonce, existing?.id ?? c.id, now).changes === 0;
       const last = q.lastReserving.get(c.userId, c.achievementId);
       const facts = {
-        lastReservingAt: last && Number(last.created_at),
+        lastReservingAt: last,
         userSats: reservedSats(`u:${c.userId}`, day),
         projectSats: reservedSats('*', day),
         addressSats: c.address === undefined ? 0 : reservedSats(`a:${c.address}`, day),
@@ -110,7 +108,13 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     else q.insert.run(c.id, c.userId, c.idempotencyKey, c.requestHash, c.achievementId, c.sats, state, reason ?? null, c.occurredAt ?? null, address, day, now);
     if (RESERVING_STATES.includes(state)) reserve(c.userId, address, day, c.sats);
     const { repeat: _repeat, rejectReason: _rejectReason, playStartedAt: _p, minPlayMs: _m, proofNonce: _n, hold: _h, ...fields } = c;
-    const entry: LedgerEntry = { ...(existing ? toLedgerEntry(existing) : fields), state, ...(reason ? { reason } : {}), ...(state === 'sending' ? { phase: 'claimed' as const } : {}), createdAt: now };
+    const entry: LedgerEntry = {
+      ...(existing ? toLedgerEntry(existing) : fields),
+      state,
+      ...(reason ? { reason } : {}),
+      ...(state === 'sending' ? { phase: 'claimed' as const } : {}),
+      createdAt: now,
+    };
     if (!reason) delete entry.reason;
     if (state !== 'sending') delete entry.phase;
     if (c.address !== undefined) entry.address = c.address;
@@ -137,7 +141,13 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     const before = toLedgerEntry(row);
     delete before.reason;
     delete before.phase;
-    const entry: LedgerEntry = { ...before, ...rest, state, ...(to.state === 'sending' ? { phase: 'claimed' as const } : {}), ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}) };
+    const entry: LedgerEntry = {
+      ...before,
+      ...rest,
+      state,
+      ...(to.state === 'sending' ? { phase: 'claimed' as const } : {}),
+      ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}),
+    };
     if (!('gamertag' in to) || to.gamertag === undefined) {
       if (row.gamertag !== null) entry.gamertag = row.gamertag;
       else delete entry.gamertag;
