@@ -7,14 +7,6 @@ import type { RelayStore } from '../relay-store.js';
 export type StoreCall = { id: number; target: 'ledger' | 'events' | 'ping' | 'close'; method: string; args: unknown[] };
 export type StoreReply = { id: number; value: unknown } | { id: number; error: unknown };
 
-/**
- * Calls and answers cross as JSON text: a string is copied whole, where the structured clone of
- * the same objects cost twice as much on both threads. Everything the ledger and the event log
- * take and give is plain data; errors alone go as objects (see worker.ts), to keep their kind.
- * Trailing undefined arguments are dropped (JSON would make them null and defeat defaults).
- */
-export type StoreMessage = string | StoreReply[];
-
 // From source the worker sits beside this module; once built it is dist/relay/sqlite-worker.js
 // (every bundle in the relay's dist is one folder deep, hence the `../relay/`).
 const fromSource = import.meta.url.endsWith('.ts');
@@ -54,8 +46,7 @@ export function openSqliteStore(file: string): SqliteStore {
 
   // Awaited from the start (id 0), so the thread holds the process until it is open.
   const opened = new Promise<void>((resolve, reject) => pending.set(0, { resolve: () => resolve(), reject }));
-  worker.on('message', (message: StoreMessage) => {
-    const replies = typeof message === 'string' ? (JSON.parse(message) as StoreReply[]) : message;
+  worker.on('message', (replies: StoreReply[]) => {
     for (const reply of replies) {
       const p = pending.get(reply.id);
       if (!p) continue;
@@ -77,13 +68,12 @@ export function openSqliteStore(file: string): SqliteStore {
   // Calls made in one turn of the event loop go over in one message: posting is what costs.
   let outbox: StoreCall[] = [];
   const sendOutbox = () => {
-    worker.postMessage(JSON.stringify(outbox) satisfies StoreMessage);
+    worker.postMessage(outbox);
     outbox = [];
   };
   function call(target: StoreCall['target'], method: string, args: unknown[]): Promise<unknown> {
     if (failed) return Promise.reject(failed);
     const id = nextId++;
-    while (args.length && args[args.length - 1] === undefined) args.pop();
     return new Promise((resolve, reject) => {
       if (pending.size === 0) worker.ref();
       pending.set(id, { resolve, reject });

@@ -6,29 +6,24 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openSqliteDb } from './db.js';
 import { sqliteEventLog } from './event-log.js';
 import { sqliteLedger } from './ledger.js';
-import type { StoreCall, StoreMessage, StoreReply } from './store.js';
+import type { StoreCall, StoreReply } from './store.js';
 
 const port = parentPort!;
 const db = openSqliteDb((workerData as { file: string }).file);
 const targets = { ledger: sqliteLedger(db), events: sqliteEventLog(db) };
 type Method = (...args: unknown[]) => Promise<unknown>;
 
-// Answers as one JSON text per batch; errors as objects, which keep their name and message.
 let replies: StoreReply[] = [];
-let failures: StoreReply[] = [];
 function reply(r: StoreReply) {
-  const to = 'error' in r ? failures : replies;
-  if (to.push(r) === 1 && replies.length + failures.length === 1) queueMicrotask(sendReplies);
+  if (replies.push(r) === 1) queueMicrotask(sendReplies);
 }
 function sendReplies() {
-  if (replies.length) port.postMessage(JSON.stringify(replies) satisfies StoreMessage);
-  if (failures.length) port.postMessage(failures satisfies StoreMessage);
+  port.postMessage(replies);
   replies = [];
-  failures = [];
 }
 
-port.on('message', (message: string) => {
-  for (const call of JSON.parse(message) as StoreCall[]) {
+port.on('message', (calls: StoreCall[]) => {
+  for (const call of calls) {
     if (call.target === 'close') {
       void db.close().then(() => reply({ id: call.id, value: undefined }));
       continue;
