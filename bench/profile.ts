@@ -38,7 +38,7 @@ export function summarizeProfile(dir: string, limit = 12): { top: ProfileLine[];
   const groups: Array<[string, (n: ProfileNode) => boolean]> = [
     ['SQLite (better-sqlite3 calls)', (n) => n.callFrame.url.includes('better-sqlite3')],
     ['logging (pino)', (n) => n.callFrame.url.includes('/pino')],
-    ['payments client (node:http requests)', (n) => n.callFrame.url.includes('payments-client')],
+    ['payments client (node:http requests)', (n) => n.callFrame.url.includes('/relay/payments/client')],
     ['request validation (zod)', (n) => n.callFrame.url.includes('/zod/')],
     ['garbage collection', (n) => n.callFrame.functionName === '(garbage collector)'],
   ];

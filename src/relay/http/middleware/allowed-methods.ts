@@ -7,7 +7,7 @@ import { RelayProblem } from '../problems.js';
  * so it cannot drift from them.
  */
 export function allowedMethods(app: Hono<never>): MiddlewareHandler {
-  let table: Array<{ pattern: RegExp; allow: string }> | undefined;
+  let table: Array<{ pattern: RegExp; allow: string; methods: ReadonlySet<string> }> | undefined;
   const build = () => {
     const byPath = new Map<string, Set<string>>();
     for (const r of app.routes) {
@@ -19,12 +19,13 @@ export function allowedMethods(app: Hono<never>): MiddlewareHandler {
     return [...byPath].map(([path, methods]) => ({
       pattern: new RegExp(`^${path.replace(/\/$/, '').replace(/:[^/]+/g, '[^/]+')}/?$`),
       allow: [...methods].sort().join(', '),
+      methods,
     }));
   };
   return async function allowedMethods(c, next) {
     table ??= build();
     const route = table.find((r) => r.pattern.test(c.req.path));
-    if (route && !route.allow.split(', ').includes(c.req.method)) {
+    if (route && !route.methods.has(c.req.method)) {
       throw new RelayProblem('method_not_allowed', `${c.req.path} takes ${route.allow}`, { Allow: route.allow });
     }
     await next();

@@ -18,26 +18,28 @@ import {
 } from '../ledger.js';
 import { toRewardRecord } from '../reward-record.js';
 import { eventAppender } from './event-log.js';
-
-
+import { ROW_COLUMNS, rowOf, type RawRow } from './reward-rows.js';
 
 /** The ledger on an open, migrated database (which its owner closes). */
 export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   const appendEvent = eventAppender(db);
 
   const q = {
-    byId: db.prepare<[string], Row>('SELECT * FROM rewards WHERE id = ?'),
-    byKey: db.prepare<[string, string], Row>('SELECT * FROM rewards WHERE user_id = ? AND idempotency_key = ?'),
-    lastReserving: db.prepare<[string, string], Pick<Row, 'created_at'>>(
-      `SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
-    ),
-    history: db.prepare<[string, number], Row>('SELECT * FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?'),
-    inState: db.prepare<[string], Row>('SELECT * FROM rewards WHERE state = ? ORDER BY created_at'),
-    insert: db.prepare(
+    byId: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE id = ?`).raw(),
+    byKey: db.prepare<[string, string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND idempotency_key = ?`).raw(),
+    lastReserving: db
+      .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`)
+      .pluck(),
+    history: db.prepare<[string, number], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?`).raw(),
+    inState: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE state = ? ORDER BY created_at`).raw(),
+    // Positional parameters: binding by name looks every name up afresh, at twice the cost.
+    insert: db.prepare<[string, string, string, string, string, number, LedgerState, string | null, string | null, string | null, string, number]>(
       `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, address, day, created_at)
-       VALUES (@id, @userId, @idempotencyKey, @requestHash, @achievementId, @sats, @state, 'claimed', @reason, @occurredAt, @address, @day, @createdAt)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?)`,
     ),
-    reclaim: db.prepare(`UPDATE rewards SET state = @state, phase = 'claimed', reason = @reason, address = @address, day = @day, created_at = @createdAt WHERE id = @id`),
+    reclaim: db.prepare<[LedgerState, string | null, string | null, string, number, string]>(
+      `UPDATE rewards SET state = ?, phase = 'claimed', reason = ?, address = ?, day = ?, created_at = ? WHERE id = ?`,
+    ),
     spendNonce: db.prepare<[string, string, number]>('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
     linked: db.prepare<[string, string, string], { n: number }>('SELECT 1 AS n FROM address_links WHERE address = ? AND day = ? AND user_id = ?'),
     links: db.prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM address_links WHERE address = ? AND day = ?'),
@@ -45,25 +47,29 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     // The compare-and-set is in the statement: only an entry still sending and not yet sent moves.
     markSent: db.prepare<[string]>(`UPDATE rewards SET phase = 'sent' WHERE id = ? AND state = 'sending' AND phase = 'claimed'`),
     // An approved held entry goes on as sending, claimed: from there it is paid like any claim.
-    update: db.prepare(
-      `UPDATE rewards SET state = @state, phase = CASE WHEN @state = 'sending' THEN 'claimed' ELSE phase END, reason = @reason, payment_id = coalesce(@paymentId, payment_id),
-       gamertag = coalesce(@gamertag, gamertag), settled_at = @settledAt WHERE id = @id`,
+    update: db.prepare<[LedgerState, LedgerState, string | null, string | null, string | null, number | null, string]>(
+      `UPDATE rewards SET state = ?, phase = CASE WHEN ? = 'sending' THEN 'claimed' ELSE phase END, reason = ?, payment_id = coalesce(?, payment_id),
+       gamertag = coalesce(?, gamertag), settled_at = ? WHERE id = ?`,
     ),
     audit: db.prepare<[string, string, string, string, string, number]>('INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) VALUES (?, ?, ?, ?, ?, ?)'),
-    audits: db.prepare<[string], { reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: number }>('SELECT * FROM audit WHERE reward_id = ? ORDER BY seq'),
+    audits: db.prepare<[string], { reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: number }>(
+      'SELECT * FROM audit WHERE reward_id = ? ORDER BY seq',
+    ),
     report: db.prepare<[string], { day: string; state: LedgerState; count: number; sats: number; players: number }>(
       'SELECT day, state, count(*) AS count, sum(sats) AS sats, count(DISTINCT user_id) AS players FROM rewards WHERE day >= ? GROUP BY day, state ORDER BY day',
     ),
-    recent: db.prepare<[string | null, string | null, string | null, string | null, number], Row>(
-      'SELECT * FROM rewards WHERE (? IS NULL OR user_id = ?) AND (? IS NULL OR achievement_id = ?) ORDER BY seq DESC LIMIT ?',
-    ),
-    reserved: db.prepare<[string, string], { sats: number }>('SELECT sats FROM reserved WHERE scope = ? AND day = ?'),
-    reserve: db.prepare<[string, string, number]>(
-      'INSERT INTO reserved (scope, day, sats) VALUES (?, ?, ?) ON CONFLICT (scope, day) DO UPDATE SET sats = sats + excluded.sats',
-    ),
+    recent: db
+      .prepare<[string | null, string | null, string | null, string | null, number], RawRow>(
+        `SELECT ${ROW_COLUMNS} FROM rewards WHERE (? IS NULL OR user_id = ?) AND (? IS NULL OR achievement_id = ?) ORDER BY seq DESC LIMIT ?`,
+      )
+      .raw(),
+    reserved: db.prepare<[string, string], number>('SELECT sats FROM reserved WHERE scope = ? AND day = ?').pluck(),
+    reserve: db.prepare<[string, string, number]>('INSERT INTO reserved (scope, day, sats) VALUES (?, ?, ?) ON CONFLICT (scope, day) DO UPDATE SET sats = sats + excluded.sats'),
   };
 
-  const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day)?.sats ?? 0;
+  const one = (r: RawRow | undefined): Row | undefined => r && rowOf(r);
+  const entries = (rows: RawRow[]) => rows.map((r) => toLedgerEntry(rowOf(r)));
+  const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day) ?? 0;
   // Every entry with an address reserves under its scope too (counted with or without a cap, so
   // a release always undoes what was reserved).
   function reserve(userId: string, address: string | null, day: string, sats: number) {
@@ -76,7 +82,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   const told = (entry: LedgerEntry) => (TOLD_STATES.includes(entry.state) ? { event: appendEvent(entry.userId, REWARD_EVENT, toRewardRecord(entry)) } : {});
 
   function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
-    const existing = q.byKey.get(c.userId, c.idempotencyKey);
+    const existing = one(q.byKey.get(c.userId, c.idempotencyKey));
     const decision = keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, c);
     if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const day = utcDay(now);
@@ -88,7 +94,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       const proofUsed = c.proofNonce !== undefined && q.spendNonce.run(c.proofNonce, existing?.id ?? c.id, now).changes === 0;
       const last = q.lastReserving.get(c.userId, c.achievementId);
       const facts = {
-        lastReservingAt: last && Number(last.created_at),
+        lastReservingAt: last,
         userSats: reservedSats(`u:${c.userId}`, day),
         projectSats: reservedSats('*', day),
         addressSats: c.address === undefined ? 0 : reservedSats(`a:${c.address}`, day),
@@ -98,11 +104,17 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     }
     const state = early ? 'deferred' : claimedState(reason, c);
     const address = c.address ?? null;
-    if (existing) q.reclaim.run({ id: existing.id, state, reason: reason ?? null, day, createdAt: now, address });
-    else q.insert.run({ ...c, occurredAt: c.occurredAt ?? null, address, state, reason: reason ?? null, day, createdAt: now });
+    if (existing) q.reclaim.run(state, reason ?? null, address, day, now, existing.id);
+    else q.insert.run(c.id, c.userId, c.idempotencyKey, c.requestHash, c.achievementId, c.sats, state, reason ?? null, c.occurredAt ?? null, address, day, now);
     if (RESERVING_STATES.includes(state)) reserve(c.userId, address, day, c.sats);
     const { repeat: _repeat, rejectReason: _rejectReason, playStartedAt: _p, minPlayMs: _m, proofNonce: _n, hold: _h, ...fields } = c;
-    const entry: LedgerEntry = { ...(existing ? toLedgerEntry(existing) : fields), state, ...(reason ? { reason } : {}), ...(state === 'sending' ? { phase: 'claimed' as const } : {}), createdAt: now };
+    const entry: LedgerEntry = {
+      ...(existing ? toLedgerEntry(existing) : fields),
+      state,
+      ...(reason ? { reason } : {}),
+      ...(state === 'sending' ? { phase: 'claimed' as const } : {}),
+      createdAt: now,
+    };
     if (!reason) delete entry.reason;
     if (state !== 'sending') delete entry.phase;
     if (c.address !== undefined) entry.address = c.address;
@@ -110,17 +122,18 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   }
 
   function settleNow(id: string, from: readonly LedgerState[], to: Settlement, now: number, audit?: AuditNote): Settled | undefined {
-    const row = q.byId.get(id);
+    const row = one(q.byId.get(id));
     if (!row || !from.includes(row.state)) return undefined;
     if (audit) q.audit.run(id, audit.actor, audit.action, row.state, to.state, now);
-    q.update.run({
+    q.update.run(
+      to.state,
+      to.state,
+      'reason' in to ? to.reason : null,
+      'paymentId' in to ? (to.paymentId ?? null) : null,
+      'gamertag' in to ? (to.gamertag ?? null) : null,
+      to.state === 'paid' || to.state === 'failed' ? now : null,
       id,
-      state: to.state,
-      reason: 'reason' in to ? to.reason : null,
-      paymentId: 'paymentId' in to ? (to.paymentId ?? null) : null,
-      gamertag: 'gamertag' in to ? (to.gamertag ?? null) : null,
-      settledAt: to.state === 'paid' || to.state === 'failed' ? now : null,
-    });
+    );
     // Leaving the reserving states frees the sats; coming back (a decision contradicted) takes them again.
     const reserving = RESERVING_STATES.includes(row.state);
     if (reserving !== RESERVING_STATES.includes(to.state)) reserve(row.user_id, row.address ?? null, row.day, reserving ? -row.sats : row.sats);
@@ -128,7 +141,13 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     const before = toLedgerEntry(row);
     delete before.reason;
     delete before.phase;
-    const entry: LedgerEntry = { ...before, ...rest, state, ...(to.state === 'sending' ? { phase: 'claimed' as const } : {}), ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}) };
+    const entry: LedgerEntry = {
+      ...before,
+      ...rest,
+      state,
+      ...(to.state === 'sending' ? { phase: 'claimed' as const } : {}),
+      ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}),
+    };
     if (!('gamertag' in to) || to.gamertag === undefined) {
       if (row.gamertag !== null) entry.gamertag = row.gamertag;
       else delete entry.gamertag;
@@ -142,20 +161,20 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
 
   return {
     find: async (userId, key) => {
-      const r = q.byKey.get(userId, key);
+      const r = one(q.byKey.get(userId, key));
       return r && toLedgerEntry(r);
     },
     claim: (c, limits, now) => write(() => claimNow(c, limits, now ?? Date.now())),
     settle: (id, from, to, options = {}) => write(() => settleNow(id, from, to, options.now ?? Date.now(), options.audit)),
     markSent: (id) => write(() => q.markSent.run(id).changes === 1),
     releaseUnsent: (id, now = Date.now()) =>
-      write(() => (q.byId.get(id)?.phase === 'claimed' ? settleNow(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now) : undefined)),
+      write(() => (one(q.byId.get(id))?.phase === 'claimed' ? settleNow(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now) : undefined)),
     get: async (id) => {
-      const r = q.byId.get(id);
+      const r = one(q.byId.get(id));
       return r && toLedgerEntry(r);
     },
-    history: async (userId, limit) => q.history.all(userId, limit).map(toLedgerEntry),
-    inState: async (state) => q.inState.all(state).map(toLedgerEntry),
+    history: async (userId, limit) => entries(q.history.all(userId, limit)),
+    inState: async (state) => entries(q.inState.all(state)),
     budgetUsed: async (day) => reservedSats('*', day),
     linkAddress: (address, day, userId, max) =>
       write(() => {
@@ -165,10 +184,10 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
         return true;
       }),
     report: async (fromDay) => q.report.all(fromDay),
-    recent: async ({ userId, achievementId }, limit) => q.recent.all(userId ?? null, userId ?? null, achievementId ?? null, achievementId ?? null, limit).map(toLedgerEntry),
+    recent: async ({ userId, achievementId }, limit) => entries(q.recent.all(userId ?? null, userId ?? null, achievementId ?? null, achievementId ?? null, limit)),
     audits: async (id) => q.audits.all(id).map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: a.at })),
     // One process owns this file: whatever was sending before it started was abandoned.
-    abandoned: async (_now, startedAt) => q.inState.all('sending').map(toLedgerEntry).filter((e) => e.createdAt < startedAt),
+    abandoned: async (_now, startedAt) => entries(q.inState.all('sending')).filter((e) => e.createdAt < startedAt),
     close: async () => undefined,
   };
 }
