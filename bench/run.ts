@@ -67,8 +67,9 @@ const budget = (aim: string, rate: number, f: LoadFigures | undefined, best: Loa
   if (!f?.cpu || !best?.cpu) return;
   const perReward = (cores * 1e6) / rate;
   const others = f.cpu.database + f.cpu.service + f.cpu.load;
+  const left = perReward - others;
   console.log(
-    `  ${aim}: ${fmt(rate)} rewards/s leaves ${fmt(perReward)} µs per reward; the others take ${fmt(others)}, so the server may spend ${fmt(perReward - others)} µs (it spends ${fmt(f.cpu.server)}; the ${best.name} ${fmt(best.cpu.server)})`,
+    `  ${aim}: ${fmt(rate)} rewards/s leaves ${fmt(perReward)} µs per reward; the others take ${fmt(others)}, ${left > 0 ? `so the server may spend ${fmt(left)} µs` : 'so nothing is left for any server'} (it spends ${fmt(f.cpu.server)}; the ${best.name} ${fmt(best.cpu.server)})`,
   );
 };
 budget('SQLite at 60% of the pass-through', 0.6 * ceiling.rps, sqlite, ceiling);
