@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryStorage, type RewardOutcome, type RewardRecord } from '../../src/client/node.js';
 import { randomId } from '../../src/client/random-id.js';
-import { busMaker, controlledFetch, next, noPlayTime } from '../helpers/client.js';
+import { busMaker, controlledFetch, fakeStream, next, noPlayTime } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
@@ -17,24 +17,6 @@ afterEach(async () => {
   await relay?.stop();
   relay = undefined;
 });
-
-/** An EventSource the test drives: it hands the bus the relay's stream messages when told to. */
-function fakeStream() {
-  const open: FakeSource[] = [];
-  class FakeSource extends EventTarget {
-    constructor(readonly url: string) {
-      super();
-      open.push(this);
-    }
-    close() {}
-  }
-  return {
-    Source: FakeSource as unknown as new (url: string) => EventSource,
-    send(type: string, data: unknown) {
-      for (const s of open) s.dispatchEvent(Object.assign(new Event(type), { data: JSON.stringify(data) }));
-    },
-  };
-}
 
 describe('what the README promises a game developer', () => {
   it('applies the repeat rules right after link(): a second device makes no request for what was earned', async () => {

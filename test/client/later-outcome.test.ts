@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { fakeStream } from '../helpers/client.js';
 import { createRewardBus, memoryStorage, type RewardBus, type RewardOutcome, type RewardRecord } from '../../src/client/node.js';
 
 /** The relay's API as far as these tests need it, in process: a player, a catalog, a history the test edits. */
@@ -13,22 +14,6 @@ function fakeRelay() {
     return json({ code: 'not_found' }, 404);
   }) as typeof globalThis.fetch;
   return { fetch, history };
-}
-
-/** An EventSource the test drives. */
-function fakeStream() {
-  const open: EventTarget[] = [];
-  class FakeSource extends EventTarget {
-    constructor(readonly url: string) {
-      super();
-      open.push(this);
-    }
-    close() {}
-  }
-  return {
-    Source: FakeSource as unknown as new (url: string) => EventSource,
-    send: (record: RewardRecord) => open.forEach((s) => s.dispatchEvent(Object.assign(new Event('reward'), { data: JSON.stringify(record) }))),
-  };
 }
 
 const review: RewardRecord = { id: 'r1', idempotencyKey: 'k1', achievementId: 'first-coin', userId: 'u-alice', sats: 21, status: 'needs_review', reason: 'payment_unclear', createdAt: '2026-11-23T10:00:00.000Z' };
@@ -56,10 +41,10 @@ describe('a reward checked, then settled', () => {
     const relay = fakeRelay();
     const { b, heard, outcomes, stream } = busOn(memoryStorage(), relay);
     await b.link('alice');
-    stream.send(review);
-    stream.send(paid);
-    stream.send(paid);
-    stream.send(review);
+    stream.send('reward', review);
+    stream.send('reward', paid);
+    stream.send('reward', paid);
+    stream.send('reward', review);
     await expect.poll(() => heard).toEqual(['reward:review', 'reward:paid after review']);
     expect(outcomes[1]).toMatchObject({ sats: 21, gamertag: 'alice', remote: false, record: { status: 'paid', paymentId: 'pay-1' } });
     expect(await b.history()).toEqual([]);
@@ -71,7 +56,7 @@ describe('a reward checked, then settled', () => {
     relay.history.push(review);
     const first = busOn(storage, relay);
     await first.b.link('alice');
-    first.stream.send(review);
+    first.stream.send('reward', review);
     await expect.poll(() => first.heard).toEqual(['reward:review']);
     await first.b.history();
     first.b.destroy();

@@ -66,3 +66,21 @@ export function busMaker(relayUrl: () => string, storage: () => RewardStorage) {
     destroyAll: () => made.splice(0).forEach((b) => b.destroy()),
   };
 }
+
+/** An EventSource the test drives: it hands the bus the relay's stream messages when told to. */
+export function fakeStream() {
+  const open: EventTarget[] = [];
+  class FakeSource extends EventTarget {
+    constructor(readonly url: string) {
+      super();
+      open.push(this);
+    }
+    close() {}
+  }
+  return {
+    Source: FakeSource as unknown as new (url: string) => EventSource,
+    send(type: string, data: unknown) {
+      for (const s of open) s.dispatchEvent(Object.assign(new Event(type), { data: JSON.stringify(data) }));
+    },
+  };
+}
