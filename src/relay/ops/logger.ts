@@ -10,45 +10,30 @@ export const REDACT_PATHS = ['apiKey', 'apikey', 'authorization', 'token', 'secr
 
 /**
  * Where log lines go by default: readable lines in a terminal, JSON lines elsewhere (for log
- * collectors). JSON is written asynchronously, never blocking the event loop on a slow reader.
- * A warning or an error goes out at the end of the event loop's turn, with every line before it;
- * info and below wait up to QUIET_WAIT_MS to go out together (a write per turn cost the relay
- * about as much as the line's own making: one settlement line per payout, one turn or so per
- * payout under load). Lines pending at exit are written then.
+ * collectors). JSON is written asynchronously, never blocking the event loop on a slow reader,
+ * and at the end of the event loop's turn: lines logged together go out in one write, and none
+ * waits longer than that turn (those pending at exit are written then).
  */
 function defaultDestination(): pino.DestinationStream {
   if (process.stdout.isTTY) return pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
   const out = pino.destination({ dest: 1, sync: false, minLength: 8192 });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let turnEnd = false;
+  let flushing = false;
   let closed = false;
   out.once('close', () => (closed = true));
   const flush = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    turnEnd = false;
+    flushing = false;
     if (!closed) out.flush();
   };
   return {
     write(line: string) {
       out.write(line);
-      if (!QUIET.test(line)) {
-        if (!turnEnd) {
-          turnEnd = true;
-          setImmediate(flush);
-        }
-      } else if (!timer) {
-        timer = setTimeout(flush, QUIET_WAIT_MS);
-        // The exit writes what is pending: a quiet line does not hold the process.
-        timer.unref();
+      if (!flushing) {
+        flushing = true;
+        setImmediate(flush);
       }
     },
   };
 }
-
-/** pino's lines start with their level: trace (10), debug (20) and info (30) may wait a little. */
-const QUIET = /^\{"level":[123]0,/;
-const QUIET_WAIT_MS = 10;
 
 /**
  * The relay's logger. Known fields are redacted by name; `secrets` (the API key) are taken out
