@@ -66,7 +66,10 @@ export function unlockCost() {
   return { unlock, baseline };
 }
 
-/** Time to pay 1,000 intents queued offline once the relay is back: bounded concurrency vs one at a time. */
+/**
+ * Time to pay 1,000 intents queued offline once the relay is back: the client sends them in the
+ * batches the relay's catalog offers, one request at a time or 6 at once (a browser's connections).
+ */
 export async function drainTime() {
   const dir = mkdtempSync(join(tmpdir(), 'rewardbus-drain-'));
   const catalog = join(dir, 'catalog.json');
@@ -82,7 +85,7 @@ export async function drainTime() {
   const server = await startServer(config, { logger: createLogger('warn', { write: () => undefined }) });
   const results: Record<string, number> = {};
   try {
-    for (const [name, concurrency] of [['one at a time', 1], ['bounded (6 at once)', 6]] as const) {
+    for (const [name, concurrency] of [['one request at a time', 1], ['6 requests at once', 6]] as const) {
       let offline = true;
       const bus = createRewardBus({
         relayUrl: server.url,

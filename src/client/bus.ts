@@ -91,7 +91,11 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
         sent: (intent, attempt) => this.emit('reward:sent', { intent, attempt }),
         waiting: (intent, retryAt) => this.emit('reward:waiting', { intent, retryAt, reason: 'too_early' }),
         settled: (intent, event, record, reason) => this.#outcomes.settle(this.#outcome(intent, record, reason, false), event),
-        reachable: (online) => this.emit(online ? 'relay:online' : 'relay:offline'),
+        reachable: (online) => {
+          // A catalog the relay could not give at start comes now (and with it, batched claims).
+          if (online) void this.#refreshCatalog();
+          this.emit(online ? 'relay:online' : 'relay:offline');
+        },
         error: (err) => this.#error(err),
       },
     );

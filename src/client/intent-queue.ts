@@ -1,10 +1,10 @@
-import type { RewardClaim, RewardRecord } from '../wire/relay-api.js';
+import type { RewardRecord } from '../wire/relay-api.js';
 import { backoffDelay, type RetryOptions } from './backoff.js';
 import type { LastEarned } from './earn-rules.js';
 import type { RewardIntent } from './events.js';
 import { eventOf } from './outcomes.js';
 import { pool } from './pool.js';
-import type { RelayClient } from './relay-client.js';
+import type { RelayAnswer, RelayClient } from './relay-client.js';
 import type { PlayerSessions } from './sessions.js';
 import type { RewardStorage } from './storage.js';
 import type { FinalEvent } from './tab-channel.js';
@@ -185,9 +185,19 @@ export class IntentQueue {
       if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
       this.#probe = false;
       if (!due.length) break;
+      // One request per player's batch: a backlog goes in a few, and its commits share the relay's.
+      const max = this.o.relay.batchMax;
+      const batches: RewardIntent[][] = [];
+      const open = new Map<string, RewardIntent[]>();
+      for (const i of due) {
+        const userId = (i.userId ??= player!.userId);
+        let b = open.get(userId);
+        if (!b || b.length >= max) open.set(userId, (b = batches[batches.length] = []));
+        b.push(i);
+      }
       let unreachable: RewardIntent | undefined;
-      await pool(due, this.o.concurrency, async (i) => {
-        if (!unreachable && (await this.#send(i)) === 'unreachable') unreachable = i;
+      await pool(batches, this.o.concurrency, async (b) => {
+        if (!unreachable && (await this.#send(b)) === 'unreachable') unreachable = b[0];
       });
       if (unreachable) {
         // What this pass did not get to waits as long as the intent that found the relay gone,
@@ -206,16 +216,35 @@ export class IntentQueue {
     if (next < Infinity) this.#schedule(Math.max(0, next - Date.now()));
   }
 
-  async #send(intent: RewardIntent): Promise<'done' | 'retry' | 'unreachable'> {
-    const userId = (intent.userId ??= this.o.sessions.current!.userId);
+  /** Sends one player's intents: a claim, or a batch of them. */
+  async #send(batch: RewardIntent[]): Promise<'done' | 'retry' | 'unreachable'> {
+    const userId = batch[0]!.userId!;
     const session = await this.o.sessions.forUser(userId);
-    if (session === 'unreachable') return this.#retry(intent, 0, 'unreachable');
-    if (!session) return this.#finish(intent, 'reward:rejected', undefined, 'player_unknown');
-    intent.attempts++;
-    this.events.sent(intent, intent.attempts);
-    this.#sending.add(intent.id);
-    const body: RewardClaim = { achievementId: intent.achievementId, occurredAt: intent.occurredAt, ...(intent.proof ? { proof: intent.proof } : {}) };
-    const a = await this.o.relay.claim(session.token, intent.id, body).finally(() => this.#sending.delete(intent.id));
+    if (session === 'unreachable') {
+      for (const i of batch) this.#retry(i, 0, 'unreachable');
+      return 'unreachable';
+    }
+    if (!session) {
+      for (const i of batch) this.#finish(i, 'reward:rejected', undefined, 'player_unknown');
+      return 'done';
+    }
+    const claims = batch.map((i) => {
+      i.attempts++;
+      this.events.sent(i, i.attempts);
+      this.#sending.add(i.id);
+      return { idempotencyKey: i.id, achievementId: i.achievementId, occurredAt: i.occurredAt, ...(i.proof ? { proof: i.proof } : {}) };
+    });
+    const { idempotencyKey, ...one } = claims[0]!;
+    const answers = await (claims.length > 1 ? this.o.relay.claimAll(session.token, claims) : this.o.relay.claim(session.token, idempotencyKey, one).then((a) => [a])).finally(() =>
+      batch.forEach((i) => this.#sending.delete(i.id)),
+    );
+    let result: 'done' | 'retry' | 'unreachable' = 'done';
+    for (const [k, i] of batch.entries()) if ((await this.#answered(i, userId, answers[k]!)) === 'unreachable') result = 'unreachable';
+    return result;
+  }
+
+  /** What the relay's answer to one intent's claim means for it. */
+  async #answered(intent: RewardIntent, userId: string, a: RelayAnswer<RewardRecord>): Promise<'done' | 'retry' | 'unreachable'> {
     if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
     this.setOnline(true);
     if (a.ok) {

@@ -1,4 +1,4 @@
-import type { CatalogResponse, PlayerSession, Problem, RampSession, RampSessionRequest, RewardClaim, RewardHistory, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
+import type { BatchedRewardClaim, CatalogResponse, PlayerSession, Problem, RampSession, RampSessionRequest, RewardClaim, RewardClaimBatchResult, RewardHistory, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
 
 /** What one request to the relay came to. `unreachable`: no answer (network, timeout). */
 export type RelayAnswer<T> =
@@ -25,6 +25,8 @@ export function createRelayClient(options: RelayClientOptions) {
   const base = options.relayUrl.replace(/\/$/, '');
   const timeoutMs = options.timeoutMs ?? 10_000;
   let claimTimeoutMs = Math.max(timeoutMs, CLAIM_TIMEOUT_MS);
+  /** Claims per request: more than one once the catalog says the relay takes batches. */
+  let batchMax = 1;
 
   async function call<T>(
     method: 'GET' | 'POST',
@@ -60,14 +62,38 @@ export function createRelayClient(options: RelayClientOptions) {
     return failed;
   }
 
+  /** The same key must carry the same body on every attempt (a proof included), or the relay answers 422. */
+  const claim = (token: string, key: string, body: RewardClaim) => call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs });
+
   return {
     link: (gamertag: string) => call<PlayerSession>('POST', '/v1/players', { body: { gamertag }, timeoutMs: claimTimeoutMs }),
-    /** The same key must carry the same body on every attempt (a proof included), or the relay answers 422. */
-    claim: (token: string, key: string, body: RewardClaim) => call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs }),
+    claim,
+    get batchMax() {
+      return batchMax;
+    },
+    /**
+     * Several claims of one player in one request; each answer as `claim` would have had it.
+     * A request the relay cannot take as a batch is sent again as single claims, so no intent
+     * ends on a refusal of the envelope.
+     */
+    claimAll: async (token: string, claims: BatchedRewardClaim[]): Promise<RelayAnswer<RewardRecord>[]> => {
+      const a = await call<RewardClaimBatchResult>('POST', '/v1/rewards/batch', { token, body: { claims }, timeoutMs: claimTimeoutMs });
+      if (a.ok) {
+        return a.body.results.map((r) =>
+          'reward' in r ? { ok: true, status: r.status, body: r.reward } : { ok: false, status: r.status, problem: r.problem, ...(r.retryAfter ? { retryAfterMs: r.retryAfter * 1000 } : {}) },
+        );
+      }
+      if (a.status === 400 || a.status === 404 || a.status === 405 || a.status === 413) {
+        batchMax = 1;
+        return Promise.all(claims.map(({ idempotencyKey, ...body }) => claim(token, idempotencyKey, body)));
+      }
+      return claims.map(() => a as RelayAnswer<RewardRecord>);
+    },
     catalog: async () => {
       const a = await call<CatalogResponse>('GET', '/v1/catalog', {});
       // Wait longer than the relay may take, or a slow payment looks like a lost connection.
       if (a.ok && a.body.claimTimeoutMs) claimTimeoutMs = Math.max(timeoutMs, a.body.claimTimeoutMs + 5_000);
+      if (a.ok) batchMax = a.body.claimBatchMax ?? 1;
       return a;
     },
     history: (token: string) => call<RewardHistory>('GET', '/v1/rewards', { token }),

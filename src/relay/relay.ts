@@ -20,6 +20,7 @@ import { createReviews } from './core/reviews.js';
 import { createSettlements } from './core/settlements.js';
 import { createEventHub } from './core/live-events.js';
 import type { RelayStore } from './store/relay-store.js';
+import { CLAIM_BATCH_MAX } from './http/routes/rewards.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 
 export { VERSION } from './version.js';
@@ -138,7 +139,7 @@ export function createRelay(options: RelayOptions): Relay {
   const payApproved = (entry: LedgerEntry) => payouts.pay(entry, catalog.get(entry.achievementId)?.title ?? entry.achievementId);
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
-  const catalogBody: CatalogResponse = { achievements: [...catalog.values()], claimTimeoutMs: 2 * serviceTimeoutMs + 1_000 };
+  const catalogBody: CatalogResponse = { achievements: [...catalog.values()], claimTimeoutMs: 2 * serviceTimeoutMs + 1_000, claimBatchMax: CLAIM_BATCH_MAX };
 
   const app = createApp({
     options,

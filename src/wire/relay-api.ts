@@ -30,6 +30,8 @@ export interface CatalogResponse {
   achievements: CatalogEntry[];
   /** The longest the relay takes to answer a claim (it may wait on the payments service). */
   claimTimeoutMs?: number;
+  /** The most claims `POST /v1/rewards/batch` takes at once; absent: the relay takes one claim per request. */
+  claimBatchMax?: number;
 }
 
 /** `POST /v1/players` body. */
@@ -111,6 +113,27 @@ export interface Readiness {
 }
 
 /** RFC 9457 problem details, served as `application/problem+json`. */
+/** One claim of `POST /v1/rewards/batch`: the body of `POST /v1/rewards`, with its key inside. */
+export interface BatchedRewardClaim extends RewardClaim {
+  idempotencyKey: string;
+}
+
+/** `POST /v1/rewards/batch` body: claims of the token's player, each decided as if sent alone. */
+export interface RewardClaimBatch {
+  claims: BatchedRewardClaim[];
+}
+
+/** What `POST /v1/rewards` would have answered one claim of a batch: its status, and the record or the problem. */
+export type RewardClaimResult =
+  | { idempotencyKey: string; status: number; reward: RewardRecord; replayed?: true }
+  /** `retryAfter`: seconds, as the `Retry-After` header would have said. */
+  | { idempotencyKey: string; status: number; problem: Problem; retryAfter?: number };
+
+/** `POST /v1/rewards/batch` answer (200): one result per claim, in the order sent. */
+export interface RewardClaimBatchResult {
+  results: RewardClaimResult[];
+}
+
 export interface Problem {
   type: string;
   title: string;

@@ -180,6 +180,28 @@ describe('the reward bus', () => {
     expect(net.maxInFlight).toBeGreaterThan(1);
     expect([...net.claims.values()].every((n) => n === 1)).toBe(true);
     expect(net.claims.size).toBe(40);
+    // In batches of what the relay's catalog offers: two requests.
+    expect(net.requests.slice(-2).sort((x, y) => x - y)).toEqual([15, 25]);
+  });
+
+  it('sends claims one by one when the relay will not take a batch, and rejects none for it', async () => {
+    relay = await startTestRelay({ RELAY_USER_DAILY_CAP_SATS: '0' }, everyCoin);
+    const net = controlledFetch();
+    const refusing = (async (input: RequestInfo | URL, init?: RequestInit) =>
+      String(input).endsWith('/v1/rewards/batch') ? new Response(JSON.stringify({ code: 'not_found', status: 404 }), { status: 404 }) : net.fetch(input, init)) as typeof fetch;
+    const b = bus({ fetch: refusing, storage: memoryStorage() });
+    await b.link('alice');
+    let rejected = 0;
+    b.on('reward:rejected', () => rejected++);
+    net.offline = true;
+    for (let i = 0; i < 10; i++) b.unlock('coin');
+    await b.flush();
+    net.offline = false;
+    await b.flush();
+    expect(b.pending()).toEqual([]);
+    expect(rejected).toBe(0);
+    expect(relay.sandbox!.payments()).toHaveLength(10);
+    expect(net.requests.every((n) => n === 1)).toBe(true);
   });
 
   it('does not hammer an unreachable relay: the backlog waits with the intent that found it gone', async () => {
@@ -190,15 +212,19 @@ describe('the reward bus', () => {
     let attempts = 0;
     b.on('reward:sent', () => attempts++);
     net.offline = true;
+    const before = net.tries;
     for (let i = 0; i < 30; i++) b.unlock('coin');
     await b.flush();
     await sleep(200);
     const early = attempts;
+    const requests = net.tries - before;
     await sleep(400);
     // A pass of at most `concurrency` requests (and a probe per flush), then quiet until the backoff is up.
     expect(early).toBeGreaterThan(0);
-    expect(early).toBeLessThanOrEqual(8);
+    expect(requests).toBeGreaterThan(0);
+    expect(requests).toBeLessThanOrEqual(8);
     expect(attempts).toBe(early);
+    expect(net.tries - before).toBe(requests);
     expect(b.pending()).toHaveLength(30);
   });
 

@@ -23,7 +23,7 @@ const answer = (key: string, status: string): RelayAnswer<RewardRecord> => ({
  */
 function queueOn(
   reply: (key: string, attempt: number) => RelayAnswer<RewardRecord> | Promise<RelayAnswer<RewardRecord>>,
-  { storage = memoryStorage(), concurrency = 6, baseMs = 5 }: { storage?: RewardStorage; concurrency?: number; baseMs?: number } = {},
+  { storage = memoryStorage(), concurrency = 6, baseMs = 5, batchMax = 1 }: { storage?: RewardStorage; concurrency?: number; baseMs?: number; batchMax?: number } = {},
 ) {
   const claims = new Map<string, number>();
   let inFlight = 0;
@@ -36,6 +36,12 @@ function queueOn(
     } finally {
       inFlight--;
     }
+  });
+  /** The keys of each batch request, in the order sent. */
+  const batches: string[][] = [];
+  const claimAll = vi.fn(async (token: string, items: Array<{ idempotencyKey: string }>) => {
+    batches.push(items.map((x) => x.idempotencyKey));
+    return Promise.all(items.map((x) => claim(token, x.idempotencyKey)));
   });
   const settled: Array<{ id: string; event: FinalEvent; reason: string | undefined }> = [];
   const reachable: boolean[] = [];
@@ -50,7 +56,7 @@ function queueOn(
     {
       storage,
       writes,
-      relay: { claim } as unknown as RelayClient,
+      relay: { claim, claimAll, batchMax } as unknown as RelayClient,
       sessions: { current: player, forUser: async () => player, expire },
       earned,
       lockName: 'test',
@@ -71,7 +77,7 @@ function queueOn(
       },
     },
   );
-  return { queue, claims, claim, settled, waiting, reachable, expire, earned, storage, writes, maxInFlight: () => maxInFlight };
+  return { queue, claims, claim, batches, settled, waiting, reachable, expire, earned, storage, writes, maxInFlight: () => maxInFlight };
 }
 
 describe('IntentQueue', () => {
@@ -195,6 +201,26 @@ describe('IntentQueue', () => {
     await vi.waitFor(() => expect(q.settled).toHaveLength(20));
     expect(q.maxInFlight()).toBe(3);
     expect([...q.claims.values()].every((c) => c === 1)).toBe(true);
+  });
+
+  it('sends a backlog in batches of what the relay takes, one player per batch, and ends each intent on its own answer', async () => {
+    const q = queueOn((key, attempt) => (key === backlog[3]!.id && attempt === 1 ? { ok: false, status: 503, retryAfterMs: 1 } : key === backlog[5]!.id ? { ok: false, status: 404, problem: { type: 'x', title: 'x', status: 404, code: 'unknown_achievement' } } : answer(key, 'paid')), {
+      batchMax: 4,
+    });
+    const backlog = Array.from({ length: 9 }, () => intent());
+    const other = { ...intent(), userId: 'u2' };
+    for (const i of [...backlog, other]) q.queue.add(i);
+    await vi.waitFor(() => expect(q.settled).toHaveLength(10));
+    // 9 of u1 in batches of 4, 4 and 1 (u2's one goes alone: a batch carries one player's token);
+    // the 503 inside a batch is sent again with the same key, alone.
+    const first = q.batches.slice(0, 2);
+    expect(first.map((b) => b.length)).toEqual([4, 4]);
+    expect(first.flat()).toEqual(backlog.slice(0, 8).map((i) => i.id));
+    expect(q.claims.get(other.id)).toBe(1);
+    expect(q.claims.get(backlog[3]!.id)).toBe(2);
+    expect(q.settled.find((s) => s.id === backlog[5]!.id)).toMatchObject({ event: 'reward:rejected', reason: 'unknown_achievement' });
+    expect(q.settled.filter((s) => s.event === 'reward:paid')).toHaveLength(9);
+    expect(q.queue.list()).toEqual([]);
   });
 
   it('keeps what unlock() knows of the last time earned in step as intents come and go', async () => {

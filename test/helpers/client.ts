@@ -1,7 +1,8 @@
 import { DEFAULT_CATALOG } from '../../src/relay/index.js';
+import type { RewardClaimBatch } from '../../src/wire/relay-api.js';
 import { createRewardBus, type RewardBus, type RewardBusEvents, type RewardStorage } from '../../src/client/node.js';
 
-export /** A fetch that counts claims per idempotency key and can be told to fail. */
+export /** A fetch that counts claims per idempotency key (alone or in a batch) and can be told to fail. */
 function controlledFetch() {
   const claims = new Map<string, number>();
   const c = {
@@ -14,12 +15,20 @@ function controlledFetch() {
     loseNext: 0,
     maxInFlight: 0,
     inFlight: 0,
+    /** Requests that claimed: the claims each carried (1 for `POST /v1/rewards`). */
+    requests: [] as number[],
+    /** Requests that tried to claim, offline or not. */
+    tries: 0,
     fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
       const url = String(input);
+      const batch = url.endsWith('/v1/rewards/batch');
+      const claiming = (batch || url.endsWith('/v1/rewards')) && init?.method === 'POST';
+      if (claiming) c.tries++;
       if (c.offline) throw new TypeError('fetch failed: offline');
-      if (!url.endsWith('/v1/rewards') || init?.method !== 'POST') return fetch(input, init);
-      const key = new Headers(init.headers).get('idempotency-key')!;
-      claims.set(key, (claims.get(key) ?? 0) + 1);
+      if (!claiming) return fetch(input, init);
+      const keys = batch ? (JSON.parse(String(init.body)) as RewardClaimBatch).claims.map((x) => x.idempotencyKey) : [new Headers(init.headers).get('idempotency-key')!];
+      for (const key of keys) claims.set(key, (claims.get(key) ?? 0) + 1);
+      c.requests.push(keys.length);
       if (c.failNext > 0) {
         c.failNext--;
         return new Response(JSON.stringify({ code: 'x', status: c.failStatus }), { status: c.failStatus, headers: { 'retry-after': '0' } });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Envelope, MESSAGES, PATHS, type SendPaymentData } from '../../src/contract/payments-api.js';
-import { createLogger, createRelay, openSqliteStore, type PlayerSession, type RelayStore, type RewardRecord } from '../../src/relay/index.js';
+import { createLogger, createRelay, DEFAULT_CATALOG, openSqliteStore, type PlayerSession, type RelayOptions, type RelayStore, type RewardRecord } from '../../src/relay/index.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 
 const API_KEY = `k_${randomUUID()}`;
@@ -31,7 +31,7 @@ type Answer = (request: Request, sandbox: Sandbox) => Response | undefined | Pro
  * A relay paying through the fake service. `answer` may answer a request to the service itself
  * (undefined: the sandbox answers); `store` may change the relay's store.
  */
-async function start(answer: Answer, store: (s: RelayStore) => RelayStore = (s) => s) {
+async function start(answer: Answer, store: (s: RelayStore) => RelayStore = (s) => s, options: Partial<RelayOptions> = {}) {
   const sandbox = createSandbox({ apiKey: API_KEY });
   const serviceUrl = await listen(async (request) => (await answer(request, sandbox)) ?? sandbox.fetch(request));
   const sqlite = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rewardbus-branches-')), 'ledger.sqlite'));
@@ -44,16 +44,17 @@ async function start(answer: Answer, store: (s: RelayStore) => RelayStore = (s) 
     secret: randomUUID(),
     rateLimitPerMinute: 0,
     logger,
+    ...options,
   });
   closers.push(() => relay.close());
   await relay.ready;
   const url = await listen(relay.fetch);
   const player = (await (await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'alice' }) })).json()) as PlayerSession;
-  const claim = async (key = randomUUID()) => {
+  const claim = async (key = randomUUID(), achievementId = 'first-coin') => {
     const r = await fetch(`${url}/v1/rewards`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}`, 'idempotency-key': key },
-      body: JSON.stringify({ achievementId: 'first-coin' }),
+      body: JSON.stringify({ achievementId }),
     });
     return { status: r.status, headers: r.headers, body: (await r.json()) as RewardRecord & { code?: string } };
   };
@@ -172,5 +173,31 @@ describe('a payout whose claim was lost', () => {
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ status: 'needs_review', reason: 'lost_claim' });
     expect(relay.sandbox.payments()).toHaveLength(0);
+  });
+});
+
+describe('the gamertag lookup before each payment', () => {
+  it('is shared by payments to one player at the same moment, and never kept after it: ten claims at once, ten payments to alice', async () => {
+    let lookups = 0;
+    const coin = { id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown' as const, seconds: 0 } };
+    const relay = await start(
+      async (request) => {
+        if (request.method !== 'GET' || !new URL(request.url).pathname.startsWith(PATHS.gamertagByUserId(''))) return undefined;
+        lookups++;
+        // Slow enough that every claim of the burst is committed while the first lookup is out.
+        await new Promise((r) => setTimeout(r, 150));
+        return undefined;
+      },
+      undefined,
+      { catalog: [...DEFAULT_CATALOG, coin] },
+    );
+    const burst = await Promise.all(Array.from({ length: 10 }, () => relay.claim(undefined, 'coin')));
+    expect(burst.map((r) => r.body.status)).toEqual(Array(10).fill('paid'));
+    expect(lookups).toBeLessThanOrEqual(2);
+    expect(relay.sandbox.payments().map((p) => p.receiverId)).toEqual(Array(10).fill(relay.player.userId));
+    // Once the burst is paid, the next payment looks the gamertag up afresh.
+    const before = lookups;
+    await relay.claim(undefined, 'coin');
+    expect(lookups).toBe(before + 1);
   });
 });

@@ -24,12 +24,23 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * the payment-status endpoint, a late answer or an operator, never by sending again.
  */
 export function createPayouts(ledger: Ledger, settlements: Settlements, payments: PaymentsClient, logger: Logger, wallet: WalletWatch = NO_WALLET_WATCH) {
+  /** Lookups in flight, by userId. */
+  const lookups = new Map<string, ReturnType<PaymentsClient['gamertagByUserId']>>();
+
   /**
    * Payments go to a gamertag, but a player can rename and someone else take the old name within
    * a second: the userId's gamertag is looked up right before each payment, never cached.
+   * Payments to one player at the same moment (a batch, a backlog) share the lookup in flight:
+   * it began at most one lookup's time before theirs would have, the same window that already
+   * lies between any lookup and its payment.
    */
   async function currentGamertag(userId: string): Promise<Settlement | string> {
-    const r = await payments.gamertagByUserId(userId);
+    let lookup = lookups.get(userId);
+    if (!lookup) {
+      lookup = payments.gamertagByUserId(userId).finally(() => lookups.delete(userId));
+      lookups.set(userId, lookup);
+    }
+    const r = await lookup;
     if (r.kind === 'ok') {
       if (clean(r.data.gamertag, 64)) return r.data.gamertag;
       // Nothing was sent: no payment goes to a name the relay cannot even record.

@@ -74,10 +74,10 @@ export function parseJsonObject(text: string): Record<string, unknown> {
 }
 
 /** Parses a JSON body against a schema: 415 for another content type, 413 too large, 400 for bad JSON or fields. */
-export async function readJson<S extends z.ZodType>(c: RelayContext, schema: S): Promise<z.infer<S>> {
+export async function readJson<S extends z.ZodType>(c: RelayContext, schema: S, max = c.get('maxBodyBytes')): Promise<z.infer<S>> {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) throw new RelayProblem('unsupported_media_type');
-  const json = parseJsonObject(await readText(c));
+  const json = parseJsonObject(await readText(c, max));
   const r = schema.safeParse(json);
   if (!r.success) {
     const detail = r.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');

@@ -57,8 +57,15 @@ export class RelayProblem extends Error {
  * the error (CORS, security) are on it too: a browser game must be able to read a 4xx.
  */
 export function problemResponse(c: Context, p: RelayProblem): Response {
+  const body = problemBody(p);
+  // 499 is no standard status, so not in Hono's list; Node sends it as it is.
+  return c.body(JSON.stringify(body), body.status as ContentfulStatusCode, { 'content-type': 'application/problem+json', ...p.headers });
+}
+
+/** The problem's RFC 9457 body (also one claim's answer in a batch). */
+export function problemBody(p: RelayProblem): Problem {
   const [status, title] = PROBLEMS[p.code];
-  const body: Problem = {
+  return {
     type: `https://github.com/rewardbus/rewardbus/blob/main/docs/relay-api.md#${p.code}`,
     title,
     status,
@@ -66,6 +73,4 @@ export function problemResponse(c: Context, p: RelayProblem): Response {
     ...(p.detail ? { detail: p.detail } : {}),
     ...p.extra,
   };
-  // 499 is no standard status, so not in Hono's list; Node sends it as it is.
-  return c.body(JSON.stringify(body), status as ContentfulStatusCode, { 'content-type': 'application/problem+json', ...p.headers });
 }

@@ -1,13 +1,15 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type RewardHistory } from '../../../wire/relay-api.js';
-import type { Claims } from '../../core/claims.js';
-import type { Ledger } from '../../store/ledger.js';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type Problem, type RewardClaimBatchResult, type RewardClaimResult, type RewardHistory } from '../../../wire/relay-api.js';
+import type { ClaimOutcome, Claims } from '../../core/claims.js';
+import type { Ledger, LedgerEntry } from '../../store/ledger.js';
+import { isStoreOutage } from '../../store/outage.js';
 import { toRewardRecord } from '../../store/reward-record.js';
 import { clientIp, readJson, type RelayContext, type RelayEnv } from '../context.js';
 import { addressGroup } from '../client-address.js';
+import type { RateLimiter } from '../middleware/rate-limit.js';
 import { PROOF_MAX_LENGTH } from '../../core/unlock-proof.js';
-import { RelayProblem } from '../problems.js';
+import { problemBody, RelayProblem } from '../problems.js';
 
 // Strict: an `amount` (or anything else) in the body is refused, not silently ignored.
 const claimSchema = z.strictObject({
@@ -15,43 +17,100 @@ const claimSchema = z.strictObject({
   occurredAt: z.iso.datetime({ offset: true }).optional(),
   proof: z.string().min(1).max(PROOF_MAX_LENGTH).optional(),
 });
+const batchedClaimSchema = claimSchema.extend({ idempotencyKey: z.string() });
+/** The claims one `POST /v1/rewards/batch` takes: a device back online catches up in a few requests. */
+export const CLAIM_BATCH_MAX = 25;
+const batchSchema = z.strictObject({ claims: z.array(z.unknown()).min(1).max(CLAIM_BATCH_MAX) });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RewardsRouteDeps {
   ledger: Ledger;
   claim: Claims;
+  /** Each claim of a batch after its first counts against the player's rate limit, as its own request would. */
+  limiter: RateLimiter;
 }
 
-/** `POST /v1/rewards` pays an achievement at most once per Idempotency-Key; GETs read the player's own. */
-export function rewardsRoute({ ledger, claim }: RewardsRouteDeps) {
-  async function post(c: RelayContext) {
-    // The IETF draft sends the key as a structured-field string: "<uuid>". Bare is accepted too.
-    const key = (c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '').replace(/^"(.*)"$/, '$1');
-    if (!UUID.test(key)) throw new RelayProblem('idempotency_key_required');
-    const body = await readJson(c, claimSchema);
-    const r = await claim(c.get('player'), key, body, c.req.raw, addressGroup(clientIp(c)));
-    switch (r.kind) {
-      case 'unknown_achievement':
-        throw new RelayProblem('unknown_achievement', `No achievement ${body.achievementId}`);
-      case 'key_reused':
-        throw new RelayProblem('idempotency_key_reused');
-      case 'in_flight':
-        throw new RelayProblem('request_in_flight', undefined, { 'Retry-After': '1' });
-      case 'deferred':
-        throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
-      case 'too_early': {
-        const seconds = Math.max(1, Math.ceil((r.retryAt - Date.now()) / 1000));
-        throw new RelayProblem('too_early', undefined, { 'Retry-After': `${seconds}` }, { retryAt: new Date(r.retryAt).toISOString() });
-      }
-      case 'answered':
-        // A replay gets the original answer's status, with the entry as it stands now.
-        if (r.replayed) c.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
-        return c.json(toRewardRecord(r.entry), 201);
+/** What a claim's outcome answers: the reward record (201), or the problem. */
+function answerOf(r: ClaimOutcome, achievementId: string): { entry: LedgerEntry; replayed: boolean } | RelayProblem {
+  switch (r.kind) {
+    case 'unknown_achievement':
+      return new RelayProblem('unknown_achievement', `No achievement ${achievementId}`);
+    case 'key_reused':
+      return new RelayProblem('idempotency_key_reused');
+    case 'in_flight':
+      return new RelayProblem('request_in_flight', undefined, { 'Retry-After': '1' });
+    case 'deferred':
+      return new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
+    case 'too_early': {
+      const seconds = Math.max(1, Math.ceil((r.retryAt - Date.now()) / 1000));
+      return new RelayProblem('too_early', undefined, { 'Retry-After': `${seconds}` }, { retryAt: new Date(r.retryAt).toISOString() });
     }
+    case 'answered':
+      return r;
+  }
+}
+
+/** The IETF draft sends the key as a structured-field string: "<uuid>". Bare is accepted too. */
+const keyOf = (raw: string) => {
+  const key = raw.replace(/^"(.*)"$/, '$1');
+  if (!UUID.test(key)) throw new RelayProblem('idempotency_key_required');
+  return key;
+};
+
+/** `POST /v1/rewards` pays an achievement at most once per Idempotency-Key; GETs read the player's own. */
+export function rewardsRoute({ ledger, claim, limiter }: RewardsRouteDeps) {
+  async function post(c: RelayContext) {
+    const key = keyOf(c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '');
+    const body = await readJson(c, claimSchema);
+    const a = answerOf(await claim(c.get('player'), key, body, c.req.raw, addressGroup(clientIp(c))), body.achievementId);
+    if (a instanceof RelayProblem) throw a;
+    // A replay gets the original answer's status, with the entry as it stands now.
+    if (a.replayed) c.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    return c.json(toRewardRecord(a.entry), 201);
+  }
+
+  /**
+   * Several claims of the player in one request, decided at once (their commits share the
+   * ledger's), each answered as `POST /v1/rewards` would have answered it alone. A claim's own
+   * mistake is its own 4xx; only a malformed envelope refuses the request.
+   */
+  async function postBatch(c: RelayContext) {
+    // Each claim is bounded as its own request's body is.
+    const { claims } = await readJson(c, batchSchema, c.get('maxBodyBytes') * CLAIM_BATCH_MAX);
+    const player = c.get('player');
+    const address = addressGroup(clientIp(c));
+    const seen = new Set<string>();
+    const one = async (item: unknown, i: number): Promise<RewardClaimResult> => {
+      const idempotencyKey = typeof item === 'object' && item && 'idempotencyKey' in item && typeof item.idempotencyKey === 'string' ? item.idempotencyKey : '';
+      try {
+        const key = keyOf(idempotencyKey);
+        if (seen.has(key)) throw new RelayProblem('bad_request', 'This Idempotency-Key is in the batch twice');
+        seen.add(key);
+        const parsed = batchedClaimSchema.safeParse(item);
+        if (!parsed.success) throw new RelayProblem('bad_request', parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; '));
+        // The request itself took the first claim's share of the player's limit.
+        const wait = i === 0 ? 0 : limiter(`user:${player.userId}`);
+        if (wait > 0) throw new RelayProblem('rate_limited', `Try again in ${wait} s`, { 'Retry-After': `${wait}` });
+        const { idempotencyKey: _, ...body } = parsed.data;
+        const a = answerOf(await claim(player, key, body, c.req.raw, address), body.achievementId);
+        if (a instanceof RelayProblem) throw a;
+        return { idempotencyKey, status: 201, reward: toRewardRecord(a.entry), ...(a.replayed ? { replayed: true as const } : {}) };
+      } catch (err) {
+        const p = err instanceof RelayProblem ? err : isStoreOutage(err) ? new RelayProblem('store_unavailable', undefined, { 'Retry-After': '5' }) : undefined;
+        // Anything else is the relay's failure: the whole request fails, and its retry replays what was decided.
+        if (!p) throw err;
+        const problem: Problem = problemBody(p);
+        const retryAfter = Number(p.headers['Retry-After']);
+        return { idempotencyKey, status: problem.status, problem, ...(retryAfter > 0 ? { retryAfter } : {}) };
+      }
+    };
+    const results = await Promise.all(claims.map(one));
+    return c.json({ results } satisfies RewardClaimBatchResult);
   }
 
   return new Hono<RelayEnv>()
     .post('/', post)
+    .post('/batch', postBatch)
     .get('/', async (c) => {
       const limit = Math.min(Math.max(Number(c.req.query('limit')) || 100, 1), 500);
       const entries = await ledger.history(c.get('player').userId, limit);

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CATALOG } from '../../src/relay/index.js';
+import type { CatalogResponse, RewardClaimBatchResult } from '../../src/wire/relay-api.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+let relay: TestRelay | undefined;
+afterEach(async () => {
+  await relay?.stop();
+  relay = undefined;
+});
+
+const everyCoin = { relay: { catalog: [...DEFAULT_CATALOG.map(({ minPlaySeconds: _wait, ...a }) => a), { id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown' as const, seconds: 0 } }] } };
+
+async function batch(token: string | undefined, body: unknown) {
+  const r = await fetch(`${relay!.url}/v1/rewards/batch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: r.status, type: r.headers.get('content-type'), body: (await r.json()) as RewardClaimBatchResult & { code?: string } };
+}
+
+describe('POST /v1/rewards/batch', () => {
+  it('decides each claim as if sent alone: paid, replayed, unknown, an amount, a bad key, a key twice; nothing refused is paid', async () => {
+    relay = await startTestRelay({ RELAY_USER_DAILY_CAP_SATS: '0' }, everyCoin);
+    const player = await relay.link('alice');
+    const earlier = await relay.claim(player.token, { achievementId: 'coin' });
+    const [a, b] = [randomUUID(), randomUUID()];
+    const r = await batch(player.token, {
+      claims: [
+        { idempotencyKey: a, achievementId: 'coin' },
+        { idempotencyKey: earlier.body.idempotencyKey, achievementId: 'coin' },
+        { idempotencyKey: randomUUID(), achievementId: 'no-such-thing' },
+        { idempotencyKey: randomUUID(), achievementId: 'coin', amount: 1_000_000 },
+        { idempotencyKey: 'not-a-uuid', achievementId: 'coin' },
+        { idempotencyKey: b, achievementId: 'first-coin' },
+        { idempotencyKey: a, achievementId: 'coin' },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.results.map((x) => [x.status, 'reward' in x ? x.reward.status : x.problem.code])).toEqual([
+      [201, 'paid'],
+      [201, 'paid'],
+      [404, 'unknown_achievement'],
+      [400, 'bad_request'],
+      [400, 'idempotency_key_required'],
+      [201, 'paid'],
+      [400, 'bad_request'],
+    ]);
+    expect(r.body.results[1]).toMatchObject({ replayed: true, reward: { id: earlier.body.id } });
+    expect(r.body.results[3]).toMatchObject({ problem: { detail: expect.stringContaining('amount') } });
+    // The earlier claim and the two new ones: three payments, each to alice, at the catalog's amounts.
+    expect(relay.sandbox!.payments().map((p) => p.amount)).toEqual(['1000', '1000', '21000']);
+
+    // The same batch again replays: nothing new is paid.
+    const again = await batch(player.token, { claims: [{ idempotencyKey: a, achievementId: 'coin' }, { idempotencyKey: b, achievementId: 'first-coin' }] });
+    expect(again.body.results.map((x) => 'reward' in x && x.replayed)).toEqual([true, true]);
+    expect(relay.sandbox!.payments()).toHaveLength(3);
+  });
+
+  it('is offered in the catalog, and refuses a malformed envelope whole (problem+json), recording nothing', async () => {
+    relay = await startTestRelay({}, everyCoin);
+    const catalog = (await (await fetch(`${relay.url}/v1/catalog`)).json()) as CatalogResponse;
+    expect(catalog.claimBatchMax).toBe(25);
+    const player = await relay.link('alice');
+    const claims = (n: number) => Array.from({ length: n }, () => ({ idempotencyKey: randomUUID(), achievementId: 'coin' }));
+    for (const body of [{ claims: claims(26) }, { claims: [] }, { claims: claims(1), amount: 5 }, [claims(1)], 'not json']) {
+      const r = await batch(player.token, body);
+      expect(r.status).toBe(400);
+      expect(r.type).toBe('application/problem+json');
+    }
+    expect((await batch(undefined, { claims: claims(1) })).status).toBe(401);
+    expect((await fetch(`${relay.url}/v1/rewards/batch`, { headers: { authorization: `Bearer ${player.token}` } })).status).toBe(405);
+    const history = await fetch(`${relay.url}/v1/rewards`, { headers: { authorization: `Bearer ${player.token}` } });
+    expect(((await history.json()) as { rewards: unknown[] }).rewards).toEqual([]);
+    expect(relay.sandbox!.payments()).toEqual([]);
+  });
+
+  it("counts each claim against the player's rate limit, as its own request would", async () => {
+    relay = await startTestRelay({ RELAY_RATE_LIMIT_PER_MINUTE: '3', RELAY_USER_DAILY_CAP_SATS: '0' }, everyCoin);
+    const player = await relay.link('alice');
+    const r = await batch(player.token, { claims: Array.from({ length: 5 }, () => ({ idempotencyKey: randomUUID(), achievementId: 'coin' })) });
+    expect(r.body.results.map((x) => x.status)).toEqual([201, 201, 201, 429, 429]);
+    expect(r.body.results[3]).toMatchObject({ problem: { code: 'rate_limited' }, retryAfter: expect.any(Number) });
+    expect(relay.sandbox!.payments()).toHaveLength(3);
+  });
+});
