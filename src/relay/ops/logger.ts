@@ -10,29 +10,14 @@ export const REDACT_PATHS = ['apiKey', 'apikey', 'authorization', 'token', 'secr
 
 /**
  * Where log lines go by default: readable lines in a terminal, JSON lines elsewhere (for log
- * collectors). JSON is written asynchronously, never blocking the event loop on a slow reader,
- * and at the end of the event loop's turn: lines logged together go out in one write, and none
- * waits longer than that turn (those pending at exit are written then).
+ * collectors). JSON is written asynchronously, never blocking the event loop on a slow reader:
+ * one write at a time, and the lines logged while it is under way go out together in the next.
+ * Nothing waits for more lines to come (a minimum length would hold the last lines back for as
+ * long as nothing else is logged: sonic-boom drops a flush asked for during a write).
  */
 function defaultDestination(): pino.DestinationStream {
   if (process.stdout.isTTY) return pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
-  const out = pino.destination({ dest: 1, sync: false, minLength: 8192 });
-  let flushing = false;
-  let closed = false;
-  out.once('close', () => (closed = true));
-  const flush = () => {
-    flushing = false;
-    if (!closed) out.flush();
-  };
-  return {
-    write(line: string) {
-      out.write(line);
-      if (!flushing) {
-        flushing = true;
-        setImmediate(flush);
-      }
-    },
-  };
+  return pino.destination({ dest: 1, sync: false });
 }
 
 /**
