@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_CATALOG } from '../../src/relay/index.js';
 import type { CatalogResponse, RewardClaimBatchResult } from '../../src/wire/relay-api.js';
+import { freshDatabase } from '../helpers/postgres.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+const postgresUrl = inject('postgresUrl');
+const BACKENDS = [
+  { name: 'SQLite', env: async (): Promise<Record<string, string>> => ({}) },
+  ...(postgresUrl ? [{ name: 'PostgreSQL', env: async () => ({ RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: `${randomUUID()}${randomUUID()}` }) }] : []),
+];
 
 let relay: TestRelay | undefined;
 afterEach(async () => {
@@ -21,9 +28,9 @@ async function batch(token: string | undefined, body: unknown) {
   return { status: r.status, type: r.headers.get('content-type'), body: (await r.json()) as RewardClaimBatchResult & { code?: string } };
 }
 
-describe('POST /v1/rewards/batch', () => {
+describe.each(BACKENDS)('POST /v1/rewards/batch on $name', (backend) => {
   it('decides each claim as if sent alone: paid, replayed, unknown, an amount, a bad key, a key twice; nothing refused is paid', async () => {
-    relay = await startTestRelay({ RELAY_USER_DAILY_CAP_SATS: '0' }, everyCoin);
+    relay = await startTestRelay({ RELAY_USER_DAILY_CAP_SATS: '0', ...(await backend.env()) }, everyCoin);
     const player = await relay.link('alice');
     const earlier = await relay.claim(player.token, { achievementId: 'coin' });
     const [a, b] = [randomUUID(), randomUUID()];
@@ -59,6 +66,20 @@ describe('POST /v1/rewards/batch', () => {
     expect(relay.sandbox!.payments()).toHaveLength(3);
   });
 
+  it("holds a full batch of one player's claims to the player's daily cap: 25 at once, 10 paid, 15 refused, none twice", async () => {
+    relay = await startTestRelay({ RELAY_USER_DAILY_CAP_SATS: '10', ...(await backend.env()) }, everyCoin);
+    const player = await relay.link('alice');
+    const claims = Array.from({ length: 25 }, () => ({ idempotencyKey: randomUUID(), achievementId: 'coin' }));
+    const r = await batch(player.token, { claims });
+    const statuses = r.body.results.map((x) => ('reward' in x ? x.reward.status : x.problem.code));
+    expect(statuses.filter((s) => s === 'paid')).toHaveLength(10);
+    expect(r.body.results.filter((x) => 'reward' in x && x.reward.status === 'rejected' && x.reward.reason === 'user_daily_cap')).toHaveLength(15);
+    expect(relay.sandbox!.payments()).toHaveLength(10);
+    expect(r.body.results.map((x) => x.idempotencyKey)).toEqual(claims.map((c) => c.idempotencyKey));
+  });
+});
+
+describe('POST /v1/rewards/batch', () => {
   it('is offered in the catalog, and refuses a malformed envelope whole (problem+json), recording nothing', async () => {
     relay = await startTestRelay({}, everyCoin);
     const catalog = (await (await fetch(`${relay.url}/v1/catalog`)).json()) as CatalogResponse;
