@@ -20,19 +20,10 @@ describe('log lines on stdout', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       let out = '';
-      const seen = await new Promise<boolean>((resolve) => {
-        // Not a deadline for speed: a line held back stays held back however long one waits.
-        const timer = setTimeout(() => resolve(false), 5_000);
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          if (out.includes('the last line')) {
-            clearTimeout(timer);
-            resolve(true);
-          }
-        });
-      });
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      // Not a deadline for speed: a line held back stays held back however long one waits.
+      await expect.poll(() => out.includes('the last line'), { timeout: 5_000 }).toBe(true);
       expect(out.match(/"msg":"burst"/g)).toHaveLength(24);
-      expect(seen).toBe(true);
     } finally {
       child.kill('SIGKILL');
     }
