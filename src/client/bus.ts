@@ -1,6 +1,7 @@
 import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
 import type { RetryOptions } from './backoff.js';
 import { answer, RewardBusError } from './bus-error.js';
+import { CatalogCache } from './catalog-cache.js';
 import { earnBlock, LastEarned, lastEarned } from './earn-rules.js';
 import type { RewardBusEvents, RewardIntent, RewardOutcome, UnlockOptions } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
@@ -10,7 +11,7 @@ import type { RampResult } from './open-ramp.js';
 import { Outcomes } from './outcomes.js';
 import { randomId } from './random-id.js';
 import { createRelayClient, type RelayClient } from './relay-client.js';
-import { listenToRelay, type EventSourceClass } from './relay-stream.js';
+import { PlayerStream, type EventSourceClass } from './relay-stream.js';
 import { PlayerSessions } from './sessions.js';
 import { defaultStorage, type RewardStorage } from './storage.js';
 import { createTabChannel, type TabMessage } from './tab-channel.js';
@@ -53,11 +54,8 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   readonly #outcomes: Outcomes;
   readonly #queue: IntentQueue;
   readonly #earned: LastEarned;
-  #catalog: Map<string, CatalogEntry> | undefined;
-  #catalogFetch: Promise<void> | undefined;
-  #stream: EventSource | undefined;
-  /** The token the event stream was opened with: a renewed one reopens it. */
-  #streamToken: string | undefined;
+  readonly #catalog: CatalogCache;
+  readonly #stream: PlayerStream;
   #ramp: RampSession | undefined;
   #destroyed = false;
   /** The browser is back online: send what waited, or at least find out whether the relay answers. */
@@ -70,6 +68,23 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     this.#storage = options.storage ?? defaultStorage();
     this.#writes = createWriteBatch(this.#storage, (err) => this.#error(err));
     this.#relay = createRelayClient(options);
+    this.#catalog = new CatalogCache(this.#relay, this.#writes);
+    this.#stream = new PlayerStream(
+      (token) => this.#relay.eventsUrl(token),
+      {
+        reward: (r) => this.#outcomes.heardRecord(r),
+        // A purchase that ended ends its session: the next "buy" opens a new one.
+        completed: (e) => {
+          this.#ramp = undefined;
+          this.emit('ramp:completed', e);
+        },
+        failed: (e) => {
+          this.#ramp = undefined;
+          this.emit('ramp:failed', e);
+        },
+      },
+      options.eventSource,
+    );
     const name = `rewardbus:${options.relayUrl}`;
     this.#tabs = createTabChannel(name, (m) => this.#heard(m));
     const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay));
@@ -93,7 +108,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
         settled: (intent, event, record, reason) => this.#outcomes.settle(this.#outcome(intent, record, reason, false), event),
         reachable: (online) => {
           // A catalog the relay could not give at start comes now (and with it, batched claims).
-          if (online) void this.#refreshCatalog();
+          if (online) void this.#catalog.refresh();
           this.emit(online ? 'relay:online' : 'relay:offline');
         },
         error: (err) => this.#error(err),
@@ -152,8 +167,9 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    */
   unlock(achievementId: string, details?: RewardIntent['details'], options?: UnlockOptions): string | undefined {
     const now = Date.now();
-    const entry = this.#catalog?.get(achievementId);
-    const block = this.#catalog && earnBlock(entry, this.#earned.get(achievementId), now);
+    const catalog = this.#catalog.byId;
+    const entry = catalog?.get(achievementId);
+    const block = catalog && earnBlock(entry, this.#earned.get(achievementId), now);
     if (block) {
       this.emit('reward:skipped', { achievementId, ...block });
       return undefined;
@@ -179,8 +195,8 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /** The relay's catalog (the last one seen, when the relay is out of reach). */
   async catalog(): Promise<CatalogEntry[]> {
     await this.ready;
-    await this.#refreshCatalog();
-    return [...(this.#catalog?.values() ?? [])];
+    await this.#catalog.refresh();
+    return [...(this.#catalog.byId?.values() ?? [])];
   }
 
   /** Intents not yet answered for good, oldest first. */
@@ -234,7 +250,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /** Stops sending and listening. Queued intents stay stored for the next bus. */
   destroy(): void {
     this.#destroyed = true;
-    this.#stream?.close();
+    this.#stream.close();
     this.#queue.stop();
     if (typeof window !== 'undefined') {
       window.removeEventListener('online', this.#onOnline);
@@ -259,8 +275,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   }
 
   async #load() {
-    const [player, catalog] = await Promise.all([this.#sessions.load(), this.#storage.get<CatalogEntry[]>('catalog'), this.#queue.load()]);
-    if (catalog) this.#catalog = new Map(catalog.map((c) => [c.id, c]));
+    const [player] = await Promise.all([this.#sessions.load(), this.#catalog.load(this.#storage), this.#queue.load()]);
     if (player) {
       await this.#outcomes.follow(player.userId);
       void this.#refresh();
@@ -280,33 +295,13 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   /** Listens to the player's event stream: purchases, and rewards paid on other devices. */
   #listenToRelay() {
-    this.#stream?.close();
-    this.#stream = undefined;
-    const player = this.#sessions.current;
-    this.#streamToken = player?.token;
-    if (!player || this.#destroyed || this.#opts.eventSource === false) return;
-    this.#stream = listenToRelay(
-      this.#relay.eventsUrl(player.token),
-      {
-        reward: (r) => this.#outcomes.heardRecord(r),
-        // A purchase that ended ends its session: the next "buy" opens a new one.
-        completed: (e) => {
-          this.#ramp = undefined;
-          this.emit('ramp:completed', e);
-        },
-        failed: (e) => {
-          this.#ramp = undefined;
-          this.emit('ramp:failed', e);
-        },
-      },
-      this.#opts.eventSource,
-    );
+    this.#stream.open(this.#destroyed ? undefined : this.#sessions.current);
   }
 
   /** A player's live session; a renewed token for the current player moves the event stream to it. */
   async #sessionFor(userId: string) {
     const s = await this.#sessions.forUser(userId);
-    if (typeof s === 'object' && s.userId === this.#sessions.current?.userId && s.token !== this.#streamToken) this.#listenToRelay();
+    if (typeof s === 'object' && s.userId === this.#sessions.current?.userId && !this.#destroyed) this.#stream.renewed(s);
     return s;
   }
 
@@ -320,23 +315,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   }
 
   #refresh(): Promise<unknown> {
-    return Promise.all([this.#refreshCatalog(), this.#refreshHistory()]);
-  }
-
-  /**
-   * The catalog changes with the relay's configuration, not during play: fetched once and shared
-   * by every caller (the bus at start and link, a plugin, the game); fetched again only after a failure.
-   */
-  #refreshCatalog(): Promise<void> {
-    this.#catalogFetch ??= this.#relay.catalog().then((a) => {
-      if (!a.ok) {
-        this.#catalogFetch = undefined;
-        return;
-      }
-      this.#catalog = new Map(a.body.achievements.map((c) => [c.id, c]));
-      this.#writes.write([['catalog', a.body.achievements]]);
-    });
-    return this.#catalogFetch;
+    return Promise.all([this.#catalog.refresh(), this.#refreshHistory()]);
   }
 
   async #refreshHistory() {
@@ -350,7 +329,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     return {
       intent,
       ...(record ? { record } : {}),
-      sats: record?.sats ?? this.#catalog?.get(intent.achievementId)?.sats ?? 0,
+      sats: record?.sats ?? this.#catalog.byId?.get(intent.achievementId)?.sats ?? 0,
       gamertag: this.#sessions.gamertagOf(intent.userId),
       ...(reason ? { reason } : {}),
       remote,

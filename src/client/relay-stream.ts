@@ -1,4 +1,4 @@
-import type { RewardRecord } from '../wire/relay-api.js';
+import type { PlayerSession, RewardRecord } from '../wire/relay-api.js';
 import type { RewardBusEvents } from './events.js';
 
 export interface RelayStreamHandlers {
@@ -22,4 +22,37 @@ export function listenToRelay(url: string, on: RelayStreamHandlers, Source: Even
   stream.addEventListener('ramp.purchase.completed', (m) => on.completed(data(m)));
   stream.addEventListener('ramp.purchase.failed', (m) => on.failed(data(m)));
   return stream;
+}
+
+/**
+ * The linked player's stream, kept on the player's current token: a renewed token reopens it
+ * (the relay ends a stream whose token lapsed).
+ */
+export class PlayerStream {
+  #stream: EventSource | undefined;
+  #token: string | undefined;
+
+  constructor(
+    private readonly url: (token: string) => string,
+    private readonly on: RelayStreamHandlers,
+    /** `false`: no stream at all. */
+    private readonly Source: EventSourceClass | false | undefined,
+  ) {}
+
+  /** Listens for this player, and for no one else. */
+  open(player: PlayerSession | undefined) {
+    this.close();
+    this.#token = player?.token;
+    if (player && this.Source !== false) this.#stream = listenToRelay(this.url(player.token), this.on, this.Source);
+  }
+
+  /** The streamed player's session was renewed: listen on its new token. */
+  renewed(player: PlayerSession) {
+    if (player.token !== this.#token) this.open(player);
+  }
+
+  close() {
+    this.#stream?.close();
+    this.#stream = undefined;
+  }
 }

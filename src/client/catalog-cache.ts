@@ -1,0 +1,41 @@
+import type { CatalogEntry } from '../wire/relay-api.js';
+import type { RelayClient } from './relay-client.js';
+import type { RewardStorage } from './storage.js';
+import type { WriteBatch } from './write-batch.js';
+
+/**
+ * The relay's catalog as this device knows it: the last one seen (kept in storage, for play
+ * out of the relay's reach), fetched once per session.
+ */
+export class CatalogCache {
+  /** Undefined until a catalog is known, stored or fetched. */
+  byId: Map<string, CatalogEntry> | undefined;
+  #fetch: Promise<void> | undefined;
+
+  constructor(
+    private readonly relay: Pick<RelayClient, 'catalog'>,
+    private readonly writes: WriteBatch,
+  ) {}
+
+  /** Reads the catalog this device stored last. */
+  async load(storage: RewardStorage) {
+    const stored = await storage.get<CatalogEntry[]>('catalog');
+    if (stored) this.byId = new Map(stored.map((c) => [c.id, c]));
+  }
+
+  /**
+   * The catalog changes with the relay's configuration, not during play: fetched once and shared
+   * by every caller (the bus at start and link, a plugin, the game); fetched again only after a failure.
+   */
+  refresh(): Promise<void> {
+    this.#fetch ??= this.relay.catalog().then((a) => {
+      if (!a.ok) {
+        this.#fetch = undefined;
+        return;
+      }
+      this.byId = new Map(a.body.achievements.map((c) => [c.id, c]));
+      this.writes.write([['catalog', a.body.achievements]]);
+    });
+    return this.#fetch;
+  }
+}
