@@ -8,6 +8,7 @@ import { BROWSER_TARGETS, sizeBuild } from '../esbuild.config.mjs';
 import { startServer } from '../src/node/start-server.js';
 import { createRewardBus, memoryStorage } from '../src/client/index.js';
 import { createLogger, loadConfig } from '../src/relay/index.js';
+import type { CatalogResponse } from '../src/wire/relay-api.js';
 
 /** Bytes a game loads up front (the entry and the chunks it imports statically), and on demand. */
 async function measure(entry: string, target?: string[]) {
@@ -67,8 +68,9 @@ export function unlockCost() {
 }
 
 /**
- * Time to pay 1,000 intents queued offline once the relay is back: the client sends them in the
- * batches the relay's catalog offers, one request at a time or 6 at once (a browser's connections).
+ * Time to pay 1,000 intents of one player queued offline once the relay is back: in the batches
+ * the relay's catalog offers, and one claim per request, 6 at once (a browser's connections), as
+ * against a relay without batches.
  */
 export async function drainTime() {
   const dir = mkdtempSync(join(tmpdir(), 'rewardbus-drain-'));
@@ -85,16 +87,22 @@ export async function drainTime() {
   const server = await startServer(config, { logger: createLogger('warn', { write: () => undefined }) });
   const results: Record<string, number> = {};
   try {
-    for (const [name, concurrency] of [['one request at a time', 1], ['6 requests at once', 6]] as const) {
+    for (const [name, batches] of [['one claim per request, 6 at once', false], ['in batches of 25', true]] as const) {
       let offline = true;
       const bus = createRewardBus({
         relayUrl: server.url,
         storage: memoryStorage(),
-        concurrency,
-        fetch: (input, init) => (offline ? Promise.reject(new TypeError('offline')) : fetch(input, init)),
+        fetch: async (input, init) => {
+          if (offline) throw new TypeError('offline');
+          const res = await fetch(input, init);
+          if (batches || !String(input).endsWith('/v1/catalog')) return res;
+          // A relay without batches: its catalog does not offer them.
+          const { claimBatchMax: _, ...body } = (await res.json()) as CatalogResponse;
+          return Response.json(body);
+        },
       });
       offline = false;
-      await bus.link(`drain${concurrency}`);
+      await bus.link(`drain-${batches}`);
       offline = true;
       for (let i = 0; i < 1000; i++) bus.unlock('bench');
       await bus.flush();

@@ -19,8 +19,8 @@ console.log(`  unlock()                               ${fmt(u.unlock, 2).padStar
 console.log(`  baseline: emit + UUID + timestamp      ${fmt(u.baseline, 2).padStart(7)} µs   (unlock = ${fmt(u.unlock / u.baseline, 1)}x)`);
 
 const d = await drainTime();
-console.log('\ndraining 1,000 intents queued offline, in batches of 25, through the relay (SQLite, synchronous=FULL) and sandbox');
-const base = d['one request at a time']!;
+console.log('\ndraining 1,000 intents of one player queued offline, through the relay (SQLite, synchronous=FULL) and sandbox');
+const base = d['one claim per request, 6 at once']!;
 for (const [name, ms] of Object.entries(d)) console.log(`  ${name.padEnd(38)} ${fmt(ms).padStart(7)} ms   ${fmt((1000 * 1000) / ms).padStart(6)} intents/s   (${fmt(base / ms, 1)}x)`);
 
 console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');

@@ -185,19 +185,22 @@ export class IntentQueue {
       if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
       this.#probe = false;
       if (!due.length) break;
-      // One request per player's batch: a backlog goes in a few, and its commits share the relay's.
+      // A player's intents go in batches, one after another: a backlog goes in a few requests,
+      // and one device never has more than one batch of a player's claims at the relay.
       const max = this.o.relay.batchMax;
-      const batches: RewardIntent[][] = [];
-      const open = new Map<string, RewardIntent[]>();
+      const players = new Map<string, RewardIntent[][]>();
       for (const i of due) {
         const userId = (i.userId ??= player!.userId);
-        let b = open.get(userId);
-        if (!b || b.length >= max) open.set(userId, (b = batches[batches.length] = []));
-        b.push(i);
+        const batches = players.get(userId) ?? players.set(userId, []).get(userId)!;
+        const last = batches[batches.length - 1];
+        if (last && last.length < max) last.push(i);
+        else batches.push([i]);
       }
       let unreachable: RewardIntent | undefined;
-      await pool(batches, this.o.concurrency, async (b) => {
-        if (!unreachable && (await this.#send(b)) === 'unreachable') unreachable = b[0];
+      // Single claims (a relay without batches) still go `concurrency` at a time.
+      const lanes = max > 1 ? [...players.values()] : [...players.values()].flat().map((b) => [b]);
+      await pool(lanes, this.o.concurrency, async (batches) => {
+        for (const b of batches) if (!unreachable && (await this.#send(b)) === 'unreachable') unreachable = b[0];
       });
       if (unreachable) {
         // What this pass did not get to waits as long as the intent that found the relay gone,

@@ -73,21 +73,23 @@ export function createRelayClient(options: RelayClientOptions) {
     },
     /**
      * Several claims of one player in one request; each answer as `claim` would have had it.
-     * A request the relay cannot take as a batch is sent again as single claims, so no intent
-     * ends on a refusal of the envelope.
+     * An answer to the request that is no answer to its claims (a proxy's 403, a body that does
+     * not match them) ends none of them: they are sent again one by one.
      */
     claimAll: async (token: string, claims: BatchedRewardClaim[]): Promise<RelayAnswer<RewardRecord>[]> => {
       const a = await call<RewardClaimBatchResult>('POST', '/v1/rewards/batch', { token, body: { claims }, timeoutMs: claimTimeoutMs });
-      if (a.ok) {
-        return a.body.results.map((r) =>
+      const results = a.ok ? a.body?.results : undefined;
+      if (Array.isArray(results) && results.length === claims.length && results.every((r, i) => r?.idempotencyKey === claims[i]!.idempotencyKey && typeof r.status === 'number' && ('reward' in r || 'problem' in r))) {
+        return results.map((r) =>
           'reward' in r ? { ok: true, status: r.status, body: r.reward } : { ok: false, status: r.status, problem: r.problem, ...(r.retryAfter ? { retryAfterMs: r.retryAfter * 1000 } : {}) },
         );
       }
-      if (a.status === 400 || a.status === 404 || a.status === 405 || a.status === 413) {
-        batchMax = 1;
-        return Promise.all(claims.map(({ idempotencyKey, ...body }) => claim(token, idempotencyKey, body)));
-      }
-      return claims.map(() => a as RelayAnswer<RewardRecord>);
+      // Not now (offline, a lapsed token, too many, the relay busy): each claim is told so, and waits.
+      if (!a.ok && (a.status === 0 || a.status === 401 || a.status === 408 || a.status === 429 || a.status >= 500)) return claims.map(() => a as RelayAnswer<RewardRecord>);
+      batchMax = 1;
+      const answers: RelayAnswer<RewardRecord>[] = [];
+      for (const { idempotencyKey, ...body } of claims) answers.push(await claim(token, idempotencyKey, body));
+      return answers;
     },
     catalog: async () => {
       const a = await call<CatalogResponse>('GET', '/v1/catalog', {});

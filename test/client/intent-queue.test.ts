@@ -39,9 +39,16 @@ function queueOn(
   });
   /** The keys of each batch request, in the order sent. */
   const batches: string[][] = [];
+  let batchesInFlight = 0;
+  let maxBatchesInFlight = 0;
   const claimAll = vi.fn(async (token: string, items: Array<{ idempotencyKey: string }>) => {
     batches.push(items.map((x) => x.idempotencyKey));
-    return Promise.all(items.map((x) => claim(token, x.idempotencyKey)));
+    maxBatchesInFlight = Math.max(maxBatchesInFlight, ++batchesInFlight);
+    try {
+      return await Promise.all(items.map((x) => claim(token, x.idempotencyKey)));
+    } finally {
+      batchesInFlight--;
+    }
   });
   const settled: Array<{ id: string; event: FinalEvent; reason: string | undefined }> = [];
   const reachable: boolean[] = [];
@@ -77,7 +84,7 @@ function queueOn(
       },
     },
   );
-  return { queue, claims, claim, batches, settled, waiting, reachable, expire, earned, storage, writes, maxInFlight: () => maxInFlight };
+  return { queue, claims, claim, batches, maxBatchesInFlight: () => maxBatchesInFlight, settled, waiting, reachable, expire, earned, storage, writes, maxInFlight: () => maxInFlight };
 }
 
 describe('IntentQueue', () => {
@@ -211,11 +218,11 @@ describe('IntentQueue', () => {
     const other = { ...intent(), userId: 'u2' };
     for (const i of [...backlog, other]) q.queue.add(i);
     await vi.waitFor(() => expect(q.settled).toHaveLength(10));
-    // 9 of u1 in batches of 4, 4 and 1 (u2's one goes alone: a batch carries one player's token);
-    // the 503 inside a batch is sent again with the same key, alone.
-    const first = q.batches.slice(0, 2);
-    expect(first.map((b) => b.length)).toEqual([4, 4]);
-    expect(first.flat()).toEqual(backlog.slice(0, 8).map((i) => i.id));
+    // 9 of u1 in batches of 4, 4 and 1, one after another; u2's one goes alone (a batch carries
+    // one player's token); the 503 inside a batch is sent again with the same key, alone.
+    const ids = (is: RewardIntent[]) => is.map((i) => i.id);
+    expect(q.batches).toEqual([ids(backlog.slice(0, 4)), ids(backlog.slice(4, 8))]);
+    expect(q.maxBatchesInFlight()).toBe(1);
     expect(q.claims.get(other.id)).toBe(1);
     expect(q.claims.get(backlog[3]!.id)).toBe(2);
     expect(q.settled.find((s) => s.id === backlog[5]!.id)).toMatchObject({ event: 'reward:rejected', reason: 'unknown_achievement' });

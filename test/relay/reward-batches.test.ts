@@ -98,12 +98,33 @@ describe('POST /v1/rewards/batch', () => {
     expect(relay.sandbox!.payments()).toEqual([]);
   });
 
-  it("counts each claim against the player's rate limit, as its own request would", async () => {
-    relay = await startTestRelay({ RELAY_RATE_LIMIT_PER_MINUTE: '3', RELAY_USER_DAILY_CAP_SATS: '0' }, everyCoin);
-    const player = await relay.link('alice');
-    const r = await batch(player.token, { claims: Array.from({ length: 5 }, () => ({ idempotencyKey: randomUUID(), achievementId: 'coin' })) });
+  it("counts each claim against the player's and the address's rate limits, as its own request would", async () => {
+    relay = await startTestRelay({ RELAY_RATE_LIMIT_PER_MINUTE: '4', RELAY_USER_DAILY_CAP_SATS: '0' }, everyCoin);
+    const claims = () => Array.from({ length: 5 }, () => ({ idempotencyKey: randomUUID(), achievementId: 'coin' }));
+    // The address: the link took 1 of its 4, the request (with its first claim) 1, two more claims 2.
+    const alice = await relay.link('alice');
+    const r = await batch(alice.token, { claims: claims() });
     expect(r.body.results.map((x) => x.status)).toEqual([201, 201, 201, 429, 429]);
     expect(r.body.results[3]).toMatchObject({ problem: { code: 'rate_limited' }, retryAfter: expect.any(Number) });
     expect(relay.sandbox!.payments()).toHaveLength(3);
+  });
+
+  it('answers a claim the relay failed on with its own 500, and decides the others', async () => {
+    const verifyClaim = (claim: { achievementId: string }) => {
+      if (claim.achievementId === 'first-coin') throw new Error('the game server is down');
+      return true;
+    };
+    relay = await startTestRelay({ RELAY_USER_DAILY_CAP_SATS: '0' }, { relay: { ...everyCoin.relay, verifyClaim } });
+    const player = await relay.link('alice');
+    const r = await batch(player.token, {
+      claims: ['coin', 'first-coin', 'coin'].map((achievementId) => ({ idempotencyKey: randomUUID(), achievementId })),
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.results.map((x) => [x.status, 'reward' in x ? x.reward.status : x.problem.code])).toEqual([
+      [201, 'paid'],
+      [500, 'internal'],
+      [201, 'paid'],
+    ]);
+    expect(relay.sandbox!.payments()).toHaveLength(2);
   });
 });

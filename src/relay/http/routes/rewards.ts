@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type Problem, type RewardClaimBatchResult, type RewardClaimResult, type RewardHistory } from '../../../wire/relay-api.js';
 import type { ClaimOutcome, Claims } from '../../core/claims.js';
@@ -20,14 +21,21 @@ const claimSchema = z.strictObject({
 const batchedClaimSchema = claimSchema.extend({ idempotencyKey: z.string() });
 /** The claims one `POST /v1/rewards/batch` takes: a device back online catches up in a few requests. */
 export const CLAIM_BATCH_MAX = 25;
+/**
+ * A batch's claims decided at once: enough for their commits to share the ledger's, few enough
+ * that one device's batch holds no more of the store's connections (PostgreSQL) or the service's
+ * attention than a browser's six requests did.
+ */
+const BATCH_CLAIMS_AT_ONCE = 6;
 const batchSchema = z.strictObject({ claims: z.array(z.unknown()).min(1).max(CLAIM_BATCH_MAX) });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RewardsRouteDeps {
   ledger: Ledger;
   claim: Claims;
-  /** Each claim of a batch after its first counts against the player's rate limit, as its own request would. */
+  /** Each claim of a batch after its first counts against the player's and the address's rate limits, as its own request would. */
   limiter: RateLimiter;
+  logger: Logger;
 }
 
 /** What a claim's outcome answers: the reward record (201), or the problem. */
@@ -58,7 +66,7 @@ const keyOf = (raw: string) => {
 };
 
 /** `POST /v1/rewards` pays an achievement at most once per Idempotency-Key; GETs read the player's own. */
-export function rewardsRoute({ ledger, claim, limiter }: RewardsRouteDeps) {
+export function rewardsRoute({ ledger, claim, limiter, logger }: RewardsRouteDeps) {
   async function post(c: RelayContext) {
     const key = keyOf(c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '');
     const body = await readJson(c, claimSchema);
@@ -70,9 +78,10 @@ export function rewardsRoute({ ledger, claim, limiter }: RewardsRouteDeps) {
   }
 
   /**
-   * Several claims of the player in one request, decided at once (their commits share the
+   * Several claims of the player in one request, a few at once (their commits share the
    * ledger's), each answered as `POST /v1/rewards` would have answered it alone. A claim's own
-   * mistake is its own 4xx; only a malformed envelope refuses the request.
+   * mistake is its own 4xx, and a failure of the relay's on one claim is that claim's 500; only
+   * a malformed envelope refuses the request.
    */
   async function postBatch(c: RelayContext) {
     // Each claim is bounded as its own request's body is.
@@ -88,23 +97,33 @@ export function rewardsRoute({ ledger, claim, limiter }: RewardsRouteDeps) {
         seen.add(key);
         const parsed = batchedClaimSchema.safeParse(item);
         if (!parsed.success) throw new RelayProblem('bad_request', parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; '));
-        // The request itself took the first claim's share of the player's limit.
-        const wait = i === 0 ? 0 : limiter(`user:${player.userId}`);
+        // The request itself took the first claim's share of the limits.
+        const wait = i === 0 ? 0 : Math.max(limiter(`ip:${clientIp(c)}`), limiter(`user:${player.userId}`));
         if (wait > 0) throw new RelayProblem('rate_limited', `Try again in ${wait} s`, { 'Retry-After': `${wait}` });
         const { idempotencyKey: _, ...body } = parsed.data;
         const a = answerOf(await claim(player, key, body, c.req.raw, address), body.achievementId);
         if (a instanceof RelayProblem) throw a;
         return { idempotencyKey, status: 201, reward: toRewardRecord(a.entry), ...(a.replayed ? { replayed: true as const } : {}) };
       } catch (err) {
-        const p = err instanceof RelayProblem ? err : isStoreOutage(err) ? new RelayProblem('store_unavailable', undefined, { 'Retry-After': '5' }) : undefined;
-        // Anything else is the relay's failure: the whole request fails, and its retry replays what was decided.
-        if (!p) throw err;
+        let p: RelayProblem;
+        if (err instanceof RelayProblem) p = err;
+        else if (isStoreOutage(err)) p = new RelayProblem('store_unavailable', undefined, { 'Retry-After': '5' });
+        else {
+          // As the app answers a single claim that failed so: logged, and the client sends the same key again.
+          logger.error({ err, method: 'POST', path: '/v1/rewards/batch' }, 'relay error');
+          p = new RelayProblem('internal');
+        }
         const problem: Problem = problemBody(p);
         const retryAfter = Number(p.headers['Retry-After']);
         return { idempotencyKey, status: problem.status, problem, ...(retryAfter > 0 ? { retryAfter } : {}) };
       }
     };
-    const results = await Promise.all(claims.map(one));
+    const results: RewardClaimResult[] = [];
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < claims.length; i = next++) results[i] = await one(claims[i], i);
+    };
+    await Promise.all(Array.from({ length: Math.min(BATCH_CLAIMS_AT_ONCE, claims.length) }, worker));
     return c.json({ results } satisfies RewardClaimBatchResult);
   }
 
