@@ -45,7 +45,6 @@ const RAMP_RENEW_BEFORE_MS = 60_000;
 export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /** Resolved once the stored player, queue and catalog are loaded. */
   readonly ready: Promise<void>;
-  readonly #opts: RewardBusOptions;
   readonly #storage: RewardStorage;
   readonly #relay: RelayClient;
   readonly #writes: ReturnType<typeof createWriteBatch>;
@@ -64,7 +63,6 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   constructor(options: RewardBusOptions) {
     super();
-    this.#opts = options;
     this.#storage = options.storage ?? defaultStorage();
     this.#writes = createWriteBatch(this.#storage, (err) => this.#error(err));
     this.#relay = createRelayClient(options);
