@@ -112,7 +112,6 @@ export interface Readiness {
   service: 'ok';
 }
 
-/** RFC 9457 problem details, served as `application/problem+json`. */
 /** One claim of `POST /v1/rewards/batch`: the body of `POST /v1/rewards`, with its key inside. */
 export interface BatchedRewardClaim extends RewardClaim {
   idempotencyKey: string;
@@ -134,6 +133,7 @@ export interface RewardClaimBatchResult {
   results: RewardClaimResult[];
 }
 
+/** RFC 9457 problem details, served as `application/problem+json`. */
 export interface Problem {
   type: string;
   title: string;

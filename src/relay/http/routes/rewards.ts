@@ -84,7 +84,7 @@ export function rewardsRoute({ ledger, claim, limiter, logger }: RewardsRouteDep
    * a malformed envelope refuses the request.
    */
   async function postBatch(c: RelayContext) {
-    // Each claim is bounded as its own request's body is.
+    // The body as 25 claims' bodies could be; each claim's fields are bounded by the claim's schema.
     const { claims } = await readJson(c, batchSchema, c.get('maxBodyBytes') * CLAIM_BATCH_MAX);
     const player = c.get('player');
     const address = addressGroup(clientIp(c));
