@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 
 // The relay's default destination (stdout, not a terminal), in a process of its own, behind a
@@ -27,5 +28,20 @@ describe('log lines on stdout', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+
+  it('are all written when the process exits in the same turn as it logs them', async () => {
+    const script = `
+      import { createLogger } from './src/relay/ops/logger.ts';
+      const log = createLogger('info');
+      for (let i = 0; i < 50; i++) log.info({ i }, 'at exit');
+      process.exit(0);
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const [code] = (await once(child, 'close')) as [number];
+    expect(code).toBe(0);
+    expect(out.match(/"msg":"at exit"/g)).toHaveLength(50);
   });
 });

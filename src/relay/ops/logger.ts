@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import sonicBoom from 'sonic-boom';
 import { REDACTED, scrub } from './scrub.js';
 
 /**
@@ -14,10 +15,29 @@ export const REDACT_PATHS = ['apiKey', 'apikey', 'authorization', 'token', 'secr
  * one write at a time, and the lines logged while it is under way go out together in the next.
  * Nothing waits for more lines to come (a minimum length would hold the last lines back for as
  * long as nothing else is logged: sonic-boom drops a flush asked for during a write).
+ * What is left at exit is written then. A reader gone (EPIPE) ends logging, never the relay: the
+ * exit flush of pino's own destination (sonic-boom 4) retried a broken pipe every 100 ms forever,
+ * and the relay never exited.
  */
+// CommonJS: its module.exports is the class (its types say `export default`).
+const SonicBoom = sonicBoom as unknown as typeof sonicBoom.SonicBoom;
+
 function defaultDestination(): pino.DestinationStream {
   if (process.stdout.isTTY) return pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
-  return pino.destination({ dest: 1, sync: false });
+  const out = new SonicBoom({ fd: 1, sync: false });
+  let gone = false;
+  out.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    gone = true;
+  });
+  process.once('exit', () => {
+    try {
+      if (!gone) out.flushSync();
+    } catch {
+      // The reader is gone: the lines left go with it.
+    }
+  });
+  return { write: (line: string) => void (gone || out.write(line)) };
 }
 
 /**
