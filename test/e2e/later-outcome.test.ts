@@ -52,10 +52,15 @@ describeInBrowser('a settlement after review, in the browser', () => {
     }, TEST_GAMERTAGS.ambiguous);
     await first.waitForFunction(() => ((globalThis as PageWindow).game.scene.getScene((globalThis as PageWindow).TOAST_SCENE_KEY)?.recent ?? []).some((t) => t.variant === 'review'));
 
-    // A second tab of the same game (same player, same device storage).
+    // A second tab of the same game (same player, same device storage), in front: the first goes
+    // to the background, as in a browser window (headless Chromium calls every page visible).
     const second = await game(context);
     errors.push(...watchPageErrors(second));
     await second.waitForFunction(() => (globalThis as PageWindow).plugin()?.player !== undefined);
+    await first.evaluate(() => {
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+      document.dispatchEvent(new Event('visibilitychange'));
+    });
 
     // The operator checks with the service by hand and marks it paid on the page.
     const [transactionId] = server.sandbox!.payments().map((p) => p.transactionId);
