@@ -13,7 +13,7 @@ console.log('rewardbus bench\n');
 console.log('client bundle as packed (minified by esbuild, dependencies included, Phaser excluded)');
 for (const s of await bundleSizes()) console.log(`  ${s.name.padEnd(64)} ${fmt(s.min).padStart(7)} B min   ${fmt(s.gzip).padStart(6)} B min+gzip`);
 
-const u = unlockCost();
+const u = await unlockCost();
 console.log('\nunlock(), synchronous cost per call');
 console.log(`  unlock()                               ${fmt(u.unlock, 2).padStart(7)} µs`);
 console.log(`  baseline: emit + UUID + timestamp      ${fmt(u.baseline, 2).padStart(7)} µs   (unlock = ${fmt(u.unlock / u.baseline, 1)}x)`);

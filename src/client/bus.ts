@@ -1,143 +1,54 @@
 import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
-import type { RetryOptions } from './backoff.js';
-import { answer, RewardBusError } from './bus-error.js';
-import { CatalogCache } from './catalog-cache.js';
-import { earnBlock, LastEarned, lastEarned } from './earn-rules.js';
-import type { RewardBusEvents, RewardIntent, RewardOutcome, UnlockOptions } from './events.js';
+import type { Courier } from './courier.js';
+import type { RampResult, RewardBusEvents, RewardIntent, UnlockOptions } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
-import { IntentQueue } from './intent-queue.js';
-import { isoTime } from './iso-time.js';
-import type { RampResult } from './open-ramp.js';
-import { Outcomes } from './outcomes.js';
-import { randomId } from './random-id.js';
-import { createRelayClient, type RelayClient } from './relay-client.js';
-import { PlayerStream, type EventSourceClass } from './relay-stream.js';
-import { PlayerSessions } from './sessions.js';
-import { defaultStorage, type RewardStorage } from './storage.js';
-import { createTabChannel, type TabMessage } from './tab-channel.js';
-import { createWriteBatch } from './write-batch.js';
+import { INTENT, newIntent } from './new-intent.js';
+import type { RewardBusOptions } from './options.js';
+import { defaultStorage } from './storage.js';
+import { createWriteBatch, type WriteBatch } from './write-batch.js';
 
-export interface RewardBusOptions {
-  /** Where the relay is, e.g. `https://rewards.example.com`. */
-  relayUrl: string;
-  /** Default: IndexedDB in browsers, `.rewardbus/client-queue.json` in Node. */
-  storage?: RewardStorage;
-  fetch?: typeof fetch;
-  retry?: RetryOptions;
-  /** Per request to the relay; a claim waits at least as long as the relay says it may take. Default 10 s. */
-  timeoutMs?: number;
-  /** Intents sent at once when a backlog drains. Default 6. */
-  concurrency?: number;
-  /**
-   * Hears the player's event stream (purchases, rewards paid on other devices). Default: the
-   * runtime's EventSource (browsers, Node 22+ with it enabled); `false` turns the stream off.
-   */
-  eventSource?: EventSourceClass | false;
-}
-
-/** Ramp sessions are reused until this close to their expiry. */
-const RAMP_RENEW_BEFORE_MS = 60_000;
+export type { RewardBusOptions };
 
 /**
  * The game's side of rewardbus: `unlock()` turns an achievement into a reward intent with its
  * own idempotency key, keeps it in durable storage, and sends it until the relay answers for good.
+ *
+ * What a game loads up front is this and unlock(). The rest (the stored queue and player, the
+ * relay client, the outcomes, the event stream) is the courier, a chunk of its own that the bus
+ * loads as it starts, while it reads its storage: the game's first frame never waits for it.
  */
 export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /** Resolved once the stored player, queue and catalog are loaded. */
   readonly ready: Promise<void>;
-  readonly #storage: RewardStorage;
-  readonly #relay: RelayClient;
-  readonly #writes: ReturnType<typeof createWriteBatch>;
-  readonly #tabs: ReturnType<typeof createTabChannel>;
-  readonly #sessions: PlayerSessions;
-  readonly #outcomes: Outcomes;
-  readonly #queue: IntentQueue;
-  readonly #earned: LastEarned;
-  readonly #catalog: CatalogCache;
-  readonly #stream: PlayerStream;
-  #ramp: RampSession | undefined;
+  readonly #writes: WriteBatch;
+  readonly #courierLoaded: Promise<Courier | undefined>;
+  #courier: Courier | undefined;
+  /** Intents unlocked before the courier came: stored at once, handed to it when it comes. */
+  #early: RewardIntent[] | undefined = [];
   #destroyed = false;
-  /** The browser is back online: send what waited, or at least find out whether the relay answers. */
-  readonly #onOnline = () => void this.flush().then(() => (this.#queue.online ? undefined : this.#probeRelay()));
-  readonly #onOffline = () => this.#queue.setOnline(false);
 
   constructor(options: RewardBusOptions) {
     super();
-    this.#storage = options.storage ?? defaultStorage();
-    this.#writes = createWriteBatch(this.#storage, (err) => this.#error(err));
-    this.#relay = createRelayClient(options);
-    this.#catalog = new CatalogCache(this.#relay, this.#writes);
-    this.#stream = new PlayerStream(
-      (token) => this.#relay.eventsUrl(token),
-      {
-        reward: (r) => this.#outcomes.heardRecord(r),
-        // A purchase that ended ends its session: the next "buy" opens a new one.
-        completed: (e) => {
-          this.#ramp = undefined;
-          this.emit('ramp:completed', e);
-        },
-        failed: (e) => {
-          this.#ramp = undefined;
-          this.emit('ramp:failed', e);
-        },
-      },
-      options.eventSource,
-    );
-    const name = `rewardbus:${options.relayUrl}`;
-    this.#tabs = createTabChannel(name, (m) => this.#heard(m));
-    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay));
-    this.#earned = new LastEarned((id) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history));
-    this.#queue = new IntentQueue(
-      {
-        storage: this.#storage,
-        writes: this.#writes,
-        relay: this.#relay,
-        // The queue renews tokens through the bus, so the event stream follows a renewed one.
-        sessions: { get current() { return sessions.current; }, forUser: (userId) => this.#sessionFor(userId), expire: (userId) => sessions.expire(userId) },
-        earned: this.#earned,
-        lockName: name,
-        tab: randomId(),
-        concurrency: options.concurrency ?? 6,
-        retry: options.retry,
-      },
-      {
-        sent: (intent, attempt) => this.emit('reward:sent', { intent, attempt }),
-        waiting: (intent, retryAt) => this.emit('reward:waiting', { intent, retryAt, reason: 'too_early' }),
-        settled: (intent, event, record, reason) => this.#outcomes.settle(this.#outcome(intent, record, reason, false), event),
-        reachable: (online) => {
-          // A catalog the relay could not give at start comes now (and with it, batched claims).
-          if (online) void this.#catalog.refresh();
-          this.emit(online ? 'relay:online' : 'relay:offline');
-        },
-        error: (err) => this.#error(err),
-      },
-    );
-    this.#outcomes = new Outcomes({
-      // One argument, not a rest parameter: the shipped code would copy arguments into an array.
-      emit: (event, outcome) => this.emit(event, outcome as never),
-      storage: this.#storage,
-      writes: this.#writes,
-      tabs: this.#tabs,
-      queue: this.#queue,
-      earned: this.#earned,
-      describe: (intent, record, reason, remote) => this.#outcome(intent, record, reason, remote),
+    const storage = options.storage ?? defaultStorage();
+    const writes = (this.#writes = createWriteBatch(storage, (err) => this.#error(err)));
+    this.#courierLoaded = import('./courier.js').then(({ Courier }) => {
+      if (this.#destroyed) return undefined;
+      const courier = (this.#courier = new Courier(this, options, storage, writes, this.#early!));
+      this.#early = undefined;
+      return courier;
     });
-    if (typeof window !== 'undefined') {
-      window.addEventListener('online', this.#onOnline);
-      window.addEventListener('offline', this.#onOffline);
-    }
-    this.ready = this.#load();
+    this.ready = this.#courierLoaded.then((c) => c?.ready);
     this.ready.then(() => this.flush(), (err: unknown) => this.#error(err));
   }
 
   /** The linked player, if any. */
   get player(): PlayerSession | undefined {
-    return this.#sessions.current;
+    return this.#courier?.player;
   }
 
   /** False after a request found the relay out of reach (or the browser went offline), until one gets through. */
   get online(): boolean {
-    return this.#queue.online;
+    return this.#courier?.online ?? true;
   }
 
   /**
@@ -146,14 +57,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * Rejects with a RewardBusError.
    */
   async link(gamertag: string): Promise<PlayerSession> {
-    await this.ready;
-    const player = answer(await this.#relay.link(gamertag));
-    this.#queue.setOnline(true);
-    await this.#adopt(player);
-    this.#tabs.post({ type: 'linked', player });
-    await this.#refresh();
-    void this.flush();
-    return player;
+    return (await this.#started()).link(gamertag);
   }
 
   /**
@@ -164,57 +68,38 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * sent with every attempt: `unlock('boss', undefined, { proof })`.
    */
   unlock(achievementId: string, details?: RewardIntent['details'], options?: UnlockOptions): string | undefined {
-    const now = Date.now();
-    const catalog = this.#catalog.byId;
-    const entry = catalog?.get(achievementId);
-    const block = catalog && earnBlock(entry, this.#earned.get(achievementId), now);
-    if (block) {
-      this.emit('reward:skipped', { achievementId, ...block });
-      return undefined;
-    }
-    const intent: RewardIntent = { id: randomId(), achievementId, occurredAt: isoTime(now), attempts: 0, nextAttemptAt: 0 };
-    const userId = this.#sessions.current?.userId;
-    if (userId) intent.userId = userId;
-    if (details) intent.details = details;
-    if (options?.proof) intent.proof = options.proof;
-    // Witnessed play: the relay would answer 425 before the player's session is this old, so the
-    // first send waits for it (the relay's retryAt still rules, should it differ).
-    const linkedAt = userId && entry?.minPlaySeconds ? this.#sessions.linkedAt(userId) : undefined;
-    const due = linkedAt === undefined ? 0 : linkedAt + entry!.minPlaySeconds! * 1000;
-    if (due > now) intent.nextAttemptAt = intent.notBefore = due;
-    this.#queue.add(intent, now);
-    const queued: Parameters<RewardBusEvents['reward:queued']>[0] = { intent, offline: !this.#queue.online };
-    if (entry) queued.sats = entry.sats;
-    this.emit('reward:queued', queued);
-    if (due > now) this.emit('reward:waiting', { intent, retryAt: due, reason: 'too_early' });
+    if (this.#courier) return this.#courier.unlock(achievementId, details, options);
+    if (!this.#early) return undefined;
+    // Nothing is loaded yet (no catalog, no player), as in the moment before the bus's storage
+    // is read: the intent is kept, as it is, and checked and sent once the courier has it.
+    const intent = newIntent(achievementId, details, options, Date.now());
+    this.#early.push(intent);
+    this.#writes.set(INTENT + intent.id, intent);
+    this.emit('reward:queued', { intent, offline: false });
     return intent.id;
   }
 
   /** The relay's catalog (the last one seen, when the relay is out of reach). */
   async catalog(): Promise<CatalogEntry[]> {
-    await this.ready;
-    await this.#catalog.refresh();
-    return [...(this.#catalog.byId?.values() ?? [])];
+    return (await this.#started()).catalog();
   }
 
   /** Intents not yet answered for good, oldest first. */
   pending(): RewardIntent[] {
-    return this.#queue.list().sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
+    return this.#courier?.pending() ?? [...(this.#early ?? [])];
   }
 
   /** The linked player's rewards, newest first (the last ones seen, when the relay is out of reach). */
   async history(): Promise<RewardRecord[]> {
-    await this.ready;
-    await this.#refreshHistory();
-    return [...this.#outcomes.history];
+    return (await this.#started()).history();
   }
 
   /**
    * Sends every due intent now; resolves when nothing more can be done until a retry is due.
    * While the relay seems out of reach, it first tries the oldest intent to see if it is back.
    */
-  flush(): Promise<void> {
-    return this.#destroyed ? Promise.resolve() : this.#queue.flush();
+  async flush(): Promise<void> {
+    await (await this.#courierLoaded)?.flush();
   }
 
   /**
@@ -222,9 +107,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * ended in it. openRamp() shows its widget; other engines can load `widgetUrl` themselves.
    */
   async rampSession(request: RampSessionRequest): Promise<RampSession> {
-    const player = await this.#linked();
-    if (this.#ramp && Date.parse(this.#ramp.expiresAt) - RAMP_RENEW_BEFORE_MS > Date.now()) return this.#ramp;
-    return (this.#ramp = answer(await this.#relay.rampSession(player.token, request)));
+    return (await this.#started()).rampSession(request);
   }
 
   /**
@@ -233,105 +116,27 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * session, so the next one opens anew; a widget closed without one leaves it for reuse.
    */
   rampEnded(result: RampResult): void {
-    if (result.type !== 'close') this.#ramp = undefined;
-    if (result.type === 'success') this.emit('ramp:success', result.data);
-    else if (result.type === 'error') this.emit('ramp:error', result.error);
-    else this.emit('ramp:close');
+    this.#courier?.rampEnded(result);
   }
 
   /** A withdrawal request through the relay: amount, status, expiry and its `lightning:` URI. */
   async withdrawal(id: string): Promise<WithdrawalRequestView> {
-    const player = await this.#linked();
-    return answer(await this.#relay.withdrawal(player.token, id));
+    return (await this.#started()).withdrawal(id);
   }
 
   /** Stops sending and listening. Queued intents stay stored for the next bus. */
   destroy(): void {
     this.#destroyed = true;
-    this.#stream.close();
-    this.#queue.stop();
-    if (typeof window !== 'undefined') {
-      window.removeEventListener('online', this.#onOnline);
-      window.removeEventListener('offline', this.#onOffline);
-    }
-    this.#tabs.close();
+    this.#courier?.destroy();
+    this.#early = undefined;
     this.removeAllListeners();
   }
 
-  async #probeRelay() {
-    if (!('unreachable' in (await this.#relay.catalog()))) this.#queue.setOnline(true);
-  }
-
-  async #linked(): Promise<PlayerSession> {
-    await this.ready;
-    const current = this.#sessions.current;
-    if (!current) throw new RewardBusError('not_linked', 'Link a player first');
-    const s = await this.#sessionFor(current.userId);
-    if (s === 'unreachable') throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
-    if (!s) throw new RewardBusError('not_linked', 'Link the player again');
-    return s;
-  }
-
-  async #load() {
-    const [player] = await Promise.all([this.#sessions.load(), this.#catalog.load(this.#storage), this.#queue.load()]);
-    if (player) {
-      await this.#outcomes.follow(player.userId);
-      void this.#refresh();
-      this.#listenToRelay();
-    }
-  }
-
-  async #adopt(player: PlayerSession) {
-    this.#sessions.adopt(player);
-    await this.#outcomes.follow(player.userId);
-    this.#queue.assignTo(player.userId);
-    await this.#writes.written;
-    this.#ramp = undefined;
-    this.#listenToRelay();
-    this.emit('player:linked', player);
-  }
-
-  /** Listens to the player's event stream: purchases, and rewards paid on other devices. */
-  #listenToRelay() {
-    this.#stream.open(this.#destroyed ? undefined : this.#sessions.current);
-  }
-
-  /** A player's live session; a renewed token for the current player moves the event stream to it. */
-  async #sessionFor(userId: string) {
-    const s = await this.#sessions.forUser(userId);
-    if (typeof s === 'object' && s.userId === this.#sessions.current?.userId && !this.#destroyed) this.#stream.renewed(s);
-    return s;
-  }
-
-  #heard(m: TabMessage) {
-    if (this.#destroyed) return;
-    if (m.type === 'linked') {
-      if (m.player.userId !== this.#sessions.current?.userId) void this.#adopt(m.player);
-      return;
-    }
-    this.#outcomes.settle(m.outcome, m.event);
-  }
-
-  #refresh(): Promise<unknown> {
-    return Promise.all([this.#catalog.refresh(), this.#refreshHistory()]);
-  }
-
-  async #refreshHistory() {
-    const player = this.#sessions.current;
-    if (!player) return;
-    const a = await this.#relay.history(player.token);
-    if (a.ok) this.#outcomes.replaceHistory(player.userId, a.body.rewards);
-  }
-
-  #outcome(intent: RewardIntent, record: RewardRecord | undefined, reason: string | undefined, remote: boolean): RewardOutcome {
-    return {
-      intent,
-      ...(record ? { record } : {}),
-      sats: record?.sats ?? this.#catalog.byId?.get(intent.achievementId)?.sats ?? 0,
-      gamertag: this.#sessions.gamertagOf(intent.userId),
-      ...(reason ? { reason } : {}),
-      remote,
-    };
+  /** The courier, once loaded; a destroyed bus has none. */
+  async #started(): Promise<Courier> {
+    const courier = await this.#courierLoaded;
+    if (!courier) throw new Error('rewardbus: the bus was destroyed');
+    return courier;
   }
 
   #error(err: unknown) {
@@ -342,4 +147,3 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 export function createRewardBus(options: RewardBusOptions): RewardBus {
   return new RewardBus(options);
 }
-

@@ -1,9 +1,8 @@
 export { createRewardBus, RewardBus, type RewardBusOptions } from './bus.js';
 export { RewardBusError } from './bus-error.js';
-export type { RewardBusEvents, RewardIntent, RewardOutcome, UnlockOptions } from './events.js';
+export type { RampResult, RewardBusEvents, RewardIntent, RewardOutcome, UnlockOptions } from './events.js';
 export { memoryStorage, defaultStorage, type RewardStorage } from './storage.js';
 export { idbStorage } from './idb-storage.js';
 export type { RetryOptions } from './backoff.js';
 export type * from '../wire/relay-api.js';
 export { openRamp, showWithdrawal } from './overlays.js';
-export type { RampResult } from './open-ramp.js';

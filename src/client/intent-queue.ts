@@ -3,6 +3,7 @@ import { backoffDelay, type RetryOptions } from './backoff.js';
 import type { LastEarned } from './earn-rules.js';
 import type { RewardIntent } from './events.js';
 import { eventOf } from './outcomes.js';
+import { INTENT } from './new-intent.js';
 import { pool } from './pool.js';
 import type { RelayAnswer, RelayClient } from './relay-client.js';
 import type { PlayerSessions } from './sessions.js';
@@ -11,8 +12,6 @@ import type { FinalEvent } from './tab-channel.js';
 import { withTabLock } from './tab-lock.js';
 import type { WriteBatch } from './write-batch.js';
 
-/** Storage key prefix of queued intents. */
-const INTENT = 'intent:';
 
 /** What the queue tells the bus around it. */
 export interface QueueEvents {
@@ -89,7 +88,10 @@ export class IntentQueue {
 
   /** Reads the intents stored by this device's earlier sessions (and its other tabs). */
   async load() {
-    for (const [, i] of await this.o.storage.entries<RewardIntent>(INTENT)) this.#intents().set(i.id, i);
+    const stored = await this.o.storage.entries<RewardIntent>(INTENT);
+    const intents = this.#intents();
+    // One added meanwhile (unlocked before the load) is the copy the game was told of: it stays.
+    for (const [, i] of stored) if (!intents.has(i.id)) intents.set(i.id, i);
     this.o.earned.drop();
   }
 

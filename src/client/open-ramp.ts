@@ -1,8 +1,7 @@
 import type { RampSessionRequest } from '../wire/relay-api.js';
 import type { RewardBus } from './bus.js';
+import type { RampResult } from './events.js';
 import { createOverlay } from './overlay.js';
-
-export type RampResult = { type: 'success'; data: unknown } | { type: 'error'; error: unknown } | { type: 'close' };
 
 /**
  * Shows the service's buy-sats widget in an overlay above the game. Its onSuccess / onError /

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fileStorage, idbStorage, memoryStorage, type RewardOutcome } from '../../src/client/node.js';
+import { fileStorage, idbStorage, memoryStorage, type RewardOutcome, type RewardStorage } from '../../src/client/node.js';
 import type { PlayerSession } from '../../src/wire/relay-api.js';
 import { busMaker, controlledFetch, everyCoin, next, noPlayTime, sleep } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
@@ -205,6 +205,66 @@ describe('the reward bus', () => {
     expect(rejected).toBe(0);
     expect(relay.sandbox!.payments()).toHaveLength(10);
     expect(net.requests.every((n) => n === 1)).toBe(true);
+  });
+
+  /** A device's store where alice was linked, by a bus since gone (the game's last session). */
+  async function storeOfLastSession(): Promise<RewardStorage> {
+    relay = await startTestRelay({}, noPlayTime);
+    const storage = freshStore();
+    const last = bus({ storage });
+    await last.link('alice');
+    last.destroy();
+    return storage;
+  }
+
+  it('keeps an unlock from the first frame, before the bus has loaded its courier: stored at once, then paid once', async () => {
+    const storage = await storeOfLastSession();
+    // The game reloads and unlocks in its first frame: the courier (a chunk of its own) and the
+    // stored queue are not loaded yet. The intent must be in storage before the queue is read.
+    const order: string[] = [];
+    const watched: RewardStorage = {
+      ...storage,
+      setMany: (entries) => {
+        if (entries.some(([k]) => k.startsWith('intent:'))) order.push('intent stored');
+        return storage.setMany(entries);
+      },
+      entries: (prefix) => {
+        if (prefix === 'intent:') order.push('queue read');
+        return storage.entries(prefix);
+      },
+    };
+    const net = controlledFetch();
+    const b = bus({ storage: watched, fetch: net.fetch });
+    const queued = vi.fn();
+    b.on('reward:queued', queued);
+    const id = b.unlock('first-coin');
+    expect(b.player).toBeUndefined();
+    expect(queued).toHaveBeenCalledOnce();
+    expect(b.pending().map((i) => i.id)).toEqual([id]);
+    const paid = await next(b, 'reward:paid');
+    expect(paid.intent.id).toBe(id);
+    expect(paid.gamertag).toBe('alice');
+    expect(order[0]).toBe('intent stored');
+    await b.flush();
+    expect(net.claims.get(id!)).toBe(1);
+    expect(relay!.sandbox!.payments()).toHaveLength(1);
+    expect(b.pending()).toEqual([]);
+  });
+
+  it('a bus destroyed before its courier loaded sends nothing, and the next bus pays what it kept', async () => {
+    const storage = await storeOfLastSession();
+    const net = controlledFetch();
+    const gone = bus({ storage, fetch: net.fetch });
+    const id = gone.unlock('first-coin');
+    gone.destroy();
+    await expect(gone.link('alice')).rejects.toThrow(/destroyed/);
+    expect(net.tries).toBe(0);
+
+    const again = bus({ storage });
+    const paid = await next(again, 'reward:paid');
+    expect(paid.intent.id).toBe(id);
+    expect(relay!.sandbox!.payments()).toHaveLength(1);
+    expect(net.tries).toBe(0);
   });
 
   it('does not hammer an unreachable relay: the backlog waits with the intent that found it gone', async () => {

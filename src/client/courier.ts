@@ -1,0 +1,298 @@
+import type { EventEmitter } from 'eventemitter3';
+import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
+import { answer, RewardBusError } from './bus-error.js';
+import { CatalogCache } from './catalog-cache.js';
+import { earnBlock, LastEarned, lastEarned } from './earn-rules.js';
+import type { RampResult, RewardBusEvents, RewardIntent, RewardOutcome, UnlockOptions } from './events.js';
+import { IntentQueue } from './intent-queue.js';
+import { newIntent } from './new-intent.js';
+import type { RewardBusOptions } from './options.js';
+import { Outcomes } from './outcomes.js';
+import { randomId } from './random-id.js';
+import { createRelayClient, type RelayClient } from './relay-client.js';
+import { PlayerStream } from './relay-stream.js';
+import { PlayerSessions } from './sessions.js';
+import type { RewardStorage } from './storage.js';
+import { createTabChannel, type TabMessage } from './tab-channel.js';
+import type { WriteBatch } from './write-batch.js';
+
+/** Ramp sessions are reused until this close to their expiry. */
+const RAMP_RENEW_BEFORE_MS = 60_000;
+
+/** Where the courier's events go: the bus's guarded emitter. */
+type Emitter = Pick<EventEmitter<RewardBusEvents>, 'emit'>;
+
+/**
+ * The bus's working half, loaded on demand as the bus starts: the stored player, queue, catalog
+ * and history, the relay client that sends the queue until each intent has its final answer,
+ * the outcomes said once, and the player's event stream. RewardBus (bus.ts) is what a game
+ * loads up front, and hands every call here once this is loaded: the methods are its, and
+ * documented there.
+ */
+export class Courier {
+  /** Resolved once the stored player, queue and catalog are loaded. */
+  readonly ready: Promise<void>;
+  readonly #bus: Emitter;
+  readonly #storage: RewardStorage;
+  readonly #relay: RelayClient;
+  readonly #writes: WriteBatch;
+  readonly #tabs: ReturnType<typeof createTabChannel>;
+  readonly #sessions: PlayerSessions;
+  readonly #outcomes: Outcomes;
+  readonly #queue: IntentQueue;
+  readonly #earned: LastEarned;
+  readonly #catalog: CatalogCache;
+  readonly #stream: PlayerStream;
+  #ramp: RampSession | undefined;
+  #destroyed = false;
+  /** The browser is back online: send what waited, or at least find out whether the relay answers. */
+  readonly #onOnline = () => void this.flush().then(() => (this.#queue.online ? undefined : this.#probeRelay()));
+  readonly #onOffline = () => this.#queue.setOnline(false);
+
+  /** `early`: intents unlock() queued (and stored) before this was loaded. */
+  constructor(bus: Emitter, options: RewardBusOptions, storage: RewardStorage, writes: WriteBatch, early: RewardIntent[]) {
+    this.#bus = bus;
+    this.#storage = storage;
+    this.#writes = writes;
+    this.#relay = createRelayClient(options);
+    this.#catalog = new CatalogCache(this.#relay, this.#writes);
+    this.#stream = new PlayerStream(
+      (token) => this.#relay.eventsUrl(token),
+      {
+        reward: (r) => this.#outcomes.heardRecord(r),
+        // A purchase that ended ends its session: the next "buy" opens a new one.
+        completed: (e) => {
+          this.#ramp = undefined;
+          this.#bus.emit('ramp:completed', e);
+        },
+        failed: (e) => {
+          this.#ramp = undefined;
+          this.#bus.emit('ramp:failed', e);
+        },
+      },
+      options.eventSource,
+    );
+    const name = `rewardbus:${options.relayUrl}`;
+    this.#tabs = createTabChannel(name, (m) => this.#heard(m));
+    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay));
+    this.#earned = new LastEarned((id) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history));
+    this.#queue = new IntentQueue(
+      {
+        storage: this.#storage,
+        writes: this.#writes,
+        relay: this.#relay,
+        // The queue renews tokens through the bus, so the event stream follows a renewed one.
+        sessions: { get current() { return sessions.current; }, forUser: (userId) => this.#sessionFor(userId), expire: (userId) => sessions.expire(userId) },
+        earned: this.#earned,
+        lockName: name,
+        tab: randomId(),
+        concurrency: options.concurrency ?? 6,
+        retry: options.retry,
+      },
+      {
+        sent: (intent, attempt) => this.#bus.emit('reward:sent', { intent, attempt }),
+        waiting: (intent, retryAt) => this.#bus.emit('reward:waiting', { intent, retryAt, reason: 'too_early' }),
+        settled: (intent, event, record, reason) => this.#outcomes.settle(this.#outcome(intent, record, reason, false), event),
+        reachable: (online) => {
+          // A catalog the relay could not give at start comes now (and with it, batched claims).
+          if (online) void this.#catalog.refresh();
+          this.#bus.emit(online ? 'relay:online' : 'relay:offline');
+        },
+        error: (err) => this.#error(err),
+      },
+    );
+    this.#outcomes = new Outcomes({
+      // One argument, not a rest parameter: the shipped code would copy arguments into an array.
+      emit: (event, outcome) => this.#bus.emit(event, outcome as never),
+      storage: this.#storage,
+      writes: this.#writes,
+      tabs: this.#tabs,
+      queue: this.#queue,
+      earned: this.#earned,
+      describe: (intent, record, reason, remote) => this.#outcome(intent, record, reason, remote),
+    });
+    if (typeof window !== 'undefined') {
+      window.addEventListener('online', this.#onOnline);
+      window.addEventListener('offline', this.#onOffline);
+    }
+    for (const i of early) this.#queue.add(i);
+    this.ready = this.#load();
+  }
+
+  /** The linked player, if any. */
+  get player(): PlayerSession | undefined {
+    return this.#sessions.current;
+  }
+
+  /** False after a request found the relay out of reach (or the browser went offline), until one gets through. */
+  get online(): boolean {
+    return this.#queue.online;
+  }
+
+  async link(gamertag: string): Promise<PlayerSession> {
+    await this.ready;
+    const player = answer(await this.#relay.link(gamertag));
+    this.#queue.setOnline(true);
+    await this.#adopt(player);
+    this.#tabs.post({ type: 'linked', player });
+    await this.#refresh();
+    void this.flush();
+    return player;
+  }
+
+  unlock(achievementId: string, details?: RewardIntent['details'], options?: UnlockOptions): string | undefined {
+    const now = Date.now();
+    const catalog = this.#catalog.byId;
+    const entry = catalog?.get(achievementId);
+    const block = catalog && earnBlock(entry, this.#earned.get(achievementId), now);
+    if (block) {
+      this.#bus.emit('reward:skipped', { achievementId, ...block });
+      return undefined;
+    }
+    const intent = newIntent(achievementId, details, options, now);
+    const userId = this.#sessions.current?.userId;
+    if (userId) intent.userId = userId;
+    // Witnessed play: the relay would answer 425 before the player's session is this old, so the
+    // first send waits for it (the relay's retryAt still rules, should it differ).
+    const linkedAt = userId && entry?.minPlaySeconds ? this.#sessions.linkedAt(userId) : undefined;
+    const due = linkedAt === undefined ? 0 : linkedAt + entry!.minPlaySeconds! * 1000;
+    if (due > now) intent.nextAttemptAt = intent.notBefore = due;
+    this.#queue.add(intent, now);
+    const queued: Parameters<RewardBusEvents['reward:queued']>[0] = { intent, offline: !this.#queue.online };
+    if (entry) queued.sats = entry.sats;
+    this.#bus.emit('reward:queued', queued);
+    if (due > now) this.#bus.emit('reward:waiting', { intent, retryAt: due, reason: 'too_early' });
+    return intent.id;
+  }
+
+  async catalog(): Promise<CatalogEntry[]> {
+    await this.ready;
+    await this.#catalog.refresh();
+    return [...(this.#catalog.byId?.values() ?? [])];
+  }
+
+  pending(): RewardIntent[] {
+    return this.#queue.list().sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
+  }
+
+  async history(): Promise<RewardRecord[]> {
+    await this.ready;
+    await this.#refreshHistory();
+    return [...this.#outcomes.history];
+  }
+
+  flush(): Promise<void> {
+    return this.#destroyed ? Promise.resolve() : this.#queue.flush();
+  }
+
+  /** Reused while it lives and no purchase has ended in it. */
+  async rampSession(request: RampSessionRequest): Promise<RampSession> {
+    const player = await this.#linked();
+    if (this.#ramp && Date.parse(this.#ramp.expiresAt) - RAMP_RENEW_BEFORE_MS > Date.now()) return this.#ramp;
+    return (this.#ramp = answer(await this.#relay.rampSession(player.token, request)));
+  }
+
+  /** A purchase that ended, either way, ends the session; a widget closed without one leaves it for reuse. */
+  rampEnded(result: RampResult): void {
+    if (result.type !== 'close') this.#ramp = undefined;
+    if (result.type === 'success') this.#bus.emit('ramp:success', result.data);
+    else if (result.type === 'error') this.#bus.emit('ramp:error', result.error);
+    else this.#bus.emit('ramp:close');
+  }
+
+  async withdrawal(id: string): Promise<WithdrawalRequestView> {
+    const player = await this.#linked();
+    return answer(await this.#relay.withdrawal(player.token, id));
+  }
+
+  destroy(): void {
+    this.#destroyed = true;
+    this.#stream.close();
+    this.#queue.stop();
+    if (typeof window !== 'undefined') {
+      window.removeEventListener('online', this.#onOnline);
+      window.removeEventListener('offline', this.#onOffline);
+    }
+    this.#tabs.close();
+  }
+
+  async #probeRelay() {
+    if (!('unreachable' in (await this.#relay.catalog()))) this.#queue.setOnline(true);
+  }
+
+  async #linked(): Promise<PlayerSession> {
+    await this.ready;
+    const current = this.#sessions.current;
+    if (!current) throw new RewardBusError('not_linked', 'Link a player first');
+    const s = await this.#sessionFor(current.userId);
+    if (s === 'unreachable') throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
+    if (!s) throw new RewardBusError('not_linked', 'Link the player again');
+    return s;
+  }
+
+  async #load() {
+    const [player] = await Promise.all([this.#sessions.load(), this.#catalog.load(this.#storage), this.#queue.load()]);
+    if (player) {
+      await this.#outcomes.follow(player.userId);
+      void this.#refresh();
+      this.#listenToRelay();
+    }
+  }
+
+  async #adopt(player: PlayerSession) {
+    this.#sessions.adopt(player);
+    await this.#outcomes.follow(player.userId);
+    this.#queue.assignTo(player.userId);
+    await this.#writes.written;
+    this.#ramp = undefined;
+    this.#listenToRelay();
+    this.#bus.emit('player:linked', player);
+  }
+
+  /** Listens to the player's event stream: purchases, and rewards paid on other devices. */
+  #listenToRelay() {
+    this.#stream.open(this.#destroyed ? undefined : this.#sessions.current);
+  }
+
+  /** A player's live session; a renewed token for the current player moves the event stream to it. */
+  async #sessionFor(userId: string) {
+    const s = await this.#sessions.forUser(userId);
+    if (typeof s === 'object' && s.userId === this.#sessions.current?.userId && !this.#destroyed) this.#stream.renewed(s);
+    return s;
+  }
+
+  #heard(m: TabMessage) {
+    if (this.#destroyed) return;
+    if (m.type === 'linked') {
+      if (m.player.userId !== this.#sessions.current?.userId) void this.#adopt(m.player);
+      return;
+    }
+    this.#outcomes.settle(m.outcome, m.event);
+  }
+
+  #refresh(): Promise<unknown> {
+    return Promise.all([this.#catalog.refresh(), this.#refreshHistory()]);
+  }
+
+  async #refreshHistory() {
+    const player = this.#sessions.current;
+    if (!player) return;
+    const a = await this.#relay.history(player.token);
+    if (a.ok) this.#outcomes.replaceHistory(player.userId, a.body.rewards);
+  }
+
+  #outcome(intent: RewardIntent, record: RewardRecord | undefined, reason: string | undefined, remote: boolean): RewardOutcome {
+    return {
+      intent,
+      ...(record ? { record } : {}),
+      sats: record?.sats ?? this.#catalog.byId?.get(intent.achievementId)?.sats ?? 0,
+      gamertag: this.#sessions.gamertagOf(intent.userId),
+      ...(reason ? { reason } : {}),
+      remote,
+    };
+  }
+
+  #error(err: unknown) {
+    this.#bus.emit('error', err instanceof Error ? err : new Error(String(err)));
+  }
+}
