@@ -64,16 +64,18 @@ function perCall(n: number, fn: (i: number) => void): number {
 export async function unlockCost() {
   const never = () => new Promise<Response>(() => undefined);
   const bus = createRewardBus({ relayUrl: 'http://127.0.0.1:9', storage: memoryStorage(), fetch: never });
-  // The courier's unlock(), as a game calls it once the bus has started.
-  await bus.ready;
   bus.on('reward:queued', () => undefined);
+  // In the game's first frames, before the courier has come (a synchronous loop cannot see it come).
+  const beforeCourier = perCall(20_000, () => bus.unlock('first-coin'));
+  // Once the bus has started: the courier's unlock().
+  await bus.ready;
   const unlock = perCall(20_000, () => bus.unlock('first-coin'));
   bus.destroy();
   // Baseline: what any typed bus pays to tell one listener, with a fresh UUID and timestamp.
   const ee = new EventEmitter<{ e: (x: { id: string; at: string }) => void }>();
   ee.on('e', () => undefined);
   const baseline = perCall(20_000, () => ee.emit('e', { id: crypto.randomUUID(), at: new Date().toISOString() }));
-  return { unlock, baseline };
+  return { unlock, beforeCourier, baseline };
 }
 
 /**

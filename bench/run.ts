@@ -16,6 +16,7 @@ for (const s of await bundleSizes()) console.log(`  ${s.name.padEnd(64)} ${fmt(s
 const u = await unlockCost();
 console.log('\nunlock(), synchronous cost per call');
 console.log(`  unlock()                               ${fmt(u.unlock, 2).padStart(7)} µs`);
+console.log(`  unlock() before the courier has come   ${fmt(u.beforeCourier, 2).padStart(7)} µs`);
 console.log(`  baseline: emit + UUID + timestamp      ${fmt(u.baseline, 2).padStart(7)} µs   (unlock = ${fmt(u.unlock / u.baseline, 1)}x)`);
 
 const d = await drainTime();

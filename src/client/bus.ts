@@ -1,44 +1,64 @@
 import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
+import { RewardBusError } from './bus-error.js';
 import type { Courier } from './courier.js';
 import type { RampResult, RewardBusEvents, RewardIntent, UnlockOptions } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import { INTENT, newIntent } from './new-intent.js';
 import type { RewardBusOptions } from './options.js';
-import { defaultStorage } from './storage.js';
+import { defaultStorage, type RewardStorage } from './storage.js';
+import { createTabChannel, type TabChannel, type TabMessage } from './tab-channel.js';
 import { createWriteBatch, type WriteBatch } from './write-batch.js';
 
 export type { RewardBusOptions };
+
+/** After a failed load of the courier's chunk, the next try waits this long, doubling to a minute. */
+const COURIER_RETRY_MS = 1_000;
 
 /**
  * The game's side of rewardbus: `unlock()` turns an achievement into a reward intent with its
  * own idempotency key, keeps it in durable storage, and sends it until the relay answers for good.
  *
- * What a game loads up front is this and unlock(). The rest (the stored queue and player, the
- * relay client, the outcomes, the event stream) is the courier, a chunk of its own that the bus
- * loads as it starts, while it reads its storage: the game's first frame never waits for it.
+ * What a game loads up front is this class: the emitter and unlock(). The rest (the stored queue
+ * and player, the relay client, the outcomes, the event stream) is the courier (courier.ts), a
+ * chunk of its own that the bus loads as it starts; it then reads the storage. The game's first
+ * frame never waits for it. Until it has come, as in the moment before any storage is read:
+ * unlock() stores the intent at once, without the catalog's rules (the relay applies them);
+ * pending() lists those intents; `player` is undefined and `online` true; the other methods
+ * wait for it. Should its chunk fail to load (offline, from a cache without it), the bus tries
+ * again, and its async methods reject with `relay_unreachable` meanwhile.
  */
 export class RewardBus extends GuardedEmitter<RewardBusEvents> {
-  /** Resolved once the stored player, queue and catalog are loaded. */
+  /** Resolved once the courier and the stored player, queue and catalog are loaded. */
   readonly ready: Promise<void>;
+  readonly #options: RewardBusOptions;
+  readonly #storage: RewardStorage;
   readonly #writes: WriteBatch;
-  readonly #courierLoaded: Promise<Courier | undefined>;
+  readonly #tabs: TabChannel;
   #courier: Courier | undefined;
+  /** The courier's chunk on its way; undefined once it came, or after a failure until the next try. */
+  #loading: Promise<Courier> | undefined;
+  #retryMs = COURIER_RETRY_MS;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
   /** Intents unlocked before the courier came: stored at once, handed to it when it comes. */
-  #early: RewardIntent[] | undefined = [];
+  #unlockedEarly: RewardIntent[] = [];
+  /** What other tabs said before the courier came, for it to hear. */
+  #heardEarly: TabMessage[] = [];
   #destroyed = false;
+  readonly #retryNow = () => {
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    void this.#arrival().catch(() => undefined);
+  };
 
   constructor(options: RewardBusOptions) {
     super();
-    const storage = options.storage ?? defaultStorage();
-    const writes = (this.#writes = createWriteBatch(storage, (err) => this.#error(err)));
-    this.#courierLoaded = import('./courier.js').then(({ Courier }) => {
-      if (this.#destroyed) return undefined;
-      const courier = (this.#courier = new Courier(this, options, storage, writes, this.#early!));
-      this.#early = undefined;
-      return courier;
-    });
-    this.ready = this.#courierLoaded.then((c) => c?.ready);
-    this.ready.then(() => this.flush(), (err: unknown) => this.#error(err));
+    this.#options = options;
+    this.#storage = options.storage ?? defaultStorage();
+    this.#writes = createWriteBatch(this.#storage, (err) => this.#error(err));
+    this.#tabs = createTabChannel(`rewardbus:${options.relayUrl}`, (m) => (this.#courier ? this.#courier.heard(m) : this.#heardEarly.push(m)));
+    this.ready = this.#arrival().then((c) => c.ready);
+    // Reported where it fails: a courier that did not come (#arrival), its storage (#start).
+    this.ready.catch(() => undefined);
   }
 
   /** The linked player, if any. */
@@ -57,7 +77,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * Rejects with a RewardBusError.
    */
   async link(gamertag: string): Promise<PlayerSession> {
-    return (await this.#started()).link(gamertag);
+    return (await this.#arrival()).link(gamertag);
   }
 
   /**
@@ -69,11 +89,8 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    */
   unlock(achievementId: string, details?: RewardIntent['details'], options?: UnlockOptions): string | undefined {
     if (this.#courier) return this.#courier.unlock(achievementId, details, options);
-    if (!this.#early) return undefined;
-    // Nothing is loaded yet (no catalog, no player), as in the moment before the bus's storage
-    // is read: the intent is kept, as it is, and checked and sent once the courier has it.
     const intent = newIntent(achievementId, details, options, Date.now());
-    this.#early.push(intent);
+    this.#unlockedEarly.push(intent);
     this.#writes.set(INTENT + intent.id, intent);
     this.emit('reward:queued', { intent, offline: false });
     return intent.id;
@@ -81,17 +98,17 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   /** The relay's catalog (the last one seen, when the relay is out of reach). */
   async catalog(): Promise<CatalogEntry[]> {
-    return (await this.#started()).catalog();
+    return (await this.#arrival()).catalog();
   }
 
   /** Intents not yet answered for good, oldest first. */
   pending(): RewardIntent[] {
-    return this.#courier?.pending() ?? [...(this.#early ?? [])];
+    return this.#courier?.pending() ?? [...this.#unlockedEarly];
   }
 
   /** The linked player's rewards, newest first (the last ones seen, when the relay is out of reach). */
   async history(): Promise<RewardRecord[]> {
-    return (await this.#started()).history();
+    return (await this.#arrival()).history();
   }
 
   /**
@@ -99,7 +116,8 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * While the relay seems out of reach, it first tries the oldest intent to see if it is back.
    */
   async flush(): Promise<void> {
-    await (await this.#courierLoaded)?.flush();
+    const courier = await this.#arrival().catch(() => undefined);
+    await courier?.flush();
   }
 
   /**
@@ -107,7 +125,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * ended in it. openRamp() shows its widget; other engines can load `widgetUrl` themselves.
    */
   async rampSession(request: RampSessionRequest): Promise<RampSession> {
-    return (await this.#started()).rampSession(request);
+    return (await this.#arrival()).rampSession(request);
   }
 
   /**
@@ -117,26 +135,69 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    */
   rampEnded(result: RampResult): void {
     this.#courier?.rampEnded(result);
+    if (result.type === 'success') this.emit('ramp:success', result.data);
+    else if (result.type === 'error') this.emit('ramp:error', result.error);
+    else this.emit('ramp:close');
   }
 
   /** A withdrawal request through the relay: amount, status, expiry and its `lightning:` URI. */
   async withdrawal(id: string): Promise<WithdrawalRequestView> {
-    return (await this.#started()).withdrawal(id);
+    return (await this.#arrival()).withdrawal(id);
   }
 
   /** Stops sending and listening. Queued intents stay stored for the next bus. */
   destroy(): void {
     this.#destroyed = true;
+    this.#stopRetrying();
     this.#courier?.destroy();
-    this.#early = undefined;
+    this.#tabs.close();
     this.removeAllListeners();
   }
 
-  /** The courier, once loaded; a destroyed bus has none. */
-  async #started(): Promise<Courier> {
-    const courier = await this.#courierLoaded;
-    if (!courier) throw new Error('rewardbus: the bus was destroyed');
+  /** The courier: here, on its way, or asked for again after a failure. */
+  #arrival(): Promise<Courier> {
+    if (this.#courier) return Promise.resolve(this.#courier);
+    if (this.#destroyed) return Promise.reject(new RewardBusError('destroyed', 'The bus was destroyed'));
+    this.#loading ??= import('./courier.js').then(
+      ({ Courier }) => this.#start(Courier),
+      (err: unknown) => {
+        this.#loading = undefined;
+        this.#retryLater();
+        const failed = new RewardBusError('relay_unreachable', `rewardbus could not load its courier: ${err instanceof Error ? err.message : String(err)}`);
+        this.#error(failed);
+        throw failed;
+      },
+    );
+    return this.#loading;
+  }
+
+  #start(CourierClass: typeof Courier): Courier {
+    if (this.#destroyed) throw new RewardBusError('destroyed', 'The bus was destroyed');
+    const courier = new CourierClass(this.#options, { bus: this, storage: this.#storage, writes: this.#writes, tabs: this.#tabs }, this.#unlockedEarly);
+    this.#courier = courier;
+    this.#loading = undefined;
+    this.#stopRetrying();
+    this.#unlockedEarly = [];
+    for (const m of this.#heardEarly.splice(0)) courier.heard(m);
+    courier.ready.then(
+      () => courier.flush(),
+      (err: unknown) => this.#error(err),
+    );
     return courier;
+  }
+
+  /** Tries the courier's chunk again: when the browser is back online, or after a backoff (a call tries at once). */
+  #retryLater() {
+    if (this.#destroyed || this.#retryTimer !== undefined) return;
+    if (typeof window !== 'undefined') window.addEventListener('online', this.#retryNow, { once: true });
+    this.#retryTimer = setTimeout(this.#retryNow, this.#retryMs);
+    (this.#retryTimer as { unref?: () => void }).unref?.();
+    this.#retryMs = Math.min(this.#retryMs * 2, 60_000);
+  }
+
+  #stopRetrying() {
+    clearTimeout(this.#retryTimer);
+    if (typeof window !== 'undefined') window.removeEventListener('online', this.#retryNow);
   }
 
   #error(err: unknown) {

@@ -13,14 +13,20 @@ import { createRelayClient, type RelayClient } from './relay-client.js';
 import { PlayerStream } from './relay-stream.js';
 import { PlayerSessions } from './sessions.js';
 import type { RewardStorage } from './storage.js';
-import { createTabChannel, type TabMessage } from './tab-channel.js';
+import type { TabChannel, TabMessage } from './tab-channel.js';
 import type { WriteBatch } from './write-batch.js';
 
 /** Ramp sessions are reused until this close to their expiry. */
 const RAMP_RENEW_BEFORE_MS = 60_000;
 
-/** Where the courier's events go: the bus's guarded emitter. */
-type Emitter = Pick<EventEmitter<RewardBusEvents>, 'emit'>;
+/** What the bus hands its courier: where events go (its guarded emitter), and what it made up front. */
+export interface CourierParts {
+  bus: Pick<EventEmitter<RewardBusEvents>, 'emit'>;
+  storage: RewardStorage;
+  writes: WriteBatch;
+  /** The game's other tabs: opened by the bus, which keeps what they said until the courier came. */
+  tabs: TabChannel;
+}
 
 /**
  * The bus's working half, loaded on demand as the bus starts: the stored player, queue, catalog
@@ -32,11 +38,11 @@ type Emitter = Pick<EventEmitter<RewardBusEvents>, 'emit'>;
 export class Courier {
   /** Resolved once the stored player, queue and catalog are loaded. */
   readonly ready: Promise<void>;
-  readonly #bus: Emitter;
+  readonly #bus: CourierParts['bus'];
   readonly #storage: RewardStorage;
   readonly #relay: RelayClient;
   readonly #writes: WriteBatch;
-  readonly #tabs: ReturnType<typeof createTabChannel>;
+  readonly #tabs: TabChannel;
   readonly #sessions: PlayerSessions;
   readonly #outcomes: Outcomes;
   readonly #queue: IntentQueue;
@@ -49,11 +55,12 @@ export class Courier {
   readonly #onOnline = () => void this.flush().then(() => (this.#queue.online ? undefined : this.#probeRelay()));
   readonly #onOffline = () => this.#queue.setOnline(false);
 
-  /** `early`: intents unlock() queued (and stored) before this was loaded. */
-  constructor(bus: Emitter, options: RewardBusOptions, storage: RewardStorage, writes: WriteBatch, early: RewardIntent[]) {
+  /** `unlockedEarly`: intents unlock() stored before this was loaded (not stored again: another tab may have sent them). */
+  constructor(options: RewardBusOptions, { bus, storage, writes, tabs }: CourierParts, unlockedEarly: RewardIntent[]) {
     this.#bus = bus;
     this.#storage = storage;
     this.#writes = writes;
+    this.#tabs = tabs;
     this.#relay = createRelayClient(options);
     this.#catalog = new CatalogCache(this.#relay, this.#writes);
     this.#stream = new PlayerStream(
@@ -72,8 +79,6 @@ export class Courier {
       },
       options.eventSource,
     );
-    const name = `rewardbus:${options.relayUrl}`;
-    this.#tabs = createTabChannel(name, (m) => this.#heard(m));
     const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay));
     this.#earned = new LastEarned((id) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history));
     this.#queue = new IntentQueue(
@@ -84,7 +89,7 @@ export class Courier {
         // The queue renews tokens through the bus, so the event stream follows a renewed one.
         sessions: { get current() { return sessions.current; }, forUser: (userId) => this.#sessionFor(userId), expire: (userId) => sessions.expire(userId) },
         earned: this.#earned,
-        lockName: name,
+        lockName: `rewardbus:${options.relayUrl}`,
         tab: randomId(),
         concurrency: options.concurrency ?? 6,
         retry: options.retry,
@@ -115,7 +120,7 @@ export class Courier {
       window.addEventListener('online', this.#onOnline);
       window.addEventListener('offline', this.#onOffline);
     }
-    for (const i of early) this.#queue.add(i);
+    this.#queue.adopt(unlockedEarly);
     this.ready = this.#load();
   }
 
@@ -195,9 +200,6 @@ export class Courier {
   /** A purchase that ended, either way, ends the session; a widget closed without one leaves it for reuse. */
   rampEnded(result: RampResult): void {
     if (result.type !== 'close') this.#ramp = undefined;
-    if (result.type === 'success') this.#bus.emit('ramp:success', result.data);
-    else if (result.type === 'error') this.#bus.emit('ramp:error', result.error);
-    else this.#bus.emit('ramp:close');
   }
 
   async withdrawal(id: string): Promise<WithdrawalRequestView> {
@@ -213,7 +215,6 @@ export class Courier {
       window.removeEventListener('online', this.#onOnline);
       window.removeEventListener('offline', this.#onOffline);
     }
-    this.#tabs.close();
   }
 
   async #probeRelay() {
@@ -261,7 +262,8 @@ export class Courier {
     return s;
   }
 
-  #heard(m: TabMessage) {
+  /** What another tab said: a player it linked, or an outcome it heard. */
+  heard(m: TabMessage) {
     if (this.#destroyed) return;
     if (m.type === 'linked') {
       if (m.player.userId !== this.#sessions.current?.userId) void this.#adopt(m.player);

@@ -55,10 +55,10 @@ export interface RewardOutcome {
   afterHold?: true;
 }
 
-/** Every event the bus emits, and its listener's signature. */
 /** How the ramp widget ended: from openRamp(), or told by rampEnded(). */
 export type RampResult = { type: 'success'; data: unknown } | { type: 'error'; error: unknown } | { type: 'close' };
 
+/** Every event the bus emits, and its listener's signature. */
 export interface RewardBusEvents {
   /** Stored on this device; `offline` when the relay cannot be reached right now. */
   'reward:queued': (e: { intent: RewardIntent; sats?: number; offline: boolean }) => void;

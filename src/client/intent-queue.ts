@@ -90,7 +90,8 @@ export class IntentQueue {
   async load() {
     const stored = await this.o.storage.entries<RewardIntent>(INTENT);
     const intents = this.#intents();
-    // One added meanwhile (unlocked before the load) is the copy the game was told of: it stays.
+    // One added meanwhile (unlocked before the load) is the copy the game was told of: it stays
+    // (another tab's changes to the stored copy, its attempts and backoff, only time the retries).
     for (const [, i] of stored) if (!intents.has(i.id)) intents.set(i.id, i);
     this.o.earned.drop();
   }
@@ -101,6 +102,19 @@ export class IntentQueue {
     this.o.earned.queued(intent.achievementId, earnedAt);
     this.o.writes.set(INTENT + intent.id, intent);
     this.#schedule(0);
+  }
+
+  /**
+   * Intents unlock() stored before this queue existed (the bus's first moments). Not stored
+   * again: another tab may have sent and deleted them meanwhile, and the next drain, which reads
+   * the store, lets them go (that tab's outcome is said here through the tab channel).
+   */
+  adopt(intents: RewardIntent[]) {
+    for (const i of intents) {
+      this.#added.push(i);
+      this.o.earned.queued(i.achievementId, Date.parse(i.occurredAt));
+    }
+    if (intents.length) this.#schedule(0);
   }
 
   /** Intents unlocked before any player was linked belong to this one. */

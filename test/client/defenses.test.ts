@@ -1,19 +1,12 @@
 // The relay's defenses against bots, from an honest game's side: witnessed play (425 too_early),
 // unlock proofs from the game's server, and claims held for an operator. Against a real relay.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryStorage, type RewardBus, type RewardOutcome } from '../../src/client/node.js';
 import { DEFAULT_CATALOG, signUnlock } from '../../src/relay/index.js';
 import type { CatalogEntry } from '../../src/wire/relay-api.js';
-import { busMaker, controlledFetch, next } from '../helpers/client.js';
-import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { busesOnTestRelay, controlledFetch, next } from '../helpers/client.js';
 
-let relay: TestRelay | undefined;
-const { bus, destroyAll } = busMaker(() => relay!.url, memoryStorage);
-afterEach(async () => {
-  destroyAll();
-  await relay?.stop();
-  relay = undefined;
-});
+const { bus, start } = busesOnTestRelay(memoryStorage);
 
 const ADMIN = 'operator-token-of-at-least-32-characters';
 const SECRET = 'game-server-secret-of-at-least-32-chars';
@@ -28,7 +21,7 @@ const catalog = (...extra: CatalogEntry[]) => ({ relay: { catalog: [...DEFAULT_C
 
 describe('the relay defenses, for an honest player', () => {
   it('keeps an unlock the relay calls too early (425), claims it again at retryAt with the same key, and pays it once', async () => {
-    relay = await startTestRelay({}, catalog(LEVEL));
+    const relay = await start({}, catalog(LEVEL));
     const net = controlledFetch();
     const b = bus({ fetch: net.fetch });
     const heard = listenForTrouble(b);
@@ -55,7 +48,7 @@ describe('the relay defenses, for an honest player', () => {
   });
 
   it('waits for the play time the catalog asks, from the link, instead of being told too early', async () => {
-    relay = await startTestRelay({}, catalog(LEVEL));
+    const relay = await start({}, catalog(LEVEL));
     const net = controlledFetch();
     const b = bus({ fetch: net.fetch });
     const heard = listenForTrouble(b);
@@ -79,7 +72,7 @@ describe('the relay defenses, for an honest player', () => {
   });
 
   it("sends the game server's proof with the claim, and the same proof with a retry", async () => {
-    relay = await startTestRelay({ RELAY_GAME_SERVER_SECRET: SECRET }, catalog({ id: 'boss', title: 'Boss defeated', sats: 50, repeat: { kind: 'once' }, proof: 'server' }));
+    const relay = await start({ RELAY_GAME_SERVER_SECRET: SECRET }, catalog({ id: 'boss', title: 'Boss defeated', sats: 50, repeat: { kind: 'once' }, proof: 'server' }));
     const net = controlledFetch();
     const b = bus({ fetch: net.fetch });
     await b.link('alice');
@@ -96,7 +89,7 @@ describe('the relay defenses, for an honest player', () => {
   });
 
   it('says a reward held for an operator, keeps it out of the queue, and says its approval once, from the history', async () => {
-    relay = await startTestRelay({ RELAY_ADMIN_TOKEN: ADMIN }, catalog({ id: 'jackpot', title: 'Jackpot', sats: 200, repeat: { kind: 'once' }, hold: true }));
+    const relay = await start({ RELAY_ADMIN_TOKEN: ADMIN }, catalog({ id: 'jackpot', title: 'Jackpot', sats: 200, repeat: { kind: 'once' }, hold: true }));
     const b = bus();
     await b.link('alice');
     const said: Array<[string, RewardOutcome]> = [];

@@ -4,23 +4,16 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryStorage, type RewardOutcome, type RewardRecord } from '../../src/client/node.js';
 import { randomId } from '../../src/client/random-id.js';
-import { busMaker, controlledFetch, fakeStream, next, noPlayTime } from '../helpers/client.js';
-import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { busesOnTestRelay, controlledFetch, fakeStream, next, noPlayTime } from '../helpers/client.js';
 
-let relay: TestRelay | undefined;
-const { bus, destroyAll } = busMaker(() => relay!.url, memoryStorage);
-afterEach(async () => {
-  destroyAll();
-  await relay?.stop();
-  relay = undefined;
-});
+const { bus, start } = busesOnTestRelay(memoryStorage);
 
 describe('what the README promises a game developer', () => {
   it('applies the repeat rules right after link(): a second device makes no request for what was earned', async () => {
-    relay = await startTestRelay({}, noPlayTime);
+    await start({}, noPlayTime);
     const first = bus();
     await first.link('alice');
     const paid = next(first, 'reward:paid');
@@ -43,7 +36,7 @@ describe('what the README promises a game developer', () => {
     const original = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(crypto), 'randomUUID')!;
     Object.defineProperty(Object.getPrototypeOf(crypto), 'randomUUID', { value: undefined, configurable: true });
     try {
-      relay = await startTestRelay();
+      await start();
       const b = bus();
       await b.link('alice');
       const paid = next(b, 'reward:paid');
@@ -61,7 +54,7 @@ describe('what the README promises a game developer', () => {
 
   it('waits for a slow payment longer than the relay may take, instead of calling it offline', async () => {
     // slowpoke's lookup and payment each answer 1.5 s late, inside the relay's 2 s per call.
-    relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '2000' });
+    await start({ PAYMENTS_TIMEOUT_MS: '2000' });
     const b = bus({ timeoutMs: 1000 });
     const offline: unknown[] = [];
     b.on('relay:offline', () => offline.push(1));
@@ -74,7 +67,7 @@ describe('what the README promises a game developer', () => {
   });
 
   it('says a reward once when the event stream tells it before the HTTP answer, and shows it as its own', async () => {
-    relay = await startTestRelay();
+    await start();
     const stream = fakeStream();
     const heard: RewardOutcome[] = [];
     // The relay's stream message reaches the bus first; the HTTP answer comes after.
@@ -112,14 +105,14 @@ describe('what the README promises a game developer', () => {
   });
 
   it('runs the README Node example to the end, and the process exits by itself', async () => {
-    relay = await startTestRelay();
+    const relay = await start();
     const file = join(mkdtempSync(join(tmpdir(), 'rewardbus-node-')), 'queue.json');
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'test/client/fixtures/node-example.ts', relay.url, file], { timeout: 15_000 });
     expect(stdout.trim()).toBe('+21 sats for alice');
   });
 
   it('opens a new ramp session after a purchase ended in the old one', async () => {
-    relay = await startTestRelay();
+    await start();
     const b = bus();
     await b.link('alice');
     const first = await b.rampSession({ email: 'alice@example.com' });

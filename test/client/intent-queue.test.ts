@@ -100,6 +100,22 @@ describe('IntentQueue', () => {
     expect(await q.storage.entries('intent:')).toEqual([]);
   });
 
+  it('adopts intents stored before it existed without storing them again: one another tab sent and deleted meanwhile is not sent', async () => {
+    const storage = memoryStorage();
+    const kept = intent();
+    const sentElsewhere = intent();
+    // The bus stored both at unlock(); another tab then sent one and deleted it.
+    await storage.setMany([[`intent:${kept.id}`, kept]]);
+    const q = queueOn((key) => answer(key, 'paid'), { storage });
+    q.queue.adopt([kept, sentElsewhere]);
+    expect(q.queue.list().map((i) => i.id)).toEqual([kept.id, sentElsewhere.id]);
+    await vi.waitFor(() => expect(q.settled).toHaveLength(1));
+    await q.queue.flush();
+    expect(q.settled).toEqual([{ id: kept.id, event: 'reward:paid', reason: undefined }]);
+    expect(q.claims.has(sentElsewhere.id)).toBe(false);
+    expect(await storage.entries('intent:')).toEqual([]);
+  });
+
   it('takes a 4xx refusal as final (rejected, with its code) and never sends it again', async () => {
     const q = queueOn(() => ({ ok: false, status: 422, problem: { type: 'about:blank', title: 'No', status: 422, code: 'not_today' } }));
     const i = intent();

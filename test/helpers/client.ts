@@ -1,6 +1,8 @@
 import { DEFAULT_CATALOG } from '../../src/relay/index.js';
 import type { RewardClaimBatch } from '../../src/wire/relay-api.js';
+import { afterEach } from 'vitest';
 import { createRewardBus, type RewardBus, type RewardBusEvents, type RewardStorage } from '../../src/client/node.js';
+import { startTestRelay, type TestRelay } from './relay.js';
 
 export /** A fetch that counts claims per idempotency key (alone or in a batch) and can be told to fail. */
 function controlledFetch() {
@@ -74,6 +76,21 @@ export function busMaker(relayUrl: () => string, storage: () => RewardStorage) {
     },
     destroyAll: () => made.splice(0).forEach((b) => b.destroy()),
   };
+}
+
+/**
+ * Each test's relay (`start` it in the test) and buses on it, each on its own `storage()`; both
+ * stopped after each test.
+ */
+export function busesOnTestRelay(storage: () => RewardStorage) {
+  let relay: TestRelay | undefined;
+  const { bus, destroyAll } = busMaker(() => relay!.url, storage);
+  afterEach(async () => {
+    destroyAll();
+    await relay?.stop();
+    relay = undefined;
+  });
+  return { bus, start: async (...args: Parameters<typeof startTestRelay>) => (relay = await startTestRelay(...args)) };
 }
 
 /** An EventSource the test drives: it hands the bus the relay's stream messages when told to. */
