@@ -14,6 +14,7 @@ import { createWalletBalance } from './ops/wallet-balance.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
 import { createPayouts } from './core/payouts.js';
 import { createPlayerTokens, secretList } from './core/player-tokens.js';
+import { PROOF_MAX_TTL_SECONDS } from './core/unlock-proof.js';
 import { createRateLimiter } from './http/middleware/rate-limit.js';
 import { createClaims, type VerifyClaim } from './core/claims.js';
 import { createReviews } from './core/reviews.js';
@@ -26,6 +27,9 @@ import { openSqliteStore } from './store/sqlite/store.js';
 export { VERSION } from './version.js';
 
 const NO_SETTLEMENT_METRICS = { settled: () => undefined };
+const DAY_MS = 86_400_000;
+/** How often the ledger forgets what only past days' limits read (and at start). */
+const PRUNE_EVERY_MS = 3_600_000;
 
 export { SECURITY_HEADERS } from './http/security-headers.js';
 
@@ -165,6 +169,18 @@ export function createRelay(options: RelayOptions): Relay {
   const walletWatch = setInterval(() => void wallet.read(), 60_000);
   walletWatch.unref();
   void wallet.read();
+  // Past days' reservations, address links and expired proofs' nonces: kept, they would grow
+  // with every player and every address for ever (a bot farm's most of all). A day is kept past
+  // its end, and a nonce a day past its proof's longest life, against clocks a little apart.
+  const prune = () =>
+    ledger.prune(utcDay(Date.now() - DAY_MS), Date.now() - PROOF_MAX_TTL_SECONDS * 1000 - DAY_MS).then(
+      (rows) => {
+        if (rows) logger.info({ event: 'pruned', rows }, `forgot ${rows} rows of past days' limits and expired proofs`);
+      },
+      (err: unknown) => logger.warn({ err, event: 'prune_failed' }, 'pruning past days failed: it is tried again within the hour'),
+    );
+  const pruner = setInterval(prune, PRUNE_EVERY_MS);
+  pruner.unref();
   let reconciling: Promise<unknown> = Promise.resolve();
   const ready = (async () => {
     if (events.subscribe) unsubscribe = await events.subscribe(streams.publish, streams.listening);
@@ -178,6 +194,7 @@ export function createRelay(options: RelayOptions): Relay {
       },
       (err: unknown) => logger.error({ err }, 'reconciliation at start failed'),
     );
+    void prune();
     // With relays sharing a ledger, one that dies leaves its payments to the others, once its lease runs out.
     if (options.recoverEveryMs) {
       sweeper = setInterval(() => void payouts.recover(startedAt).catch((err: unknown) => logger.error({ err }, 'recovery failed')), options.recoverEveryMs);
@@ -194,6 +211,7 @@ export function createRelay(options: RelayOptions): Relay {
       await ready.catch(() => undefined);
       await reconciling;
       clearInterval(sweeper);
+      clearInterval(pruner);
       clearInterval(walletWatch);
       // Let payments in flight settle first: closing under them would leave them for review.
       await payouts.drain();

@@ -271,6 +271,32 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect(await l.linkAddress('203.0.113.7', '2026-11-22', 'u-new', 0)).toBe(true);
     });
 
+    it("forgets what only past days' limits read (address links, spent nonces), and keeps today's and the ledger", async () => {
+      const l = await ledger();
+      const PAST = T0 - 3 * 86_400_000;
+      const capped: ClaimLimits = { userDailyCapSats: 21, dailyBudgetSats: 0, addressDailyCapSats: 1000 };
+      const old = await l.claim(claim({ achievementId: 'old', proofNonce: 'nonce-old', address: '203.0.113.7' }), capped, PAST);
+      expect(await l.linkAddress('203.0.113.7', '2026-11-19', 'user-1', 1)).toBe(true);
+      expect((await l.claim(claim({ achievementId: 'today', proofNonce: 'nonce-today', address: '203.0.113.7' }), capped, T0)).entry.state).toBe('sending');
+      expect(await l.linkAddress('203.0.113.7', '2026-11-22', 'user-1', 1)).toBe(true);
+      // A bot farm's day: more links than one chunk of pruning.
+      await Promise.all(Array.from({ length: 1001 }, (_, i) => l.linkAddress('198.51.100.9', '2026-11-18', `bot-${i}`, 0)));
+
+      // As the relay asks on 2026-11-22: days before yesterday, nonces spent before a day ago.
+      expect(await l.prune('2026-11-21', T0 - 86_400_000)).toBeGreaterThanOrEqual(1003);
+      expect(await l.prune('2026-11-21', T0 - 86_400_000)).toBe(0);
+
+      // The past day's link and nonce are forgotten; today's still count.
+      expect(await l.linkAddress('203.0.113.7', '2026-11-19', 'user-2', 1)).toBe(true);
+      expect(await l.linkAddress('203.0.113.7', '2026-11-22', 'user-2', 1)).toBe(false);
+      expect((await l.claim(claim({ userId: 'user-3', proofNonce: 'nonce-old' }), NO_LIMITS, T0)).entry.state).toBe('sending');
+      expect((await l.claim(claim({ userId: 'user-4', proofNonce: 'nonce-today' }), NO_LIMITS, T0)).entry.reason).toBe('proof_used');
+      expect((await l.claim(claim({ achievementId: 'more' }), capped, T0)).entry.reason).toBe('user_daily_cap');
+      // The ledger and the project's daily total are kept.
+      expect((await l.get(old.entry.id))?.state).toBe('sending');
+      expect(await l.budgetUsed('2026-11-19')).toBe(21);
+    });
+
     it("tells each state in exactly the record a client reads (the event's data is toRewardRecord of the entry)", async () => {
       const { ledger: l } = await store();
       const first = await l.claim(claim(), NO_LIMITS, T0 + 123);

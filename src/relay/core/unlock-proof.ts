@@ -15,13 +15,18 @@ import { secretList } from './player-tokens.js';
 /** The longest proof the relay reads (the rewards route bounds the field by it). */
 export const PROOF_MAX_LENGTH = 512;
 const DEFAULT_TTL_SECONDS = 600;
+/**
+ * The longest a proof may be claimed with: a proof whose `exp` lies further ahead is refused.
+ * Its nonce is kept this long after it is spent, and then forgotten (the proof has expired).
+ */
+export const PROOF_MAX_TTL_SECONDS = 30 * 86_400;
 const VERSION = 'rbp1';
 const NONCE = /^[A-Za-z0-9_-]{1,64}$/;
 
 export interface UnlockGrant {
   gamertag: string;
   achievementId: string;
-  /** How long the proof may be claimed with. Default 600 (10 minutes). */
+  /** How long the proof may be claimed with. Default 600 (10 minutes); at most 30 days. */
   ttlSeconds?: number;
 }
 
@@ -36,7 +41,9 @@ export function signUnlock(secret: string, grant: UnlockGrant, now = Date.now(),
   if (!key) throw new Error('signUnlock needs a secret');
   if (/[\n]/.test(grant.gamertag) || /[\n]/.test(grant.achievementId)) throw new Error('signUnlock: no line breaks in a gamertag or achievement id');
   if (!NONCE.test(nonce)) throw new Error('signUnlock: a nonce is 1 to 64 of A-Z a-z 0-9 _ -');
-  const exp = Math.floor(now / 1000) + (grant.ttlSeconds ?? DEFAULT_TTL_SECONDS);
+  const ttl = grant.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+  if (!(ttl > 0 && ttl <= PROOF_MAX_TTL_SECONDS)) throw new Error(`signUnlock: ttlSeconds is more than 0 and at most ${PROOF_MAX_TTL_SECONDS} (30 days)`);
+  const exp = Math.floor(now / 1000) + ttl;
   const payload = [VERSION, grant.gamertag, grant.achievementId, exp, nonce].join('\n');
   return `${Buffer.from(payload, 'utf8').toString('base64url')}.${mac(key, payload)}`;
 }
@@ -65,6 +72,8 @@ export function checkUnlock(secrets: readonly string[], proof: string | undefine
   const [version, gamertag, achievementId, exp, nonce, ...rest] = payload.split('\n');
   if (version !== VERSION || rest.length || !gamertag || !achievementId || !/^\d{1,15}$/.test(exp ?? '') || !NONCE.test(nonce ?? '')) return { ok: false, reason: 'proof_invalid' };
   if (Number(exp) * 1000 <= now) return { ok: false, reason: 'proof_expired' };
+  // Its nonce is forgotten PROOF_MAX_TTL_SECONDS after it is spent: a proof must be dead by then.
+  if (Number(exp) > now / 1000 + PROOF_MAX_TTL_SECONDS) return { ok: false, reason: 'proof_invalid' };
   if (gamertag.toLowerCase() !== expect.gamertag.toLowerCase()) return { ok: false, reason: 'proof_other_player' };
   if (achievementId !== expect.achievementId) return { ok: false, reason: 'proof_other_achievement' };
   return { ok: true, nonce: nonce! };

@@ -150,6 +150,13 @@ export interface Ledger {
   recent(filter: { userId?: string; achievementId?: string }, limit: number): Promise<LedgerEntry[]>;
   /** An entry's audit trail, oldest first. */
   audits(id: string): Promise<AuditRecord[]>;
+  /**
+   * Forgets what only a past day's limits read: each player's and address's reservations and
+   * the players each address linked, for days before `beforeDay`; and proof nonces spent before
+   * `spentBefore` (ms), whose proofs have expired. The ledger's entries and the project's daily
+   * totals stay. In small transactions, so claims go on meanwhile. Returns how many rows went.
+   */
+  prune(beforeDay: string, spentBefore: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -177,6 +184,16 @@ export const RESERVING_STATES: readonly LedgerState[] = ['sending', 'paid', 'nee
 
 /** States the player hears of (a `reward` event); sending and deferred are the relay's own business. */
 export const TOLD_STATES: readonly LedgerState[] = ['paid', 'failed', 'rejected', 'needs_review', 'held'];
+
+/** Rows prune() deletes per transaction: small enough that a claim never waits long behind it. */
+export const PRUNE_CHUNK = 1_000;
+
+/** Runs a delete of at most PRUNE_CHUNK rows until one deletes fewer; returns how many went. */
+export async function inChunks(chunk: () => Promise<number>): Promise<number> {
+  let n = 0;
+  for (let gone = PRUNE_CHUNK; gone === PRUNE_CHUNK; n += gone) gone = await chunk();
+  return n;
+}
 
 /** The player's event type for a reward's change of state. */
 export const REWARD_EVENT = 'reward';

@@ -35,4 +35,14 @@ describe('unlock proofs', () => {
     expect(checkUnlock([SECRET], EXAMPLE, { ...FOR, gamertag: 'mallory' }, NOW)).toEqual({ ok: false, reason: 'proof_other_player' });
     expect(checkUnlock([SECRET], EXAMPLE, { ...FOR, achievementId: 'first-coin' }, NOW)).toEqual({ ok: false, reason: 'proof_other_achievement' });
   });
+
+  it('live at most 30 days: longer is refused when signed and when claimed (its nonce is forgotten after that)', () => {
+    const DAYS_30 = 30 * 86_400;
+    expect(checkUnlock([SECRET], signUnlock(SECRET, { ...FOR, ttlSeconds: DAYS_30 }, NOW), FOR, NOW).ok).toBe(true);
+    expect(() => signUnlock(SECRET, { ...FOR, ttlSeconds: DAYS_30 + 1 }, NOW)).toThrow(/30 days/);
+    expect(() => signUnlock(SECRET, { ...FOR, ttlSeconds: 0 }, NOW)).toThrow(/30 days/);
+    // Signed elsewhere, with a far expiry: as good as forged.
+    const farTomorrow = signUnlock(SECRET, { ...FOR, ttlSeconds: DAYS_30 }, NOW + 86_400_000);
+    expect(checkUnlock([SECRET], farTomorrow, FOR, NOW)).toEqual({ ok: false, reason: 'proof_invalid' });
+  });
 });

@@ -3,7 +3,7 @@ import { isStoreOutage } from '../outage.js';
 import { utcDay } from '../../../wire/earning-rules.js';
 import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import type { PlayerEvent } from '../event-log.js';
-import { REWARD_EVENT, RESERVING_STATES, TOLD_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerState, type NewClaim, type Settled } from '../ledger.js';
+import { inChunks, PRUNE_CHUNK, REWARD_EVENT, RESERVING_STATES, TOLD_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerState, type NewClaim, type Settled } from '../ledger.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow } from '../ledger-row.js';
 import { inTransaction } from './transaction.js';
 
@@ -291,6 +291,14 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
       (
         await pool.query<{ reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: string }>('SELECT * FROM audit WHERE reward_id = $1 ORDER BY seq', [id])
       ).rows.map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: Number(a.at) })),
+    // Reservations are sums over the day's entries here: only the links and the nonces to forget.
+    prune: async (beforeDay, spentBefore) => {
+      const chunks = (text: string, before: string | number) => inChunks(async () => (await pool.query(text, [before])).rowCount ?? 0);
+      return (
+        (await chunks(`DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < $1 LIMIT ${PRUNE_CHUNK})`, beforeDay)) +
+        (await chunks(`DELETE FROM proof_nonces WHERE nonce IN (SELECT nonce FROM proof_nonces WHERE at < $1 LIMIT ${PRUNE_CHUNK})`, spentBefore))
+      );
+    },
     // Another relay's payment in flight keeps its lease; only a lapsed one was abandoned.
     abandoned: (now) => one(`SELECT * FROM rewards WHERE state = 'sending' AND lease_until < $1 ORDER BY created_at`, [now]),
     close: async () => undefined,

@@ -3,6 +3,8 @@ import { utcDay } from '../../../wire/earning-rules.js';
 import { claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow as Row } from '../ledger-row.js';
 import {
+  inChunks,
+  PRUNE_CHUNK,
   REWARD_EVENT,
   RESERVING_STATES,
   TOLD_STATES,
@@ -65,6 +67,14 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       .raw(),
     reserved: db.prepare<[string, string], number>('SELECT sats FROM reserved WHERE scope = ? AND day = ?').pluck(),
     reserve: db.prepare<[string, string, number]>('INSERT INTO reserved (scope, day, sats) VALUES (?, ?, ?) ON CONFLICT (scope, day) DO UPDATE SET sats = sats + excluded.sats'),
+    // The project's own total ('*') stays: budgetUsed() reads it for any day.
+    pruneReserved: db.prepare<[string]>(
+      `DELETE FROM reserved WHERE (scope, day) IN (SELECT scope, day FROM reserved WHERE day < ? AND scope <> '*' LIMIT ${PRUNE_CHUNK})`,
+    ),
+    pruneLinks: db.prepare<[string]>(
+      `DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < ? LIMIT ${PRUNE_CHUNK})`,
+    ),
+    pruneNonces: db.prepare<[number]>(`DELETE FROM proof_nonces WHERE nonce IN (SELECT nonce FROM proof_nonces WHERE at < ? LIMIT ${PRUNE_CHUNK})`),
   };
 
   const one = (r: RawRow | undefined): Row | undefined => r && rowOf(r);
@@ -185,6 +195,11 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       }),
     report: async (fromDay) => q.report.all(fromDay),
     recent: async ({ userId, achievementId }, limit) => entries(q.recent.all(userId ?? null, userId ?? null, achievementId ?? null, achievementId ?? null, limit)),
+    // A chunk per write: the claims queued meanwhile go in between.
+    prune: async (beforeDay, spentBefore) =>
+      (await inChunks(() => write(() => q.pruneReserved.run(beforeDay).changes))) +
+      (await inChunks(() => write(() => q.pruneLinks.run(beforeDay).changes))) +
+      (await inChunks(() => write(() => q.pruneNonces.run(spentBefore).changes))),
     audits: async (id) => q.audits.all(id).map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: a.at })),
     // One process owns this file: whatever was sending before it started was abandoned.
     abandoned: async (_now, startedAt) => entries(q.inState.all('sending')).filter((e) => e.createdAt < startedAt),
