@@ -42,7 +42,7 @@ export function signUnlock(secret: string, grant: UnlockGrant, now = Date.now(),
   if (/[\n]/.test(grant.gamertag) || /[\n]/.test(grant.achievementId)) throw new Error('signUnlock: no line breaks in a gamertag or achievement id');
   if (!NONCE.test(nonce)) throw new Error('signUnlock: a nonce is 1 to 64 of A-Z a-z 0-9 _ -');
   const ttl = grant.ttlSeconds ?? DEFAULT_TTL_SECONDS;
-  if (!(ttl > 0 && ttl <= PROOF_MAX_TTL_SECONDS)) throw new Error(`signUnlock: ttlSeconds is more than 0 and at most ${PROOF_MAX_TTL_SECONDS} (30 days)`);
+  if (!(ttl <= PROOF_MAX_TTL_SECONDS)) throw new Error(`signUnlock: ttlSeconds is at most ${PROOF_MAX_TTL_SECONDS} (30 days)`);
   const exp = Math.floor(now / 1000) + ttl;
   const payload = [VERSION, grant.gamertag, grant.achievementId, exp, nonce].join('\n');
   return `${Buffer.from(payload, 'utf8').toString('base64url')}.${mac(key, payload)}`;
