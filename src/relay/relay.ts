@@ -169,6 +169,7 @@ export function createRelay(options: RelayOptions): Relay {
   const walletWatch = setInterval(() => void wallet.read(), 60_000);
   walletWatch.unref();
   void wallet.read();
+  let closing = false;
   // Past days' reservations, address links and expired proofs' nonces: kept, they would grow
   // with every player and every address for ever (a bot farm's most of all). A day is kept past
   // its end, and a nonce a day past its proof's longest life, against clocks a little apart.
@@ -177,7 +178,10 @@ export function createRelay(options: RelayOptions): Relay {
       (rows) => {
         if (rows) logger.info({ event: 'pruned', rows }, `forgot ${rows} rows of past days' limits and expired proofs`);
       },
-      (err: unknown) => logger.warn({ err, event: 'prune_failed' }, 'pruning past days failed: it is tried again within the hour'),
+      (err: unknown) => {
+        // A store closing under it (the relay stopping) is no failure to report.
+        if (!closing) logger.warn({ err, event: 'prune_failed' }, 'pruning past days failed: it is tried again within the hour');
+      },
     );
   const pruner = setInterval(prune, PRUNE_EVERY_MS);
   pruner.unref();
@@ -208,6 +212,7 @@ export function createRelay(options: RelayOptions): Relay {
     ready,
     reconcile: payouts.reconcile,
     async close() {
+      closing = true;
       await ready.catch(() => undefined);
       await reconciling;
       clearInterval(sweeper);
