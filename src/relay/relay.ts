@@ -173,16 +173,21 @@ export function createRelay(options: RelayOptions): Relay {
   // Past days' reservations, address links and expired proofs' nonces: kept, they would grow
   // with every player and every address for ever (a bot farm's most of all). A day is kept past
   // its end, and a nonce a day past its proof's longest life, against clocks a little apart.
+  // A store of one's own may not prune (prune is optional); one run at a time.
+  let pruning: Promise<void> | undefined;
   const prune = () =>
-    ledger.prune(utcDay(Date.now() - DAY_MS), Date.now() - PROOF_MAX_TTL_SECONDS * 1000 - DAY_MS).then(
-      (rows) => {
-        if (rows) logger.info({ event: 'pruned', rows }, `forgot ${rows} rows of past days' limits and expired proofs`);
-      },
-      (err: unknown) => {
-        // A store closing under it (the relay stopping) is no failure to report.
-        if (!closing) logger.warn({ err, event: 'prune_failed' }, 'pruning past days failed: it is tried again within the hour');
-      },
-    );
+    (pruning ??= Promise.resolve()
+      .then(() => ledger.prune?.(utcDay(Date.now() - DAY_MS), Date.now() - PROOF_MAX_TTL_SECONDS * 1000 - DAY_MS))
+      .then(
+        (rows) => {
+          if (rows) logger.info({ event: 'pruned', rows }, `forgot ${rows} rows of past days' limits and expired proofs`);
+        },
+        (err: unknown) => {
+          // A store closing under it (the relay stopping) is no failure to report.
+          if (!closing) logger.warn({ err, event: 'prune_failed' }, 'pruning past days failed: it is tried again within the hour');
+        },
+      )
+      .finally(() => (pruning = undefined)));
   const pruner = setInterval(prune, PRUNE_EVERY_MS);
   pruner.unref();
   let reconciling: Promise<unknown> = Promise.resolve();
@@ -212,7 +217,6 @@ export function createRelay(options: RelayOptions): Relay {
     ready,
     reconcile: payouts.reconcile,
     async close() {
-      closing = true;
       await ready.catch(() => undefined);
       await reconciling;
       clearInterval(sweeper);
@@ -221,6 +225,7 @@ export function createRelay(options: RelayOptions): Relay {
       // Let payments in flight settle first: closing under them would leave them for review.
       await payouts.drain();
       await unsubscribe?.();
+      closing = true;
       await store.close();
       payments.close();
     },

@@ -20,6 +20,8 @@ const DEFAULT_TTL_SECONDS = 600;
  * Its nonce is kept this long after it is spent, and then forgotten (the proof has expired).
  */
 export const PROOF_MAX_TTL_SECONDS = 30 * 86_400;
+/** A game server's clock a little ahead of the relay's does not refuse a proof signed for the longest life. */
+const CLOCK_SLACK_SECONDS = 3_600;
 const VERSION = 'rbp1';
 const NONCE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -42,7 +44,7 @@ export function signUnlock(secret: string, grant: UnlockGrant, now = Date.now(),
   if (/[\n]/.test(grant.gamertag) || /[\n]/.test(grant.achievementId)) throw new Error('signUnlock: no line breaks in a gamertag or achievement id');
   if (!NONCE.test(nonce)) throw new Error('signUnlock: a nonce is 1 to 64 of A-Z a-z 0-9 _ -');
   const ttl = grant.ttlSeconds ?? DEFAULT_TTL_SECONDS;
-  if (!(ttl <= PROOF_MAX_TTL_SECONDS)) throw new Error(`signUnlock: ttlSeconds is at most ${PROOF_MAX_TTL_SECONDS} (30 days)`);
+  if (!Number.isInteger(ttl) || ttl > PROOF_MAX_TTL_SECONDS) throw new Error(`signUnlock: ttlSeconds is a whole number, at most ${PROOF_MAX_TTL_SECONDS} (30 days)`);
   const exp = Math.floor(now / 1000) + ttl;
   const payload = [VERSION, grant.gamertag, grant.achievementId, exp, nonce].join('\n');
   return `${Buffer.from(payload, 'utf8').toString('base64url')}.${mac(key, payload)}`;
@@ -73,7 +75,7 @@ export function checkUnlock(secrets: readonly string[], proof: string | undefine
   if (version !== VERSION || rest.length || !gamertag || !achievementId || !/^\d{1,15}$/.test(exp ?? '') || !NONCE.test(nonce ?? '')) return { ok: false, reason: 'proof_invalid' };
   if (Number(exp) * 1000 <= now) return { ok: false, reason: 'proof_expired' };
   // Its nonce is forgotten PROOF_MAX_TTL_SECONDS after it is spent: a proof must be dead by then.
-  if (Number(exp) > now / 1000 + PROOF_MAX_TTL_SECONDS) return { ok: false, reason: 'proof_invalid' };
+  if (Number(exp) > now / 1000 + PROOF_MAX_TTL_SECONDS + CLOCK_SLACK_SECONDS) return { ok: false, reason: 'proof_invalid' };
   if (gamertag.toLowerCase() !== expect.gamertag.toLowerCase()) return { ok: false, reason: 'proof_other_player' };
   if (achievementId !== expect.achievementId) return { ok: false, reason: 'proof_other_achievement' };
   return { ok: true, nonce: nonce! };

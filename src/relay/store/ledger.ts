@@ -156,7 +156,7 @@ export interface Ledger {
    * `spentBefore` (ms), whose proofs have expired. The ledger's entries and the project's daily
    * totals stay. In small transactions, so claims go on meanwhile. Returns how many rows went.
    */
-  prune(beforeDay: string, spentBefore: number): Promise<number>;
+  prune?(beforeDay: string, spentBefore: number): Promise<number>;
   close(): Promise<void>;
 }
 

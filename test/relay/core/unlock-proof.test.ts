@@ -40,6 +40,9 @@ describe('unlock proofs', () => {
     const DAYS_30 = 30 * 86_400;
     expect(checkUnlock([SECRET], signUnlock(SECRET, { ...FOR, ttlSeconds: DAYS_30 }, NOW), FOR, NOW).ok).toBe(true);
     expect(() => signUnlock(SECRET, { ...FOR, ttlSeconds: DAYS_30 + 1 }, NOW)).toThrow(/30 days/);
+    expect(() => signUnlock(SECRET, { ...FOR, ttlSeconds: 600.5 }, NOW)).toThrow(/whole number/);
+    // A game server's clock a little ahead of the relay's.
+    expect(checkUnlock([SECRET], signUnlock(SECRET, { ...FOR, ttlSeconds: DAYS_30 }, NOW + 1_800_000), FOR, NOW).ok).toBe(true);
     // Signed elsewhere, with a far expiry: as good as forged.
     const farTomorrow = signUnlock(SECRET, { ...FOR, ttlSeconds: DAYS_30 }, NOW + 86_400_000);
     expect(checkUnlock([SECRET], farTomorrow, FOR, NOW)).toEqual({ ok: false, reason: 'proof_invalid' });

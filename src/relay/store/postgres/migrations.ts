@@ -137,6 +137,9 @@ const MIGRATIONS: readonly string[] = [
        'createdAt', rewardbus_iso(p_created),
        'settledAt', CASE WHEN p_settled <> 0 THEN rewardbus_iso(p_settled) END));
    END $$;`,
+  // Pruning reads old links and nonces by these (several relays prune, one at a time).
+  `CREATE INDEX address_links_by_day ON address_links (day);
+   CREATE INDEX proof_nonces_by_at ON proof_nonces (at);`,
 ];
 
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */

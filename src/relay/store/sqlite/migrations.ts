@@ -87,6 +87,14 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       DROP INDEX IF EXISTS rewards_by_state;
       CREATE INDEX rewards_by_state ON rewards (state) WHERE state IN ('sending', 'needs_review', 'held');
     `),
+  // Pruning reads past days and old nonces by these: without them each chunk scanned the table
+  // on the writer's thread.
+  (db) =>
+    db.exec(`
+      CREATE INDEX reserved_by_day ON reserved (day);
+      CREATE INDEX address_links_by_day ON address_links (day);
+      CREATE INDEX proof_nonces_by_at ON proof_nonces (at);
+    `),
 ];
 
 /** Brings the file's schema up to date; returns its version. */
