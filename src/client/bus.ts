@@ -173,7 +173,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   #start(CourierClass: typeof Courier): Courier {
     if (this.#destroyed) throw new RewardBusError('destroyed', 'The bus was destroyed');
-    const courier = new CourierClass(this.#options, { bus: this, storage: this.#storage, writes: this.#writes, tabs: this.#tabs }, this.#unlockedEarly);
+    const courier = new CourierClass(this.#options, { bus: this, storage: this.#storage, writes: this.#writes, tabs: this.#tabs, error: (err) => this.#error(err) }, this.#unlockedEarly);
     this.#courier = courier;
     this.#loading = undefined;
     this.#stopRetrying();

@@ -26,6 +26,8 @@ export interface CourierParts {
   writes: WriteBatch;
   /** The game's other tabs: opened by the bus, which keeps what they said until the courier came. */
   tabs: TabChannel;
+  /** Reports what went wrong on the bus's `error` event. */
+  error(err: unknown): void;
 }
 
 /**
@@ -56,7 +58,7 @@ export class Courier {
   readonly #onOffline = () => this.#queue.setOnline(false);
 
   /** `unlockedEarly`: intents unlock() stored before this was loaded (not stored again: another tab may have sent them). */
-  constructor(options: RewardBusOptions, { bus, storage, writes, tabs }: CourierParts, unlockedEarly: RewardIntent[]) {
+  constructor(options: RewardBusOptions, { bus, storage, writes, tabs, error }: CourierParts, unlockedEarly: RewardIntent[]) {
     this.#bus = bus;
     this.#storage = storage;
     this.#writes = writes;
@@ -103,7 +105,7 @@ export class Courier {
           if (online) void this.#catalog.refresh();
           this.#bus.emit(online ? 'relay:online' : 'relay:offline');
         },
-        error: (err) => this.#error(err),
+        error,
       },
     );
     this.#outcomes = new Outcomes({
@@ -292,9 +294,5 @@ export class Courier {
       ...(reason ? { reason } : {}),
       remote,
     };
-  }
-
-  #error(err: unknown) {
-    this.#bus.emit('error', err instanceof Error ? err : new Error(String(err)));
   }
 }
