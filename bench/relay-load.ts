@@ -84,6 +84,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Long enough for V8 to optimize what the relay runs at a few hundred requests a second. */
 const WARM_UP_SECONDS = 3;
 const SANDBOX_KEY = 'bench-sandbox-key';
+/** The row of the relay with no ledger (bench/no-ledger-relay.ts). */
+export const NO_LEDGER = 'relay, no ledger (maps in memory)';
 
 async function load(name: string, url: string, headers: () => Record<string, string>, body: string, connections = CONNECTIONS, metered?: Metered): Promise<LoadFigures> {
   const options = {
@@ -137,8 +139,7 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     const catalog = join(dir, 'catalog.json');
     writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'bench', title: 'Bench', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
     const secret = randomUUID() + randomUUID();
-    const startRelay = async (name: string, env: Record<string, string> = {}, nodeArgs: string[] = []) => {
-      const relay = await startRelayProcess({
+    const relayEnv = (name: string, env: Record<string, string> = {}) => ({
         PAYMENTS_API_KEY: SANDBOX_KEY,
         PAYMENTS_BASE_URL: sandboxUrl,
         RELAY_PUBLIC_URL: 'http://127.0.0.1',
@@ -149,7 +150,9 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
         RELAY_DAILY_BUDGET_SATS: '0',
         RELAY_RATE_LIMIT_PER_MINUTE: '0',
         ...env,
-      }, nodeArgs);
+      });
+    const startRelay = async (name: string, env: Record<string, string> = {}, nodeArgs: string[] = []) => {
+      const relay = await startRelayProcess(relayEnv(name, env), nodeArgs);
       children.push(relay.child);
       return relay;
     };
@@ -175,6 +178,11 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     const sqlite = await startRelay('sqlite', {}, options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, 'sqlite')}`] : []);
     const sqliteTokens = await tokensFrom(sqlite.url);
     figures.push(await load('relay (SQLite, synchronous=FULL)', `${sqlite.url}/v1/rewards`, claimHeaders(sqliteTokens), claimBody, CONNECTIONS, { server: [sqlite.child], service: sandbox.child }));
+    await stopAll(2);
+    // The same relay with no ledger at all: what its HTTP path and checks cost, without the store.
+    const noLedger = await startRelayProcess(relayEnv('no-ledger'), [], ['bench/no-ledger-relay.ts']);
+    children.push(noLedger.child);
+    figures.push(await load(NO_LEDGER, `${noLedger.url}/v1/rewards`, claimHeaders(await tokensFrom(noLedger.url)), claimBody, CONNECTIONS, { server: [noLedger.child], service: sandbox.child }));
     await stopAll(2);
     if (postgres) {
       const RELAY_DATABASE_URL = await freshDatabase(postgres.url);

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarizeProfile } from './profile.js';
-import { benchRelay, type LoadFigures } from './relay-load.js';
+import { benchRelay, NO_LEDGER, type LoadFigures } from './relay-load.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -43,10 +43,13 @@ if (pgCeilingTps !== undefined) console.log(`  ${"PostgreSQL's ceiling (pgbench)
 const sqlite = byName('relay (SQLite');
 const pg1 = byName('relay (PostgreSQL');
 const pg2 = byName('2 relays');
+const noLedger = byName(NO_LEDGER);
 const ratio = (name: string, a: number | undefined, b: number | undefined, aim: number) =>
   a !== undefined && b !== undefined ? console.log(`  ${name.padEnd(48)} ${fmt((100 * a) / b).padStart(4)}%   (aim ${aim}%)`) : undefined;
 console.log('\nratios in this run');
 ratio('SQLite relay / two-call pass-through', sqlite?.rps, ceiling.rps, 60);
+// Not an aim: how far the relay gets with no store at all, the bound the ledger works under.
+if (noLedger) console.log(`  ${'(the relay with no ledger / pass-through'.padEnd(48)} ${fmt((100 * noLedger.rps) / ceiling.rps).padStart(4)}%)`);
 ratio('PostgreSQL relay / SQLite relay', pg1?.rps, sqlite?.rps, 60);
 ratio('two PostgreSQL relays / one', pg2?.rps, pg1?.rps, 90);
 if (sqlite && ceiling) console.log(`  ${'SQLite p99 / pass-through p99'.padEnd(48)} ${fmt(sqlite.p99 / ceiling.p99, 1).padStart(4)}x   (aim ≤ 2x)`);
@@ -64,16 +67,16 @@ for (const f of figures) {
   );
 }
 /** An aim as a CPU budget: what the machine has per reward at that rate, less what the others take. */
-const budget = (aim: string, rate: number, f: LoadFigures | undefined, best: LoadFigures | undefined) => {
-  if (!f?.cpu || !best?.cpu) return;
+const budget = (aim: string, rate: number, f: LoadFigures | undefined, ...best: Array<LoadFigures | undefined>) => {
+  if (!f?.cpu) return;
   const perReward = (cores * 1e6) / rate;
   const others = f.cpu.database + f.cpu.service + f.cpu.load;
   const left = perReward - others;
   console.log(
-    `  ${aim}: ${fmt(rate)} rewards/s leaves ${fmt(perReward)} µs per reward; the others take ${fmt(others)}, ${left > 0 ? `so the server may spend ${fmt(left)} µs` : 'so nothing is left for any server'} (it spends ${fmt(f.cpu.server)}; the ${best.name} ${fmt(best.cpu.server)})`,
+    `  ${aim}: ${fmt(rate)} rewards/s leaves ${fmt(perReward)} µs per reward; the others take ${fmt(others)}, ${left > 0 ? `so the server may spend ${fmt(left)} µs` : 'so nothing is left for any server'} (it spends ${fmt(f.cpu.server)}${best.map((b) => (b?.cpu ? `; the ${b.name} ${fmt(b.cpu.server)}` : '')).join('')})`,
   );
 };
-budget('SQLite at 60% of the pass-through', 0.6 * ceiling.rps, sqlite, ceiling);
+budget('SQLite at 60% of the pass-through', 0.6 * ceiling.rps, sqlite, noLedger, ceiling);
 if (sqlite) budget('PostgreSQL at 60% of SQLite', 0.6 * sqlite.rps, pg1, sqlite);
 
 if (pgActivity) {

@@ -28,9 +28,16 @@ export function startChild(
   });
 }
 
-/** The relay's own command (`start`) with this environment (and Node options): its process and the URL it listens on. */
-export async function startRelayProcess(env: Record<string, string | undefined>, nodeArgs: string[] = []): Promise<{ child: ChildProcess; url: string }> {
-  const { child, match } = await startChild(['src/bin/rewardbus.ts', 'start'], { PORT: '0', LOG_LEVEL: 'info', ...env }, /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/, nodeArgs);
+/**
+ * The relay's own command (`start`) with this environment (and Node options): its process and the
+ * URL it listens on. `entry`: another script that starts it the same way (the bench's).
+ */
+export async function startRelayProcess(
+  env: Record<string, string | undefined>,
+  nodeArgs: string[] = [],
+  entry = ['src/bin/rewardbus.ts', 'start'],
+): Promise<{ child: ChildProcess; url: string }> {
+  const { child, match } = await startChild(entry, { PORT: '0', LOG_LEVEL: 'info', ...env }, /"url":"(http:\/\/[^"]+)","msg":"rewardbus relay/, nodeArgs);
   return { child, url: match[1]! };
 }
 

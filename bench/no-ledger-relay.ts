@@ -1,0 +1,66 @@
+// The relay as `rewardbus start` runs it (the same settings, server and logger), with its store
+// replaced by a few maps in memory: everything a claim does but keep it. What it makes beside
+// the pass-through is what the relay's own HTTP path and checks cost (auth, validation, the
+// idempotency key, the catalog, settlement, the log line, the answer); what the real relay makes
+// beside it is what the ledger costs on top. A measure, never a store to run: it keeps an entry
+// only until it is settled (kept, they would fill the heap and bill the relay for the collector).
+// `node --import tsx bench/no-ledger-relay.ts`, with the relay's environment.
+import { startServer } from '../src/node/start-server.js';
+import { loadConfig } from '../src/relay/index.js';
+import type { EventLog, PlayerEvent } from '../src/relay/store/event-log.js';
+import type { Ledger, LedgerEntry, Settled } from '../src/relay/store/ledger.js';
+import type { RelayStore } from '../src/relay/store/relay-store.js';
+import { toRewardRecord } from '../src/relay/store/reward-record.js';
+
+function memoryStore(): RelayStore {
+  const byId = new Map<string, LedgerEntry>();
+  let eventId = 0;
+  const event = (userId: string, type: string, data: unknown): PlayerEvent => ({ id: ++eventId, userId, type, data, createdAt: Date.now() });
+  const none = async () => [];
+  const ledger: Ledger = {
+    find: async () => undefined,
+    claim: async (c, _limits, now = Date.now()) => {
+      const { repeat: _r, rejectReason: _j, playStartedAt: _p, minPlayMs: _m, proofNonce: _n, hold: _h, ...fields } = c;
+      const entry: LedgerEntry = { ...fields, state: 'sending', phase: 'claimed', createdAt: now };
+      byId.set(entry.id, entry);
+      return { kind: 'created', entry };
+    },
+    markSent: async (id) => {
+      const entry = byId.get(id);
+      if (entry?.phase !== 'claimed') return false;
+      entry.phase = 'sent';
+      return true;
+    },
+    releaseUnsent: async () => undefined,
+    settle: async (id, from, to, options = {}): Promise<Settled | undefined> => {
+      const before = byId.get(id);
+      if (!before || !from.includes(before.state)) return undefined;
+      const { phase: _phase, ...rest } = before;
+      const entry: LedgerEntry = { ...rest, ...to, settledAt: options.now ?? Date.now() };
+      byId.delete(id);
+      return { entry, from: before.state, event: event(entry.userId, 'reward', toRewardRecord(entry)) };
+    },
+    get: async (id) => byId.get(id),
+    history: none,
+    inState: none,
+    abandoned: none,
+    budgetUsed: async () => 0,
+    linkAddress: async () => true,
+    report: none,
+    recent: none,
+    audits: none,
+    close: async () => undefined,
+  };
+  const events: EventLog = {
+    append: async (userId, type, data) => event(userId, type, data),
+    since: none,
+    receiveWebhook: async () => ({ fresh: true }),
+    webhookReceived: async () => false,
+    recentWebhooks: none,
+    rememberRampSession: async () => undefined,
+  };
+  return { ledger, events, ping: async () => undefined, close: async () => undefined };
+}
+
+// The configured store is opened too, and left idle: the relay is given this one instead.
+await startServer(loadConfig(), { relay: { store: memoryStore() } });
