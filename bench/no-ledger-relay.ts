@@ -20,8 +20,7 @@ function memoryStore(): RelayStore {
   const ledger: Ledger = {
     find: async () => undefined,
     claim: async (c, _limits, now = Date.now()) => {
-      const { repeat: _r, rejectReason: _j, playStartedAt: _p, minPlayMs: _m, proofNonce: _n, hold: _h, ...fields } = c;
-      const entry: LedgerEntry = { ...fields, state: 'sending', phase: 'claimed', createdAt: now };
+      const entry: LedgerEntry = { id: c.id, userId: c.userId, idempotencyKey: c.idempotencyKey, requestHash: c.requestHash, achievementId: c.achievementId, sats: c.sats, state: 'sending', phase: 'claimed', createdAt: now };
       byId.set(entry.id, entry);
       return { kind: 'created', entry };
     },
@@ -33,12 +32,13 @@ function memoryStore(): RelayStore {
     },
     releaseUnsent: async () => undefined,
     settle: async (id, from, to, options = {}): Promise<Settled | undefined> => {
-      const before = byId.get(id);
-      if (!before || !from.includes(before.state)) return undefined;
-      const { phase: _phase, ...rest } = before;
-      const entry: LedgerEntry = { ...rest, ...to, settledAt: options.now ?? Date.now() };
+      const entry = byId.get(id);
+      if (!entry || !from.includes(entry.state)) return undefined;
       byId.delete(id);
-      return { entry, from: before.state, event: event(entry.userId, 'reward', toRewardRecord(entry)) };
+      const was = entry.state;
+      Object.assign(entry, to, { settledAt: options.now ?? Date.now() });
+      delete entry.phase;
+      return { entry, from: was, event: event(entry.userId, 'reward', toRewardRecord(entry)) };
     },
     get: async (id) => byId.get(id),
     history: none,

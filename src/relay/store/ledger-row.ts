@@ -20,23 +20,27 @@ export interface LedgerRow {
   settled_at: number | string | null;
 }
 
-export const toLedgerEntry = (r: LedgerRow): LedgerEntry => ({
-  id: r.id,
-  userId: r.user_id,
-  idempotencyKey: r.idempotency_key,
-  requestHash: r.request_hash,
-  achievementId: r.achievement_id,
-  sats: r.sats,
-  state: r.state,
-  ...(r.state === 'sending' ? { phase: r.phase } : {}),
-  createdAt: Number(r.created_at),
-  ...(r.reason === null ? {} : { reason: r.reason }),
-  ...(r.payment_id === null ? {} : { paymentId: r.payment_id }),
-  ...(r.gamertag === null ? {} : { gamertag: r.gamertag }),
-  ...(r.occurred_at === null ? {} : { occurredAt: r.occurred_at }),
-  ...(r.address === null || r.address === undefined ? {} : { address: r.address }),
-  ...(r.settled_at === null ? {} : { settledAt: Number(r.settled_at) }),
-});
+// Optional fields are set one by one: spreading `cond ? { x } : {}` made an object per field.
+export function toLedgerEntry(r: LedgerRow): LedgerEntry {
+  const e: LedgerEntry = {
+    id: r.id,
+    userId: r.user_id,
+    idempotencyKey: r.idempotency_key,
+    requestHash: r.request_hash,
+    achievementId: r.achievement_id,
+    sats: r.sats,
+    state: r.state,
+    createdAt: Number(r.created_at),
+  };
+  if (r.state === 'sending') e.phase = r.phase;
+  if (r.reason !== null) e.reason = r.reason;
+  if (r.payment_id !== null) e.paymentId = r.payment_id;
+  if (r.gamertag !== null) e.gamertag = r.gamertag;
+  if (r.occurred_at !== null) e.occurredAt = r.occurred_at;
+  if (r.address !== null && r.address !== undefined) e.address = r.address;
+  if (r.settled_at !== null) e.settledAt = Number(r.settled_at);
+  return e;
+}
 
 /** The states that hold a reservation, as SQL (spelled out, so a partial index on them can be used). */
 export const RESERVING_SQL = `state IN (${RESERVING_STATES.map((s) => `'${s}'`).join(', ')})`;

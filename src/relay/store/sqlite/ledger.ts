@@ -117,17 +117,33 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     if (existing) q.reclaim.run(state, reason ?? null, address, day, now, existing.id);
     else q.insert.run(c.id, c.userId, c.idempotencyKey, c.requestHash, c.achievementId, c.sats, state, reason ?? null, c.occurredAt ?? null, address, day, now);
     if (RESERVING_STATES.includes(state)) reserve(c.userId, address, day, c.sats);
-    const { repeat: _repeat, rejectReason: _rejectReason, playStartedAt: _p, minPlayMs: _m, proofNonce: _n, hold: _h, ...fields } = c;
-    const entry: LedgerEntry = {
-      ...(existing ? toLedgerEntry(existing) : fields),
+    // The entry is the row as the statement left it (rest and spread copies of the claim cost
+    // more than its statements did).
+    const row: Row = existing ?? {
+      id: c.id,
+      user_id: c.userId,
+      idempotency_key: c.idempotencyKey,
+      request_hash: c.requestHash,
+      achievement_id: c.achievementId,
+      sats: c.sats,
       state,
-      ...(reason ? { reason } : {}),
-      ...(state === 'sending' ? { phase: 'claimed' as const } : {}),
-      createdAt: now,
+      phase: 'claimed',
+      reason: null,
+      payment_id: null,
+      gamertag: null,
+      occurred_at: c.occurredAt ?? null,
+      address,
+      day,
+      created_at: now,
+      settled_at: null,
     };
-    if (!reason) delete entry.reason;
-    if (state !== 'sending') delete entry.phase;
-    if (c.address !== undefined) entry.address = c.address;
+    row.state = state;
+    row.phase = 'claimed';
+    row.reason = reason ?? null;
+    row.address = address;
+    row.day = day;
+    row.created_at = now;
+    const entry = toLedgerEntry(row);
     return { kind: 'created', entry, ...told(entry) };
   }
 
@@ -147,26 +163,16 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     // Leaving the reserving states frees the sats; coming back (a decision contradicted) takes them again.
     const reserving = RESERVING_STATES.includes(row.state);
     if (reserving !== RESERVING_STATES.includes(to.state)) reserve(row.user_id, row.address ?? null, row.day, reserving ? -row.sats : row.sats);
-    const { state, ...rest } = to;
-    const before = toLedgerEntry(row);
-    delete before.reason;
-    delete before.phase;
-    const entry: LedgerEntry = {
-      ...before,
-      ...rest,
-      state,
-      ...(to.state === 'sending' ? { phase: 'claimed' as const } : {}),
-      ...(to.state === 'paid' || to.state === 'failed' ? { settledAt: now } : {}),
-    };
-    if (!('gamertag' in to) || to.gamertag === undefined) {
-      if (row.gamertag !== null) entry.gamertag = row.gamertag;
-      else delete entry.gamertag;
-    }
-    if (!('paymentId' in to) || to.paymentId === undefined) {
-      if (row.payment_id !== null) entry.paymentId = row.payment_id;
-      else delete entry.paymentId;
-    }
-    return { entry, from: row.state, ...told(entry) };
+    // The entry is the row as the UPDATE left it.
+    const was = row.state;
+    row.state = to.state;
+    if (to.state === 'sending') row.phase = 'claimed';
+    row.reason = 'reason' in to ? to.reason : null;
+    if ('paymentId' in to && to.paymentId !== undefined) row.payment_id = to.paymentId;
+    if ('gamertag' in to && to.gamertag !== undefined) row.gamertag = to.gamertag;
+    row.settled_at = to.state === 'paid' || to.state === 'failed' ? now : null;
+    const entry = toLedgerEntry(row);
+    return { entry, from: was, ...told(entry) };
   }
 
   return {
