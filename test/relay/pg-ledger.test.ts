@@ -1,5 +1,6 @@
-import { describe, inject } from 'vitest';
-import { openPgStore } from '../../src/relay/index.js';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, inject, it } from 'vitest';
+import { openPgStore, type NewClaim } from '../../src/relay/index.js';
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
 import { ledgerContract } from './ledger-contract.js';
 
@@ -7,4 +8,44 @@ const url = inject('postgresUrl');
 // Without a server the contract's tests are listed as skipped, each by name (CI=true fails instead: test/global-setup.ts).
 describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRES_HOW})`, () => {
   ledgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 }));
+
+  // Calls made in one turn go to PostgreSQL together (store/postgres/group.ts): each must still be
+  // answered as if it had gone alone.
+  it('answers each settlement and recovery point of a group as if alone: a second one of an entry loses, a value PostgreSQL refuses fails only its own', async () => {
+    const store = await openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 });
+    try {
+      const l = store.ledger;
+      const claim = (userId: string): NewClaim => ({ id: randomUUID(), userId, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 5, repeat: { kind: 'cooldown', seconds: 0 } });
+      const ids: string[] = [];
+      for (const userId of ['ann', 'bob', 'ann', 'cy']) ids.push((await l.claim(claim(userId), { userDailyCapSats: 0, dailyBudgetSats: 0 })).entry.id);
+      const [a, b, c, d] = ids as [string, string, string, string];
+
+      expect(await Promise.all([l.markSent(a), l.markSent(a), l.markSent(b), l.markSent(c), l.markSent(d)])).toEqual([true, false, true, true, true]);
+
+      const settled = await Promise.allSettled([
+        l.settle(a, ['sending'], { state: 'paid', paymentId: 'tx-a' }),
+        l.settle(a, ['sending'], { state: 'failed', reason: 'payment_refused' }),
+        l.settle(b, ['sending'], { state: 'paid', paymentId: 'tx-\u0000' }),
+        l.settle(c, ['sending'], { state: 'paid', paymentId: 'tx-c' }),
+        l.settle(d, ['sending'], { state: 'needs_review', reason: 'timeout' }, { audit: { actor: 'ops', action: 'test' } }),
+      ]);
+      expect(settled.map((r) => (r.status === 'fulfilled' ? (r.value ? `${r.value.from}→${r.value.entry.state}` : 'unchanged') : 'refused'))).toEqual([
+        'sending→paid',
+        'unchanged',
+        'refused',
+        'sending→paid',
+        'sending→needs_review',
+      ]);
+      expect((await l.get(a))?.paymentId).toBe('tx-a');
+      expect((await l.get(b))?.state).toBe('sending');
+      expect(await l.audits(d)).toMatchObject([{ actor: 'ops', fromState: 'sending', toState: 'needs_review' }]);
+      // One reward event per settlement that happened, each in its player's order.
+      const told = async (userId: string) => (await store.events.since(userId, 0)).map((e) => `${(e.data as { id: string }).id}:${(e.data as { status: string }).status}`).sort();
+      expect(await told('ann')).toEqual([`${a}:paid`, `${c}:paid`].sort());
+      expect(await told('bob')).toEqual([]);
+      expect(await told('cy')).toEqual([`${d}:needs_review`]);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -5,6 +5,7 @@ import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../
 import type { PlayerEvent } from '../event-log.js';
 import { inChunks, PRUNE_CHUNK, REWARD_EVENT, RESERVING_STATES, TOLD_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerState, type NewClaim, type Settled } from '../ledger.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow } from '../ledger-row.js';
+import { grouped, outcome, type GroupResult } from './group.js';
 import { inTransaction } from './transaction.js';
 
 type Row = LedgerRow & { budgeted: boolean };
@@ -80,28 +81,32 @@ const call = (fn: string, arity: number) => `SELECT * FROM ${fn}(${Array.from({ 
 const FACTS_CALL = call('rewardbus_claim_facts', 11);
 const INSERT_CALL = call('rewardbus_claim_insert', 16);
 
-/**
- * A settlement: compare-and-set on the state (and, to release an unsent payment, the phase);
- * the budget's share follows the reservation (released leaving the reserving states, taken again
- * coming back to them); the audit row; the reward event.
- */
-const SETTLE_SQL = `
-  WITH old AS (SELECT id, state, budgeted FROM rewards WHERE id = $1 AND state = ANY($2) AND ($15::text IS NULL OR phase = $15) FOR UPDATE),
-  u AS (
-    UPDATE rewards r SET state = $3, reason = $4, payment_id = coalesce($5, r.payment_id), gamertag = coalesce($6, r.gamertag), settled_at = $7,
-      -- An approved held entry goes on as sending: this relay owns its payment, under a lease.
-      phase = CASE WHEN $3 = 'sending' THEN 'claimed' ELSE r.phase END, owner = $8, lease_until = $9,
-      budgeted = CASE
-        WHEN old.budgeted AND NOT ($3 = ANY($10)) THEN false
-        WHEN NOT old.budgeted AND NOT (old.state = ANY($10)) AND $3 = ANY($10) AND EXISTS (SELECT 1 FROM budget WHERE day = r.day) THEN true
-        ELSE old.budgeted END
-    FROM old WHERE r.id = old.id
-    RETURNING r.*, old.state AS old_state, old.budgeted AS old_budgeted),
-  b AS (UPDATE budget SET sats = budget.sats + CASE WHEN u.budgeted THEN u.sats ELSE -u.sats END FROM u WHERE budget.day = u.day AND u.budgeted <> u.old_budgeted),
-  a AS (INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) SELECT u.id, $11, $12, u.old_state, u.state, $13 FROM u WHERE $11::text IS NOT NULL),
-  ev AS (${appendEventOf('u', 'u.state = ANY($14)', '$13')})
-  SELECT u.*, (SELECT row_to_json(ev) FROM ev) AS event FROM u`;
+/** A settlement as rewardbus_settle takes it, and as one item of rewardbus_settle_many (migration 10). */
+interface SettleItem {
+  id: string;
+  from: readonly LedgerState[];
+  state: LedgerState;
+  reason: string | null;
+  payment: string | null;
+  gamertag: string | null;
+  settled: number | null;
+  owner: string | null;
+  lease: number | null;
+  actor: string | null;
+  action: string | null;
+  at: number;
+  phase: 'claimed' | null;
+}
 
+/** A settlement's row as the functions answer it: the entry as it is now, its state before, its event. */
+interface SettledRow {
+  entry: Row;
+  old_state: LedgerState;
+  event: EventJson | null;
+}
+
+const settledOf = (row: SettledRow | undefined): Settled | undefined =>
+  row && { entry: toLedgerEntry(row.entry), from: row.old_state, ...(row.event ? { event: eventOf(row.event) } : {}) };
 
 export interface PgLedgerOptions {
   /** This relay's name in the ledger: the owner of what it is sending. */
@@ -128,36 +133,73 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
     return r;
   };
 
-  /**
-   * One state change in one round trip: the compare-and-set, the audit row, the budget's share,
-   * and the player's reward event (built in SQL by rewardbus_reward_record), all one statement.
-   */
-  async function settleOnce(id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote, phase?: 'claimed'): Promise<Settled | undefined> {
-    const { rows } = await pool.query<Row & { old_state: LedgerState; event: EventJson | null }>({
+  /** One settlement in its own statement: a group of one, and each of a group that failed as a whole. */
+  async function settleAlone(x: SettleItem): Promise<Settled | undefined> {
+    const { rows } = await pool.query<SettledRow>({
       name: 'rewardbus_settle',
-      text: SETTLE_SQL,
-      values: [
-        id,
-        from,
-        to.state,
-        'reason' in to ? to.reason : null,
-        'paymentId' in to ? (to.paymentId ?? null) : null,
-        'gamertag' in to ? (to.gamertag ?? null) : null,
-        to.state === 'paid' || to.state === 'failed' ? now : null,
-        to.state === 'sending' ? owner : null,
-        to.state === 'sending' ? now + leaseMs : null,
-        RESERVING,
-        audit?.actor ?? null,
-        audit?.action ?? null,
-        now,
-        TOLD,
-        phase ?? null,
-      ],
+      text: 'SELECT * FROM rewardbus_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)',
+      values: [x.id, x.from, x.state, x.reason, x.payment, x.gamertag, x.settled, x.owner, x.lease, RESERVING, x.actor, x.action, x.at, TOLD, x.phase],
     });
-    const row = rows[0];
-    if (!row) return undefined;
-    return { entry: toLedgerEntry(row), from: row.old_state, ...(row.event ? { event: eventOf(row.event) } : {}) };
+    return settledOf(rows[0]);
   }
+
+  /**
+   * Settlements grouped: one statement and one commit for the settlements that came while the
+   * last group was under way (each a compare-and-set, run in turn as if alone). A group that
+   * fails for one of its own (a value PostgreSQL refuses) is run again one by one, so each
+   * settlement has its own answer; an outage fails them all, as it would have each.
+   */
+  const settleGrouped = grouped<SettleItem, Settled | undefined>(async (items) => {
+    if (items.length === 1) return [await outcome(settleAlone(items[0]!))];
+    let rows: Array<SettledRow & { i: number }>;
+    try {
+      ({ rows } = await pool.query<SettledRow & { i: number }>({
+        name: 'rewardbus_settle_many',
+        text: 'SELECT * FROM rewardbus_settle_many($1, $2, $3)',
+        values: [JSON.stringify(items.map((x, i) => ({ ...x, i }))), RESERVING, TOLD],
+      }));
+    } catch (err) {
+      if (isStoreOutage(err)) throw err;
+      // In the order they were asked: of two settlements of one entry, the first still wins.
+      const alone: Array<GroupResult<Settled | undefined>> = [];
+      for (const x of items) alone.push(await outcome(settleAlone(x)));
+      return alone;
+    }
+    const byItem = new Map(rows.map((r) => [r.i, r]));
+    return items.map((_, i) => ({ ok: true as const, value: settledOf(byItem.get(i)) }));
+  });
+
+  function settleItem(id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote, phase?: 'claimed'): SettleItem {
+    return {
+      id,
+      from,
+      state: to.state,
+      reason: 'reason' in to ? to.reason : null,
+      payment: 'paymentId' in to ? (to.paymentId ?? null) : null,
+      gamertag: 'gamertag' in to ? (to.gamertag ?? null) : null,
+      settled: to.state === 'paid' || to.state === 'failed' ? now : null,
+      owner: to.state === 'sending' ? owner : null,
+      lease: to.state === 'sending' ? now + leaseMs : null,
+      actor: audit?.actor ?? null,
+      action: audit?.action ?? null,
+      at: now,
+      phase: phase ?? null,
+    };
+  }
+
+  /**
+   * Recovery points grouped likewise, one UPDATE for the group. Each is a compare-and-set on the
+   * phase: of two marks of one entry in a group, the first wins, as it would have alone.
+   */
+  const markSentGrouped = grouped<string, boolean>(async (ids) => {
+    const { rows } = await pool.query<{ id: string }>({
+      name: 'rewardbus_mark_sent_many',
+      text: `UPDATE rewards SET phase = 'sent' WHERE id = ANY($1::text[]) AND state = 'sending' AND phase = 'claimed' RETURNING id`,
+      values: [ids],
+    });
+    const marked = new Set(rows.map((r) => r.id));
+    return ids.map((id) => ({ ok: true as const, value: marked.delete(id) }));
+  });
 
   const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toLedgerEntry);
 
@@ -260,11 +302,10 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
         if (existing[0]) return { kind: 'existing', entry: existing[0] } satisfies ClaimResult;
         throw err;
       }),
-    settle: (id, from, to, options = {}) => settleOnce(id, from, to, options.now ?? Date.now(), options.audit).then(heard),
-    markSent: async (id) =>
-      (await pool.query({ name: 'rewardbus_mark_sent', text: `UPDATE rewards SET phase = 'sent' WHERE id = $1 AND state = 'sending' AND phase = 'claimed'`, values: [id] })).rowCount === 1,
+    settle: (id, from, to, options = {}) => settleGrouped(settleItem(id, from, to, options.now ?? Date.now(), options.audit)).then(heard),
+    markSent: (id) => markSentGrouped(id),
     // Only while still claimed: a compare-and-set on the phase too, so a relay that marks it sent meanwhile wins.
-    releaseUnsent: (id, now = Date.now()) => settleOnce(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now, undefined, 'claimed').then(heard),
+    releaseUnsent: (id, now = Date.now()) => settleGrouped(settleItem(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now, undefined, 'claimed')).then(heard),
     get: async (id) => (await one('SELECT * FROM rewards WHERE id = $1', [id]))[0],
     history: (userId, limit) => one('SELECT * FROM rewards WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, limit]),
     inState: (state) => one('SELECT * FROM rewards WHERE state = $1 ORDER BY created_at', [state]),

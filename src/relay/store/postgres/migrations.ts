@@ -140,6 +140,59 @@ const MIGRATIONS: readonly string[] = [
   // Pruning reads old links and nonces by these (several relays prune, one at a time).
   `CREATE INDEX address_links_by_day ON address_links (day);
    CREATE INDEX proof_nonces_by_at ON proof_nonces (at);`,
+  // Settlements grouped: the calls that come while one round trip is under way go together in
+  // the next, one statement and one commit (store/postgres/group.ts). rewardbus_settle is the one
+  // settlement the ledger sent as text: the compare-and-set on the state (and, to release an unsent
+  // payment, the phase), the budget's share following the reservation, the audit row, the reward
+  // event. rewardbus_settle_many runs it for each of a group, in one order for every relay: the
+  // players' event locks first (by userId), then the entries by id, so two relays' groups never
+  // wait on each other in a cycle.
+  `CREATE FUNCTION rewardbus_settle(p_id text, p_from text[], p_state text, p_reason text, p_payment text, p_gamertag text, p_settled bigint,
+       p_owner text, p_lease bigint, p_reserving text[], p_actor text, p_action text, p_at bigint, p_told text[], p_phase text)
+   RETURNS TABLE (entry json, old_state text, event json)
+   LANGUAGE plpgsql AS $$
+   #variable_conflict use_column
+   BEGIN
+     RETURN QUERY
+       WITH old AS (SELECT r.id, r.state, r.budgeted FROM rewards r WHERE r.id = p_id AND r.state = ANY(p_from) AND (p_phase IS NULL OR r.phase = p_phase) FOR UPDATE),
+       u AS (
+         UPDATE rewards r SET state = p_state, reason = p_reason, payment_id = coalesce(p_payment, r.payment_id), gamertag = coalesce(p_gamertag, r.gamertag), settled_at = p_settled,
+           -- An approved held entry goes on as sending: this relay owns its payment, under a lease.
+           phase = CASE WHEN p_state = 'sending' THEN 'claimed' ELSE r.phase END, owner = p_owner, lease_until = p_lease,
+           budgeted = CASE
+             WHEN old.budgeted AND NOT (p_state = ANY(p_reserving)) THEN false
+             WHEN NOT old.budgeted AND NOT (old.state = ANY(p_reserving)) AND p_state = ANY(p_reserving) AND EXISTS (SELECT 1 FROM budget bu WHERE bu.day = r.day) THEN true
+             ELSE old.budgeted END
+         FROM old WHERE r.id = old.id
+         RETURNING r.*, old.state AS was, old.budgeted AS was_budgeted),
+       b AS (UPDATE budget bu SET sats = bu.sats + CASE WHEN u.budgeted THEN u.sats ELSE -u.sats END FROM u WHERE bu.day = u.day AND u.budgeted <> u.was_budgeted),
+       a AS (INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) SELECT u.id, p_actor, p_action, u.was, u.state, p_at FROM u WHERE p_actor IS NOT NULL),
+       ev AS (
+         SELECT e.* FROM u, LATERAL rewardbus_append_event(u.user_id, 'reward',
+           rewardbus_reward_record(u.id, u.idempotency_key, u.achievement_id, u.user_id, u.sats, u.state, u.reason, u.payment_id, u.created_at, u.settled_at), p_at) e
+         WHERE u.state = ANY(p_told))
+       SELECT row_to_json(u), u.was, (SELECT row_to_json(ev) FROM ev) FROM u;
+   END $$;
+   CREATE FUNCTION rewardbus_settle_many(p_items jsonb, p_reserving text[], p_told text[])
+   RETURNS TABLE (i integer, entry json, old_state text, event json)
+   LANGUAGE plpgsql AS $$
+   #variable_conflict use_column
+   DECLARE
+     p record;
+     it record;
+   BEGIN
+     FOR p IN SELECT DISTINCT r.user_id FROM rewards r WHERE r.id IN (SELECT x->>'id' FROM jsonb_array_elements(p_items) x) ORDER BY r.user_id LOOP
+       PERFORM pg_advisory_xact_lock(hashtextextended('e:' || p.user_id, 1));
+     END LOOP;
+     FOR it IN
+       SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, id text, "from" text[], state text, reason text, payment text, gamertag text, settled bigint,
+         owner text, lease bigint, actor text, action text, at bigint, phase text)
+       ORDER BY t.id, t.i
+     LOOP
+       RETURN QUERY SELECT it.i, s.entry, s.old_state, s.event
+         FROM rewardbus_settle(it.id, it."from", it.state, it.reason, it.payment, it.gamertag, it.settled, it.owner, it.lease, p_reserving, it.actor, it.action, it.at, p_told, it.phase) s;
+     END LOOP;
+   END $$;`,
 ];
 
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */

@@ -1,0 +1,51 @@
+/** One call's outcome within a group: its own answer, or its own failure. */
+export type GroupResult<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+/** A call's own outcome, for a group's answer. */
+export const outcome = <R>(p: Promise<R>): Promise<GroupResult<R>> =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+
+type Waiting<I, R> = { item: I; resolve: (r: R) => void; reject: (e: unknown) => void };
+
+/**
+ * Group commit for PostgreSQL, as SQLite's `db.write` does it in its thread: calls that come
+ * while a round trip is under way wait for it, then go together in the next (at most `max`), one
+ * statement and one commit for all of them. Each call still resolves only after the commit that
+ * holds it. With nothing under way a call goes at the end of this turn of the event loop, with
+ * whatever else came in that turn: alone, it waits for nobody.
+ *
+ * `send` answers each item in order; when it throws, every call of the group fails with it.
+ */
+export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArray<GroupResult<R>>>, max = 128): (item: I) => Promise<R> {
+  let waiting: Array<Waiting<I, R>> = [];
+  let busy = false;
+
+  async function flush() {
+    const group = waiting.slice(0, max);
+    waiting = waiting.slice(group.length);
+    try {
+      const results = await send(group.map((w) => w.item));
+      group.forEach((w, i) => {
+        const r = results[i];
+        if (!r) w.reject(new Error('a grouped statement answered fewer items than it was sent'));
+        else if (r.ok) w.resolve(r.value);
+        else w.reject(r.error);
+      });
+    } catch (err) {
+      for (const w of group) w.reject(err);
+    }
+    if (waiting.length) void flush();
+    else busy = false;
+  }
+
+  return (item) =>
+    new Promise<R>((resolve, reject) => {
+      waiting.push({ item, resolve, reject });
+      if (busy) return;
+      busy = true;
+      setImmediate(flush);
+    });
+}
