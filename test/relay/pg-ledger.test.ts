@@ -48,4 +48,37 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       await store.close();
     }
   });
+
+  it('decides each claim of a group as if alone: a known key is its own answer, a deferred key is claimed again, a refusal is told', async () => {
+    const store = await openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 });
+    try {
+      const l = store.ledger;
+      const none = { userDailyCapSats: 0, dailyBudgetSats: 0 };
+      const t0 = Date.parse('2026-11-22T10:00:00Z');
+      const claim = (userId: string, over: Partial<NewClaim> = {}): NewClaim => ({ id: randomUUID(), userId, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 5, repeat: { kind: 'once' }, ...over });
+      const known = claim('ann');
+      const early = claim('bob', { playStartedAt: t0, minPlayMs: 20_000 });
+      await l.claim(known, none, t0);
+      expect((await l.claim(early, none, t0 + 1)).entry.state).toBe('deferred');
+      await l.claim(claim('cy'), none, t0);
+      const at = t0 + 30_000;
+      const outcome = (r: Awaited<ReturnType<typeof l.claim>>) => `${r.kind}:${r.entry.state}${r.entry.reason ? `:${r.entry.reason}` : ''}${'event' in r && r.event ? ':told' : ''}`;
+
+      // In one group: ann's key again, cy's achievement again (once), a new player.
+      const group = await Promise.all([l.claim({ ...known, id: randomUUID() }, none, at), l.claim(claim('cy'), none, at), l.claim(claim('dee'), none, at)]);
+      expect(group.map(outcome)).toEqual(['existing:sending', 'created:rejected:already_claimed:told', 'created:sending']);
+      expect(group[0]!.entry.id).toBe(known.id);
+
+      // With bob's deferred key due among them: the group is run claim by claim, to the same answers.
+      const withReclaim = await Promise.all([l.claim({ ...early, id: randomUUID() }, none, at), l.claim(claim('cy'), none, at), l.claim(claim('eve'), none, at)]);
+      expect(withReclaim.map(outcome)).toEqual(['created:sending', 'created:rejected:already_claimed:told', 'created:sending']);
+      expect(withReclaim[0]!.entry.id).toBe(early.id);
+
+      const told = (await store.events.since('cy', 0)).map((e) => (e.data as { reason?: string }).reason);
+      expect(told).toEqual(['already_claimed', 'already_claimed']);
+      expect(await l.history('bob', 10)).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
 });

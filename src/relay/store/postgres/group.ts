@@ -10,6 +10,16 @@ export const outcome = <R>(p: Promise<R>): Promise<GroupResult<R>> =>
 
 type Waiting<I, R> = { item: I; resolve: (r: R) => void; reject: (e: unknown) => void };
 
+export interface GroupOptions<I> {
+  /** The most calls in one group. */
+  max?: number;
+  /**
+   * What a call holds in its group: a call that shares one with a call already in the group waits
+   * for the next (two claims of one player must not read their facts before either writes).
+   */
+  keys?: (item: I) => readonly string[];
+}
+
 /**
  * Group commit for PostgreSQL, as SQLite's `db.write` does it in its thread: calls that come
  * while a round trip is under way wait for it, then go together in the next (at most `max`), one
@@ -19,13 +29,22 @@ type Waiting<I, R> = { item: I; resolve: (r: R) => void; reject: (e: unknown) =>
  *
  * `send` answers each item in order; when it throws, every call of the group fails with it.
  */
-export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArray<GroupResult<R>>>, max = 128): (item: I) => Promise<R> {
+export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArray<GroupResult<R>>>, { max = 128, keys }: GroupOptions<I> = {}): (item: I) => Promise<R> {
   let waiting: Array<Waiting<I, R>> = [];
   let busy = false;
 
   async function flush() {
-    const group = waiting.slice(0, max);
-    waiting = waiting.slice(group.length);
+    const group: Array<Waiting<I, R>> = [];
+    const later: Array<Waiting<I, R>> = [];
+    const held = new Set<string>();
+    for (const w of waiting) {
+      const ks = keys?.(w.item) ?? [];
+      if (group.length < max && !ks.some((k) => held.has(k))) {
+        group.push(w);
+        for (const k of ks) held.add(k);
+      } else later.push(w);
+    }
+    waiting = later;
     try {
       const results = await send(group.map((w) => w.item));
       group.forEach((w, i) => {

@@ -1,12 +1,12 @@
-import { escapeLiteral, type Pool } from 'pg';
+import { escapeLiteral, type Pool, type PoolClient } from 'pg';
 import { isStoreOutage } from '../outage.js';
 import { utcDay } from '../../../wire/earning-rules.js';
 import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import type { PlayerEvent } from '../event-log.js';
-import { inChunks, PRUNE_CHUNK, REWARD_EVENT, RESERVING_STATES, TOLD_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerState, type NewClaim, type Settled } from '../ledger.js';
+import { inChunks, PRUNE_CHUNK, REWARD_EVENT, RESERVING_STATES, TOLD_STATES, type ClaimLimits, type ClaimResult, type AuditNote, type Ledger, type LedgerEntry, type LedgerState, type NewClaim, type Settled } from '../ledger.js';
 import { RESERVING_SQL, toLedgerEntry, type LedgerRow } from '../ledger-row.js';
 import { grouped, outcome, type GroupResult } from './group.js';
-import { inTransaction } from './transaction.js';
+import { inTransaction, RETRYABLE } from './transaction.js';
 
 type Row = LedgerRow & { budgeted: boolean };
 
@@ -60,11 +60,46 @@ interface Facts {
   nonce_fresh: boolean;
 }
 
+/** A claim on its way to its facts: its time and day, and which of the rules' facts it needs. */
+interface Prepared {
+  claim: NewClaim;
+  limits: ClaimLimits;
+  sentAt: number;
+  day: string;
+  early: boolean;
+  capped: boolean;
+  budgeted: boolean;
+}
+
+/** The entry a decided claim writes, as rewardbus_claim_insert (and RECLAIM_SQL) take it, in their order. */
+interface Write {
+  id: string;
+  user: string;
+  key: string;
+  hash: string;
+  achievement: string;
+  sats: number;
+  state: LedgerState;
+  reason: string | null;
+  occurred: string | null;
+  day: string;
+  at: number;
+  owner: string | null;
+  lease: number | null;
+  budgeted: boolean;
+  address: string | null;
+  told: boolean;
+}
+
+/** A claim decided: the key's entry is the answer, or an entry to write (a new key, or a deferred one claimed again). */
+type Decision = { kind: 'existing'; entry: LedgerEntry } | { kind: 'insert' | 'reclaim'; write: Write };
+
 /** A written entry and its reward event, as rewardbus_claim_insert and RECLAIM_SQL answer. */
 interface Written {
   entry: Row;
   event: EventJson | null;
 }
+const createdOf = ({ entry, event }: Written): ClaimResult => ({ kind: 'created', entry: toLedgerEntry(entry), ...(event ? { event: eventOf(event) } : {}) });
 
 /** A deferred entry claimed again (rare: a claim that came too early, sent again when due). */
 const RECLAIM_SQL = `
@@ -115,6 +150,11 @@ export interface PgLedgerOptions {
   leaseMs: number;
   /** Tells every relay, after the commit, that this player has a new event (the event log's NOTIFY). */
   announce?: (userId: string) => void;
+  /**
+   * Where grouped writes go (recovery points, settlements): connections of their own, so a group
+   * never queues behind the claims holding the main pool's. Default: the main pool.
+   */
+  groups?: Pool;
 }
 
 /**
@@ -123,8 +163,8 @@ export interface PgLedgerOptions {
  * reserved against what every relay has committed; each state change is a compare-and-set in its
  * statement.
  */
-export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptions): Ledger {
-  const transaction = <T>(work: (c: import('pg').PoolClient) => Promise<T>) => inTransaction(pool, work);
+export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }: PgLedgerOptions): Ledger {
+  const transaction = <T>(work: (c: PoolClient) => Promise<T>) => inTransaction(pool, work);
 
   /** After the commit: every relay's streams read the new event. */
   const heard = <T,>(r: T): T => {
@@ -135,7 +175,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
 
   /** One settlement in its own statement: a group of one, and each of a group that failed as a whole. */
   async function settleAlone(x: SettleItem): Promise<Settled | undefined> {
-    const { rows } = await pool.query<SettledRow>({
+    const { rows } = await groups.query<SettledRow>({
       name: 'rewardbus_settle',
       text: 'SELECT * FROM rewardbus_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)',
       values: [x.id, x.from, x.state, x.reason, x.payment, x.gamertag, x.settled, x.owner, x.lease, RESERVING, x.actor, x.action, x.at, TOLD, x.phase],
@@ -153,7 +193,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
     if (items.length === 1) return [await outcome(settleAlone(items[0]!))];
     let rows: Array<SettledRow & { i: number }>;
     try {
-      ({ rows } = await pool.query<SettledRow & { i: number }>({
+      ({ rows } = await groups.query<SettledRow & { i: number }>({
         name: 'rewardbus_settle_many',
         text: 'SELECT * FROM rewardbus_settle_many($1, $2, $3)',
         values: [JSON.stringify(items.map((x, i) => ({ ...x, i }))), RESERVING, TOLD],
@@ -192,7 +232,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
    * phase: of two marks of one entry in a group, the first wins, as it would have alone.
    */
   const markSentGrouped = grouped<string, boolean>(async (ids) => {
-    const { rows } = await pool.query<{ id: string }>({
+    const { rows } = await groups.query<{ id: string }>({
       name: 'rewardbus_mark_sent_many',
       text: `UPDATE rewards SET phase = 'sent' WHERE id = ANY($1::text[]) AND state = 'sending' AND phase = 'claimed' RETURNING id`,
       values: [ids],
@@ -203,87 +243,167 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
 
   const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toLedgerEntry);
 
-  /**
-   * A claim in two round trips. The first begins the transaction and calls rewardbus_claim_facts:
-   * it takes the player's lock (and the address's, with an address cap) and reads every fact the
-   * rules need (spending the proof's nonce and locking the day's budget row on the way), under
-   * those locks. The decision is made here, in TypeScript
-   * (store/claim-decision.ts, the same as SQLite's). The second writes the entry with its reward
-   * event (rewardbus_claim_insert) and commits (or rolls back, for a known key: what the facts spent is undone).
-   */
-  async function claimOnce(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
+  /** A claim as its facts are asked for: its time, day and which of the rules' facts it needs. */
+  function prepare(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Prepared {
     // The claim's time is taken as it is sent (and moved up past the last claim it waited for).
     const sentAt = at ?? Date.now();
-    const day = utcDay(sentAt);
     // Witnessed play: too early decides nothing (deferred: no proof spent, nothing reserved).
     const early = tooEarly(claim, sentAt) !== undefined;
     const capped = addressCapped(claim, limits);
-    const budgeted = !early && limits.dailyBudgetSats > 0;
-    const first = `BEGIN; ${inline(FACTS_CALL, [
-      claim.userId,
-      claim.idempotencyKey,
+    return { claim, limits, sentAt, day: utcDay(sentAt), early, capped, budgeted: !early && limits.dailyBudgetSats > 0 };
+  }
+
+  /** rewardbus_claim_facts' arguments, by name (as an item of rewardbus_claim_facts_many) in its order. */
+  const factsArgs = ({ claim, limits, sentAt, day, early, capped, budgeted }: Prepared) => ({
+    user: claim.userId,
+    key: claim.idempotencyKey,
+    day,
+    achievement: claim.achievementId,
+    nonce: early ? null : (claim.proofNonce ?? null),
+    id: claim.id,
+    at: sentAt,
+    budgeted,
+    userCap: !early && limits.userDailyCapSats > 0,
+    address: !early && capped ? (claim.address ?? null) : null,
+    lockAddress: capped ? (claim.address ?? null) : null,
+  });
+
+  /**
+   * What the facts mean for the claim (store/claim-decision.ts, the same as SQLite's): the key's
+   * entry as the answer, or the entry to write. `projectSats`: the day's budget as this claim
+   * sees it, with what the claims before it in its group reserved.
+   */
+  function decide(p: Prepared, facts: Facts, projectSats = Number(facts.project_sats ?? 0)): Decision {
+    const { claim, limits, sentAt, day, early, budgeted } = p;
+    const existing = facts.existing ?? undefined;
+    const key = keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, claim);
+    if (key === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
+    // A claim that waited on the lock for one committed meanwhile is not earlier than it: its
+    // time is at least that one's, so a cooldown never counts backwards.
+    const lastAt = facts.last_at === null ? undefined : Number(facts.last_at);
+    const now = Math.max(sentAt, lastAt ?? 0);
+    const reason = early
+      ? 'too_early'
+      : refusal(
+          claim,
+          { lastReservingAt: lastAt, userSats: Number(facts.user_sats), projectSats, addressSats: Number(facts.address_sats), proofUsed: claim.proofNonce !== undefined && !facts.nonce_fresh },
+          limits,
+          now,
+        );
+    const state = early ? 'deferred' : claimedState(reason, claim);
+    const reserving = RESERVING.includes(state);
+    const lease = state === 'sending' ? now + leaseMs : null;
+    const write: Write = {
+      id: existing?.id ?? claim.id,
+      user: claim.userId,
+      key: claim.idempotencyKey,
+      hash: claim.requestHash,
+      achievement: claim.achievementId,
+      sats: claim.sats,
+      state,
+      reason: reason ?? null,
+      occurred: claim.occurredAt ?? null,
       day,
-      claim.achievementId,
-      early ? null : (claim.proofNonce ?? null),
-      claim.id,
-      sentAt,
-      budgeted,
-      !early && limits.userDailyCapSats > 0,
-      !early && capped ? claim.address : null,
-      capped ? claim.address : null,
-    ])}`;
+      at: now,
+      owner: lease === null ? null : owner,
+      lease,
+      budgeted: budgeted && reserving,
+      address: claim.address ?? null,
+      told: TOLD.includes(state),
+    };
+    return { kind: key, write };
+  }
+
+  /**
+   * A claim alone, in two round trips. The first begins the transaction and calls
+   * rewardbus_claim_facts: it takes the player's lock (and the address's, with an address cap)
+   * and reads every fact the rules need (spending the proof's nonce and locking the day's budget
+   * row on the way), under those locks. The decision is made here, in TypeScript. The second
+   * writes the entry with its reward event (rewardbus_claim_insert) and commits (or rolls back,
+   * for a known key: what the facts spent is undone).
+   */
+  async function claimAlone(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
+    const p = prepare(claim, limits, at);
+    const first = `BEGIN; ${inline(FACTS_CALL, Object.values(factsArgs(p)))}`;
+    return onConnection(async (c) => {
+      const results = (await c.query(first)) as unknown as Array<{ rows: Facts[] }>;
+      const d = decide(p, results[results.length - 1]!.rows[0]!);
+      if (d.kind === 'existing') {
+        await c.query('ROLLBACK');
+        return d;
+      }
+      const written = (await c.query(`${inline(d.kind === 'reclaim' ? RECLAIM_SQL : INSERT_CALL, Object.values(d.write))}; COMMIT`)) as unknown as Array<{ rows: Written[] }>;
+      return createdOf(written[0]!.rows[0]!);
+    });
+  }
+
+  /**
+   * Claims grouped, in the same two round trips for the whole group: rewardbus_claim_facts_many
+   * takes every lock the group's claims need, in the order every writer takes them, and reads each
+   * claim's facts; each is decided here, in turn, the day's budget counting what the claims before
+   * it reserved; rewardbus_claim_insert_many writes them and the group commits. A group holds one
+   * claim of a player (and, under an address cap, of an address), so the facts of one cannot be
+   * changed by another's write. A group that must write a reclaim, or fails for one of its own, is
+   * rolled back and each of its claims run alone.
+   */
+  async function claimGroup(ps: readonly Prepared[]): Promise<Array<GroupResult<ClaimResult>>> {
+    const decided = await onConnection(async (c) => {
+      const items = JSON.stringify(ps.map((p, i) => ({ i, ...factsArgs(p) })));
+      const results = (await c.query(`BEGIN; SELECT * FROM rewardbus_claim_facts_many(${literal(items)})`)) as unknown as Array<{ rows: Array<Facts & { i: number }> }>;
+      const facts = results[1]!.rows;
+      let reserved = 0;
+      const decisions = ps.map((p, i) => {
+        const f = facts.find((x) => x.i === i)!;
+        const d = decide(p, f, Number(f.project_sats ?? 0) + reserved);
+        if (d.kind !== 'existing' && d.write.budgeted) reserved += d.write.sats;
+        return d;
+      });
+      if (decisions.some((d) => d.kind === 'reclaim')) {
+        await c.query('ROLLBACK');
+        return undefined;
+      }
+      const writes = decisions.flatMap((d, i) => (d.kind === 'insert' ? [{ i, ...d.write }] : []));
+      if (!writes.length) {
+        await c.query('COMMIT');
+        return decisions.map((d) => ({ ok: true as const, value: d as ClaimResult }));
+      }
+      const written = (await c.query(`SELECT * FROM rewardbus_claim_insert_many(${literal(JSON.stringify(writes))}); COMMIT`)) as unknown as Array<{ rows: Array<Written & { i: number }> }>;
+      const byItem = new Map(written[0]!.rows.map((w) => [w.i, w]));
+      return decisions.map((d, i) => ({ ok: true as const, value: d.kind === 'existing' ? d : createdOf(byItem.get(i)!) }));
+    }).catch((err: unknown) => {
+      if (isStoreOutage(err)) throw err;
+      return undefined;
+    });
+    return decided ?? Promise.all(ps.map((p) => outcome(claimOnce(p.claim, p.limits, p.sentAt))));
+  }
+
+  const claimGrouped = grouped<Prepared, ClaimResult>(
+    (ps) => (ps.length === 1 ? Promise.all([outcome(claimOnce(ps[0]!.claim, ps[0]!.limits, ps[0]!.sentAt))]) : claimGroup(ps)),
+    { keys: (p) => (p.capped ? [`u:${p.claim.userId}`, `a:${p.claim.address}`] : [`u:${p.claim.userId}`]) },
+  );
+
+  /** A claim alone, run again when PostgreSQL chose it to break a deadlock; a key made meanwhile is the answer. */
+  async function claimOnce(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await claimAlone(claim, limits, at);
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? '';
+        if (RETRYABLE.has(code) && attempt < 5) continue;
+        // The key's row was made meanwhile (the player's lock makes this rare): it is the answer.
+        const existing = code === '23505' ? await one('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey]) : [];
+        if (existing[0]) return { kind: 'existing', entry: existing[0] };
+        throw err;
+      }
+    }
+  }
+
+  /** Runs `work` on a connection of its own; a failure rolls back (or, from a server out of reach, drops the connection). */
+  async function onConnection<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
     const c = await pool.connect();
     let broken = false;
     try {
-      const results = (await c.query(first)) as unknown as Array<{ rows: Facts[] }>;
-      const facts = results[results.length - 1]!.rows[0]!;
-      const existing = facts.existing ?? undefined;
-      if (keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, claim) === 'existing') {
-        await c.query('ROLLBACK');
-        return { kind: 'existing', entry: toLedgerEntry(existing!) };
-      }
-      // A claim that waited on the lock for one committed meanwhile is not earlier than it: its
-      // time is at least that one's, so a cooldown never counts backwards.
-      const lastAt = facts.last_at === null ? undefined : Number(facts.last_at);
-      const now = Math.max(sentAt, lastAt ?? 0);
-      const reason = early
-        ? 'too_early'
-        : refusal(
-            claim,
-            {
-              lastReservingAt: lastAt,
-              userSats: Number(facts.user_sats),
-              projectSats: Number(facts.project_sats ?? 0),
-              addressSats: Number(facts.address_sats),
-              proofUsed: claim.proofNonce !== undefined && !facts.nonce_fresh,
-            },
-            limits,
-            now,
-          );
-      const state = early ? 'deferred' : claimedState(reason, claim);
-      const reserving = RESERVING.includes(state);
-      const lease = state === 'sending' ? now + leaseMs : null;
-      const values = [
-        existing?.id ?? claim.id,
-        claim.userId,
-        claim.idempotencyKey,
-        claim.requestHash,
-        claim.achievementId,
-        claim.sats,
-        state,
-        reason ?? null,
-        claim.occurredAt ?? null,
-        day,
-        now,
-        lease === null ? null : owner,
-        lease,
-        budgeted && reserving,
-        claim.address ?? null,
-        TOLD.includes(state),
-      ];
-      const written = (await c.query(`${inline(existing ? RECLAIM_SQL : INSERT_CALL, values)}; COMMIT`)) as unknown as Array<{ rows: Written[] }>;
-      const { entry, event } = written[0]!.rows[0]!;
-      return heard({ kind: 'created', entry: toLedgerEntry(entry), ...(event ? { event: eventOf(event) } : {}) });
+      return await work(c);
     } catch (err) {
       broken = isStoreOutage(err);
       if (!broken) await c.query('ROLLBACK').catch(() => undefined);
@@ -295,13 +415,8 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce }: PgLedgerOptio
 
   return {
     find: async (userId, key) => (await one('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [userId, key]))[0],
-    claim: (claim, limits, at) =>
-      claimOnce(claim, limits, at).catch(async (err: { code?: string }) => {
-        // The key's row was made meanwhile (the player's lock makes this rare): it is the answer.
-        const existing = err.code === '23505' ? await one('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey]) : [];
-        if (existing[0]) return { kind: 'existing', entry: existing[0] } satisfies ClaimResult;
-        throw err;
-      }),
+    // A proof's nonce goes alone: a known key's claim must not keep what its facts spent.
+    claim: (claim, limits, at) => (claim.proofNonce === undefined ? claimGrouped(prepare(claim, limits, at)) : claimOnce(claim, limits, at)).then(heard),
     settle: (id, from, to, options = {}) => settleGrouped(settleItem(id, from, to, options.now ?? Date.now(), options.audit)).then(heard),
     markSent: (id) => markSentGrouped(id),
     // Only while still claimed: a compare-and-set on the phase too, so a relay that marks it sent meanwhile wins.

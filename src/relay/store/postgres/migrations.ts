@@ -140,13 +140,13 @@ const MIGRATIONS: readonly string[] = [
   // Pruning reads old links and nonces by these (several relays prune, one at a time).
   `CREATE INDEX address_links_by_day ON address_links (day);
    CREATE INDEX proof_nonces_by_at ON proof_nonces (at);`,
-  // Settlements grouped: the calls that come while one round trip is under way go together in
-  // the next, one statement and one commit (store/postgres/group.ts). rewardbus_settle is the one
-  // settlement the ledger sent as text: the compare-and-set on the state (and, to release an unsent
-  // payment, the phase), the budget's share following the reservation, the audit row, the reward
-  // event. rewardbus_settle_many runs it for each of a group, in one order for every relay: the
-  // players' event locks first (by userId), then the entries by id, so two relays' groups never
-  // wait on each other in a cycle.
+  // Writes grouped: the calls that come while one round trip is under way go together in the next,
+  // one statement and one commit (store/postgres/group.ts). rewardbus_settle is the one settlement
+  // the ledger sent as text (the compare-and-set on the state, and to release an unsent payment on
+  // the phase; the budget's share following the reservation; the audit row; the reward event).
+  // The *_many functions run a group's calls in turn, each as if alone, after taking every lock the
+  // group needs in the order every writer takes them (players, addresses, the day's budget row,
+  // players' event locks, entries by id), so two groups never wait on each other in a cycle.
   `CREATE FUNCTION rewardbus_settle(p_id text, p_from text[], p_state text, p_reason text, p_payment text, p_gamertag text, p_settled bigint,
        p_owner text, p_lease bigint, p_reserving text[], p_actor text, p_action text, p_at bigint, p_told text[], p_phase text)
    RETURNS TABLE (entry json, old_state text, event json)
@@ -178,11 +178,12 @@ const MIGRATIONS: readonly string[] = [
    LANGUAGE plpgsql AS $$
    #variable_conflict use_column
    DECLARE
-     p record;
+     k record;
      it record;
    BEGIN
-     FOR p IN SELECT DISTINCT r.user_id FROM rewards r WHERE r.id IN (SELECT x->>'id' FROM jsonb_array_elements(p_items) x) ORDER BY r.user_id LOOP
-       PERFORM pg_advisory_xact_lock(hashtextextended('e:' || p.user_id, 1));
+     PERFORM 1 FROM budget bu WHERE bu.day IN (SELECT r.day FROM rewards r WHERE r.id IN (SELECT x->>'id' FROM jsonb_array_elements(p_items) x)) ORDER BY bu.day FOR UPDATE;
+     FOR k IN SELECT DISTINCT r.user_id FROM rewards r WHERE r.id IN (SELECT x->>'id' FROM jsonb_array_elements(p_items) x) ORDER BY r.user_id LOOP
+       PERFORM pg_advisory_xact_lock(hashtextextended('e:' || k.user_id, 1));
      END LOOP;
      FOR it IN
        SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, id text, "from" text[], state text, reason text, payment text, gamertag text, settled bigint,
@@ -191,6 +192,45 @@ const MIGRATIONS: readonly string[] = [
      LOOP
        RETURN QUERY SELECT it.i, s.entry, s.old_state, s.event
          FROM rewardbus_settle(it.id, it."from", it.state, it.reason, it.payment, it.gamertag, it.settled, it.owner, it.lease, p_reserving, it.actor, it.action, it.at, p_told, it.phase) s;
+     END LOOP;
+   END $$;
+   CREATE FUNCTION rewardbus_claim_facts_many(p_items jsonb)
+   RETURNS TABLE (i integer, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean)
+   LANGUAGE plpgsql AS $$
+   #variable_conflict use_column
+   DECLARE
+     k record;
+     it record;
+   BEGIN
+     FOR k IN SELECT DISTINCT x->>'user' AS u FROM jsonb_array_elements(p_items) x ORDER BY 1 LOOP
+       PERFORM pg_advisory_xact_lock(hashtextextended('u:' || k.u, 0));
+     END LOOP;
+     FOR k IN SELECT DISTINCT x->>'lockAddress' AS a FROM jsonb_array_elements(p_items) x WHERE x->>'lockAddress' IS NOT NULL ORDER BY 1 LOOP
+       PERFORM pg_advisory_xact_lock(hashtextextended('a:' || k.a, 0));
+     END LOOP;
+     FOR it IN
+       SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, "user" text, key text, day text, achievement text, nonce text, id text, at bigint,
+         budgeted boolean, "userCap" boolean, address text, "lockAddress" text)
+       ORDER BY t.i
+     LOOP
+       RETURN QUERY SELECT it.i, f.existing, f.user_sats, f.address_sats, f.project_sats, f.last_at, f.nonce_fresh
+         FROM rewardbus_claim_facts(it."user", it.key, it.day, it.achievement, it.nonce, it.id, it.at, it.budgeted, it."userCap", it.address, it."lockAddress") f;
+     END LOOP;
+   END $$;
+   CREATE FUNCTION rewardbus_claim_insert_many(p_items jsonb)
+   RETURNS TABLE (i integer, entry json, event json)
+   LANGUAGE plpgsql AS $$
+   #variable_conflict use_column
+   DECLARE
+     it record;
+   BEGIN
+     FOR it IN
+       SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, id text, "user" text, key text, hash text, achievement text, sats integer, state text, reason text,
+         occurred text, day text, at bigint, owner text, lease bigint, budgeted boolean, address text, told boolean)
+       ORDER BY t."user", t.i
+     LOOP
+       RETURN QUERY SELECT it.i, w.entry, w.event
+         FROM rewardbus_claim_insert(it.id, it."user", it.key, it.hash, it.achievement, it.sats, it.state, it.reason, it.occurred, it.day, it.at, it.owner, it.lease, it.budgeted, it.address, it.told) w;
      END LOOP;
    END $$;`,
 ];

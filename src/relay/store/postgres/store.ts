@@ -54,7 +54,18 @@ export async function openPgStore(connectionString: string, options: PgStoreOpti
     throw err;
   }
   const events = pgEventLog(pool, connectionString, options.logger);
-  return { ledger: pgLedger(pool, { ...options, announce: events.announce }), events, ping: () => pingPool(pool), close: () => pool.end() };
+  // One connection for each kind of grouped write (store/postgres/group.ts), one group of each under way at a time.
+  const groups = new pg.Pool({ connectionString, max: 2, ...PG_BOUNDS });
+  groups.on('error', () => undefined);
+  groups.on('connect', (client) => client.on('error', () => undefined));
+  return {
+    ledger: pgLedger(pool, { ...options, announce: events.announce, groups }),
+    events,
+    ping: () => pingPool(pool),
+    close: async () => {
+      await Promise.all([pool.end(), groups.end()]);
+    },
+  };
 }
 
 /** Readiness: `SELECT 1` through the pool, given up after `timeoutMs` (a pool with no free connection counts as not answering). */

@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import { isStoreOutage } from '../outage.js';
 
 /** Serialization failures and deadlocks: the transaction is run again. */
-const RETRYABLE = new Set(['40001', '40P01']);
+export const RETRYABLE = new Set(['40001', '40P01']);
 
 /**
  * Runs `work` in a transaction on a pooled connection; run again (up to 5 times) when PostgreSQL
