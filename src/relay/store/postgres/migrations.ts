@@ -178,11 +178,15 @@ const MIGRATIONS: readonly string[] = [
    LANGUAGE plpgsql AS $$
    #variable_conflict use_column
    DECLARE
+     v_ids text[];
      k record;
      it record;
    BEGIN
-     PERFORM 1 FROM budget bu WHERE bu.day IN (SELECT r.day FROM rewards r WHERE r.id IN (SELECT x->>'id' FROM jsonb_array_elements(p_items) x)) ORDER BY bu.day FOR UPDATE;
-     FOR k IN SELECT DISTINCT r.user_id FROM rewards r WHERE r.id IN (SELECT x->>'id' FROM jsonb_array_elements(p_items) x) ORDER BY r.user_id LOOP
+     -- Planned afresh each time (EXECUTE): a plan the session kept from when the table was small
+     -- scanned the whole table for these few ids long after it had grown.
+     v_ids := ARRAY(SELECT x->>'id' FROM jsonb_array_elements(p_items) x);
+     EXECUTE 'SELECT 1 FROM budget bu WHERE bu.day IN (SELECT r.day FROM rewards r WHERE r.id = ANY($1)) ORDER BY bu.day FOR UPDATE' USING v_ids;
+     FOR k IN EXECUTE 'SELECT DISTINCT r.user_id FROM rewards r WHERE r.id = ANY($1) ORDER BY r.user_id' USING v_ids LOOP
        PERFORM pg_advisory_xact_lock(hashtextextended('e:' || k.user_id, 1));
      END LOOP;
      FOR it IN
