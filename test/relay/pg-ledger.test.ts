@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { openPgStore, type NewClaim } from '../../src/relay/index.js';
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
@@ -78,6 +79,33 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect(told).toEqual(['already_claimed', 'already_claimed']);
       expect(await l.history('bob', 10)).toHaveLength(1);
     } finally {
+      await store.close();
+    }
+  });
+
+  it("does not hold up a group for a player whose lock another relay holds: that claim waits alone, the others are made", async () => {
+    const db = await freshDatabase(url);
+    const store = await openPgStore(db, { owner: 'test-relay', leaseMs: 60_000 });
+    // Another relay in the middle of ann's claim: her lock taken, not yet committed.
+    const other = new pg.Client({ connectionString: db });
+    await other.connect();
+    try {
+      const l = store.ledger;
+      const none = { userDailyCapSats: 0, dailyBudgetSats: 0 };
+      const claim = (userId: string): NewClaim => ({ id: randomUUID(), userId, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 5, repeat: { kind: 'once' } });
+      await other.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('u:ann', 0))`);
+      let annDone = false;
+      const ann = l.claim(claim('ann'), none).then((r) => {
+        annDone = true;
+        return r;
+      });
+      const others = await Promise.all([l.claim(claim('bob'), none), l.claim(claim('cy'), none)]);
+      expect(others.map((r) => r.entry.state)).toEqual(['sending', 'sending']);
+      expect(annDone).toBe(false);
+      await other.query('COMMIT');
+      expect((await ann).entry.state).toBe('sending');
+    } finally {
+      await other.end();
       await store.close();
     }
   });

@@ -1,5 +1,5 @@
-/** One call's outcome within a group: its own answer, or its own failure. */
-export type GroupResult<R> = { ok: true; value: R } | { ok: false; error: unknown };
+/** One call's outcome within a group: its own answer (or the promise of it, for a call the group hands on), or its own failure. */
+export type GroupResult<R> = { ok: true; value: R | PromiseLike<R> } | { ok: false; error: unknown };
 
 /** A call's own outcome, for a group's answer. */
 export const outcome = <R>(p: Promise<R>): Promise<GroupResult<R>> =>
@@ -8,7 +8,7 @@ export const outcome = <R>(p: Promise<R>): Promise<GroupResult<R>> =>
     (error: unknown) => ({ ok: false as const, error }),
   );
 
-type Waiting<I, R> = { item: I; resolve: (r: R) => void; reject: (e: unknown) => void };
+type Waiting<I, R> = { item: I; resolve: (r: R | PromiseLike<R>) => void; reject: (e: unknown) => void };
 
 export interface GroupOptions<I> {
   /** The most calls in one group. */

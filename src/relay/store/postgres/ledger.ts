@@ -343,38 +343,39 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
    * claim's facts; each is decided here, in turn, the day's budget counting what the claims before
    * it reserved; rewardbus_claim_insert_many writes them and the group commits. A group holds one
    * claim of a player (and, under an address cap, of an address), so the facts of one cannot be
-   * changed by another's write. A group that must write a reclaim, or fails for one of its own, is
-   * rolled back and each of its claims run alone.
+   * changed by another's write; a claim whose lock another transaction holds (another relay's)
+   * is not waited for, but made alone after the group. A group that must write a reclaim, or
+   * fails for one of its own, is rolled back and each of its claims made alone.
    */
   async function claimGroup(ps: readonly Prepared[]): Promise<Array<GroupResult<ClaimResult>>> {
     const decided = await onConnection(async (c) => {
       const items = JSON.stringify(ps.map((p, i) => ({ i, ...factsArgs(p) })));
-      const results = (await c.query(`BEGIN; SELECT * FROM rewardbus_claim_facts_many(${literal(items)})`)) as unknown as Array<{ rows: Array<Facts & { i: number }> }>;
+      const results = (await c.query(`BEGIN; SELECT * FROM rewardbus_claim_facts_many(${literal(items)})`)) as unknown as Array<{ rows: Array<Facts & { i: number; busy: boolean }> }>;
       const facts = results[1]!.rows;
       let reserved = 0;
-      const decisions = ps.map((p, i) => {
+      const decisions = ps.map((p, i): Decision | 'busy' => {
         const f = facts.find((x) => x.i === i)!;
+        if (f.busy) return 'busy';
         const d = decide(p, f, Number(f.project_sats ?? 0) + reserved);
         if (d.kind !== 'existing' && d.write.budgeted) reserved += d.write.sats;
         return d;
       });
-      if (decisions.some((d) => d.kind === 'reclaim')) {
+      if (decisions.some((d) => d !== 'busy' && d.kind === 'reclaim')) {
         await c.query('ROLLBACK');
         return undefined;
       }
-      const writes = decisions.flatMap((d, i) => (d.kind === 'insert' ? [{ i, ...d.write }] : []));
-      if (!writes.length) {
-        await c.query('COMMIT');
-        return decisions.map((d) => ({ ok: true as const, value: d as ClaimResult }));
-      }
-      const written = (await c.query(`SELECT * FROM rewardbus_claim_insert_many(${literal(JSON.stringify(writes))}); COMMIT`)) as unknown as Array<{ rows: Array<Written & { i: number }> }>;
-      const byItem = new Map(written[0]!.rows.map((w) => [w.i, w]));
-      return decisions.map((d, i) => ({ ok: true as const, value: d.kind === 'existing' ? d : createdOf(byItem.get(i)!) }));
+      const writes = decisions.flatMap((d, i) => (d !== 'busy' && d.kind === 'insert' ? [{ i, ...d.write }] : []));
+      const insert = writes.length ? `SELECT * FROM rewardbus_claim_insert_many(${literal(JSON.stringify(writes))}); ` : '';
+      const written = (await c.query(`${insert}COMMIT`)) as unknown as Array<{ rows: Array<Written & { i: number }> }> | { rows: [] };
+      const byItem = new Map((Array.isArray(written) ? written[0]!.rows : []).map((w) => [w.i, w]));
+      return decisions.map((d, i) => (d === 'busy' ? d : d.kind === 'existing' ? d : createdOf(byItem.get(i)!)));
     }).catch((err: unknown) => {
       if (isStoreOutage(err)) throw err;
       return undefined;
     });
-    return decided ?? Promise.all(ps.map((p) => outcome(claimOnce(p.claim, p.limits, p.sentAt))));
+    // Handed on, each made alone: a busy claim waits for its lock while the group's others are answered now.
+    const alone = (p: Prepared) => claimOnce(p.claim, p.limits, p.sentAt);
+    return ps.map((p, i) => ({ ok: true as const, value: !decided || decided[i] === 'busy' ? alone(p) : (decided[i] as ClaimResult) }));
   }
 
   const claimGrouped = grouped<Prepared, ClaimResult>(

@@ -144,9 +144,10 @@ const MIGRATIONS: readonly string[] = [
   // one statement and one commit (store/postgres/group.ts). rewardbus_settle is the one settlement
   // the ledger sent as text (the compare-and-set on the state, and to release an unsent payment on
   // the phase; the budget's share following the reservation; the audit row; the reward event).
-  // The *_many functions run a group's calls in turn, each as if alone, after taking every lock the
-  // group needs in the order every writer takes them (players, addresses, the day's budget row,
-  // players' event locks, entries by id), so two groups never wait on each other in a cycle.
+  // The *_many functions run a group's calls in turn, each as if alone, after taking the locks the
+  // group needs: a claim group takes its players' and addresses' locks only if free (a claim whose
+  // lock is held elsewhere is answered busy), then, as every writer does, the day's budget row
+  // before players' event locks (those by userId) and entries by id, so no two wait in a cycle.
   `CREATE FUNCTION rewardbus_settle(p_id text, p_from text[], p_state text, p_reason text, p_payment text, p_gamertag text, p_settled bigint,
        p_owner text, p_lease bigint, p_reserving text[], p_actor text, p_action text, p_at bigint, p_told text[], p_phase text)
    RETURNS TABLE (entry json, old_state text, event json)
@@ -199,26 +200,33 @@ const MIGRATIONS: readonly string[] = [
      END LOOP;
    END $$;
    CREATE FUNCTION rewardbus_claim_facts_many(p_items jsonb)
-   RETURNS TABLE (i integer, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean)
+   RETURNS TABLE (i integer, busy boolean, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean)
    LANGUAGE plpgsql AS $$
    #variable_conflict use_column
    DECLARE
+     v_busy text[] := '{}';
      k record;
      it record;
    BEGIN
+     -- A player's (or address's) lock another transaction holds is not waited for: that claim is
+     -- answered busy and made alone, so one claim in another relay's group never holds up a group.
      FOR k IN SELECT DISTINCT x->>'user' AS u FROM jsonb_array_elements(p_items) x ORDER BY 1 LOOP
-       PERFORM pg_advisory_xact_lock(hashtextextended('u:' || k.u, 0));
+       IF NOT pg_try_advisory_xact_lock(hashtextextended('u:' || k.u, 0)) THEN v_busy := v_busy || ('u:' || k.u); END IF;
      END LOOP;
      FOR k IN SELECT DISTINCT x->>'lockAddress' AS a FROM jsonb_array_elements(p_items) x WHERE x->>'lockAddress' IS NOT NULL ORDER BY 1 LOOP
-       PERFORM pg_advisory_xact_lock(hashtextextended('a:' || k.a, 0));
+       IF NOT pg_try_advisory_xact_lock(hashtextextended('a:' || k.a, 0)) THEN v_busy := v_busy || ('a:' || k.a); END IF;
      END LOOP;
      FOR it IN
        SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, "user" text, key text, day text, achievement text, nonce text, id text, at bigint,
          budgeted boolean, "userCap" boolean, address text, "lockAddress" text)
        ORDER BY t.i
      LOOP
-       RETURN QUERY SELECT it.i, f.existing, f.user_sats, f.address_sats, f.project_sats, f.last_at, f.nonce_fresh
-         FROM rewardbus_claim_facts(it."user", it.key, it.day, it.achievement, it.nonce, it.id, it.at, it.budgeted, it."userCap", it.address, it."lockAddress") f;
+       IF ('u:' || it."user") = ANY(v_busy) OR ('a:' || it."lockAddress") = ANY(v_busy) THEN
+         RETURN QUERY SELECT it.i, true, NULL::json, 0::bigint, 0::bigint, NULL::bigint, NULL::bigint, false;
+       ELSE
+         RETURN QUERY SELECT it.i, false, f.existing, f.user_sats, f.address_sats, f.project_sats, f.last_at, f.nonce_fresh
+           FROM rewardbus_claim_facts(it."user", it.key, it.day, it.achievement, it.nonce, it.id, it.at, it.budgeted, it."userCap", it.address, it."lockAddress") f;
+       END IF;
      END LOOP;
    END $$;
    CREATE FUNCTION rewardbus_claim_insert_many(p_items jsonb)
