@@ -11,6 +11,8 @@ import { inTransaction, RETRYABLE } from './transaction.js';
 type Row = LedgerRow & { budgeted: boolean };
 
 const RESERVING = RESERVING_STATES as readonly string[];
+/** How many groups a claim whose lock is held elsewhere tries before it waits for the lock alone. */
+const BUSY_GROUPS = 2;
 const TOLD = TOLD_STATES as readonly string[];
 
 /** An event as a statement's row_to_json gives it back. */
@@ -69,6 +71,8 @@ interface Prepared {
   early: boolean;
   capped: boolean;
   budgeted: boolean;
+  /** Groups that found this claim's lock held elsewhere (it goes alone after a few). */
+  busy: number;
 }
 
 /** The entry a decided claim writes, as rewardbus_claim_insert (and RECLAIM_SQL) take it, in their order. */
@@ -250,7 +254,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     // Witnessed play: too early decides nothing (deferred: no proof spent, nothing reserved).
     const early = tooEarly(claim, sentAt) !== undefined;
     const capped = addressCapped(claim, limits);
-    return { claim, limits, sentAt, day: utcDay(sentAt), early, capped, budgeted: !early && limits.dailyBudgetSats > 0 };
+    return { claim, limits, sentAt, day: utcDay(sentAt), early, capped, budgeted: !early && limits.dailyBudgetSats > 0, busy: 0 };
   }
 
   /** rewardbus_claim_facts' arguments, by name (as an item of rewardbus_claim_facts_many) in its order. */
@@ -373,9 +377,11 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
       if (isStoreOutage(err)) throw err;
       return undefined;
     });
-    // Handed on, each made alone: a busy claim waits for its lock while the group's others are answered now.
+    // Handed on: a busy claim to the next group (its lock is most likely free by then), and after
+    // a few, alone, to wait for it; the group's others are answered now.
     const alone = (p: Prepared) => claimOnce(p.claim, p.limits, p.sentAt);
-    return ps.map((p, i) => ({ ok: true as const, value: !decided || decided[i] === 'busy' ? alone(p) : (decided[i] as ClaimResult) }));
+    const later = (p: Prepared) => (p.busy < BUSY_GROUPS ? claimGrouped({ ...p, busy: p.busy + 1 }) : alone(p));
+    return ps.map((p, i) => ({ ok: true as const, value: !decided ? alone(p) : decided[i] === 'busy' ? later(p) : (decided[i] as ClaimResult) }));
   }
 
   const claimGrouped = grouped<Prepared, ClaimResult>(
