@@ -109,4 +109,33 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       await store.close();
     }
   });
+
+  it("does not hold up a group of settlements for a player whose event lock another relay holds", async () => {
+    const db = await freshDatabase(url);
+    const store = await openPgStore(db, { owner: 'test-relay', leaseMs: 60_000 });
+    const other = new pg.Client({ connectionString: db });
+    await other.connect();
+    try {
+      const l = store.ledger;
+      const none = { userDailyCapSats: 0, dailyBudgetSats: 0 };
+      const claim = (userId: string): NewClaim => ({ id: randomUUID(), userId, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 5, repeat: { kind: 'once' } });
+      const [ann, bob, cy] = await Promise.all(['ann', 'bob', 'cy'].map(async (u) => (await l.claim(claim(u), none)).entry.id));
+      // Another relay appending to ann's events: her event lock taken, not yet committed.
+      await other.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('e:ann', 1))`);
+      let annDone = false;
+      const annPaid = l.settle(ann!, ['sending'], { state: 'paid', paymentId: 'tx-ann' }).then((r) => {
+        annDone = true;
+        return r;
+      });
+      const others = await Promise.all([l.settle(bob!, ['sending'], { state: 'paid', paymentId: 'tx-bob' }), l.settle(cy!, ['sending'], { state: 'paid', paymentId: 'tx-cy' })]);
+      expect(others.map((r) => r?.entry.state)).toEqual(['paid', 'paid']);
+      expect(annDone).toBe(false);
+      await other.query('COMMIT');
+      expect((await annPaid)?.entry.state).toBe('paid');
+      expect((await store.events.since('ann', 0)).map((e) => (e.data as { status: string }).status)).toEqual(['paid']);
+    } finally {
+      await other.end();
+      await store.close();
+    }
+  });
 });

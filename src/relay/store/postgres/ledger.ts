@@ -11,7 +11,7 @@ import { inTransaction, RETRYABLE } from './transaction.js';
 type Row = LedgerRow & { budgeted: boolean };
 
 const RESERVING = RESERVING_STATES as readonly string[];
-/** How many groups a claim whose lock is held elsewhere tries before it waits for the lock alone. */
+/** How many groups a call whose lock is held elsewhere tries before it waits for the lock alone. */
 const BUSY_GROUPS = 2;
 const TOLD = TOLD_STATES as readonly string[];
 
@@ -137,6 +137,12 @@ interface SettleItem {
   phase: 'claimed' | null;
 }
 
+/** A settlement on its way to a group, with how many groups found its player's event lock held elsewhere. */
+interface SettleCall {
+  item: SettleItem;
+  busy: number;
+}
+
 /** A settlement's row as the functions answer it: the entry as it is now, its state before, its event. */
 interface SettledRow {
   entry: Row;
@@ -193,24 +199,26 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
    * fails for one of its own (a value PostgreSQL refuses) is run again one by one, so each
    * settlement has its own answer; an outage fails them all, as it would have each.
    */
-  const settleGrouped = grouped<SettleItem, Settled | undefined>(async (items) => {
-    if (items.length === 1) return [await outcome(settleAlone(items[0]!))];
-    let rows: Array<SettledRow & { i: number }>;
+  const settleGrouped: (call: SettleCall) => Promise<Settled | undefined> = grouped<SettleCall, Settled | undefined>(async (calls) => {
+    if (calls.length === 1) return [await outcome(settleAlone(calls[0]!.item))];
+    let rows: Array<SettledRow & { i: number; busy: boolean }>;
     try {
-      ({ rows } = await groups.query<SettledRow & { i: number }>({
+      ({ rows } = await groups.query<SettledRow & { i: number; busy: boolean }>({
         name: 'rewardbus_settle_many',
         text: 'SELECT * FROM rewardbus_settle_many($1, $2, $3)',
-        values: [JSON.stringify(items.map((x, i) => ({ ...x, i }))), RESERVING, TOLD],
+        values: [JSON.stringify(calls.map(({ item }, i) => ({ ...item, i }))), RESERVING, TOLD],
       }));
     } catch (err) {
       if (isStoreOutage(err)) throw err;
       // In the order they were asked: of two settlements of one entry, the first still wins.
       const alone: Array<GroupResult<Settled | undefined>> = [];
-      for (const x of items) alone.push(await outcome(settleAlone(x)));
+      for (const { item } of calls) alone.push(await outcome(settleAlone(item)));
       return alone;
     }
     const byItem = new Map(rows.map((r) => [r.i, r]));
-    return items.map((_, i) => ({ ok: true as const, value: settledOf(byItem.get(i)) }));
+    // A busy one (its player's event lock held by another relay's group) goes in a later group, and after a few, alone.
+    const later = ({ item, busy }: SettleCall) => (busy < BUSY_GROUPS ? settleGrouped({ item, busy: busy + 1 }) : settleAlone(item));
+    return calls.map((call, i) => ({ ok: true as const, value: byItem.get(i)?.busy ? later(call) : settledOf(byItem.get(i)) }));
   });
 
   function settleItem(id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote, phase?: 'claimed'): SettleItem {
@@ -424,10 +432,10 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     find: async (userId, key) => (await one('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [userId, key]))[0],
     // A proof's nonce goes alone: a known key's claim must not keep what its facts spent.
     claim: (claim, limits, at) => (claim.proofNonce === undefined ? claimGrouped(prepare(claim, limits, at)) : claimOnce(claim, limits, at)).then(heard),
-    settle: (id, from, to, options = {}) => settleGrouped(settleItem(id, from, to, options.now ?? Date.now(), options.audit)).then(heard),
+    settle: (id, from, to, options = {}) => settleGrouped({ item: settleItem(id, from, to, options.now ?? Date.now(), options.audit), busy: 0 }).then(heard),
     markSent: (id) => markSentGrouped(id),
     // Only while still claimed: a compare-and-set on the phase too, so a relay that marks it sent meanwhile wins.
-    releaseUnsent: (id, now = Date.now()) => settleGrouped(settleItem(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now, undefined, 'claimed')).then(heard),
+    releaseUnsent: (id, now = Date.now()) => settleGrouped({ item: settleItem(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now, undefined, 'claimed'), busy: 0 }).then(heard),
     get: async (id) => (await one('SELECT * FROM rewards WHERE id = $1', [id]))[0],
     history: (userId, limit) => one('SELECT * FROM rewards WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, limit]),
     inState: (state) => one('SELECT * FROM rewards WHERE state = $1 ORDER BY created_at', [state]),

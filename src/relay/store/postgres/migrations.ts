@@ -145,9 +145,10 @@ const MIGRATIONS: readonly string[] = [
   // the ledger sent as text (the compare-and-set on the state, and to release an unsent payment on
   // the phase; the budget's share following the reservation; the audit row; the reward event).
   // The *_many functions run a group's calls in turn, each as if alone, after taking the locks the
-  // group needs: a claim group takes its players' and addresses' locks only if free (a claim whose
-  // lock is held elsewhere is answered busy), then, as every writer does, the day's budget row
-  // before players' event locks (those by userId) and entries by id, so no two wait in a cycle.
+  // group needs: players' and addresses' locks, and players' event locks, only if free (a call
+  // whose lock another transaction holds is answered busy, for a later group), and as every
+  // writer does, the day's budget row before event locks, and entries by id: none waits on
+  // another group, and no two writers wait in a cycle.
   `CREATE FUNCTION rewardbus_settle(p_id text, p_from text[], p_state text, p_reason text, p_payment text, p_gamertag text, p_settled bigint,
        p_owner text, p_lease bigint, p_reserving text[], p_actor text, p_action text, p_at bigint, p_told text[], p_phase text)
    RETURNS TABLE (entry json, old_state text, event json)
@@ -175,11 +176,13 @@ const MIGRATIONS: readonly string[] = [
        SELECT row_to_json(u), u.was, (SELECT row_to_json(ev) FROM ev) FROM u;
    END $$;
    CREATE FUNCTION rewardbus_settle_many(p_items jsonb, p_reserving text[], p_told text[])
-   RETURNS TABLE (i integer, entry json, old_state text, event json)
+   RETURNS TABLE (i integer, busy boolean, entry json, old_state text, event json)
    LANGUAGE plpgsql AS $$
    #variable_conflict use_column
    DECLARE
      v_ids text[];
+     v_busy text[] := '{}';
+     v_busy_ids text[] := '{}';
      k record;
      it record;
    BEGIN
@@ -187,16 +190,25 @@ const MIGRATIONS: readonly string[] = [
      -- scanned the whole table for these few ids long after it had grown.
      v_ids := ARRAY(SELECT x->>'id' FROM jsonb_array_elements(p_items) x);
      EXECUTE 'SELECT 1 FROM budget bu WHERE bu.day IN (SELECT r.day FROM rewards r WHERE r.id = ANY($1)) ORDER BY bu.day FOR UPDATE' USING v_ids;
+     -- A player's event lock another transaction holds (another relay's group) is not waited
+     -- for: that player's settlements are answered busy, and go in a later group.
      FOR k IN EXECUTE 'SELECT DISTINCT r.user_id FROM rewards r WHERE r.id = ANY($1) ORDER BY r.user_id' USING v_ids LOOP
-       PERFORM pg_advisory_xact_lock(hashtextextended('e:' || k.user_id, 1));
+       IF NOT pg_try_advisory_xact_lock(hashtextextended('e:' || k.user_id, 1)) THEN v_busy := v_busy || k.user_id; END IF;
      END LOOP;
+     IF cardinality(v_busy) > 0 THEN
+       EXECUTE 'SELECT coalesce(array_agg(r.id), ''{}'') FROM rewards r WHERE r.id = ANY($1) AND r.user_id = ANY($2)' INTO v_busy_ids USING v_ids, v_busy;
+     END IF;
      FOR it IN
        SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, id text, "from" text[], state text, reason text, payment text, gamertag text, settled bigint,
          owner text, lease bigint, actor text, action text, at bigint, phase text)
        ORDER BY t.id, t.i
      LOOP
-       RETURN QUERY SELECT it.i, s.entry, s.old_state, s.event
-         FROM rewardbus_settle(it.id, it."from", it.state, it.reason, it.payment, it.gamertag, it.settled, it.owner, it.lease, p_reserving, it.actor, it.action, it.at, p_told, it.phase) s;
+       IF it.id = ANY(v_busy_ids) THEN
+         RETURN QUERY SELECT it.i, true, NULL::json, NULL::text, NULL::json;
+       ELSE
+         RETURN QUERY SELECT it.i, false, s.entry, s.old_state, s.event
+           FROM rewardbus_settle(it.id, it."from", it.state, it.reason, it.payment, it.gamertag, it.settled, it.owner, it.lease, p_reserving, it.actor, it.action, it.at, p_told, it.phase) s;
+       END IF;
      END LOOP;
    END $$;
    CREATE FUNCTION rewardbus_claim_facts_many(p_items jsonb)
