@@ -106,16 +106,29 @@ async function load(name: string, url: string, headers: () => Record<string, str
   return { ...figures, cpuUsPerReward: cpu.server, cpu };
 }
 
-/** The same load spread over several relays: their rates add up; latency is the worst of them. */
-async function loadSpread(name: string, urls: string[], headers: () => Record<string, string>, body: string): Promise<LoadFigures> {
+/**
+ * The same load spread over several relays: their rates add up; latency is the worst of them.
+ * `metered`: the CPU per reward of every process, the relays' together, over the whole load.
+ */
+async function loadSpread(name: string, urls: string[], headers: () => Record<string, string>, body: string, metered?: Metered): Promise<LoadFigures> {
+  let before: CpuPerReward | undefined;
+  // Metered from when both have warmed up (each starts measuring after its warm-up; they end together).
+  const started = setTimeout(() => (before = metered && snapshot(metered)), WARM_UP_SECONDS * 1000);
   const parts = await Promise.all(urls.map((u) => load(name, u, headers, body, CONNECTIONS / urls.length)));
-  return {
+  clearTimeout(started);
+  const total = parts.reduce((s, p) => s + p.rps, 0) * SECONDS;
+  const figures: LoadFigures = {
     name,
     rps: parts.reduce((s, p) => s + p.rps, 0),
     p50: Math.max(...parts.map((p) => p.p50)),
     p99: Math.max(...parts.map((p) => p.p99)),
     errors: parts.reduce((s, p) => s + p.errors, 0),
   };
+  if (!metered || !before) return figures;
+  const after = snapshot(metered);
+  const per = (k: keyof CpuPerReward) => ((after[k] - before![k]) * 1e6) / total;
+  const cpu = { server: per('server'), service: per('service'), database: per('database'), load: per('load') };
+  return { ...figures, cpuUsPerReward: cpu.server, cpu };
 }
 
 /**
@@ -195,7 +208,7 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
       result.pgActivity = await activity.stop();
       result.pgStatements = await statementProfile(RELAY_DATABASE_URL);
       const two = await startRelay('pg-2', { RELAY_DATABASE_URL });
-      figures.push(await loadSpread('2 relays (PostgreSQL)', [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`], claimHeaders(tokens), claimBody));
+      figures.push(await loadSpread('2 relays (PostgreSQL)', [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`], claimHeaders(tokens), claimBody, { server: [one.child, two.child], service: sandbox.child }));
       await stopAll(2);
       const ceiling = await pgCeiling(RELAY_DATABASE_URL, CONNECTIONS, SECONDS).catch(() => undefined);
       if (ceiling !== undefined) result.pgCeilingTps = ceiling;
