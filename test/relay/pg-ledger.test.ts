@@ -1,24 +1,56 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
-import { openPgStore, type NewClaim } from '../../src/relay/index.js';
+import { openPgStore, type NewClaim, type RelayStore } from '../../src/relay/index.js';
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
 import { ledgerContract } from './ledger-contract.js';
 
 const url = inject('postgresUrl');
+const NONE = { userDailyCapSats: 0, dailyBudgetSats: 0 };
+const T0 = Date.parse('2026-11-22T10:00:00Z');
+const claimOf = (userId: string, over: Partial<NewClaim> = {}): NewClaim => ({
+  id: randomUUID(),
+  userId,
+  idempotencyKey: randomUUID(),
+  requestHash: 'h',
+  achievementId: 'coin',
+  sats: 5,
+  repeat: { kind: 'once' },
+  ...over,
+});
+
+/** A store on a fresh database, and a connection of another relay's to the same database. */
+async function withOtherRelay(test: (store: RelayStore, other: pg.Client) => Promise<void>) {
+  const db = await freshDatabase(url!);
+  const store = await openPgStore(db, { owner: 'test-relay', leaseMs: 60_000 });
+  const other = new pg.Client({ connectionString: db });
+  await other.connect();
+  try {
+    await test(store, other);
+  } finally {
+    await other.end();
+    await store.close();
+  }
+}
+
+/** A promise, and whether it has settled yet. */
+function watched<T>(p: Promise<T>) {
+  const w = { done: false, promise: p };
+  void p.finally(() => (w.done = true));
+  return w;
+}
+
 // Without a server the contract's tests are listed as skipped, each by name (CI=true fails instead: test/global-setup.ts).
 describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRES_HOW})`, () => {
   ledgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 }));
 
   // Calls made in one turn go to PostgreSQL together (store/postgres/group.ts): each must still be
   // answered as if it had gone alone.
-  it('answers each settlement and recovery point of a group as if alone: a second one of an entry loses, a value PostgreSQL refuses fails only its own', async () => {
-    const store = await openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 });
-    try {
+  it('answers each settlement and recovery point of a group as if alone: a second one of an entry loses, a value PostgreSQL refuses fails only its own', () =>
+    withOtherRelay(async (store) => {
       const l = store.ledger;
-      const claim = (userId: string): NewClaim => ({ id: randomUUID(), userId, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 5, repeat: { kind: 'cooldown', seconds: 0 } });
       const ids: string[] = [];
-      for (const userId of ['ann', 'bob', 'ann', 'cy']) ids.push((await l.claim(claim(userId), { userDailyCapSats: 0, dailyBudgetSats: 0 })).entry.id);
+      for (const userId of ['ann', 'bob', 'ann', 'cy']) ids.push((await l.claim(claimOf(userId, { repeat: { kind: 'cooldown', seconds: 0 } }), NONE)).entry.id);
       const [a, b, c, d] = ids as [string, string, string, string];
 
       expect(await Promise.all([l.markSent(a), l.markSent(a), l.markSent(b), l.markSent(c), l.markSent(d)])).toEqual([true, false, true, true, true]);
@@ -45,97 +77,59 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect(await told('ann')).toEqual([`${a}:paid`, `${c}:paid`].sort());
       expect(await told('bob')).toEqual([]);
       expect(await told('cy')).toEqual([`${d}:needs_review`]);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 
-  it('decides each claim of a group as if alone: a known key is its own answer, a deferred key is claimed again, a refusal is told', async () => {
-    const store = await openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 });
-    try {
+  it('decides each claim of a group as if alone: a known key is its own answer, a deferred key is claimed again, a refusal is told', () =>
+    withOtherRelay(async (store) => {
       const l = store.ledger;
-      const none = { userDailyCapSats: 0, dailyBudgetSats: 0 };
-      const t0 = Date.parse('2026-11-22T10:00:00Z');
-      const claim = (userId: string, over: Partial<NewClaim> = {}): NewClaim => ({ id: randomUUID(), userId, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 5, repeat: { kind: 'once' }, ...over });
-      const known = claim('ann');
-      const early = claim('bob', { playStartedAt: t0, minPlayMs: 20_000 });
-      await l.claim(known, none, t0);
-      expect((await l.claim(early, none, t0 + 1)).entry.state).toBe('deferred');
-      await l.claim(claim('cy'), none, t0);
-      const at = t0 + 30_000;
+      const known = claimOf('ann');
+      const early = claimOf('bob', { playStartedAt: T0, minPlayMs: 20_000 });
+      await l.claim(known, NONE, T0);
+      expect((await l.claim(early, NONE, T0 + 1)).entry.state).toBe('deferred');
+      await l.claim(claimOf('cy'), NONE, T0);
+      const at = T0 + 30_000;
       const outcome = (r: Awaited<ReturnType<typeof l.claim>>) => `${r.kind}:${r.entry.state}${r.entry.reason ? `:${r.entry.reason}` : ''}${'event' in r && r.event ? ':told' : ''}`;
 
       // In one group: ann's key again, cy's achievement again (once), a new player.
-      const group = await Promise.all([l.claim({ ...known, id: randomUUID() }, none, at), l.claim(claim('cy'), none, at), l.claim(claim('dee'), none, at)]);
+      const group = await Promise.all([l.claim({ ...known, id: randomUUID() }, NONE, at), l.claim(claimOf('cy'), NONE, at), l.claim(claimOf('dee'), NONE, at)]);
       expect(group.map(outcome)).toEqual(['existing:sending', 'created:rejected:already_claimed:told', 'created:sending']);
       expect(group[0]!.entry.id).toBe(known.id);
 
       // With bob's deferred key due among them: the group is run claim by claim, to the same answers.
-      const withReclaim = await Promise.all([l.claim({ ...early, id: randomUUID() }, none, at), l.claim(claim('cy'), none, at), l.claim(claim('eve'), none, at)]);
+      const withReclaim = await Promise.all([l.claim({ ...early, id: randomUUID() }, NONE, at), l.claim(claimOf('cy'), NONE, at), l.claim(claimOf('eve'), NONE, at)]);
       expect(withReclaim.map(outcome)).toEqual(['created:sending', 'created:rejected:already_claimed:told', 'created:sending']);
       expect(withReclaim[0]!.entry.id).toBe(early.id);
 
       const told = (await store.events.since('cy', 0)).map((e) => (e.data as { reason?: string }).reason);
       expect(told).toEqual(['already_claimed', 'already_claimed']);
       expect(await l.history('bob', 10)).toHaveLength(1);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 
-  it("does not hold up a group for a player whose lock another relay holds: that claim waits alone, the others are made", async () => {
-    const db = await freshDatabase(url);
-    const store = await openPgStore(db, { owner: 'test-relay', leaseMs: 60_000 });
-    // Another relay in the middle of ann's claim: her lock taken, not yet committed.
-    const other = new pg.Client({ connectionString: db });
-    await other.connect();
-    try {
+  it('does not hold up a group for a player whose lock another relay holds: that claim waits, the others are made', () =>
+    withOtherRelay(async (store, other) => {
       const l = store.ledger;
-      const none = { userDailyCapSats: 0, dailyBudgetSats: 0 };
-      const claim = (userId: string): NewClaim => ({ id: randomUUID(), userId, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 5, repeat: { kind: 'once' } });
+      // Another relay in the middle of ann's claim: her lock taken, not yet committed.
       await other.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('u:ann', 0))`);
-      let annDone = false;
-      const ann = l.claim(claim('ann'), none).then((r) => {
-        annDone = true;
-        return r;
-      });
-      const others = await Promise.all([l.claim(claim('bob'), none), l.claim(claim('cy'), none)]);
+      const ann = watched(l.claim(claimOf('ann'), NONE));
+      const others = await Promise.all([l.claim(claimOf('bob'), NONE), l.claim(claimOf('cy'), NONE)]);
       expect(others.map((r) => r.entry.state)).toEqual(['sending', 'sending']);
-      expect(annDone).toBe(false);
+      expect(ann.done).toBe(false);
       await other.query('COMMIT');
-      expect((await ann).entry.state).toBe('sending');
-    } finally {
-      await other.end();
-      await store.close();
-    }
-  });
+      expect((await ann.promise).entry.state).toBe('sending');
+    }));
 
-  it("does not hold up a group of settlements for a player whose event lock another relay holds", async () => {
-    const db = await freshDatabase(url);
-    const store = await openPgStore(db, { owner: 'test-relay', leaseMs: 60_000 });
-    const other = new pg.Client({ connectionString: db });
-    await other.connect();
-    try {
+  it('does not hold up a group of settlements for a player whose event lock another relay holds', () =>
+    withOtherRelay(async (store, other) => {
       const l = store.ledger;
-      const none = { userDailyCapSats: 0, dailyBudgetSats: 0 };
-      const claim = (userId: string): NewClaim => ({ id: randomUUID(), userId, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 5, repeat: { kind: 'once' } });
-      const [ann, bob, cy] = await Promise.all(['ann', 'bob', 'cy'].map(async (u) => (await l.claim(claim(u), none)).entry.id));
+      const [ann, bob, cy] = await Promise.all(['ann', 'bob', 'cy'].map(async (u) => (await l.claim(claimOf(u), NONE)).entry.id));
       // Another relay appending to ann's events: her event lock taken, not yet committed.
       await other.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('e:ann', 1))`);
-      let annDone = false;
-      const annPaid = l.settle(ann!, ['sending'], { state: 'paid', paymentId: 'tx-ann' }).then((r) => {
-        annDone = true;
-        return r;
-      });
+      const annPaid = watched(l.settle(ann!, ['sending'], { state: 'paid', paymentId: 'tx-ann' }));
       const others = await Promise.all([l.settle(bob!, ['sending'], { state: 'paid', paymentId: 'tx-bob' }), l.settle(cy!, ['sending'], { state: 'paid', paymentId: 'tx-cy' })]);
       expect(others.map((r) => r?.entry.state)).toEqual(['paid', 'paid']);
-      expect(annDone).toBe(false);
+      expect(annPaid.done).toBe(false);
       await other.query('COMMIT');
-      expect((await annPaid)?.entry.state).toBe('paid');
+      expect((await annPaid.promise)?.entry.state).toBe('paid');
       expect((await store.events.since('ann', 0)).map((e) => (e.data as { status: string }).status)).toEqual(['paid']);
-    } finally {
-      await other.end();
-      await store.close();
-    }
-  });
+    }));
 });
