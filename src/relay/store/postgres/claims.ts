@@ -1,0 +1,291 @@
+import { escapeLiteral, type Pool, type PoolClient } from 'pg';
+import { isStoreOutage } from '../outage.js';
+import { utcDay } from '../../../wire/earning-rules.js';
+import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
+import { REWARD_EVENT, type ClaimLimits, type ClaimResult, type LedgerEntry, type LedgerState, type NewClaim } from '../ledger.js';
+import { toLedgerEntry } from '../ledger-row.js';
+import { grouped, outcome, type GroupResult } from './group.js';
+import { BUSY_GROUPS, eventOf, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
+import { RETRYABLE } from './transaction.js';
+
+/** A SQL string literal, for the statements sent without parameters (several in one round trip). */
+const literal = (s: string) => escapeLiteral(s);
+
+/**
+ * A statement with its `$n` parameters written in as literals: the simple query protocol carries
+ * several statements in one round trip, but no parameters. Strings are escaped by node-postgres's
+ * own escapeLiteral; numbers must be finite; nothing else is accepted.
+ */
+function inline(sql: string, values: ReadonlyArray<string | number | boolean | null>): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const v = values[Number(n) - 1];
+    if (v === null || v === undefined) return 'NULL';
+    if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new Error(`not a finite number: $${n}`);
+      return String(v);
+    }
+    return literal(v);
+  });
+}
+
+/** The reward event of a row, appended when the new state is one the player sees ($told). */
+const appendEventOf = (r: string, told: string, at: string) =>
+  `SELECT e.* FROM ${r}, LATERAL rewardbus_append_event(${r}.user_id, '${REWARD_EVENT}',
+     rewardbus_reward_record(${r}.id, ${r}.idempotency_key, ${r}.achievement_id, ${r}.user_id, ${r}.sats, ${r}.state, ${r}.reason, ${r}.payment_id, ${r}.created_at, ${r}.settled_at), ${at}) e
+   WHERE ${told}`;
+
+/** What a claim's rules read (rewardbus_claim_facts): it also spends the proof's nonce and locks the day's budget row. */
+interface Facts {
+  existing: Row | null;
+  user_sats: string | number;
+  address_sats: string | number;
+  project_sats: string | number | null;
+  last_at: string | number | null;
+  nonce_fresh: boolean;
+}
+
+/** A claim on its way to its facts: its time and day, and which of the rules' facts it needs. */
+interface Prepared {
+  claim: NewClaim;
+  limits: ClaimLimits;
+  sentAt: number;
+  day: string;
+  early: boolean;
+  capped: boolean;
+  budgeted: boolean;
+  /** Groups that found this claim's lock held elsewhere (it goes alone after a few). */
+  busy: number;
+}
+
+/** The entry a decided claim writes, as rewardbus_claim_insert (and RECLAIM_SQL) take it, in their order. */
+interface Write {
+  id: string;
+  user: string;
+  key: string;
+  hash: string;
+  achievement: string;
+  sats: number;
+  state: LedgerState;
+  reason: string | null;
+  occurred: string | null;
+  day: string;
+  at: number;
+  owner: string | null;
+  lease: number | null;
+  budgeted: boolean;
+  address: string | null;
+  told: boolean;
+}
+
+/** A claim decided: the key's entry is the answer, or an entry to write (a new key, or a deferred one claimed again). */
+type Decision = { kind: 'existing'; entry: LedgerEntry } | { kind: 'insert' | 'reclaim'; write: Write };
+
+/** A written entry and its reward event, as rewardbus_claim_insert and RECLAIM_SQL answer. */
+interface Written {
+  entry: Row;
+  event: EventJson | null;
+}
+const createdOf = ({ entry, event }: Written): ClaimResult => ({ kind: 'created', entry: toLedgerEntry(entry), ...(event ? { event: eventOf(event) } : {}) });
+
+/** A deferred entry claimed again (rare: a claim that came too early, sent again when due). */
+const RECLAIM_SQL = `
+  WITH r AS (
+    UPDATE rewards SET state = $7, phase = 'claimed', reason = $8, day = $10, created_at = $11, owner = $12, lease_until = $13, budgeted = $14, address = $15
+    WHERE id = $1 AND user_id = $2 AND idempotency_key = $3 AND request_hash = $4 AND achievement_id = $5 AND sats = $6 AND $9::text IS NOT DISTINCT FROM occurred_at
+    RETURNING *),
+  b AS (UPDATE budget SET sats = sats + (SELECT sats FROM r) WHERE day = $10 AND $14),
+  ev AS (${appendEventOf('r', '$16', '$11')})
+  SELECT row_to_json(r) AS entry, (SELECT row_to_json(ev) FROM ev) AS event FROM r`;
+
+/** A call of one of the claim's functions, its arguments written in as literals (see inline). */
+const call = (fn: string, arity: number) => `SELECT * FROM ${fn}(${Array.from({ length: arity }, (_, i) => `$${i + 1}`).join(', ')})`;
+const FACTS_CALL = call('rewardbus_claim_facts', 11);
+const INSERT_CALL = call('rewardbus_claim_insert', 16);
+
+/**
+ * Claims on PostgreSQL: each under its player's advisory lock (and its address's, with an address
+ * cap, and the day's budget row, with a budget), so the rules are checked and the sats reserved
+ * against what every relay has committed; grouped (store/postgres/group.ts) when they come while
+ * a group is under way. `owner` and `leaseMs`: this relay's, for the payments it goes on to send.
+ */
+export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseMs: number }) {
+  const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toLedgerEntry);
+
+  /** A claim as its facts are asked for: its time, day and which of the rules' facts it needs. */
+  function prepare(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Prepared {
+    // The claim's time is taken as it is sent (and moved up past the last claim it waited for).
+    const sentAt = at ?? Date.now();
+    // Witnessed play: too early decides nothing (deferred: no proof spent, nothing reserved).
+    const early = tooEarly(claim, sentAt) !== undefined;
+    const capped = addressCapped(claim, limits);
+    return { claim, limits, sentAt, day: utcDay(sentAt), early, capped, budgeted: !early && limits.dailyBudgetSats > 0, busy: 0 };
+  }
+
+  /** rewardbus_claim_facts' arguments, by name (as an item of rewardbus_claim_facts_many) in its order. */
+  const factsArgs = ({ claim, limits, sentAt, day, early, capped, budgeted }: Prepared) => ({
+    user: claim.userId,
+    key: claim.idempotencyKey,
+    day,
+    achievement: claim.achievementId,
+    nonce: early ? null : (claim.proofNonce ?? null),
+    id: claim.id,
+    at: sentAt,
+    budgeted,
+    userCap: !early && limits.userDailyCapSats > 0,
+    address: !early && capped ? (claim.address ?? null) : null,
+    lockAddress: capped ? (claim.address ?? null) : null,
+  });
+
+  /**
+   * What the facts mean for the claim (store/claim-decision.ts, the same as SQLite's): the key's
+   * entry as the answer, or the entry to write. `projectSats`: the day's budget as this claim
+   * sees it, with what the claims before it in its group reserved.
+   */
+  function decide(p: Prepared, facts: Facts, projectSats = Number(facts.project_sats ?? 0)): Decision {
+    const { claim, limits, sentAt, day, early, budgeted } = p;
+    const existing = facts.existing ?? undefined;
+    const key = keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, claim);
+    if (key === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
+    // A claim that waited on the lock for one committed meanwhile is not earlier than it: its
+    // time is at least that one's, so a cooldown never counts backwards.
+    const lastAt = facts.last_at === null ? undefined : Number(facts.last_at);
+    const now = Math.max(sentAt, lastAt ?? 0);
+    const reason = early
+      ? 'too_early'
+      : refusal(
+          claim,
+          { lastReservingAt: lastAt, userSats: Number(facts.user_sats), projectSats, addressSats: Number(facts.address_sats), proofUsed: claim.proofNonce !== undefined && !facts.nonce_fresh },
+          limits,
+          now,
+        );
+    const state = early ? 'deferred' : claimedState(reason, claim);
+    const reserving = RESERVING.includes(state);
+    const lease = state === 'sending' ? now + leaseMs : null;
+    const write: Write = {
+      id: existing?.id ?? claim.id,
+      user: claim.userId,
+      key: claim.idempotencyKey,
+      hash: claim.requestHash,
+      achievement: claim.achievementId,
+      sats: claim.sats,
+      state,
+      reason: reason ?? null,
+      occurred: claim.occurredAt ?? null,
+      day,
+      at: now,
+      owner: lease === null ? null : owner,
+      lease,
+      budgeted: budgeted && reserving,
+      address: claim.address ?? null,
+      told: TOLD.includes(state),
+    };
+    return { kind: key, write };
+  }
+
+  /**
+   * A claim alone, in two round trips. The first begins the transaction and calls
+   * rewardbus_claim_facts: it takes the player's lock (and the address's, with an address cap)
+   * and reads every fact the rules need (spending the proof's nonce and locking the day's budget
+   * row on the way), under those locks. The decision is made here, in TypeScript. The second
+   * writes the entry with its reward event (rewardbus_claim_insert) and commits (or rolls back,
+   * for a known key: what the facts spent is undone).
+   */
+  async function claimAlone(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
+    const p = prepare(claim, limits, at);
+    const first = `BEGIN; ${inline(FACTS_CALL, Object.values(factsArgs(p)))}`;
+    return onConnection(async (c) => {
+      const results = (await c.query(first)) as unknown as Array<{ rows: Facts[] }>;
+      const d = decide(p, results[results.length - 1]!.rows[0]!);
+      if (d.kind === 'existing') {
+        await c.query('ROLLBACK');
+        return d;
+      }
+      const written = (await c.query(`${inline(d.kind === 'reclaim' ? RECLAIM_SQL : INSERT_CALL, Object.values(d.write))}; COMMIT`)) as unknown as Array<{ rows: Written[] }>;
+      return createdOf(written[0]!.rows[0]!);
+    });
+  }
+
+  /**
+   * Claims grouped, in the same two round trips for the whole group: rewardbus_claim_facts_many
+   * takes every lock the group's claims need, in the order every writer takes them, and reads each
+   * claim's facts; each is decided here, in turn, the day's budget counting what the claims before
+   * it reserved; rewardbus_claim_insert_many writes them and the group commits. A group holds one
+   * claim of a player (and, under an address cap, of an address), so the facts of one cannot be
+   * changed by another's write; a claim whose lock another transaction holds (another relay's)
+   * is not waited for, but made alone after the group. A group that must write a reclaim, or
+   * fails for one of its own, is rolled back and each of its claims made alone.
+   */
+  async function claimGroup(ps: readonly Prepared[]): Promise<Array<GroupResult<ClaimResult>>> {
+    const decided = await onConnection(async (c) => {
+      const items = JSON.stringify(ps.map((p, i) => ({ i, ...factsArgs(p) })));
+      const results = (await c.query(`BEGIN; SELECT * FROM rewardbus_claim_facts_many(${literal(items)})`)) as unknown as Array<{ rows: Array<Facts & { i: number; busy: boolean }> }>;
+      const facts = results[1]!.rows;
+      let reserved = 0;
+      const decisions = ps.map((p, i): Decision | 'busy' => {
+        const f = facts.find((x) => x.i === i)!;
+        if (f.busy) return 'busy';
+        const d = decide(p, f, Number(f.project_sats ?? 0) + reserved);
+        if (d.kind !== 'existing' && d.write.budgeted) reserved += d.write.sats;
+        return d;
+      });
+      if (decisions.some((d) => d !== 'busy' && d.kind === 'reclaim')) {
+        await c.query('ROLLBACK');
+        return undefined;
+      }
+      const writes = decisions.flatMap((d, i) => (d !== 'busy' && d.kind === 'insert' ? [{ i, ...d.write }] : []));
+      const insert = writes.length ? `SELECT * FROM rewardbus_claim_insert_many(${literal(JSON.stringify(writes))}); ` : '';
+      const written = (await c.query(`${insert}COMMIT`)) as unknown as Array<{ rows: Array<Written & { i: number }> }> | { rows: [] };
+      const byItem = new Map((Array.isArray(written) ? written[0]!.rows : []).map((w) => [w.i, w]));
+      return decisions.map((d, i) => (d === 'busy' ? d : d.kind === 'existing' ? d : createdOf(byItem.get(i)!)));
+    }).catch((err: unknown) => {
+      if (isStoreOutage(err)) throw err;
+      return undefined;
+    });
+    // Handed on: a busy claim to the next group (its lock is most likely free by then), and after
+    // a few, alone, to wait for it; the group's others are answered now.
+    const alone = (p: Prepared) => claimOnce(p.claim, p.limits, p.sentAt);
+    const later = (p: Prepared) => (p.busy < BUSY_GROUPS ? claimGrouped({ ...p, busy: p.busy + 1 }) : alone(p));
+    return ps.map((p, i) => ({ ok: true as const, value: !decided ? alone(p) : decided[i] === 'busy' ? later(p) : (decided[i] as ClaimResult) }));
+  }
+
+  const claimGrouped = grouped<Prepared, ClaimResult>(
+    (ps) => (ps.length === 1 ? Promise.all([outcome(claimOnce(ps[0]!.claim, ps[0]!.limits, ps[0]!.sentAt))]) : claimGroup(ps)),
+    { keys: (p) => (p.capped ? [`u:${p.claim.userId}`, `a:${p.claim.address}`] : [`u:${p.claim.userId}`]) },
+  );
+
+  /** A claim alone, run again when PostgreSQL chose it to break a deadlock; a key made meanwhile is the answer. */
+  async function claimOnce(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await claimAlone(claim, limits, at);
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? '';
+        if (RETRYABLE.has(code) && attempt < 5) continue;
+        // The key's row was made meanwhile (the player's lock makes this rare): it is the answer.
+        const existing = code === '23505' ? await one('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [claim.userId, claim.idempotencyKey]) : [];
+        if (existing[0]) return { kind: 'existing', entry: existing[0] };
+        throw err;
+      }
+    }
+  }
+
+  /** Runs `work` on a connection of its own; a failure rolls back (or, from a server out of reach, drops the connection). */
+  async function onConnection<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
+    const c = await pool.connect();
+    let broken = false;
+    try {
+      return await work(c);
+    } catch (err) {
+      broken = isStoreOutage(err);
+      if (!broken) await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      c.release(broken);
+    }
+  }
+
+  // A proof's nonce goes alone: a known key's claim must not keep what its facts spent.
+  return (claim: NewClaim, limits: ClaimLimits, at?: number): Promise<ClaimResult> =>
+    claim.proofNonce === undefined ? claimGrouped(prepare(claim, limits, at)) : claimOnce(claim, limits, at);
+}

@@ -1,0 +1,123 @@
+import type { Pool } from 'pg';
+import { isStoreOutage } from '../outage.js';
+import type { AuditNote, Ledger, LedgerState, Settled } from '../ledger.js';
+import { toLedgerEntry } from '../ledger-row.js';
+import { grouped, outcome, type GroupResult } from './group.js';
+import { BUSY_GROUPS, eventOf, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
+
+/** A settlement as rewardbus_settle takes it, and as one item of rewardbus_settle_many (migration 10). */
+interface SettleItem {
+  id: string;
+  from: readonly LedgerState[];
+  state: LedgerState;
+  reason: string | null;
+  payment: string | null;
+  gamertag: string | null;
+  settled: number | null;
+  owner: string | null;
+  lease: number | null;
+  actor: string | null;
+  action: string | null;
+  at: number;
+  phase: 'claimed' | null;
+}
+
+/** A settlement on its way to a group, with how many groups found its player's event lock held elsewhere. */
+interface SettleCall {
+  item: SettleItem;
+  busy: number;
+}
+
+/** A settlement's row as the functions answer it: the entry as it is now, its state before, its event. */
+interface SettledRow {
+  entry: Row;
+  old_state: LedgerState;
+  event: EventJson | null;
+}
+
+const settledOf = (row: SettledRow | undefined): Settled | undefined =>
+  row && { entry: toLedgerEntry(row.entry), from: row.old_state, ...(row.event ? { event: eventOf(row.event) } : {}) };
+
+/**
+ * Settlements and recovery points on PostgreSQL, grouped (store/postgres/group.ts) on `groups`,
+ * connections of their own. `owner` and `leaseMs`: this relay's, for an approved held entry it
+ * goes on to send.
+ */
+export function pgSettlements(groups: Pool, { owner, leaseMs }: { owner: string; leaseMs: number }) {
+  /** One settlement in its own statement: a group of one, and each of a group that failed as a whole. */
+  async function settleAlone(x: SettleItem): Promise<Settled | undefined> {
+    const { rows } = await groups.query<SettledRow>({
+      name: 'rewardbus_settle',
+      text: 'SELECT * FROM rewardbus_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)',
+      values: [x.id, x.from, x.state, x.reason, x.payment, x.gamertag, x.settled, x.owner, x.lease, RESERVING, x.actor, x.action, x.at, TOLD, x.phase],
+    });
+    return settledOf(rows[0]);
+  }
+
+  /**
+   * Settlements grouped: one statement and one commit for the settlements that came while the
+   * last group was under way (each a compare-and-set, run in turn as if alone). A group that
+   * fails for one of its own (a value PostgreSQL refuses) is run again one by one, so each
+   * settlement has its own answer; an outage fails them all, as it would have each.
+   */
+  const settleGrouped: (call: SettleCall) => Promise<Settled | undefined> = grouped<SettleCall, Settled | undefined>(async (calls) => {
+    if (calls.length === 1) return [await outcome(settleAlone(calls[0]!.item))];
+    let rows: Array<SettledRow & { i: number; busy: boolean }>;
+    try {
+      ({ rows } = await groups.query<SettledRow & { i: number; busy: boolean }>({
+        name: 'rewardbus_settle_many',
+        text: 'SELECT * FROM rewardbus_settle_many($1, $2, $3)',
+        values: [JSON.stringify(calls.map(({ item }, i) => ({ ...item, i }))), RESERVING, TOLD],
+      }));
+    } catch (err) {
+      if (isStoreOutage(err)) throw err;
+      // In the order they were asked: of two settlements of one entry, the first still wins.
+      const alone: Array<GroupResult<Settled | undefined>> = [];
+      for (const { item } of calls) alone.push(await outcome(settleAlone(item)));
+      return alone;
+    }
+    const byItem = new Map(rows.map((r) => [r.i, r]));
+    // A busy one (its player's event lock held by another relay's group) goes in a later group, and after a few, alone.
+    const later = ({ item, busy }: SettleCall) => (busy < BUSY_GROUPS ? settleGrouped({ item, busy: busy + 1 }) : settleAlone(item));
+    return calls.map((call, i) => ({ ok: true as const, value: byItem.get(i)?.busy ? later(call) : settledOf(byItem.get(i)) }));
+  });
+
+  function settleItem(id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote, phase?: 'claimed'): SettleItem {
+    return {
+      id,
+      from,
+      state: to.state,
+      reason: 'reason' in to ? to.reason : null,
+      payment: 'paymentId' in to ? (to.paymentId ?? null) : null,
+      gamertag: 'gamertag' in to ? (to.gamertag ?? null) : null,
+      settled: to.state === 'paid' || to.state === 'failed' ? now : null,
+      owner: to.state === 'sending' ? owner : null,
+      lease: to.state === 'sending' ? now + leaseMs : null,
+      actor: audit?.actor ?? null,
+      action: audit?.action ?? null,
+      at: now,
+      phase: phase ?? null,
+    };
+  }
+
+  /**
+   * Recovery points grouped likewise, one UPDATE for the group. Each is a compare-and-set on the
+   * phase: of two marks of one entry in a group, the first wins, as it would have alone.
+   */
+  const markSentGrouped = grouped<string, boolean>(async (ids) => {
+    const { rows } = await groups.query<{ id: string }>({
+      name: 'rewardbus_mark_sent_many',
+      text: `UPDATE rewards SET phase = 'sent' WHERE id = ANY($1::text[]) AND state = 'sending' AND phase = 'claimed' RETURNING id`,
+      values: [ids],
+    });
+    const marked = new Set(rows.map((r) => r.id));
+    return ids.map((id) => ({ ok: true as const, value: marked.delete(id) }));
+  });
+
+  return {
+    /** A compare-and-set from `from` (and, to release an unsent payment, on the phase too). */
+    settle: (id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote, phase?: 'claimed') =>
+      settleGrouped({ item: settleItem(id, from, to, now, audit, phase), busy: 0 }),
+    markSent: (id: string) => markSentGrouped(id),
+  };
+}
