@@ -132,4 +132,27 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect((await annPaid.promise)?.entry.state).toBe('paid');
       expect((await store.events.since('ann', 0)).map((e) => (e.data as { status: string }).status)).toEqual(['paid']);
     }));
+
+  it("counts a group's budget per day: claims on either side of midnight each have their own day's budget", () =>
+    withOtherRelay(async (store) => {
+      const budget = { userDailyCapSats: 0, dailyBudgetSats: 5 };
+      const midnight = Date.parse('2026-11-23T00:00:00Z');
+      const both = await Promise.all([store.ledger.claim(claimOf('ann'), budget, midnight - 100), store.ledger.claim(claimOf('bob'), budget, midnight + 100)]);
+      expect(both.map((r) => `${r.entry.state}${r.entry.reason ? `:${r.entry.reason}` : ''}`)).toEqual(['sending', 'sending']);
+      expect(await store.ledger.budgetUsed('2026-11-22')).toBe(5);
+      expect(await store.ledger.budgetUsed('2026-11-23')).toBe(5);
+      expect((await store.ledger.claim(claimOf('cy'), budget, midnight + 200)).entry.reason).toBe('daily_budget');
+    }));
+
+  it('does not hold up later calls behind one that waits for a lock held elsewhere, even when it came alone', () =>
+    withOtherRelay(async (store, other) => {
+      const l = store.ledger;
+      await other.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('u:ann', 0))`);
+      const ann = watched(l.claim(claimOf('ann'), NONE));
+      await new Promise((r) => setImmediate(r)); // ann's claim goes out on its own, before bob's comes
+      expect((await l.claim(claimOf('bob'), NONE)).entry.state).toBe('sending');
+      expect(ann.done).toBe(false);
+      await other.query('COMMIT');
+      expect((await ann.promise).entry.state).toBe('sending');
+    }));
 });

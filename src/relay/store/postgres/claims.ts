@@ -4,8 +4,8 @@ import { utcDay } from '../../../wire/earning-rules.js';
 import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import { REWARD_EVENT, type ClaimLimits, type ClaimResult, type LedgerEntry, type LedgerState, type NewClaim } from '../ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
-import { grouped, outcome, type GroupResult } from './group.js';
-import { BUSY_GROUPS, eventOf, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
+import { grouped, type GroupResult } from './group.js';
+import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
 import { RETRYABLE } from './transaction.js';
 
 /** A SQL string literal, for the statements sent without parameters (several in one round trip). */
@@ -221,12 +221,13 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
       const items = JSON.stringify(ps.map((p, i) => ({ i, ...factsArgs(p) })));
       const results = (await c.query(`BEGIN; SELECT * FROM rewardbus_claim_facts_many(${literal(items)})`)) as unknown as Array<{ rows: Array<Facts & { i: number; busy: boolean }> }>;
       const facts = results[1]!.rows;
-      let reserved = 0;
+      // Reserved by the group's claims before this one, per day (a group can span midnight).
+      const reserved = new Map<string, number>();
       const decisions = ps.map((p, i): Decision | 'busy' => {
         const f = facts.find((x) => x.i === i)!;
         if (f.busy) return 'busy';
-        const d = decide(p, f, Number(f.project_sats ?? 0) + reserved);
-        if (d.kind !== 'existing' && d.write.budgeted) reserved += d.write.sats;
+        const d = decide(p, f, Number(f.project_sats ?? 0) + (reserved.get(p.day) ?? 0));
+        if (d.kind !== 'existing' && d.write.budgeted) reserved.set(p.day, (reserved.get(p.day) ?? 0) + d.write.sats);
         return d;
       });
       if (decisions.some((d) => d !== 'busy' && d.kind === 'reclaim')) {
@@ -239,18 +240,19 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
       const byItem = new Map((Array.isArray(written) ? written[0]!.rows : []).map((w) => [w.i, w]));
       return decisions.map((d, i) => (d === 'busy' ? d : d.kind === 'existing' ? d : createdOf(byItem.get(i)!)));
     }).catch((err: unknown) => {
-      if (isStoreOutage(err)) throw err;
+      if (isStoreOutage(err) && !lockConflict(err)) throw err;
       return undefined;
     });
     // Handed on: a busy claim to the next group (its lock is most likely free by then), and after
     // a few, alone, to wait for it; the group's others are answered now.
     const alone = (p: Prepared) => claimOnce(p.claim, p.limits, p.sentAt);
     const later = (p: Prepared) => (p.busy < BUSY_GROUPS ? claimGrouped({ ...p, busy: p.busy + 1 }) : alone(p));
-    return ps.map((p, i) => ({ ok: true as const, value: !decided ? alone(p) : decided[i] === 'busy' ? later(p) : (decided[i] as ClaimResult) }));
+    return ps.map((p, i) => (!decided ? alone(p) : decided[i] === 'busy' ? later(p) : (decided[i] as ClaimResult)));
   }
 
   const claimGrouped = grouped<Prepared, ClaimResult>(
-    (ps) => (ps.length === 1 ? Promise.all([outcome(claimOnce(ps[0]!.claim, ps[0]!.limits, ps[0]!.sentAt))]) : claimGroup(ps)),
+    // A group of one too: alone, a claim would wait on a lock held elsewhere, and hold up the next group.
+    claimGroup,
     { keys: (p) => (p.capped ? [`u:${p.claim.userId}`, `a:${p.claim.address}`] : [`u:${p.claim.userId}`]) },
   );
 

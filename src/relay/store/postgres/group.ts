@@ -1,12 +1,8 @@
-/** One call's outcome within a group: its own answer (or the promise of it, for a call the group hands on), or its own failure. */
-export type GroupResult<R> = { ok: true; value: R | PromiseLike<R> } | { ok: false; error: unknown };
-
-/** A call's own outcome, for a group's answer. */
-export const outcome = <R>(p: Promise<R>): Promise<GroupResult<R>> =>
-  p.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
+/**
+ * One call's answer within a group: its value, or a promise of it for a call the group hands on
+ * (made later, or alone; its own failure rejects it).
+ */
+export type GroupResult<R> = R | PromiseLike<R>;
 
 type Waiting<I, R> = { item: I; resolve: (r: R | PromiseLike<R>) => void; reject: (e: unknown) => void };
 
@@ -27,7 +23,7 @@ export interface GroupOptions<I> {
  * holds it. With nothing under way a call goes at the end of this turn of the event loop, with
  * whatever else came in that turn: alone, it waits for nobody.
  *
- * `send` answers each item in order; when it throws, every call of the group fails with it.
+ * `send` answers each call in order; when it throws, every call of the group fails with it.
  */
 export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArray<GroupResult<R>>>, { max = 128, keys }: GroupOptions<I> = {}): (item: I) => Promise<R> {
   let waiting: Array<Waiting<I, R>> = [];
@@ -47,12 +43,8 @@ export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArr
     waiting = later;
     try {
       const results = await send(group.map((w) => w.item));
-      group.forEach((w, i) => {
-        const r = results[i];
-        if (!r) w.reject(new Error('a grouped statement answered fewer items than it was sent'));
-        else if (r.ok) w.resolve(r.value);
-        else w.reject(r.error);
-      });
+      if (results.length !== group.length) throw new Error('a grouped statement answered fewer calls than it was sent');
+      group.forEach((w, i) => w.resolve(results[i]!));
     } catch (err) {
       for (const w of group) w.reject(err);
     }

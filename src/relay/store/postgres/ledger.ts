@@ -29,7 +29,7 @@ export interface PgLedgerOptions {
 export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }: PgLedgerOptions): Ledger {
   const transaction = <T>(work: (c: PoolClient) => Promise<T>) => inTransaction(pool, work);
   const claim = pgClaims(pool, { owner, leaseMs });
-  const settlements = pgSettlements(groups, { owner, leaseMs });
+  const settlements = pgSettlements(pool, groups, { owner, leaseMs });
 
   /** After the commit: every relay's streams read the new event. */
   const heard = <T,>(r: T): T => {

@@ -154,7 +154,19 @@ const MIGRATIONS: readonly string[] = [
    RETURNS TABLE (entry json, old_state text, event json)
    LANGUAGE plpgsql AS $$
    #variable_conflict use_column
+   DECLARE
+     v_day text;
+     v_user text;
    BEGIN
+     -- Locks in the order every writer takes them: the day's budget row (only when the
+     -- settlement can move the budget: out of the reserving states, or into them), the
+     -- player's event lock, then the entry.
+     SELECT r.day, r.user_id INTO v_day, v_user FROM rewards r WHERE r.id = p_id;
+     IF v_day IS NULL THEN RETURN; END IF;
+     IF NOT (p_state = ANY(p_reserving)) OR NOT (p_from <@ p_reserving) THEN
+       PERFORM 1 FROM budget bu WHERE bu.day = v_day FOR UPDATE;
+     END IF;
+     IF p_state = ANY(p_told) THEN PERFORM pg_advisory_xact_lock(hashtextextended('e:' || v_user, 1)); END IF;
      RETURN QUERY
        WITH old AS (SELECT r.id, r.state, r.budgeted FROM rewards r WHERE r.id = p_id AND r.state = ANY(p_from) AND (p_phase IS NULL OR r.phase = p_phase) FOR UPDATE),
        u AS (
@@ -227,6 +239,10 @@ const MIGRATIONS: readonly string[] = [
      END LOOP;
      FOR k IN SELECT DISTINCT x->>'lockAddress' AS a FROM jsonb_array_elements(p_items) x WHERE x->>'lockAddress' IS NOT NULL ORDER BY 1 LOOP
        IF NOT pg_try_advisory_xact_lock(hashtextextended('a:' || k.a, 0)) THEN v_busy := v_busy || ('a:' || k.a); END IF;
+     END LOOP;
+     -- The budget rows of the group's days, in day order (a group can span midnight).
+     FOR k IN SELECT DISTINCT x->>'day' AS d FROM jsonb_array_elements(p_items) x WHERE (x->>'budgeted')::boolean ORDER BY 1 LOOP
+       INSERT INTO budget AS bu (day, sats) VALUES (k.d, 0) ON CONFLICT (day) DO UPDATE SET sats = bu.sats;
      END LOOP;
      FOR it IN
        SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, "user" text, key text, day text, achievement text, nonce text, id text, at bigint,

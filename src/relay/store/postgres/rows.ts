@@ -12,6 +12,13 @@ export const TOLD = TOLD_STATES as readonly string[];
 /** How many groups a call whose lock is held elsewhere tries before it waits for the lock alone. */
 export const BUSY_GROUPS = 2;
 
+/**
+ * A group PostgreSQL stopped on a lock (picked to break a deadlock, a serialization failure, a
+ * lock waited on past lock_timeout): no outage, and nothing of the group was committed. Each of
+ * its calls is made again alone, rather than all of them failing.
+ */
+export const lockConflict = (err: unknown): boolean => ['40P01', '40001', '55P03'].includes((err as { code?: string }).code ?? '');
+
 /** An event as a statement's row_to_json gives it back. */
 export interface EventJson {
   id: number | string;

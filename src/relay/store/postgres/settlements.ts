@@ -2,8 +2,8 @@ import type { Pool } from 'pg';
 import { isStoreOutage } from '../outage.js';
 import type { AuditNote, Ledger, LedgerState, Settled } from '../ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
-import { grouped, outcome, type GroupResult } from './group.js';
-import { BUSY_GROUPS, eventOf, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
+import { grouped } from './group.js';
+import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
 
 /** A settlement as rewardbus_settle takes it, and as one item of rewardbus_settle_many (migration 10). */
 interface SettleItem {
@@ -43,10 +43,10 @@ const settledOf = (row: SettledRow | undefined): Settled | undefined =>
  * connections of their own. `owner` and `leaseMs`: this relay's, for an approved held entry it
  * goes on to send.
  */
-export function pgSettlements(groups: Pool, { owner, leaseMs }: { owner: string; leaseMs: number }) {
+export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { owner: string; leaseMs: number }) {
   /** One settlement in its own statement: a group of one, and each of a group that failed as a whole. */
   async function settleAlone(x: SettleItem): Promise<Settled | undefined> {
-    const { rows } = await groups.query<SettledRow>({
+    const { rows } = await pool.query<SettledRow>({
       name: 'rewardbus_settle',
       text: 'SELECT * FROM rewardbus_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)',
       values: [x.id, x.from, x.state, x.reason, x.payment, x.gamertag, x.settled, x.owner, x.lease, RESERVING, x.actor, x.action, x.at, TOLD, x.phase],
@@ -61,7 +61,6 @@ export function pgSettlements(groups: Pool, { owner, leaseMs }: { owner: string;
    * settlement has its own answer; an outage fails them all, as it would have each.
    */
   const settleGrouped: (call: SettleCall) => Promise<Settled | undefined> = grouped<SettleCall, Settled | undefined>(async (calls) => {
-    if (calls.length === 1) return [await outcome(settleAlone(calls[0]!.item))];
     let rows: Array<SettledRow & { i: number; busy: boolean }>;
     try {
       ({ rows } = await groups.query<SettledRow & { i: number; busy: boolean }>({
@@ -70,16 +69,19 @@ export function pgSettlements(groups: Pool, { owner, leaseMs }: { owner: string;
         values: [JSON.stringify(calls.map(({ item }, i) => ({ ...item, i }))), RESERVING, TOLD],
       }));
     } catch (err) {
-      if (isStoreOutage(err)) throw err;
-      // In the order they were asked: of two settlements of one entry, the first still wins.
-      const alone: Array<GroupResult<Settled | undefined>> = [];
-      for (const { item } of calls) alone.push(await outcome(settleAlone(item)));
-      return alone;
+      if (isStoreOutage(err) && !lockConflict(err)) throw err;
+      // Handed on, one by one in the order they were asked: of two settlements of one entry, the first still wins.
+      let before: Promise<unknown> = Promise.resolve();
+      return calls.map(({ item }) => {
+        const alone = before.then(() => settleAlone(item));
+        before = alone.catch(() => undefined);
+        return alone;
+      });
     }
     const byItem = new Map(rows.map((r) => [r.i, r]));
     // A busy one (its player's event lock held by another relay's group) goes in a later group, and after a few, alone.
     const later = ({ item, busy }: SettleCall) => (busy < BUSY_GROUPS ? settleGrouped({ item, busy: busy + 1 }) : settleAlone(item));
-    return calls.map((call, i) => ({ ok: true as const, value: byItem.get(i)?.busy ? later(call) : settledOf(byItem.get(i)) }));
+    return calls.map((call, i) => (byItem.get(i)?.busy ? later(call) : settledOf(byItem.get(i))));
   });
 
   function settleItem(id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote, phase?: 'claimed'): SettleItem {
@@ -111,7 +113,7 @@ export function pgSettlements(groups: Pool, { owner, leaseMs }: { owner: string;
       values: [ids],
     });
     const marked = new Set(rows.map((r) => r.id));
-    return ids.map((id) => ({ ok: true as const, value: marked.delete(id) }));
+    return ids.map((id) => marked.delete(id));
   });
 
   return {
