@@ -208,13 +208,14 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
 
   /**
    * Claims grouped, in the same two round trips for the whole group: rewardbus_claim_facts_many
-   * takes every lock the group's claims need, in the order every writer takes them, and reads each
-   * claim's facts; each is decided here, in turn, the day's budget counting what the claims before
-   * it reserved; rewardbus_claim_insert_many writes them and the group commits. A group holds one
-   * claim of a player (and, under an address cap, of an address), so the facts of one cannot be
-   * changed by another's write; a claim whose lock another transaction holds (another relay's)
-   * is not waited for, but made alone after the group. A group that must write a reclaim, or
-   * fails for one of its own, is rolled back and each of its claims made alone.
+   * takes the locks the group's claims need (players' and addresses' only if free, then the days'
+   * budget rows in day order) and reads each claim's facts; each is decided here, in turn, the
+   * day's budget counting what the claims before it reserved that day;
+   * rewardbus_claim_insert_many writes them and the group commits. A group holds one claim of a
+   * player (and, under an address cap, of an address), so the facts of one cannot be changed by
+   * another's write. A claim whose lock another transaction holds (another relay's) is answered
+   * busy: it tries the next groups, then waits for its lock alone. A group that must write a
+   * reclaim, or fails for one of its own, is rolled back and each of its claims made alone.
    */
   async function claimGroup(ps: readonly Prepared[]): Promise<Array<GroupResult<ClaimResult>>> {
     const decided = await onConnection(async (c) => {
