@@ -155,4 +155,21 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       await other.query('COMMIT');
       expect((await ann.promise).entry.state).toBe('sending');
     }));
+
+  it("frees the budget of what a group settles as failed, and keeps what it pays", () =>
+    withOtherRelay(async (store) => {
+      const l = store.ledger;
+      const budget = { userDailyCapSats: 0, dailyBudgetSats: 100 };
+      const ids = await Promise.all(['ann', 'bob', 'cy'].map(async (u) => (await l.claim(claimOf(u), budget, T0)).entry.id));
+      expect(await l.budgetUsed('2026-11-22')).toBe(15);
+      await Promise.all([
+        l.settle(ids[0]!, ['sending'], { state: 'paid', paymentId: 'tx-ann' }),
+        l.settle(ids[1]!, ['sending'], { state: 'failed', reason: 'payment_refused' }),
+        l.settle(ids[2]!, ['sending'], { state: 'paid', paymentId: 'tx-cy' }),
+      ]);
+      expect(await l.budgetUsed('2026-11-22')).toBe(10);
+      // The budget row agrees: a claim for the last 90 sats fits, one more does not.
+      expect((await l.claim(claimOf('dee', { sats: 90 }), budget, T0)).entry.state).toBe('sending');
+      expect((await l.claim(claimOf('eve', { sats: 1 }), budget, T0)).entry.reason).toBe('daily_budget');
+    }));
 });

@@ -201,7 +201,12 @@ const MIGRATIONS: readonly string[] = [
      -- Planned afresh each time (EXECUTE): a plan the session kept from when the table was small
      -- scanned the whole table for these few ids long after it had grown.
      v_ids := ARRAY(SELECT x->>'id' FROM jsonb_array_elements(p_items) x);
-     EXECUTE 'SELECT 1 FROM budget bu WHERE bu.day IN (SELECT r.day FROM rewards r WHERE r.id = ANY($1)) ORDER BY bu.day FOR UPDATE' USING v_ids;
+     -- The budget rows of the days whose budget a settlement can move (out of the reserving states,
+     -- or into them), as rewardbus_settle decides it: a group of payments paid leaves them to claims.
+     EXECUTE 'SELECT 1 FROM budget bu WHERE bu.day IN (
+         SELECT r.day FROM rewards r JOIN jsonb_to_recordset($2) AS t(id text, "from" text[], state text) ON t.id = r.id
+         WHERE r.id = ANY($1) AND (NOT (t.state = ANY($3)) OR NOT (t."from" <@ $3)))
+       ORDER BY bu.day FOR UPDATE' USING v_ids, p_items, p_reserving;
      -- A player's event lock another transaction holds (another relay's group) is not waited
      -- for: that player's settlements are answered busy, and go in a later group.
      FOR k IN EXECUTE 'SELECT DISTINCT r.user_id FROM rewards r WHERE r.id = ANY($1) ORDER BY r.user_id' USING v_ids LOOP

@@ -44,7 +44,7 @@ const settledOf = (row: SettledRow | undefined): Settled | undefined =>
  * goes on to send.
  */
 export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { owner: string; leaseMs: number }) {
-  /** One settlement in its own statement: a group of one, and each of a group that failed as a whole. */
+  /** One settlement in its own statement, waiting for its locks: each of a group stopped as a whole, and a busy one after a few groups. */
   async function settleAlone(x: SettleItem): Promise<Settled | undefined> {
     const { rows } = await pool.query<SettledRow>({
       name: 'rewardbus_settle',
