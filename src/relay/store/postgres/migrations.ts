@@ -194,12 +194,10 @@ const MIGRATIONS: readonly string[] = [
    DECLARE
      v_ids text[];
      v_busy text[] := '{}';
-     v_busy_ids text[] := '{}';
      k record;
-     it record;
    BEGIN
-     -- Planned afresh each time (EXECUTE): a plan the session kept from when the table was small
-     -- scanned the whole table for these few ids long after it had grown.
+     -- Statements planned afresh each time (EXECUTE): a plan the session kept from when the table
+     -- was small scanned the whole table for these few ids long after it had grown.
      v_ids := ARRAY(SELECT x->>'id' FROM jsonb_array_elements(p_items) x);
      -- The budget rows of the days whose budget a settlement can move (out of the reserving states,
      -- or into them), as rewardbus_settle decides it: a group of payments paid leaves them to claims.
@@ -212,21 +210,41 @@ const MIGRATIONS: readonly string[] = [
      FOR k IN EXECUTE 'SELECT DISTINCT r.user_id FROM rewards r WHERE r.id = ANY($1) ORDER BY r.user_id' USING v_ids LOOP
        IF NOT pg_try_advisory_xact_lock(hashtextextended('e:' || k.user_id, 1)) THEN v_busy := v_busy || k.user_id; END IF;
      END LOOP;
-     IF cardinality(v_busy) > 0 THEN
-       EXECUTE 'SELECT coalesce(array_agg(r.id), ''{}'') FROM rewards r WHERE r.id = ANY($1) AND r.user_id = ANY($2)' INTO v_busy_ids USING v_ids, v_busy;
-     END IF;
-     FOR it IN
-       SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, id text, "from" text[], state text, reason text, payment text, gamertag text, settled bigint,
-         owner text, lease bigint, actor text, action text, at bigint, phase text)
-       ORDER BY t.id, t.i
-     LOOP
-       IF it.id = ANY(v_busy_ids) THEN
-         RETURN QUERY SELECT it.i, true, NULL::json, NULL::text, NULL::json;
-       ELSE
-         RETURN QUERY SELECT it.i, false, s.entry, s.old_state, s.event
-           FROM rewardbus_settle(it.id, it."from", it.state, it.reason, it.payment, it.gamertag, it.settled, it.owner, it.lease, p_reserving, it.actor, it.action, it.at, p_told, it.phase) s;
-       END IF;
-     END LOOP;
+     -- The group's settlements in one statement, each a compare-and-set as rewardbus_settle makes
+     -- it alone (a group holds one settlement of an entry): entries locked in id order, the
+     -- budget moved by each day's sum, the audit rows, and the reward events in the group's order.
+     RETURN QUERY EXECUTE '
+       WITH t AS (
+         SELECT * FROM jsonb_to_recordset($1) AS t(i integer, id text, "from" text[], state text, reason text, payment text, gamertag text, settled bigint,
+           owner text, lease bigint, actor text, action text, at bigint, phase text)),
+       old AS (
+         SELECT r.id, r.state, r.budgeted, t.i FROM rewards r JOIN t ON t.id = r.id
+         WHERE r.id = ANY($2) AND r.state = ANY(t."from") AND (t.phase IS NULL OR r.phase = t.phase) AND NOT (r.user_id = ANY($5))
+         ORDER BY r.id FOR UPDATE OF r),
+       u AS (
+         UPDATE rewards r SET state = t.state, reason = t.reason, payment_id = coalesce(t.payment, r.payment_id), gamertag = coalesce(t.gamertag, r.gamertag), settled_at = t.settled,
+           phase = CASE WHEN t.state = ''sending'' THEN ''claimed'' ELSE r.phase END, owner = t.owner, lease_until = t.lease,
+           budgeted = CASE
+             WHEN old.budgeted AND NOT (t.state = ANY($3)) THEN false
+             WHEN NOT old.budgeted AND NOT (old.state = ANY($3)) AND t.state = ANY($3) AND EXISTS (SELECT 1 FROM budget bu WHERE bu.day = r.day) THEN true
+             ELSE old.budgeted END
+         FROM old JOIN t ON t.i = old.i WHERE r.id = old.id
+         RETURNING r.*, old.state AS was, old.budgeted AS was_budgeted, t.i, t.actor, t.action, t.at),
+       b AS (
+         UPDATE budget bu SET sats = bu.sats + d.sats
+         FROM (SELECT u.day, sum(CASE WHEN u.budgeted THEN u.sats ELSE -u.sats END) AS sats FROM u WHERE u.budgeted <> u.was_budgeted GROUP BY u.day) d
+         WHERE bu.day = d.day),
+       a AS (INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) SELECT u.id, u.actor, u.action, u.was, u.state, u.at FROM u WHERE u.actor IS NOT NULL ORDER BY u.i),
+       ev AS (
+         INSERT INTO events (user_id, type, data, created_at)
+         SELECT u.user_id, ''reward'', rewardbus_reward_record(u.id, u.idempotency_key, u.achievement_id, u.user_id, u.sats, u.state, u.reason, u.payment_id, u.created_at, u.settled_at), u.at
+         FROM u WHERE u.state = ANY($4) ORDER BY u.i
+         RETURNING *)
+       SELECT u.i, false, row_to_json(u), u.was, (SELECT row_to_json(ev) FROM ev WHERE ev.data->>''id'' = u.id)
+       FROM u
+       UNION ALL
+       SELECT t.i, true, NULL::json, NULL::text, NULL::json FROM t JOIN rewards r ON r.id = t.id WHERE r.id = ANY($2) AND r.user_id = ANY($5)'
+     USING p_items, v_ids, p_reserving, p_told, v_busy;
    END $$;
    CREATE FUNCTION rewardbus_claim_facts_many(p_items jsonb)
    RETURNS TABLE (i integer, busy boolean, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean)
@@ -235,7 +253,6 @@ const MIGRATIONS: readonly string[] = [
    DECLARE
      v_busy text[] := '{}';
      k record;
-     it record;
    BEGIN
      -- A player's (or address's) lock another transaction holds is not waited for: that claim is
      -- answered busy and made alone, so one claim in another relay's group never holds up a group.
@@ -249,34 +266,58 @@ const MIGRATIONS: readonly string[] = [
      FOR k IN SELECT DISTINCT x->>'day' AS d FROM jsonb_array_elements(p_items) x WHERE (x->>'budgeted')::boolean ORDER BY 1 LOOP
        INSERT INTO budget AS bu (day, sats) VALUES (k.d, 0) ON CONFLICT (day) DO UPDATE SET sats = bu.sats;
      END LOOP;
-     FOR it IN
-       SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, "user" text, key text, day text, achievement text, nonce text, id text, at bigint,
-         budgeted boolean, "userCap" boolean, address text, "lockAddress" text)
-       ORDER BY t.i
-     LOOP
-       IF ('u:' || it."user") = ANY(v_busy) OR ('a:' || it."lockAddress") = ANY(v_busy) THEN
-         RETURN QUERY SELECT it.i, true, NULL::json, 0::bigint, 0::bigint, NULL::bigint, NULL::bigint, false;
-       ELSE
-         RETURN QUERY SELECT it.i, false, f.existing, f.user_sats, f.address_sats, f.project_sats, f.last_at, f.nonce_fresh
-           FROM rewardbus_claim_facts(it."user", it.key, it.day, it.achievement, it.nonce, it.id, it.at, it.budgeted, it."userCap", it.address, it."lockAddress") f;
-       END IF;
-     END LOOP;
+     -- The facts of the group's claims in one statement, each read as rewardbus_claim_facts reads
+     -- it alone (a group holds one claim of a player, and none that spends a proof's nonce).
+     IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_items) x WHERE x->>'nonce' IS NOT NULL) THEN
+       RAISE EXCEPTION 'a claim that spends a proof''s nonce goes alone';
+     END IF;
+     RETURN QUERY EXECUTE '
+       WITH t AS (
+         SELECT t.*, (''u:'' || t."user") = ANY($2) OR coalesce((''a:'' || t."lockAddress") = ANY($2), false) AS busy
+         FROM jsonb_to_recordset($1) AS t(i integer, "user" text, key text, day text, achievement text, id text, at bigint,
+           budgeted boolean, "userCap" boolean, address text, "lockAddress" text))
+       SELECT t.i, true, NULL::json, 0::bigint, 0::bigint, NULL::bigint, NULL::bigint, false FROM t WHERE t.busy
+       UNION ALL
+       SELECT t.i, false,
+         (SELECT row_to_json(r) FROM rewards r WHERE r.user_id = t."user" AND r.idempotency_key = t.key),
+         CASE WHEN t."userCap" THEN (SELECT coalesce(sum(r.sats), 0) FROM rewards r WHERE r.user_id = t."user" AND r.day = t.day AND r.state IN (''sending'', ''paid'', ''needs_review'', ''held'')) ELSE 0 END::bigint,
+         CASE WHEN t.address IS NOT NULL THEN (SELECT coalesce(sum(r.sats), 0) FROM rewards r WHERE r.address = t.address AND r.day = t.day AND r.state IN (''sending'', ''paid'', ''needs_review'', ''held'')) ELSE 0 END::bigint,
+         CASE WHEN t.budgeted THEN (SELECT bu.sats FROM budget bu WHERE bu.day = t.day) END,
+         (SELECT r.created_at FROM rewards r WHERE r.user_id = t."user" AND r.achievement_id = t.achievement AND r.state IN (''sending'', ''paid'', ''needs_review'', ''held'') ORDER BY r.created_at DESC LIMIT 1),
+         false
+       FROM t WHERE NOT t.busy'
+     USING p_items, v_busy;
    END $$;
    CREATE FUNCTION rewardbus_claim_insert_many(p_items jsonb)
    RETURNS TABLE (i integer, entry json, event json)
    LANGUAGE plpgsql AS $$
    #variable_conflict use_column
    DECLARE
-     it record;
+     k record;
    BEGIN
-     FOR it IN
-       SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, id text, "user" text, key text, hash text, achievement text, sats integer, state text, reason text,
-         occurred text, day text, at bigint, owner text, lease bigint, budgeted boolean, address text, told boolean)
-       ORDER BY t."user", t.i
-     LOOP
-       RETURN QUERY SELECT it.i, w.entry, w.event
-         FROM rewardbus_claim_insert(it.id, it."user", it.key, it.hash, it.achievement, it.sats, it.state, it.reason, it.occurred, it.day, it.at, it.owner, it.lease, it.budgeted, it.address, it.told) w;
+     -- The event locks of the players told (a refusal), in player order, as every writer takes them
+     -- after the budget row; then the group's entries, each day's budget share and the reward
+     -- events in one statement, as rewardbus_claim_insert writes each alone.
+     FOR k IN SELECT DISTINCT x->>'user' AS u FROM jsonb_array_elements(p_items) x WHERE (x->>'told')::boolean ORDER BY 1 LOOP
+       PERFORM pg_advisory_xact_lock(hashtextextended('e:' || k.u, 1));
      END LOOP;
+     RETURN QUERY EXECUTE '
+       WITH t AS (
+         SELECT * FROM jsonb_to_recordset($1) AS t(i integer, id text, "user" text, key text, hash text, achievement text, sats integer, state text, reason text,
+           occurred text, day text, at bigint, owner text, lease bigint, budgeted boolean, address text, told boolean)),
+       r AS (
+         INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until, budgeted, address)
+         SELECT t.id, t."user", t.key, t.hash, t.achievement, t.sats, t.state, ''claimed'', t.reason, t.occurred, t.day, t.at, t.owner, t.lease, t.budgeted, t.address
+         FROM t ORDER BY t."user", t.i
+         RETURNING *),
+       b AS (UPDATE budget bu SET sats = bu.sats + d.sats FROM (SELECT r.day, sum(r.sats) AS sats FROM r WHERE r.budgeted GROUP BY r.day) d WHERE bu.day = d.day),
+       ev AS (
+         INSERT INTO events (user_id, type, data, created_at)
+         SELECT r.user_id, ''reward'', rewardbus_reward_record(r.id, r.idempotency_key, r.achievement_id, r.user_id, r.sats, r.state, r.reason, r.payment_id, r.created_at, r.settled_at), t.at
+         FROM r JOIN t ON t.id = r.id WHERE t.told ORDER BY r.user_id, t.i
+         RETURNING *)
+       SELECT t.i, row_to_json(r), (SELECT row_to_json(ev) FROM ev WHERE ev.data->>''id'' = r.id) FROM r JOIN t ON t.id = r.id'
+     USING p_items;
    END $$;`,
 ];
 

@@ -82,7 +82,8 @@ export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { ow
     // A busy one (its player's event lock held by another relay's group) goes in a later group, and after a few, alone.
     const later = ({ item, busy }: SettleCall) => (busy < BUSY_GROUPS ? settleGrouped({ item, busy: busy + 1 }) : settleAlone(item));
     return calls.map((call, i) => (byItem.get(i)?.busy ? later(call) : settledOf(byItem.get(i))));
-  });
+    // One settlement of an entry per group: the group's statement makes them all at once.
+  }, { keys: ({ item }) => [item.id] });
 
   function settleItem(id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote, phase?: 'claimed'): SettleItem {
     return {
