@@ -189,44 +189,46 @@ const MIGRATIONS: readonly string[] = [
    END $$;
    CREATE FUNCTION rewardbus_settle_many(p_items jsonb, p_reserving text[], p_told text[])
    RETURNS TABLE (i integer, busy boolean, entry json, old_state text, event json)
-   LANGUAGE plpgsql AS $$
+   LANGUAGE plpgsql SET enable_seqscan = off AS $$
    #variable_conflict use_column
    DECLARE
      v_ids text[];
      v_busy text[] := '{}';
      k record;
    BEGIN
-     -- Statements planned afresh each time (EXECUTE): a plan the session kept from when the table
-     -- was small scanned the whole table for these few ids long after it had grown.
+     -- The plans of these functions' statements are kept for the session, and made without
+     -- sequential scans (SET enable_seqscan = off): one kept from when the table was small would
+     -- scan the whole table for a group's few ids long after it had grown. (Planned each time,
+     -- EXECUTE, the settlements' statement cost the server as much to plan as to run.)
      v_ids := ARRAY(SELECT x->>'id' FROM jsonb_array_elements(p_items) x);
      -- The budget rows of the days whose budget a settlement can move (out of the reserving states,
      -- or into them), as rewardbus_settle decides it: a group of payments paid leaves them to claims.
-     EXECUTE 'SELECT 1 FROM budget bu WHERE bu.day IN (
-         SELECT r.day FROM rewards r JOIN jsonb_to_recordset($2) AS t(id text, "from" text[], state text) ON t.id = r.id
-         WHERE r.id = ANY($1) AND (NOT (t.state = ANY($3)) OR NOT (t."from" <@ $3)))
-       ORDER BY bu.day FOR UPDATE' USING v_ids, p_items, p_reserving;
+     PERFORM 1 FROM budget bu WHERE bu.day IN (
+         SELECT r.day FROM rewards r JOIN jsonb_to_recordset(p_items) AS t(id text, "from" text[], state text) ON t.id = r.id
+         WHERE r.id = ANY(v_ids) AND (NOT (t.state = ANY(p_reserving)) OR NOT (t."from" <@ p_reserving)))
+       ORDER BY bu.day FOR UPDATE;
      -- A player's event lock another transaction holds (another relay's group) is not waited
      -- for: that player's settlements are answered busy, and go in a later group.
-     FOR k IN EXECUTE 'SELECT DISTINCT r.user_id FROM rewards r WHERE r.id = ANY($1) ORDER BY r.user_id' USING v_ids LOOP
+     FOR k IN SELECT DISTINCT r.user_id FROM rewards r WHERE r.id = ANY(v_ids) ORDER BY r.user_id LOOP
        IF NOT pg_try_advisory_xact_lock(hashtextextended('e:' || k.user_id, 1)) THEN v_busy := v_busy || k.user_id; END IF;
      END LOOP;
      -- The group's settlements in one statement, each a compare-and-set as rewardbus_settle makes
      -- it alone (a group holds one settlement of an entry): entries locked in id order, the
      -- budget moved by each day's sum, the audit rows, and the reward events in the group's order.
-     RETURN QUERY EXECUTE '
+     RETURN QUERY
        WITH t AS (
-         SELECT * FROM jsonb_to_recordset($1) AS t(i integer, id text, "from" text[], state text, reason text, payment text, gamertag text, settled bigint,
+         SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, id text, "from" text[], state text, reason text, payment text, gamertag text, settled bigint,
            owner text, lease bigint, actor text, action text, at bigint, phase text)),
        old AS (
          SELECT r.id, r.state, r.budgeted, t.i FROM rewards r JOIN t ON t.id = r.id
-         WHERE r.id = ANY($2) AND r.state = ANY(t."from") AND (t.phase IS NULL OR r.phase = t.phase) AND NOT (r.user_id = ANY($5))
+         WHERE r.id = ANY(v_ids) AND r.state = ANY(t."from") AND (t.phase IS NULL OR r.phase = t.phase) AND NOT (r.user_id = ANY(v_busy))
          ORDER BY r.id FOR UPDATE OF r),
        u AS (
          UPDATE rewards r SET state = t.state, reason = t.reason, payment_id = coalesce(t.payment, r.payment_id), gamertag = coalesce(t.gamertag, r.gamertag), settled_at = t.settled,
-           phase = CASE WHEN t.state = ''sending'' THEN ''claimed'' ELSE r.phase END, owner = t.owner, lease_until = t.lease,
+           phase = CASE WHEN t.state = 'sending' THEN 'claimed' ELSE r.phase END, owner = t.owner, lease_until = t.lease,
            budgeted = CASE
-             WHEN old.budgeted AND NOT (t.state = ANY($3)) THEN false
-             WHEN NOT old.budgeted AND NOT (old.state = ANY($3)) AND t.state = ANY($3) AND EXISTS (SELECT 1 FROM budget bu WHERE bu.day = r.day) THEN true
+             WHEN old.budgeted AND NOT (t.state = ANY(p_reserving)) THEN false
+             WHEN NOT old.budgeted AND NOT (old.state = ANY(p_reserving)) AND t.state = ANY(p_reserving) AND EXISTS (SELECT 1 FROM budget bu WHERE bu.day = r.day) THEN true
              ELSE old.budgeted END
          FROM old JOIN t ON t.i = old.i WHERE r.id = old.id
          RETURNING r.*, old.state AS was, old.budgeted AS was_budgeted, t.i, t.actor, t.action, t.at),
@@ -237,14 +239,13 @@ const MIGRATIONS: readonly string[] = [
        a AS (INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) SELECT u.id, u.actor, u.action, u.was, u.state, u.at FROM u WHERE u.actor IS NOT NULL ORDER BY u.i),
        ev AS (
          INSERT INTO events (user_id, type, data, created_at)
-         SELECT u.user_id, ''reward'', rewardbus_reward_record(u.id, u.idempotency_key, u.achievement_id, u.user_id, u.sats, u.state, u.reason, u.payment_id, u.created_at, u.settled_at), u.at
-         FROM u WHERE u.state = ANY($4) ORDER BY u.i
+         SELECT u.user_id, 'reward', rewardbus_reward_record(u.id, u.idempotency_key, u.achievement_id, u.user_id, u.sats, u.state, u.reason, u.payment_id, u.created_at, u.settled_at), u.at
+         FROM u WHERE u.state = ANY(p_told) ORDER BY u.i
          RETURNING *)
-       SELECT u.i, false, row_to_json(u), u.was, (SELECT row_to_json(ev) FROM ev WHERE ev.data->>''id'' = u.id)
+       SELECT u.i, false, row_to_json(u), u.was, (SELECT row_to_json(ev) FROM ev WHERE ev.data->>'id' = u.id)
        FROM u
        UNION ALL
-       SELECT t.i, true, NULL::json, NULL::text, NULL::json FROM t JOIN rewards r ON r.id = t.id WHERE r.id = ANY($2) AND r.user_id = ANY($5)'
-     USING p_items, v_ids, p_reserving, p_told, v_busy;
+       SELECT t.i, true, NULL::json, NULL::text, NULL::json FROM t JOIN rewards r ON r.id = t.id WHERE r.id = ANY(v_ids) AND r.user_id = ANY(v_busy);
    END $$;
    CREATE FUNCTION rewardbus_claim_facts_many(p_items jsonb)
    RETURNS TABLE (i integer, busy boolean, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean)
@@ -271,6 +272,8 @@ const MIGRATIONS: readonly string[] = [
      IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_items) x WHERE x->>'nonce' IS NOT NULL) THEN
        RAISE EXCEPTION 'a claim that spends a proof''s nonce goes alone';
      END IF;
+     -- Planned for each group (EXECUTE), with the table as it is now: with its plan kept for the
+     -- session, a group cost the server twice the CPU per claim.
      RETURN QUERY EXECUTE '
        WITH t AS (
          SELECT t.*, (''u:'' || t."user") = ANY($2) OR coalesce((''a:'' || t."lockAddress") = ANY($2), false) AS busy
@@ -290,7 +293,7 @@ const MIGRATIONS: readonly string[] = [
    END $$;
    CREATE FUNCTION rewardbus_claim_insert_many(p_items jsonb)
    RETURNS TABLE (i integer, entry json, event json)
-   LANGUAGE plpgsql AS $$
+   LANGUAGE plpgsql SET enable_seqscan = off AS $$
    #variable_conflict use_column
    DECLARE
      k record;
@@ -301,23 +304,22 @@ const MIGRATIONS: readonly string[] = [
      FOR k IN SELECT DISTINCT x->>'user' AS u FROM jsonb_array_elements(p_items) x WHERE (x->>'told')::boolean ORDER BY 1 LOOP
        PERFORM pg_advisory_xact_lock(hashtextextended('e:' || k.u, 1));
      END LOOP;
-     RETURN QUERY EXECUTE '
+     RETURN QUERY
        WITH t AS (
-         SELECT * FROM jsonb_to_recordset($1) AS t(i integer, id text, "user" text, key text, hash text, achievement text, sats integer, state text, reason text,
+         SELECT * FROM jsonb_to_recordset(p_items) AS t(i integer, id text, "user" text, key text, hash text, achievement text, sats integer, state text, reason text,
            occurred text, day text, at bigint, owner text, lease bigint, budgeted boolean, address text, told boolean)),
        r AS (
          INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, day, created_at, owner, lease_until, budgeted, address)
-         SELECT t.id, t."user", t.key, t.hash, t.achievement, t.sats, t.state, ''claimed'', t.reason, t.occurred, t.day, t.at, t.owner, t.lease, t.budgeted, t.address
+         SELECT t.id, t."user", t.key, t.hash, t.achievement, t.sats, t.state, 'claimed', t.reason, t.occurred, t.day, t.at, t.owner, t.lease, t.budgeted, t.address
          FROM t ORDER BY t."user", t.i
          RETURNING *),
        b AS (UPDATE budget bu SET sats = bu.sats + d.sats FROM (SELECT r.day, sum(r.sats) AS sats FROM r WHERE r.budgeted GROUP BY r.day) d WHERE bu.day = d.day),
        ev AS (
          INSERT INTO events (user_id, type, data, created_at)
-         SELECT r.user_id, ''reward'', rewardbus_reward_record(r.id, r.idempotency_key, r.achievement_id, r.user_id, r.sats, r.state, r.reason, r.payment_id, r.created_at, r.settled_at), t.at
+         SELECT r.user_id, 'reward', rewardbus_reward_record(r.id, r.idempotency_key, r.achievement_id, r.user_id, r.sats, r.state, r.reason, r.payment_id, r.created_at, r.settled_at), t.at
          FROM r JOIN t ON t.id = r.id WHERE t.told ORDER BY r.user_id, t.i
          RETURNING *)
-       SELECT t.i, row_to_json(r), (SELECT row_to_json(ev) FROM ev WHERE ev.data->>''id'' = r.id) FROM r JOIN t ON t.id = r.id'
-     USING p_items;
+       SELECT t.i, row_to_json(r), (SELECT row_to_json(ev) FROM ev WHERE ev.data->>'id' = r.id) FROM r JOIN t ON t.id = r.id;
    END $$;`,
 ];
 
