@@ -144,11 +144,15 @@ const MIGRATIONS: readonly string[] = [
   // one statement and one commit (store/postgres/group.ts). rewardbus_settle is the one settlement
   // the ledger sent as text (the compare-and-set on the state, and to release an unsent payment on
   // the phase; the budget's share following the reservation; the audit row; the reward event).
-  // The *_many functions run a group's calls in turn, each as if alone, after taking the locks the
-  // group needs: players' and addresses' locks, and players' event locks, only if free (a call
-  // whose lock another transaction holds is answered busy, for a later group), and as every
-  // writer does, the day's budget row before event locks, and entries by id: none waits on
-  // another group, and no two writers wait in a cycle.
+  // The *_many functions make a group's calls in one statement, each as if alone, after taking the
+  // locks the group needs: players' and addresses' locks, and players' event locks, only if free
+  // (a call whose lock another transaction holds is answered busy, for a later group), and as
+  // every writer does, the day's budget row before event locks, and entries by id: none waits on
+  // another group, and no two writers wait in a cycle. The settlements' and inserts' statements
+  // keep their plans for the session, made without sequential scans (SET enable_seqscan = off): a
+  // plan kept from when the table was small would scan it all for a group's few ids long after
+  // it had grown, and planned for each group (EXECUTE) they cost the server as much to plan as to
+  // run. The claim facts are planned for each group: kept, they cost twice the CPU per claim.
   `CREATE FUNCTION rewardbus_settle(p_id text, p_from text[], p_state text, p_reason text, p_payment text, p_gamertag text, p_settled bigint,
        p_owner text, p_lease bigint, p_reserving text[], p_actor text, p_action text, p_at bigint, p_told text[], p_phase text)
    RETURNS TABLE (entry json, old_state text, event json)
@@ -196,10 +200,6 @@ const MIGRATIONS: readonly string[] = [
      v_busy text[] := '{}';
      k record;
    BEGIN
-     -- The plans of these functions' statements are kept for the session, and made without
-     -- sequential scans (SET enable_seqscan = off): one kept from when the table was small would
-     -- scan the whole table for a group's few ids long after it had grown. (Planned each time,
-     -- EXECUTE, the settlements' statement cost the server as much to plan as to run.)
      v_ids := ARRAY(SELECT x->>'id' FROM jsonb_array_elements(p_items) x);
      -- The budget rows of the days whose budget a settlement can move (out of the reserving states,
      -- or into them), as rewardbus_settle decides it: a group of payments paid leaves them to claims.
@@ -272,8 +272,7 @@ const MIGRATIONS: readonly string[] = [
      IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_items) x WHERE x->>'nonce' IS NOT NULL) THEN
        RAISE EXCEPTION 'a claim that spends a proof''s nonce goes alone';
      END IF;
-     -- Planned for each group (EXECUTE), with the table as it is now: with its plan kept for the
-     -- session, a group cost the server twice the CPU per claim.
+     -- Planned for each group (EXECUTE), with the table as it is now.
      RETURN QUERY EXECUTE '
        WITH t AS (
          SELECT t.*, (''u:'' || t."user") = ANY($2) OR coalesce((''a:'' || t."lockAddress") = ANY($2), false) AS busy

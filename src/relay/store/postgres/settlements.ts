@@ -56,7 +56,8 @@ export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { ow
 
   /**
    * Settlements grouped: one statement and one commit for the settlements that came while the
-   * last group was under way (each a compare-and-set, run in turn as if alone). A group that
+   * last group was under way, each a compare-and-set as if alone. A group holds one settlement of
+   * an entry: a second goes in the next group, decided against what the first left. A group that
    * fails for one of its own (a value PostgreSQL refuses) is run again one by one, so each
    * settlement has its own answer; an outage fails them all, as it would have each.
    */
@@ -82,7 +83,6 @@ export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { ow
     // A busy one (its player's event lock held by another relay's group) goes in a later group, and after a few, alone.
     const later = ({ item, busy }: SettleCall) => (busy < BUSY_GROUPS ? settleGrouped({ item, busy: busy + 1 }) : settleAlone(item));
     return calls.map((call, i) => (byItem.get(i)?.busy ? later(call) : settledOf(byItem.get(i))));
-    // One settlement of an entry per group: the group's statement makes them all at once.
   }, { keys: ({ item }) => [item.id] });
 
   function settleItem(id: string, from: readonly LedgerState[], to: Parameters<Ledger['settle']>[2], now: number, audit?: AuditNote, phase?: 'claimed'): SettleItem {
