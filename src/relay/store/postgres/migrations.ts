@@ -285,7 +285,7 @@ const MIGRATIONS: readonly string[] = [
          CASE WHEN t."userCap" THEN (SELECT coalesce(sum(r.sats), 0) FROM rewards r WHERE r.user_id = t."user" AND r.day = t.day AND r.state IN (''sending'', ''paid'', ''needs_review'', ''held'')) ELSE 0 END::bigint,
          CASE WHEN t.address IS NOT NULL THEN (SELECT coalesce(sum(r.sats), 0) FROM rewards r WHERE r.address = t.address AND r.day = t.day AND r.state IN (''sending'', ''paid'', ''needs_review'', ''held'')) ELSE 0 END::bigint,
          CASE WHEN t.budgeted THEN (SELECT bu.sats FROM budget bu WHERE bu.day = t.day) END,
-         (SELECT r.created_at FROM rewards r WHERE r.user_id = t."user" AND r.achievement_id = t.achievement AND r.state IN (''sending'', ''paid'', ''needs_review'', ''held'') ORDER BY r.created_at DESC LIMIT 1),
+         (SELECT r.created_at FROM rewards r WHERE r.user_id = t."user" AND r.achievement_id = t.achievement AND (r.state IN (''sending'', ''paid'', ''needs_review'', ''held'')) IS TRUE ORDER BY r.created_at DESC LIMIT 1),
          false
        FROM t WHERE NOT t.busy'
      USING p_items, v_busy;
