@@ -79,6 +79,13 @@ const snapshot = (m: Metered): CpuPerReward => {
   };
 };
 
+/** The figures with what each process spent between two snapshots, per reward of the `rewards` made. */
+function metered(figures: LoadFigures, before: CpuPerReward, after: CpuPerReward, rewards: number): LoadFigures {
+  const per = (k: keyof CpuPerReward) => ((after[k] - before[k]) * 1e6) / rewards;
+  const cpu = { server: per('server'), service: per('service'), database: per('database'), load: per('load') };
+  return { ...figures, cpuUsPerReward: cpu.server, cpu };
+}
+
 const CONNECTIONS = 64;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Long enough for V8 to optimize what the relay runs at a few hundred requests a second. */
@@ -87,7 +94,7 @@ const SANDBOX_KEY = 'bench-sandbox-key';
 /** The row of the relay with no ledger (bench/no-ledger-relay.ts). */
 export const NO_LEDGER = 'relay, no ledger (maps in memory)';
 
-async function load(name: string, url: string, headers: () => Record<string, string>, body: string, connections = CONNECTIONS, metered?: Metered): Promise<LoadFigures> {
+async function load(name: string, url: string, headers: () => Record<string, string>, body: string, connections = CONNECTIONS, meter?: Metered): Promise<LoadFigures> {
   const options = {
     url,
     connections,
@@ -96,24 +103,20 @@ async function load(name: string, url: string, headers: () => Record<string, str
     requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { 'content-type': 'application/json', ...headers() } }) }],
   };
   await autocannon({ ...options, duration: WARM_UP_SECONDS }); // warm up: JIT, sockets, SQLite pages
-  const before = metered && snapshot(metered);
+  const before = meter && snapshot(meter);
   const r = await autocannon({ ...options, duration: SECONDS });
   const figures: LoadFigures = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
-  if (!metered || !before) return figures;
-  const after = snapshot(metered);
-  const per = (k: keyof CpuPerReward) => ((after[k] - before[k]) * 1e6) / r.requests.total;
-  const cpu = { server: per('server'), service: per('service'), database: per('database'), load: per('load') };
-  return { ...figures, cpuUsPerReward: cpu.server, cpu };
+  return meter && before ? metered(figures, before, snapshot(meter), r.requests.total) : figures;
 }
 
 /**
  * The same load spread over several relays: their rates add up; latency is the worst of them.
- * `metered`: the CPU per reward of every process, the relays' together, over the whole load.
+ * `meter`: the CPU per reward of every process, the relays' together, over the whole load.
  */
-async function loadSpread(name: string, urls: string[], headers: () => Record<string, string>, body: string, metered?: Metered): Promise<LoadFigures> {
+async function loadSpread(name: string, urls: string[], headers: () => Record<string, string>, body: string, meter?: Metered): Promise<LoadFigures> {
   let before: CpuPerReward | undefined;
   // Metered from when both have warmed up (each starts measuring after its warm-up; they end together).
-  const started = setTimeout(() => (before = metered && snapshot(metered)), WARM_UP_SECONDS * 1000);
+  const started = setTimeout(() => (before = meter && snapshot(meter)), WARM_UP_SECONDS * 1000);
   const parts = await Promise.all(urls.map((u) => load(name, u, headers, body, CONNECTIONS / urls.length)));
   clearTimeout(started);
   const total = parts.reduce((s, p) => s + p.rps, 0) * SECONDS;
@@ -124,11 +127,7 @@ async function loadSpread(name: string, urls: string[], headers: () => Record<st
     p99: Math.max(...parts.map((p) => p.p99)),
     errors: parts.reduce((s, p) => s + p.errors, 0),
   };
-  if (!metered || !before) return figures;
-  const after = snapshot(metered);
-  const per = (k: keyof CpuPerReward) => ((after[k] - before![k]) * 1e6) / total;
-  const cpu = { server: per('server'), service: per('service'), database: per('database'), load: per('load') };
-  return { ...figures, cpuUsPerReward: cpu.server, cpu };
+  return meter && before ? metered(figures, before, snapshot(meter), total) : figures;
 }
 
 /**
