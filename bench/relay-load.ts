@@ -20,11 +20,15 @@ export interface LoadFigures {
   cpuUsPerReward?: number;
   /** CPU per reward of every process on the machine under the load, in µs. */
   cpu?: CpuPerReward;
+  /** How many server processes shared the load (their main threads bound it together). */
+  servers?: number;
 }
 
 /** Where a reward's CPU goes on this machine: the server under test, the service, the database, the load. */
 export interface CpuPerReward {
   server: number;
+  /** Of `server`, what the main threads spent: a relay's JavaScript runs on one, so one core bounds it. */
+  serverMainThread: number;
   service: number;
   database: number;
   load: number;
@@ -40,10 +44,14 @@ export interface RelayBench {
   pgStatements?: StatementLine[];
 }
 
-/** CPU seconds a process (all its threads) has used so far (user + system), from /proc. */
-function cpuSeconds(pid: number | undefined): number {
+/**
+ * CPU seconds a process (all its threads) has used so far (user + system), from /proc; with
+ * `mainThread`, only its main thread's (the one JavaScript runs on: its task id is the pid).
+ */
+function cpuSeconds(pid: number | undefined, mainThread = false): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const stat = mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
+    const fields = readFileSync(stat, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return 0;
@@ -73,17 +81,19 @@ const snapshot = (m: Metered): CpuPerReward => {
   const load = process.cpuUsage();
   return {
     server: m.server.reduce((s, c) => s + cpuSeconds(c.pid), 0),
+    serverMainThread: m.server.reduce((s, c) => s + cpuSeconds(c.pid, true), 0),
     service: cpuSeconds(m.service.pid),
     database: postgresSeconds(),
     load: (load.user + load.system) / 1e6,
   };
 };
 
-/** The figures with what each process spent between two snapshots, per reward of the `rewards` made. */
-function metered(figures: LoadFigures, before: CpuPerReward, after: CpuPerReward, rewards: number): LoadFigures {
+/** The figures with what each process spent since the snapshot `before`, per reward of the `rewards` made. */
+function metered(figures: LoadFigures, meter: Metered, before: CpuPerReward, rewards: number): LoadFigures {
+  const after = snapshot(meter);
   const per = (k: keyof CpuPerReward) => ((after[k] - before[k]) * 1e6) / rewards;
-  const cpu = { server: per('server'), service: per('service'), database: per('database'), load: per('load') };
-  return { ...figures, cpuUsPerReward: cpu.server, cpu };
+  const cpu = { server: per('server'), serverMainThread: per('serverMainThread'), service: per('service'), database: per('database'), load: per('load') };
+  return { ...figures, cpuUsPerReward: cpu.server, cpu, servers: meter.server.length };
 }
 
 const CONNECTIONS = 64;
@@ -106,7 +116,7 @@ async function load(name: string, url: string, headers: () => Record<string, str
   const before = meter && snapshot(meter);
   const r = await autocannon({ ...options, duration: SECONDS });
   const figures: LoadFigures = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
-  return meter && before ? metered(figures, before, snapshot(meter), r.requests.total) : figures;
+  return meter && before ? metered(figures, meter, before, r.requests.total) : figures;
 }
 
 /**
@@ -127,7 +137,7 @@ async function loadSpread(name: string, urls: string[], headers: () => Record<st
     p99: Math.max(...parts.map((p) => p.p99)),
     errors: parts.reduce((s, p) => s + p.errors, 0),
   };
-  return meter && before ? metered(figures, before, snapshot(meter), total) : figures;
+  return meter && before ? metered(figures, meter, before, total) : figures;
 }
 
 /**

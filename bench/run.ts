@@ -66,6 +66,17 @@ for (const f of figures) {
     `  ${f.name.padEnd(32)} ${fmt(f.cpu.server).padStart(7)} ${fmt(f.cpu.database).padStart(12)} ${fmt(f.cpu.service).padStart(10)} ${fmt(f.cpu.load).padStart(11)} ${fmt(total).padStart(9)}   ${fmt((cores * 1e6) / total).padStart(8)} rewards/s`,
   );
 }
+// A relay's JavaScript runs on one thread: whatever the machine has, one core bounds each relay.
+console.log('\nthe servers\' main threads (JavaScript runs on one per process: a core bounds it)');
+console.log('  scenario                          main thread µs/reward   of the server\'s   its core(s) allow');
+for (const f of figures) {
+  if (!f.cpu) continue;
+  const allows = ((f.servers ?? 1) * 1e6) / f.cpu.serverMainThread;
+  console.log(
+    `  ${f.name.padEnd(32)} ${fmt(f.cpu.serverMainThread).padStart(21)} ${`${fmt((100 * f.cpu.serverMainThread) / f.cpu.server)}%`.padStart(16)} ${fmt(allows).padStart(12)} rewards/s (it makes ${fmt((100 * f.rps) / allows)}% of that)`,
+  );
+}
+
 /** An aim as a CPU budget: what the machine has per reward at that rate, less what the others take. */
 const budget = (aim: string, rate: number, f: LoadFigures | undefined, ...best: Array<LoadFigures | undefined>) => {
   if (!f?.cpu) return;
