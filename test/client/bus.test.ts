@@ -156,7 +156,8 @@ describe('the reward bus', () => {
     a.on('reward:paid', (o) => heardByA.push(o));
     net.offline = false;
     await Promise.all([a.flush(), b.flush(), a.flush(), b.flush()]);
-    await sleep(100);
+    // Both tabs hear all four; then each intent was sent once.
+    await expect.poll(() => [heardByA.length, heardByB.length]).toEqual([4, 4]);
     expect(ids.map((id) => net.claims.get(id))).toEqual([1, 1, 1, 1]);
     expect(relay.sandbox!.payments()).toHaveLength(4);
     // Each outcome is local (toast-worthy) in exactly one tab.

@@ -88,8 +88,7 @@ describe('what the README promises a game developer', () => {
     await b.link('alice');
     const id = b.unlock('first-coin')!;
     await b.flush();
-    await new Promise((r) => setTimeout(r, 100));
-    expect(heard).toHaveLength(1);
+    await expect.poll(() => heard).toHaveLength(1);
     expect(heard[0]!.intent.id).toBe(id);
     expect(heard[0]!.remote).toBe(false);
     expect(b.pending()).toEqual([]);

@@ -6,6 +6,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PATHS } from '../../src/contract/payments-api.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { startRelayProcess } from '../helpers/processes.js';
 
@@ -19,7 +20,13 @@ afterAll(async () => {
 describe('rewardbus-relay start on SIGTERM', () => {
   it('takes no new connection, answers 503 shutting_down on a busy socket, closes event streams, lets a slow payment finish, exits 0', async () => {
     const sandbox = createSandbox({ apiKey: KEY, slowMs: 1500 });
-    const service = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
+    // A payout begins with the userId's gamertag: once that lookup is asked, the claim is in flight.
+    let payoutLookups = 0;
+    const fetchCounted = (request: Request) => {
+      if (new URL(request.url).pathname.startsWith(PATHS.gamertagByUserId(''))) payoutLookups++;
+      return sandbox.fetch(request);
+    };
+    const service = serve({ fetch: fetchCounted, port: 0, hostname: '127.0.0.1' });
     await new Promise((r) => service.once('listening', r));
     cleanup.push(() => service.close());
     const { child, url } = await startRelayProcess({
@@ -55,11 +62,11 @@ describe('rewardbus-relay start on SIGTERM', () => {
     await new Promise((r) => socket.once('connect', r));
     const body = JSON.stringify({ achievementId: 'first-coin' });
     socket.write(`POST /v1/rewards HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nAuthorization: Bearer ${slow}\r\nIdempotency-Key: ${randomUUID()}\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
-    await new Promise((r) => setTimeout(r, 300));
+    await expect.poll(() => payoutLookups).toBe(1);
 
     const signalled = Date.now();
     child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
+    await expect.poll(() => logs).toContain('"event":"shutdown"');
     socket.write('GET /v1/health HTTP/1.1\r\nHost: relay\r\n\r\n');
     // A new connection is refused: the listener is closed.
     await expect(fetch(`${url}/v1/health`)).rejects.toThrow();

@@ -73,8 +73,7 @@ describe('sandbox of the payments service', () => {
   it('settles the ambiguous gamertag at once but answers late', async () => {
     const n = sandbox.payments().length;
     const answer = pay(TEST_GAMERTAGS.ambiguous);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(sandbox.payments()).toHaveLength(n + 1);
+    await expect.poll(() => sandbox.payments()).toHaveLength(n + 1);
     expect((await answer).status).toBe(200);
   });
 
@@ -83,8 +82,7 @@ describe('sandbox of the payments service', () => {
     expect(r.body.data?.status).toBe('processing');
     const path = `/v0/gamertag/transaction/${r.body.data?.transactionId}`;
     expect((await call<TransactionData>('GET', path)).body.data?.status).toBe('TRANSACTION_STATUS_PENDING');
-    await new Promise((res) => setTimeout(res, 250));
-    expect((await call<TransactionData>('GET', path)).body.data?.status).toBe('TRANSACTION_STATUS_COMPLETED');
+    await expect.poll(async () => (await call<TransactionData>('GET', path)).body.data?.status).toBe('TRANSACTION_STATUS_COMPLETED');
   });
 
   it('serves seeded withdrawal requests with every field of the spec', async () => {
