@@ -148,11 +148,15 @@ describe('strings the service answers with are checked before the store sees the
     expect(relay.logged('malformed_answer')).toMatchObject([{ level: ERROR, call: 'gamertag' }]);
   });
 
-  it('a transaction id with a NUL byte: the payment may have left, so it goes to review, with the id logged as it came', async () => {
+  // A NUL makes a store refuse the row; a lone surrogate is stored as U+FFFD, an id the service never gave.
+  it.each([
+    ['a NUL byte', '\u0000'],
+    ['a lone surrogate', '\ud800'],
+  ])('a transaction id with %s: the payment may have left, so it goes to review, with the id logged as it came', async (_, bad) => {
     const relay = await start(async (request, sandbox) => {
       if (!isPayment(request)) return undefined;
       const paid = (await (await sandbox.fetch(request)).json()) as Envelope<SendPaymentData>;
-      return Response.json({ ...paid, data: { ...paid.data, transactionId: `tx\u0000${paid.data!.transactionId}` } });
+      return Response.json({ ...paid, data: { ...paid.data, transactionId: `tx${bad}${paid.data!.transactionId}` } });
     });
     const r = await relay.claim();
     expect(r.body).toMatchObject({ status: 'needs_review', reason: 'malformed_answer' });

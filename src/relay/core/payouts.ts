@@ -11,10 +11,11 @@ export interface WalletWatch {
 const NO_WALLET_WATCH: WalletWatch = { noteInsufficientBalance: () => undefined };
 
 /**
- * A string the service answered with, fit to store and to send on: bounded, and free of control
- * characters (a NUL makes PostgreSQL refuse the row after the payment was made).
+ * A string the service answered with, fit to store and to send on: bounded, free of control
+ * characters (a NUL makes PostgreSQL refuse the row after the payment was made) and of lone
+ * surrogates (a store writes U+FFFD for one: an id the service never gave).
  */
-const clean = (s: unknown, max = 256): s is string => typeof s === 'string' && s.length > 0 && s.length <= max && !/\p{Cc}/u.test(s);
+const clean = (s: unknown, max = 256): s is string => typeof s === 'string' && s.length > 0 && s.length <= max && !/[\p{Cc}\p{Cs}]/u.test(s);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
