@@ -156,6 +156,30 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect((await ann.promise).entry.state).toBe('sending');
     }));
 
+  // A group that cannot be made together is made again call by call; a later call on the same key
+  // waits in the next group until those have ended, as it would have behind them alone.
+  it('keeps two settlements of one entry in order when the first one\'s group is made call by call (a value PostgreSQL refuses)', () =>
+    withOtherRelay(async (store, other) => {
+      const l = store.ledger;
+      const a = (await l.claim(claimOf('ann'), NONE)).entry.id;
+      const b = (await l.claim(claimOf('bob'), NONE)).entry.id;
+      // Held elsewhere for a moment: made alone, b's settlement waits for it.
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM rewards WHERE id = $1 FOR UPDATE', [b]);
+      const first = [
+        // A lone surrogate: jsonb refuses the group's JSON; alone, the parameter goes as text.
+        l.settle(b, ['sending'], { state: 'paid', paymentId: 'tx-\ud800' }),
+        l.settle(a, ['sending'], { state: 'paid', paymentId: 'tx-a' }),
+      ];
+      const second = l.settle(a, ['sending'], { state: 'failed', reason: 'payment_refused' });
+      const waitingOnLock = async () => (await other.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0]!.n;
+      await expect.poll(waitingOnLock).toBe(1);
+      await other.query('COMMIT');
+      await Promise.allSettled(first);
+      expect(await second).toBeUndefined();
+      expect((await l.get(a))!.state).toBe('paid');
+    }));
+
   it("frees the budget of what a group settles as failed, and keeps what it pays", () =>
     withOtherRelay(async (store) => {
       const l = store.ledger;

@@ -23,7 +23,9 @@ export interface GroupOptions<I> {
  * holds it. With nothing under way a call goes at the end of this turn of the event loop, with
  * whatever else came in that turn: alone, it waits for nobody.
  *
- * `send` answers each call in order; when it throws, every call of the group fails with it.
+ * `send` answers each call in order; when it throws, every call of the group fails with it. The
+ * next group starts once `send` has returned: calls it makes again alone it waits for first
+ * (`allEnded`), since the next group may hold a later call on one of their keys.
  */
 export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArray<GroupResult<R>>>, { max = 128, keys }: GroupOptions<I> = {}): (item: I) => Promise<R> {
   let waiting: Array<Waiting<I, R>> = [];
@@ -59,4 +61,14 @@ export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArr
       busy = true;
       setImmediate(flush);
     });
+}
+
+/**
+ * The answers of a group's calls made again alone (the group could not be made together), once
+ * every one has ended, failures included: a later call on one of their keys, kept for the next
+ * group, must come after them, as it would have behind them had each gone alone.
+ */
+export async function allEnded<R>(answers: ReadonlyArray<Promise<R>>): Promise<ReadonlyArray<Promise<R>>> {
+  await Promise.allSettled(answers);
+  return answers;
 }
