@@ -28,6 +28,25 @@ describe('grouped calls (store/postgres/group.ts)', () => {
     expect(log).toEqual(['group a1 b1', 'alone a1', 'alone b1', 'group a2']);
   });
 
+  it('puts a call its group hands on to the next (busy) before a later call on its key', async () => {
+    const log: string[] = [];
+    let handedOn = false;
+    const call: (item: string, again?: boolean) => Promise<string> = grouped<string, string>(
+      async (items) => {
+        log.push(`group ${items.join(' ')}`);
+        return items.map((item) => {
+          if (item !== 'a1' || handedOn) return item;
+          // Busy the first time: handed on to the next group.
+          handedOn = true;
+          return call(item, true);
+        });
+      },
+      { keys: (item) => [item[0]!] },
+    );
+    expect(await Promise.all([call('a1'), call('a2')])).toEqual(['a1', 'a2']);
+    expect(log).toEqual(['group a1', 'group a1', 'group a2']);
+  });
+
   it("answers each call made alone with its own outcome: one call's failure is not its group's", async () => {
     const call = grouped<string, string>(async (items) =>
       allEnded(items.map(async (item) => (item === 'bad' ? Promise.reject(new Error('refused')) : item))),

@@ -249,7 +249,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     // a few, alone, to wait for it; the group's others are answered now.
     const alone = (p: Prepared) => claimOnce(p.claim, p.limits, p.sentAt);
     if (!decided) return allEnded(ps.map(alone));
-    const later = (p: Prepared) => (p.busy < BUSY_GROUPS ? claimGrouped({ ...p, busy: p.busy + 1 }) : alone(p));
+    const later = (p: Prepared) => (p.busy < BUSY_GROUPS ? claimGrouped({ ...p, busy: p.busy + 1 }, true) : alone(p));
     return ps.map((p, i) => (decided[i] === 'busy' ? later(p) : (decided[i] as ClaimResult)));
   }
 

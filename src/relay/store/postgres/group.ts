@@ -27,7 +27,7 @@ export interface GroupOptions<I> {
  * next group starts once `send` has returned: calls it makes again alone it waits for first
  * (`allEnded`), since the next group may hold a later call on one of their keys.
  */
-export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArray<GroupResult<R>>>, { max = 128, keys }: GroupOptions<I> = {}): (item: I) => Promise<R> {
+export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArray<GroupResult<R>>>, { max = 128, keys }: GroupOptions<I> = {}): (item: I, again?: boolean) => Promise<R> {
   let waiting: Array<Waiting<I, R>> = [];
   let busy = false;
 
@@ -54,9 +54,12 @@ export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArr
     else busy = false;
   }
 
-  return (item) =>
+  // `again`: a call its group handed on to the next (busy) goes before the calls that came after
+  // it, a later call on its key among them.
+  return (item, again = false) =>
     new Promise<R>((resolve, reject) => {
-      waiting.push({ item, resolve, reject });
+      if (again) waiting.unshift({ item, resolve, reject });
+      else waiting.push({ item, resolve, reject });
       if (busy) return;
       busy = true;
       setImmediate(flush);

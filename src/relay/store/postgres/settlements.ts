@@ -62,7 +62,7 @@ export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { ow
    * settlement has its own answer, before the next group; an outage fails them all, as it would
    * have each.
    */
-  const settleGrouped: (call: SettleCall) => Promise<Settled | undefined> = grouped<SettleCall, Settled | undefined>(async (calls) => {
+  const settleGrouped: (call: SettleCall, again?: boolean) => Promise<Settled | undefined> = grouped<SettleCall, Settled | undefined>(async (calls) => {
     let rows: Array<SettledRow & { i: number; busy: boolean }>;
     try {
       ({ rows } = await groups.query<SettledRow & { i: number; busy: boolean }>({
@@ -78,7 +78,7 @@ export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { ow
     }
     const byItem = new Map(rows.map((r) => [r.i, r]));
     // A busy one (its player's event lock held by another relay's group) goes in a later group, and after a few, alone.
-    const later = ({ item, busy }: SettleCall) => (busy < BUSY_GROUPS ? settleGrouped({ item, busy: busy + 1 }) : settleAlone(item));
+    const later = ({ item, busy }: SettleCall) => (busy < BUSY_GROUPS ? settleGrouped({ item, busy: busy + 1 }, true) : settleAlone(item));
     return calls.map((call, i) => (byItem.get(i)?.busy ? later(call) : settledOf(byItem.get(i))));
   }, { keys: ({ item }) => [item.id] });
 
