@@ -4,7 +4,7 @@ import { utcDay } from '../../../wire/earning-rules.js';
 import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import { REWARD_EVENT, type ClaimLimits, type ClaimResult, type LedgerEntry, type LedgerState, type NewClaim } from '../ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
-import { allEnded, grouped, type GroupResult } from './group.js';
+import { grouped, madeAlone, type GroupResult } from './group.js';
 import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
 import { RETRYABLE } from './transaction.js';
 
@@ -215,8 +215,8 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
    * player (and, under an address cap, of an address), so the facts of one cannot be changed by
    * another's write. A claim whose lock another transaction holds (another relay's) is answered
    * busy: it tries the next groups, then waits for its lock alone. A group that must write a
-   * reclaim, or fails for one of its own, is rolled back and each of its claims made alone, before
-   * the next group.
+   * reclaim, or fails for one of its own, is rolled back and each of its claims made alone (a
+   * later claim of that player waits for it).
    */
   async function claimGroup(ps: readonly Prepared[]): Promise<ReadonlyArray<GroupResult<ClaimResult>>> {
     const decided = await onConnection(async (c) => {
@@ -247,8 +247,8 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     });
     // Handed on: a busy claim to the next group (its lock is most likely free by then), and after
     // a few, alone, to wait for it; the group's others are answered now.
-    const alone = (p: Prepared) => claimOnce(p.claim, p.limits, p.sentAt);
-    if (!decided) return allEnded(ps.map(alone));
+    const alone = (p: Prepared) => madeAlone(claimOnce(p.claim, p.limits, p.sentAt));
+    if (!decided) return ps.map(alone);
     const later = (p: Prepared) => (p.busy < BUSY_GROUPS ? claimGrouped({ ...p, busy: p.busy + 1 }, true) : alone(p));
     return ps.map((p, i) => (decided[i] === 'busy' ? later(p) : (decided[i] as ClaimResult)));
   }

@@ -1,8 +1,19 @@
+/** A call its group could not make, made alone: its keys stay held until it ends (`madeAlone`). */
+export class MadeAlone<R> {
+  constructor(readonly answer: Promise<R>) {}
+}
+
 /**
- * One call's answer within a group: its value, or a promise of it for a call the group hands on
- * (made later, or alone; its own failure rejects it).
+ * One call's answer within a group: its value; a promise of it for a call the group hands on to a
+ * later group (its own failure rejects it); or a call made alone (`madeAlone`).
  */
-export type GroupResult<R> = R | PromiseLike<R>;
+export type GroupResult<R> = R | PromiseLike<R> | MadeAlone<R>;
+
+/**
+ * A call made alone, outside any group: until it ends, a later call on one of its keys (a player,
+ * an entry) waits, as it would have behind it had both gone alone. Calls on other keys go on.
+ */
+export const madeAlone = <R>(answer: Promise<R>): MadeAlone<R> => new MadeAlone(answer);
 
 type Waiting<I, R> = { item: I; resolve: (r: R | PromiseLike<R>) => void; reject: (e: unknown) => void };
 
@@ -23,30 +34,60 @@ export interface GroupOptions<I> {
  * holds it. With nothing under way a call goes at the end of this turn of the event loop, with
  * whatever else came in that turn: alone, it waits for nobody.
  *
- * `send` answers each call in order; when it throws, every call of the group fails with it. The
- * next group starts once `send` has returned: calls it makes again alone it waits for first
- * (`allEnded`), since the next group may hold a later call on one of their keys.
+ * `send` answers each call in order; when it throws, every call of the group fails with it.
  */
 export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArray<GroupResult<R>>>, { max = 128, keys }: GroupOptions<I> = {}): (item: I, again?: boolean) => Promise<R> {
   let waiting: Array<Waiting<I, R>> = [];
   let busy = false;
+  /** The keys of calls made alone, until each ends (a count: two may share one). */
+  const aloneKeys = new Map<string, number>();
+  const keysOf = (item: I) => keys?.(item) ?? [];
+
+  function start() {
+    if (busy || !waiting.length) return;
+    busy = true;
+    setImmediate(flush);
+  }
+
+  function holdUntilEnded(ks: readonly string[], answer: Promise<unknown>) {
+    for (const k of ks) aloneKeys.set(k, (aloneKeys.get(k) ?? 0) + 1);
+    const release = () => {
+      for (const k of ks) {
+        const n = aloneKeys.get(k)! - 1;
+        if (n) aloneKeys.set(k, n);
+        else aloneKeys.delete(k);
+      }
+      start();
+    };
+    answer.then(release, release);
+  }
 
   async function flush() {
     const group: Array<Waiting<I, R>> = [];
     const later: Array<Waiting<I, R>> = [];
     const held = new Set<string>();
     for (const w of waiting) {
-      const ks = keys?.(w.item) ?? [];
-      if (group.length < max && !ks.some((k) => held.has(k))) {
+      const ks = keysOf(w.item);
+      if (group.length < max && !ks.some((k) => held.has(k) || aloneKeys.has(k))) {
         group.push(w);
         for (const k of ks) held.add(k);
       } else later.push(w);
     }
     waiting = later;
+    if (!group.length) {
+      // Every call waits on a key made alone: the end of that call starts the next group.
+      busy = false;
+      return;
+    }
     try {
       const results = await send(group.map((w) => w.item));
       if (results.length !== group.length) throw new Error('a grouped statement answered fewer calls than it was sent');
-      group.forEach((w, i) => w.resolve(results[i]!));
+      group.forEach((w, i) => {
+        const r = results[i]!;
+        if (!(r instanceof MadeAlone)) return w.resolve(r);
+        holdUntilEnded(keysOf(w.item), r.answer);
+        w.resolve(r.answer);
+      });
     } catch (err) {
       for (const w of group) w.reject(err);
     }
@@ -60,18 +101,6 @@ export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArr
     new Promise<R>((resolve, reject) => {
       if (again) waiting.unshift({ item, resolve, reject });
       else waiting.push({ item, resolve, reject });
-      if (busy) return;
-      busy = true;
-      setImmediate(flush);
+      start();
     });
-}
-
-/**
- * The answers of a group's calls made again alone (the group could not be made together), once
- * every one has ended, failures included: a later call on one of their keys, kept for the next
- * group, must come after them, as it would have behind them had each gone alone.
- */
-export async function allEnded<R>(answers: ReadonlyArray<Promise<R>>): Promise<ReadonlyArray<Promise<R>>> {
-  await Promise.allSettled(answers);
-  return answers;
 }

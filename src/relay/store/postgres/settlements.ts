@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { isStoreOutage } from '../outage.js';
 import type { AuditNote, Ledger, LedgerState, Settled } from '../ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
-import { allEnded, grouped } from './group.js';
+import { grouped, madeAlone } from './group.js';
 import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
 
 /** A settlement as rewardbus_settle takes it, and as one item of rewardbus_settle_many (migration 10). */
@@ -59,8 +59,7 @@ export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { ow
    * last group was under way, each a compare-and-set as if alone. A group holds one settlement of
    * an entry: a second goes in the next group, decided against what the first left. A group that
    * fails for one of its own (a value PostgreSQL refuses) is run again one by one, so each
-   * settlement has its own answer, before the next group; an outage fails them all, as it would
-   * have each.
+   * settlement has its own answer; an outage fails them all, as it would have each.
    */
   const settleGrouped: (call: SettleCall, again?: boolean) => Promise<Settled | undefined> = grouped<SettleCall, Settled | undefined>(async (calls) => {
     let rows: Array<SettledRow & { i: number; busy: boolean }>;
@@ -73,12 +72,12 @@ export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { ow
     } catch (err) {
       if (isStoreOutage(err) && !lockConflict(err)) throw err;
       // Each alone (a group holds one settlement of an entry); a second settlement of one of these
-      // entries, kept for the next group, is made after them.
-      return allEnded(calls.map(({ item }) => settleAlone(item)));
+      // entries waits for it.
+      return calls.map(({ item }) => madeAlone(settleAlone(item)));
     }
     const byItem = new Map(rows.map((r) => [r.i, r]));
     // A busy one (its player's event lock held by another relay's group) goes in a later group, and after a few, alone.
-    const later = ({ item, busy }: SettleCall) => (busy < BUSY_GROUPS ? settleGrouped({ item, busy: busy + 1 }, true) : settleAlone(item));
+    const later = ({ item, busy }: SettleCall) => (busy < BUSY_GROUPS ? settleGrouped({ item, busy: busy + 1 }, true) : madeAlone(settleAlone(item)));
     return calls.map((call, i) => (byItem.get(i)?.busy ? later(call) : settledOf(byItem.get(i))));
   }, { keys: ({ item }) => [item.id] });
 
