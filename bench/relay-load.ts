@@ -35,10 +35,13 @@ export interface CpuPerReward {
 }
 
 export interface RelayBench {
+  /** Each scenario's median over the rounds (the sandbox directly: its one load). */
   figures: LoadFigures[];
+  /** Each round's figures, in the scenarios' order (the sandbox directly is not in a round). */
+  rounds: LoadFigures[][];
   /** pgbench on the same server: advisory lock + insert per transaction, fsync on, same clients. */
   pgCeilingTps?: number;
-  /** What the PostgreSQL relay's connections were doing under its load. */
+  /** What the PostgreSQL relay's connections were doing under its load (the last round's). */
   pgActivity?: ActivityProfile;
   /** The statements that took the server's time under that load. */
   pgStatements?: StatementLine[];
@@ -46,24 +49,29 @@ export interface RelayBench {
 
 /**
  * CPU seconds a process (all its threads) has used so far (user + system), from /proc; with
- * `mainThread`, only its main thread's (the one JavaScript runs on: its task id is the pid).
+ * `mainThread`, only its main thread's (the one JavaScript runs on: its task id is the pid); with
+ * `reaped`, also what its children used before they ended and it waited for them.
  */
-function cpuSeconds(pid: number | undefined, mainThread = false): number {
+function cpuSeconds(pid: number | undefined, { mainThread = false, reaped = false } = {}): number {
   try {
     const stat = mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
     const fields = readFileSync(stat, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    const own = Number(fields[11]) + Number(fields[12]);
+    return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) / 100;
   } catch {
     return 0;
   }
 }
 
-/** CPU seconds every PostgreSQL process has used so far (the postmaster and its backends). */
+/**
+ * CPU seconds PostgreSQL has used so far: its live processes, and the backends that have ended
+ * (a pool closes idle connections), which the postmaster has reaped. So it only grows.
+ */
 function postgresSeconds(): number {
   let total = 0;
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuSeconds(Number(pid));
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuSeconds(Number(pid), { reaped: true });
     } catch {
       // gone meanwhile
     }
@@ -81,7 +89,7 @@ const snapshot = (m: Metered): CpuPerReward => {
   const load = process.cpuUsage();
   return {
     server: m.server.reduce((s, c) => s + cpuSeconds(c.pid), 0),
-    serverMainThread: m.server.reduce((s, c) => s + cpuSeconds(c.pid, true), 0),
+    serverMainThread: m.server.reduce((s, c) => s + cpuSeconds(c.pid, { mainThread: true }), 0),
     service: cpuSeconds(m.service.pid),
     database: postgresSeconds(),
     load: (load.user + load.system) / 1e6,
@@ -98,13 +106,31 @@ function metered(figures: LoadFigures, meter: Metered, before: CpuPerReward, rew
 
 const CONNECTIONS = 64;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+/**
+ * Each scenario runs once per round, the rounds one after another, and each figure is the median
+ * of its rounds: on a shared machine the host's load moves from minute to minute, and a scenario
+ * measured only once could land in a slow minute and decide an aim alone.
+ */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Long enough for V8 to optimize what the relay runs at a few hundred requests a second. */
 const WARM_UP_SECONDS = 3;
+/** In later rounds the server is warm: enough to open the connections and fill the pipes. */
+const REWARM_SECONDS = 1;
 const SANDBOX_KEY = 'bench-sandbox-key';
 /** The row of the relay with no ledger (bench/no-ledger-relay.ts). */
 export const NO_LEDGER = 'relay, no ledger (maps in memory)';
 
-async function load(name: string, url: string, headers: () => Record<string, string>, body: string, connections = CONNECTIONS, meter?: Metered): Promise<LoadFigures> {
+interface Load {
+  name: string;
+  url: string;
+  headers: () => Record<string, string>;
+  body: string;
+  connections?: number;
+  meter?: Metered;
+  warmUp?: number;
+}
+
+async function load({ name, url, headers, body, connections = CONNECTIONS, meter, warmUp = WARM_UP_SECONDS }: Load): Promise<LoadFigures> {
   const options = {
     url,
     connections,
@@ -112,7 +138,7 @@ async function load(name: string, url: string, headers: () => Record<string, str
     body,
     requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { 'content-type': 'application/json', ...headers() } }) }],
   };
-  await autocannon({ ...options, duration: WARM_UP_SECONDS }); // warm up: JIT, sockets, SQLite pages
+  await autocannon({ ...options, duration: warmUp }); // warm up: JIT, sockets, SQLite pages
   const before = meter && snapshot(meter);
   const r = await autocannon({ ...options, duration: SECONDS });
   const figures: LoadFigures = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
@@ -123,11 +149,11 @@ async function load(name: string, url: string, headers: () => Record<string, str
  * The same load spread over several relays: their rates add up; latency is the worst of them.
  * `meter`: the CPU per reward of every process, the relays' together, over the whole load.
  */
-async function loadSpread(name: string, urls: string[], headers: () => Record<string, string>, body: string, meter?: Metered): Promise<LoadFigures> {
+async function loadSpread(name: string, urls: string[], headers: () => Record<string, string>, body: string, meter: Metered, warmUp: number): Promise<LoadFigures> {
   let before: CpuPerReward | undefined;
   // Metered from when both have warmed up (each starts measuring after its warm-up; they end together).
-  const started = setTimeout(() => (before = meter && snapshot(meter)), WARM_UP_SECONDS * 1000);
-  const parts = await Promise.all(urls.map((u) => load(name, u, headers, body, CONNECTIONS / urls.length)));
+  const started = setTimeout(() => (before = snapshot(meter)), warmUp * 1000);
+  const parts = await Promise.all(urls.map((url) => load({ name, url, headers, body, connections: CONNECTIONS / urls.length, warmUp })));
   clearTimeout(started);
   const total = parts.reduce((s, p) => s + p.rps, 0) * SECONDS;
   const figures: LoadFigures = {
@@ -137,14 +163,32 @@ async function loadSpread(name: string, urls: string[], headers: () => Record<st
     p99: Math.max(...parts.map((p) => p.p99)),
     errors: parts.reduce((s, p) => s + p.errors, 0),
   };
-  return meter && before ? metered(figures, meter, before, total) : figures;
+  return before ? metered(figures, meter, before, total) : figures;
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+/** One scenario's rounds as one row: each figure the median of its rounds, errors their sum. */
+function medianOf(rounds: LoadFigures[]): LoadFigures {
+  const first = rounds[0]!;
+  const of = (pick: (f: LoadFigures) => number) => median(rounds.map(pick));
+  const figures: LoadFigures = { name: first.name, rps: of((f) => f.rps), p50: of((f) => f.p50), p99: of((f) => f.p99), errors: rounds.reduce((s, f) => s + f.errors, 0) };
+  if (!first.cpu) return figures;
+  const cpu = Object.fromEntries((Object.keys(first.cpu) as Array<keyof CpuPerReward>).map((k) => [k, of((f) => f.cpu?.[k] ?? 0)])) as unknown as CpuPerReward;
+  return { ...figures, cpu, cpuUsPerReward: cpu.server, ...(first.servers ? { servers: first.servers } : {}) };
 }
 
 /**
  * Rewards paid per second at 64 connections: straight to the sandbox, through a pass-through
  * proxy, through the relay on SQLite, and on PostgreSQL (one relay, and two behind the same load).
+ * Every server starts first and stays up; the scenarios then take turns, round after round.
  */
-export async function benchRelay(options: { profileDir?: string; postgres?: boolean } = {}): Promise<RelayBench> {
+export async function benchRelay(options: { profileDir?: string; postgres?: boolean; rounds?: number } = {}): Promise<RelayBench> {
+  const rounds = options.rounds ?? ROUNDS;
   const dir = mkdtempSync(join(tmpdir(), 'rewardbus-bench-'));
   const children: ChildProcess[] = [];
   const postgres = options.postgres === false ? undefined : await startPostgres(STATEMENTS_SETTINGS).catch(() => undefined);
@@ -162,23 +206,24 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'bench', title: 'Bench', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
     const secret = randomUUID() + randomUUID();
     const relayEnv = (name: string, env: Record<string, string> = {}) => ({
-        PAYMENTS_API_KEY: SANDBOX_KEY,
-        PAYMENTS_BASE_URL: sandboxUrl,
-        RELAY_PUBLIC_URL: 'http://127.0.0.1',
-        RELAY_DATA_DIR: join(dir, name),
-        RELAY_SECRET: secret,
-        RELAY_CATALOG: catalog,
-        RELAY_USER_DAILY_CAP_SATS: '0',
-        RELAY_DAILY_BUDGET_SATS: '0',
-        RELAY_RATE_LIMIT_PER_MINUTE: '0',
-        ...env,
-      });
-    const startRelay = async (name: string, env: Record<string, string> = {}, nodeArgs: string[] = []) => {
-      const relay = await startRelayProcess(relayEnv(name, env), nodeArgs);
+      PAYMENTS_API_KEY: SANDBOX_KEY,
+      PAYMENTS_BASE_URL: sandboxUrl,
+      RELAY_PUBLIC_URL: 'http://127.0.0.1',
+      RELAY_DATA_DIR: join(dir, name),
+      RELAY_SECRET: secret,
+      RELAY_CATALOG: catalog,
+      RELAY_USER_DAILY_CAP_SATS: '0',
+      RELAY_DAILY_BUDGET_SATS: '0',
+      RELAY_RATE_LIMIT_PER_MINUTE: '0',
+      ...env,
+    });
+    const startRelay = async (name: string, env: Record<string, string> = {}, nodeArgs: string[] = [], entry?: string[]) => {
+      const relay = await startRelayProcess(relayEnv(name, env), nodeArgs, entry);
       children.push(relay.child);
       return relay;
     };
-    const stopAll = async (from: number) => Promise.all(children.splice(from).map(stop));
+    // Profiled only when asked: the profiler costs the relay some of its speed.
+    const profiled = (name: string) => (options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, name)}`] : []);
     // One token per connection, signed with the secret every relay shares.
     const tokensFrom = (relayUrl: string) =>
       Promise.all(
@@ -191,38 +236,59 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     const claimHeaders = (tokens: string[]) => () => ({ authorization: `Bearer ${tokens[n++ % tokens.length]}`, 'idempotency-key': randomUUID() });
     const claimBody = '{"achievementId":"bench"}';
     const payment = JSON.stringify({ gamertag: 'bench', amount: '1000', description: 'direct' });
-    const figures = [
-      await load('sandbox direct', `${sandboxUrl}/v0/gamertag/send-payment`, () => ({ apikey: SANDBOX_KEY }), payment),
-      await load('two-call pass-through', `http://127.0.0.1:${passThrough.match[1]}/v1/rewards`, () => ({}), '{}', CONNECTIONS, { server: [passThrough.child], service: sandbox.child }),
-    ];
-    const result: RelayBench = { figures };
-    // Profiled only when asked: the profiler costs the relay some of its speed.
-    const sqlite = await startRelay('sqlite', {}, options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, 'sqlite')}`] : []);
-    const sqliteTokens = await tokensFrom(sqlite.url);
-    figures.push(await load('relay (SQLite, synchronous=FULL)', `${sqlite.url}/v1/rewards`, claimHeaders(sqliteTokens), claimBody, CONNECTIONS, { server: [sqlite.child], service: sandbox.child }));
-    await stopAll(2);
-    // The same relay with no ledger at all: what its HTTP path and checks cost, without the store.
-    const noLedger = await startRelayProcess(relayEnv('no-ledger'), [], ['bench/no-ledger-relay.ts']);
-    children.push(noLedger.child);
-    figures.push(await load(NO_LEDGER, `${noLedger.url}/v1/rewards`, claimHeaders(await tokensFrom(noLedger.url)), claimBody, CONNECTIONS, { server: [noLedger.child], service: sandbox.child }));
-    await stopAll(2);
+    const metering = (...server: ChildProcess[]): Metered => ({ server, service: sandbox.child });
+    const result: RelayBench = { figures: [], rounds: [] };
+    // Not an aim's term: once, for scale.
+    const direct = await load({ name: 'sandbox direct', url: `${sandboxUrl}/v0/gamertag/send-payment`, headers: () => ({ apikey: SANDBOX_KEY }), body: payment });
+
+    // A round runs each aim's two terms one after the other (pass-through, SQLite, PostgreSQL,
+    // two relays), so a ratio within a round is of figures seconds apart.
+    const scenarios: Array<(warmUp: number, lastRound: boolean) => Promise<LoadFigures>> = [];
+    const pass = { name: 'two-call pass-through', url: `http://127.0.0.1:${passThrough.match[1]}/v1/rewards`, headers: () => ({}), body: '{}', meter: metering(passThrough.child) };
+    scenarios.push((warmUp) => load({ ...pass, warmUp }));
+    const sqlite = await startRelay('sqlite', {}, profiled('sqlite'));
+    const sqliteLoad = { name: 'relay (SQLite, synchronous=FULL)', url: `${sqlite.url}/v1/rewards`, headers: claimHeaders(await tokensFrom(sqlite.url)), body: claimBody, meter: metering(sqlite.child) };
+    scenarios.push((warmUp) => load({ ...sqliteLoad, warmUp }));
+    let databaseUrl: string | undefined;
     if (postgres) {
       const RELAY_DATABASE_URL = await freshDatabase(postgres.url);
-      const one = await startRelay('pg-1', { RELAY_DATABASE_URL }, options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, 'postgres')}`] : []);
-      const tokens = await tokensFrom(one.url);
-      await resetStatements(RELAY_DATABASE_URL);
-      // Every 100 ms: its own query costs the server about 2 ms, which the CPU figures would count.
-      const activity = sampleActivity(RELAY_DATABASE_URL, 100);
-      figures.push(await load('relay (PostgreSQL)', `${one.url}/v1/rewards`, claimHeaders(tokens), claimBody, CONNECTIONS, { server: [one.child], service: sandbox.child }));
-      result.pgActivity = await activity.stop();
-      result.pgStatements = await statementProfile(RELAY_DATABASE_URL);
-      const two = await startRelay('pg-2', { RELAY_DATABASE_URL });
-      figures.push(await loadSpread('2 relays (PostgreSQL)', [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`], claimHeaders(tokens), claimBody, { server: [one.child, two.child], service: sandbox.child }));
-      await stopAll(2);
-      const ceiling = await pgCeiling(RELAY_DATABASE_URL, CONNECTIONS, SECONDS).catch(() => undefined);
-      if (ceiling !== undefined) result.pgCeilingTps = ceiling;
+      databaseUrl = RELAY_DATABASE_URL;
+      // Named apart, so the activity read is of the first relay's connections only.
+      const one = await startRelay('pg-1', { RELAY_DATABASE_URL, PGAPPNAME: 'bench-relay-1' }, profiled('postgres'));
+      const two = await startRelay('pg-2', { RELAY_DATABASE_URL, PGAPPNAME: 'bench-relay-2' });
+      const headers = claimHeaders(await tokensFrom(one.url));
+      const oneLoad = { name: 'relay (PostgreSQL)', url: `${one.url}/v1/rewards`, headers, body: claimBody, meter: metering(one.child) };
+      scenarios.push(async (warmUp, lastRound) => {
+        if (!lastRound) return load({ ...oneLoad, warmUp });
+        // The connections' activity and the statements, read in the last round only. Sampled every
+        // 100 ms: its own query costs the server about 2 ms, which the CPU figures would count.
+        await resetStatements(RELAY_DATABASE_URL);
+        const activity = sampleActivity(RELAY_DATABASE_URL, 100, 'bench-relay-1');
+        const figures = await load({ ...oneLoad, warmUp });
+        result.pgActivity = await activity.stop();
+        result.pgStatements = await statementProfile(RELAY_DATABASE_URL);
+        return figures;
+      });
+      const urls = [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`];
+      scenarios.push((warmUp) => loadSpread('2 relays (PostgreSQL)', urls, headers, claimBody, metering(one.child, two.child), warmUp));
     } else if (options.postgres !== false) {
       console.warn(`(no PostgreSQL figures: ${POSTGRES_HOW})`);
+    }
+    // The same relay with no ledger at all: what its HTTP path and checks cost, without the store.
+    // Not an aim's term, so last in the round.
+    const noLedger = await startRelay('no-ledger', {}, [], ['bench/no-ledger-relay.ts']);
+    const noLedgerLoad = { name: NO_LEDGER, url: `${noLedger.url}/v1/rewards`, headers: claimHeaders(await tokensFrom(noLedger.url)), body: claimBody, meter: metering(noLedger.child) };
+    scenarios.push((warmUp) => load({ ...noLedgerLoad, warmUp }));
+
+    for (let r = 0; r < rounds; r++) {
+      const round: LoadFigures[] = [];
+      for (const run of scenarios) round.push(await run(r === 0 ? WARM_UP_SECONDS : REWARM_SECONDS, r === rounds - 1));
+      result.rounds.push(round);
+    }
+    result.figures = [direct, ...scenarios.map((_, i) => medianOf(result.rounds.map((round) => round[i]!)))];
+    if (databaseUrl) {
+      const ceiling = await pgCeiling(databaseUrl, CONNECTIONS, SECONDS).catch(() => undefined);
+      if (ceiling !== undefined) result.pgCeilingTps = ceiling;
     }
     return result;
   } finally {

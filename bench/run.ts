@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarizeProfile } from './profile.js';
-import { benchRelay, NO_LEDGER, type LoadFigures } from './relay-load.js';
+import { benchRelay, median, NO_LEDGER, type LoadFigures } from './relay-load.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -25,9 +25,10 @@ const base = d['one claim per request, 6 at once']!;
 for (const [name, ms] of Object.entries(d)) console.log(`  ${name.padEnd(38)} ${fmt(ms).padStart(7)} ms   ${fmt((1000 * 1000) / ms).padStart(6)} intents/s   (${fmt(base / ms, 1)}x)`);
 
 console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');
+console.log('each figure is the median of the rounds: every scenario once per round, round after round');
 // --profile: the SQLite relay runs under `node --cpu-prof` (slower), and its profile is summarized.
 const profileDir = process.argv.includes('--profile') ? mkdtempSync(join(tmpdir(), 'rewardbus-profile-')) : undefined;
-const { figures, pgCeilingTps, pgActivity, pgStatements } = await benchRelay({ ...(profileDir ? { profileDir } : {}) });
+const { figures, rounds, pgCeilingTps, pgActivity, pgStatements } = await benchRelay({ ...(profileDir ? { profileDir } : {}) });
 const byName = (prefix: string) => figures.find((f) => f.name.startsWith(prefix));
 const ceiling = byName('two-call pass-through')!;
 console.log('  scenario                          rewards/s     p50 ms   p99 ms   errors   CPU µs/reward   vs pass-through');
@@ -39,21 +40,30 @@ for (const f of figures) {
 }
 if (pgCeilingTps !== undefined) console.log(`  ${"PostgreSQL's ceiling (pgbench)".padEnd(32)} ${fmt(pgCeilingTps).padStart(10)} tx/s   (advisory lock + insert per transaction, fsync on, 64 clients)`);
 
-// The aims, as ratios of figures measured in this one run.
+console.log(`\nrewards/s by round (${rounds.length})`);
+for (const [i, f] of rounds[0]!.entries()) console.log(`  ${f.name.padEnd(32)} ${rounds.map((r) => fmt(r[i]!.rps).padStart(8)).join('')}`);
+
+// The aims, as ratios of figures measured in this one run: in each round, its two terms measured
+// one after the other; the aim's figure is the median of the rounds' ratios.
+const column = (prefix: string) => rounds[0]!.findIndex((f) => f.name.startsWith(prefix));
+const ratio = (name: string, a: string, b: string, aim: string, of: (f: LoadFigures) => number = (f) => f.rps, percent = true) => {
+  const [i, j] = [column(a), column(b)];
+  if (i < 0 || j < 0) return;
+  const each = rounds.map((r) => of(r[i]!) / of(r[j]!));
+  const show = (x: number) => (percent ? `${fmt(100 * x)}%` : `${fmt(x, 1)}x`);
+  console.log(`  ${name.padEnd(48)} ${show(median(each)).padStart(5)}   (aim ${aim}; rounds: ${each.map(show).join(', ')})`);
+};
+console.log('\nratios in this run, the median of the rounds\'');
+ratio('SQLite relay / two-call pass-through', 'relay (SQLite', 'two-call pass-through', '≥ 60%');
+// Not an aim: how far the relay gets with no store at all, the bound the ledger works under.
+ratio('(the relay with no ledger / pass-through)', NO_LEDGER, 'two-call pass-through', 'none');
+ratio('PostgreSQL relay / SQLite relay', 'relay (PostgreSQL', 'relay (SQLite', '≥ 60%');
+ratio('two PostgreSQL relays / one', '2 relays', 'relay (PostgreSQL', '≥ 90%');
+ratio('SQLite p99 / pass-through p99', 'relay (SQLite', 'two-call pass-through', '≤ 2x', (f) => f.p99, false);
+ratio('PostgreSQL p99 / SQLite p99', 'relay (PostgreSQL', 'relay (SQLite', '≤ 2x', (f) => f.p99, false);
 const sqlite = byName('relay (SQLite');
 const pg1 = byName('relay (PostgreSQL');
-const pg2 = byName('2 relays');
 const noLedger = byName(NO_LEDGER);
-const ratio = (name: string, a: number | undefined, b: number | undefined, aim: number) =>
-  a !== undefined && b !== undefined ? console.log(`  ${name.padEnd(48)} ${fmt((100 * a) / b).padStart(4)}%   (aim ${aim}%)`) : undefined;
-console.log('\nratios in this run');
-ratio('SQLite relay / two-call pass-through', sqlite?.rps, ceiling.rps, 60);
-// Not an aim: how far the relay gets with no store at all, the bound the ledger works under.
-if (noLedger) console.log(`  ${'(the relay with no ledger / pass-through'.padEnd(48)} ${fmt((100 * noLedger.rps) / ceiling.rps).padStart(4)}%)`);
-ratio('PostgreSQL relay / SQLite relay', pg1?.rps, sqlite?.rps, 60);
-ratio('two PostgreSQL relays / one', pg2?.rps, pg1?.rps, 90);
-if (sqlite && ceiling) console.log(`  ${'SQLite p99 / pass-through p99'.padEnd(48)} ${fmt(sqlite.p99 / ceiling.p99, 1).padStart(4)}x   (aim ≤ 2x)`);
-if (pg1 && sqlite) console.log(`  ${'PostgreSQL p99 / SQLite p99'.padEnd(48)} ${fmt(pg1.p99 / sqlite.p99, 1).padStart(4)}x   (aim ≤ 2x)`);
 // Every process here shares the machine's cores: a rate is bounded by the CPU each reward costs
 // all of them. What each aim leaves the server under test, from the figures of this run.
 const cores = availableParallelism();
@@ -109,7 +119,8 @@ if (profileDir) {
   ] as const) {
     if (!existsSync(dir)) continue;
     const { top, inclusive } = summarizeProfile(dir);
-    console.log(`\nthe ${name} relay's main thread under that load (${dir})`);
+    // The relay is up for the whole bench: its busy share counts the other scenarios' turns as idle.
+    console.log(`\nthe ${name} relay's main thread over the bench, idle while the others had their turns (${dir})`);
     for (const l of inclusive) console.log(`  ${l.name.padEnd(48)} ${fmt(100 * l.share, 1).padStart(5)}%`);
     console.log('  self time, of the busy time:');
     for (const l of top) console.log(`    ${fmt(100 * l.share, 1).padStart(5)}%  ${l.name}`);
