@@ -5,6 +5,7 @@
 // beside it is what the ledger costs on top. A measure, never a store to run: it keeps an entry
 // only until it is settled (kept, they would fill the heap and bill the relay for the collector).
 // `node --import tsx bench/no-ledger-relay.ts`, with the relay's environment.
+import { LIFECYCLE } from '../src/relay/core/lifecycle.js';
 import { startServer } from '../src/node/start-server.js';
 import { loadConfig } from '../src/relay/index.js';
 import type { EventLog, PlayerEvent } from '../src/relay/store/event-log.js';
@@ -30,10 +31,9 @@ function memoryStore(): RelayStore {
       entry.phase = 'sent';
       return true;
     },
-    releaseUnsent: async () => undefined,
-    settle: async (id, from, to, options = {}): Promise<Settled | undefined> => {
+    settle: async (id, transition, to, options = {}): Promise<Settled | undefined> => {
       const entry = byId.get(id);
-      if (!entry || !from.includes(entry.state)) return undefined;
+      if (!entry || !(LIFECYCLE[transition].from as readonly string[]).includes(entry.state)) return undefined;
       byId.delete(id);
       const was = entry.state;
       Object.assign(entry, to, { settledAt: options.now ?? Date.now() });

@@ -70,8 +70,13 @@ export async function review(sub: string | undefined, rest: string[], by: string
     const settleByStatus = async () => undefined;
     const catalog = config.catalogFile ? loadCatalogFile(config.catalogFile) : createCatalog(DEFAULT_CATALOG);
     const pay = payments ? (e: LedgerEntry) => createPayouts(ledger, settlements, payments, logger).pay(e, catalog.get(e.achievementId)?.title ?? e.achievementId) : undefined;
-    const decide = createReviews(settlements, ledger.get, settleByStatus, pay);
+    const limits = { userDailyCapSats: config.userDailyCapSats, dailyBudgetSats: config.dailyBudgetSats, addressDailyCapSats: config.addressDailyCapSats };
+    const decide = createReviews(settlements, ledger.get, settleByStatus, pay, limits);
     const r = await decide(id!, sub as 'mark-paid' | 'mark-failed' | 'approve' | 'deny', operator(by), paymentId);
+    if (r.kind === 'refused') {
+      console.error(`${id} stays held: today's ${r.reason === 'daily_budget' ? 'budget' : r.reason === 'user_daily_cap' ? "player cap" : 'address cap'} has no room for it (${r.reason}).`);
+      return 1;
+    }
     if (r.kind !== 'settled') {
       console.error(sub === 'approve' || sub === 'deny' ? `${id} is not held for approval.` : `${id} is not awaiting review.`);
       return 1;

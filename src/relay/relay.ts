@@ -160,7 +160,7 @@ export function createRelay(options: RelayOptions): Relay {
     logger,
     ...(metrics ? { metrics } : {}),
     wallet,
-    decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved),
+    decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved, limits),
   });
 
   let unsubscribe: (() => Promise<void>) | undefined;

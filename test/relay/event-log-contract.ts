@@ -26,9 +26,11 @@ export function eventLogContract(name: string, backend: EventLogBackend) {
     it("appends a player's events with increasing ids, and gives them back after an id, oldest first, a page at a time", async () => {
       const log = await events();
       const appended: PlayerEvent[] = [];
-      for (let i = 0; i < 7; i++) appended.push(await log.append('alice', 'reward', { n: i }));
-      expect(appended.map((e) => [e.userId, e.type, e.data])).toEqual(Array.from({ length: 7 }, (_, i) => ['alice', 'reward', { n: i }]));
+      for (let i = 0; i < 7; i++) appended.push(await log.append('alice', 'ramp', { n: i }));
+      expect(appended.map((e) => [e.userId, e.type, e.data])).toEqual(Array.from({ length: 7 }, (_, i) => ['alice', 'ramp', { n: i }]));
       for (let i = 1; i < 7; i++) expect(appended[i]!.id).toBeGreaterThan(appended[i - 1]!.id);
+      // A reward's event is the ledger's to write, with its change: never appended on its own.
+      await expect(log.append('alice', 'reward', { n: 0 })).rejects.toThrow(/write primitive/);
       expect(appended.every((e) => typeof e.createdAt === 'number' && Math.abs(e.createdAt - Date.now()) < 60_000)).toBe(true);
 
       expect(await log.since('alice', 0)).toEqual(appended);
@@ -43,8 +45,8 @@ export function eventLogContract(name: string, backend: EventLogBackend) {
 
     it("keeps each player's events to that player", async () => {
       const log = await events();
-      const a1 = await log.append('alice', 'reward', { who: 'a1' });
-      const b1 = await log.append('bob', 'reward', { who: 'b1' });
+      const a1 = await log.append('alice', 'ramp', { who: 'a1' });
+      const b1 = await log.append('bob', 'ramp', { who: 'b1' });
       const a2 = await log.append('alice', 'ramp', { who: 'a2' });
       expect(ids(await log.since('alice', 0))).toEqual([a1.id, a2.id]);
       expect(ids(await log.since('bob', 0))).toEqual([b1.id]);
@@ -106,9 +108,9 @@ export function eventLogContract(name: string, backend: EventLogBackend) {
         const heard: PlayerEvent[] = [];
         const stop = await here.events.subscribe!((e) => heard.push(e));
         try {
-          const a = await there.events.append('alice', 'reward', { n: 1 });
-          const b = await there.events.append('alice', 'reward', { n: 2 });
-          const c = await there.events.append('bob', 'reward', { n: 3 });
+          const a = await there.events.append('alice', 'ramp', { n: 1 });
+          const b = await there.events.append('alice', 'ramp', { n: 2 });
+          const c = await there.events.append('bob', 'ramp', { n: 3 });
           await expect.poll(() => heard.map((e) => e.id).sort((x, y) => x - y)).toEqual([a.id, b.id, c.id]);
           expect(heard.filter((e) => e.userId === 'alice').map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }]);
         } finally {

@@ -77,7 +77,7 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect(second.entry.state).toBe('sending');
       expect((await l.claim(c('a'), limits, T0)).entry.reason).toBe('user_daily_cap');
       expect((await l.claim(c('b'), limits, T0)).entry.reason).toBe('daily_budget');
-      await l.settle(second.entry.id, ['sending'], { state: 'failed', reason: 'payment_refused' });
+      await l.settle(second.entry.id, 'settle', { state: 'failed', reason: 'payment_refused' });
       expect((await l.claim(c('b'), limits, T0)).entry.state).toBe('sending');
       // A new UTC day starts afresh.
       expect((await l.claim(c('a'), limits, Date.parse('2026-11-23T00:00:01Z'))).entry.state).toBe('sending');
@@ -86,11 +86,11 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
     it('settles as a compare-and-set: from a state the entry is no longer in, nothing changes', async () => {
       const l = await ledger();
       const { entry } = await l.claim(claim(), NO_LIMITS, T0);
-      expect(await l.settle(entry.id, ['sending'], { state: 'paid', paymentId: 'tx-1' }, { now: T0 + 5 })).toMatchObject({ from: 'sending', entry: { state: 'paid', paymentId: 'tx-1', settledAt: T0 + 5 } });
-      expect(await l.settle(entry.id, ['sending'], { state: 'failed', reason: 'x' })).toBeUndefined();
-      expect(await l.settle(entry.id, ['needs_review'], { state: 'failed', reason: 'x' })).toBeUndefined();
+      expect(await l.settle(entry.id, 'settle', { state: 'paid', paymentId: 'tx-1' }, { now: T0 + 5 })).toMatchObject({ from: 'sending', entry: { state: 'paid', paymentId: 'tx-1', settledAt: T0 + 5 } });
+      expect(await l.settle(entry.id, 'settle', { state: 'failed', reason: 'x' })).toBeUndefined();
+      expect(await l.settle(entry.id, 'late_answer', { state: 'failed', reason: 'x' })).toBeUndefined();
       expect(await l.get(entry.id)).toMatchObject({ state: 'paid', paymentId: 'tx-1' });
-      expect(await l.settle('no-such-id', ['sending'], { state: 'paid', paymentId: 'x' })).toBeUndefined();
+      expect(await l.settle('no-such-id', 'settle', { state: 'paid', paymentId: 'x' })).toBeUndefined();
     });
 
     it('marks a payment sent once, only while it is still claimed', async () => {
@@ -100,7 +100,7 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect(await l.markSent(entry.id)).toBe(false);
       expect((await l.get(entry.id))?.phase).toBe('sent');
       const other = (await l.claim(claim({ achievementId: 'b' }), NO_LIMITS, T0)).entry;
-      await l.settle(other.id, ['sending'], { state: 'deferred', reason: 'unreachable' });
+      await l.settle(other.id, 'settle', { state: 'deferred', reason: 'unreachable' });
       expect(await l.markSent(other.id)).toBe(false);
     });
 
@@ -109,7 +109,7 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       const c = claim();
       const { entry } = await l.claim(c, NO_LIMITS, T0);
       await l.markSent(entry.id);
-      await l.settle(entry.id, ['sending'], { state: 'deferred', reason: 'unreachable' });
+      await l.settle(entry.id, 'settle', { state: 'deferred', reason: 'unreachable' });
       expect(await l.claim({ ...c, id: randomUUID() }, NO_LIMITS, T0 + 1000)).toMatchObject({ kind: 'created', entry: { id: entry.id, state: 'sending', phase: 'claimed' } });
       expect(await l.inState('sending')).toHaveLength(1);
     });
@@ -139,7 +139,7 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) ids.push((await l.claim(claim({ achievementId: `a${i}` }), NO_LIMITS, T0 + i)).entry.id);
       expect((await l.history('user-1', 2)).map((e) => e.id)).toEqual([ids[2], ids[1]]);
-      await l.settle(ids[0]!, ['sending'], { state: 'needs_review', reason: 'timeout' });
+      await l.settle(ids[0]!, 'settle', { state: 'needs_review', reason: 'timeout' });
       expect((await l.inState('needs_review')).map((e) => e.id)).toEqual([ids[0]]);
     });
 
@@ -147,9 +147,9 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       const l = await ledger();
       const a = (await l.claim(claim({ userId: 'ann', achievementId: 'x', repeat: { kind: 'cooldown', seconds: 0 } }), NO_LIMITS, T0)).entry;
       const b = (await l.claim(claim({ userId: 'bob', achievementId: 'y', repeat: { kind: 'cooldown', seconds: 0 } }), NO_LIMITS, T0)).entry;
-      await l.settle(a.id, ['sending'], { state: 'paid', paymentId: 'tx' }, { now: T0 + 1 });
-      await l.settle(b.id, ['sending'], { state: 'needs_review', reason: 'timeout' }, { now: T0 + 1 });
-      expect(await l.settle(b.id, ['needs_review'], { state: 'failed', reason: 'operator_marked_failed' }, { now: T0 + 2, audit: { actor: 'ops@example.com', action: 'mark-failed' } })).toMatchObject({ entry: { state: 'failed' } });
+      await l.settle(a.id, 'settle', { state: 'paid', paymentId: 'tx' }, { now: T0 + 1 });
+      await l.settle(b.id, 'settle', { state: 'needs_review', reason: 'timeout' }, { now: T0 + 1 });
+      expect(await l.settle(b.id, 'mark_failed', { state: 'failed', reason: 'operator_marked_failed' }, { now: T0 + 2, audit: { actor: 'ops@example.com', action: 'mark-failed' } })).toMatchObject({ entry: { state: 'failed' } });
       expect(await l.audits(b.id)).toEqual([{ rewardId: b.id, actor: 'ops@example.com', action: 'mark-failed', fromState: 'needs_review', toState: 'failed', at: T0 + 2 }]);
       expect(await l.audits(a.id)).toEqual([]);
       const report = await l.report('2026-11-22');
@@ -164,8 +164,8 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
     it("writes the player's reward event in the settlement's own transaction, for every state the player sees", async () => {
       const { ledger: l, events } = await store();
       const { entry } = await l.claim(claim(), NO_LIMITS, T0);
-      const review = await l.settle(entry.id, ['sending'], { state: 'needs_review', reason: 'timeout', paymentId: 'tx-9' });
-      const paid = await l.settle(entry.id, ['needs_review'], { state: 'paid', paymentId: 'tx-9' }, { audit: { actor: 'ann', action: 'reconcile' } });
+      const review = await l.settle(entry.id, 'settle', { state: 'needs_review', reason: 'timeout', paymentId: 'tx-9' });
+      const paid = await l.settle(entry.id, 'reconcile', { state: 'paid', paymentId: 'tx-9' }, { audit: { actor: 'ann', action: 'reconcile' } });
       const told = await events.since('user-1', 0);
       expect(told.map((e) => [e.type, (e.data as RewardRecord).status])).toEqual([
         ['reward', 'needs_review'],
@@ -184,15 +184,15 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect(first).not.toHaveProperty('event');
       const again = await l.claim(claim({ achievementId: c.achievementId }), NO_LIMITS, T0 + 1);
       expect(again).toMatchObject({ kind: 'created', entry: { state: 'rejected', reason: 'already_claimed' }, event: { type: 'reward' } });
-      expect(await l.settle(first.entry.id, ['sending'], { state: 'deferred', reason: 'unreachable' })).not.toHaveProperty('event');
+      expect(await l.settle(first.entry.id, 'settle', { state: 'deferred', reason: 'unreachable' })).not.toHaveProperty('event');
       expect((await events.since('user-1', 0)).map((e) => (e.data as RewardRecord).status)).toEqual(['rejected']);
     });
 
     it('keeps the transaction id and gamertag it had when a later settlement does not name them', async () => {
       const l = await ledger();
       const { entry } = await l.claim(claim(), NO_LIMITS, T0);
-      await l.settle(entry.id, ['sending'], { state: 'needs_review', reason: 'timeout', paymentId: 'tx-7', gamertag: 'ann' });
-      const s = await l.settle(entry.id, ['needs_review'], { state: 'failed', reason: 'payment_failed' });
+      await l.settle(entry.id, 'settle', { state: 'needs_review', reason: 'timeout', paymentId: 'tx-7', gamertag: 'ann' });
+      const s = await l.settle(entry.id, 'late_answer', { state: 'failed', reason: 'payment_failed' });
       expect(s?.entry).toMatchObject({ state: 'failed', paymentId: 'tx-7', gamertag: 'ann' });
       expect(await l.get(entry.id)).toMatchObject({ state: 'failed', paymentId: 'tx-7', gamertag: 'ann' });
     });
@@ -206,7 +206,7 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect((await l.claim(claim({ achievementId: 'b', sats: 30 }), limits, T0)).entry.reason).toBe('daily_budget');
       expect(await l.abandoned(T0 + 86_400_000 * 365, T0 + 86_400_000 * 365)).toEqual([]);
       expect((await l.inState('held')).map((e) => e.id)).toEqual([held.entry.id]);
-      const approve = () => l.settle(held.entry.id, ['held'], { state: 'sending' }, { audit: { actor: 'ann', action: 'approve' } });
+      const approve = () => l.settle(held.entry.id, 'approve', { state: 'sending' }, { now: T0 + 1, audit: { actor: 'ann', action: 'approve' } });
       const [a, b] = await Promise.all([approve(), approve()]);
       expect([a, b].filter(Boolean)).toHaveLength(1);
       expect((a ?? b)!.entry).toMatchObject({ state: 'sending', phase: 'claimed' });
@@ -216,10 +216,50 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       const other = await l.claim(claim({ userId: 'user-2', achievementId: 'c', sats: 20, hold: true }), limits, T0);
       expect(other.entry.state).toBe('held');
       expect((await l.claim(claim({ userId: 'user-3', sats: 1 }), limits, T0)).entry.reason).toBe('daily_budget');
-      const denied = await l.settle(other.entry.id, ['held'], { state: 'rejected', reason: 'denied_by_operator' }, { audit: { actor: 'bob', action: 'deny' } });
+      const denied = await l.settle(other.entry.id, 'deny', { state: 'rejected', reason: 'denied_by_operator' }, { now: T0 + 2, audit: { actor: 'bob', action: 'deny' } });
       expect(denied?.entry).toMatchObject({ state: 'rejected', reason: 'denied_by_operator' });
       expect((await l.claim(claim({ userId: 'user-3', sats: 20 }), limits, T0)).entry.state).toBe('sending');
       expect((await events.since('user-2', 0)).map((e) => (e.data as RewardRecord).status)).toEqual(['held', 'rejected']);
+    });
+
+    it("a deferred claim re-sent after a price change is decided whole at the new price: caps, budget and hold at today's sats, and a release frees exactly that", async () => {
+      const { ledger: l } = await store();
+      const limits = { userDailyCapSats: 1000, dailyBudgetSats: 5000 };
+      const early = (key: string, sats: number, hold = false) =>
+        claim({ idempotencyKey: key, achievementId: 'bigcoin', sats, repeat: { kind: 'daily' }, playStartedAt: T0, minPlayMs: 3000, ...(hold ? { hold } : {}) });
+      const keys = Array.from({ length: 5 }, () => randomUUID());
+      // Banked before the play time at 1,000 sats (held above 500): deferred, nothing reserved.
+      for (const k of keys) expect((await l.claim(early(k, 1000, true), limits, T0 + 1000)).entry).toMatchObject({ state: 'deferred', reason: 'too_early', sats: 1000 });
+      expect(await l.budgetUsed('2026-11-22')).toBe(0);
+      // The operator lowers the price to 10 (no longer held); the bot re-sends its keys when due.
+      const again = [];
+      for (const k of keys) again.push((await l.claim(early(k, 10), limits, T0 + 5000)).entry);
+      expect(again.map((e) => [e.state, e.sats])).toEqual([['sending', 10], ['rejected', 10], ['rejected', 10], ['rejected', 10], ['rejected', 10]]);
+      expect(new Set(again.slice(1).map((e) => e.reason))).toEqual(new Set(['already_claimed_today']));
+      expect(await l.budgetUsed('2026-11-22')).toBe(10);
+      // Its payment fails: exactly the 10 reserved is freed, never the 1,000 it was first priced at.
+      await l.settle(again[0]!.id, 'settle', { state: 'failed', reason: 'payment_refused' }, { now: T0 + 6000 });
+      expect(await l.budgetUsed('2026-11-22')).toBe(0);
+    });
+
+    it('a held claim approved on a later UTC day counts on that day, and with no room there stays held (daily_budget)', async () => {
+      const { ledger: l } = await store();
+      const DAY = 86_400_000;
+      const limits = { userDailyCapSats: 0, dailyBudgetSats: 1000 };
+      const held = await l.claim(claim({ sats: 600, hold: true }), limits, T0);
+      expect(await l.budgetUsed('2026-11-22')).toBe(600);
+      // Day 2: another player takes 500 of the day's 1,000.
+      expect((await l.claim(claim({ userId: 'user-2', achievementId: 'x', sats: 500 }), limits, T0 + DAY)).entry.state).toBe('sending');
+      const audit = { actor: 'ann', action: 'approve' };
+      await expect(l.settle(held.entry.id, 'approve', { state: 'sending' }, { now: T0 + DAY + 1, audit, limits })).rejects.toMatchObject({ name: 'DayLimitRefusal', reason: 'daily_budget' });
+      expect(await l.get(held.entry.id)).toMatchObject({ state: 'held' });
+      expect(await l.audits(held.entry.id)).toEqual([]);
+      expect([await l.budgetUsed('2026-11-22'), await l.budgetUsed('2026-11-23')]).toEqual([600, 500]);
+      // Day 3 has room: approved, it counts on day 3 and leaves day 1.
+      const approved = await l.settle(held.entry.id, 'approve', { state: 'sending' }, { now: T0 + 2 * DAY, audit, limits });
+      expect(approved?.entry).toMatchObject({ state: 'sending', phase: 'claimed' });
+      expect([await l.budgetUsed('2026-11-22'), await l.budgetUsed('2026-11-24')]).toEqual([0, 600]);
+      expect((await l.report('2026-11-24')).find((r) => r.state === 'sending')).toMatchObject({ day: '2026-11-24', sats: 600 });
     });
 
     it("caps the sats of one address per UTC day across players, exactly under a race, and frees what failed", async () => {
@@ -233,7 +273,7 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect((await l.get(won[0]!.entry.id))?.address).toBe('203.0.113.7');
       // Another address is not touched; a failed payment gives its sats back.
       expect((await l.claim(claim({ userId: 'bot-x', address: '198.51.100.1', sats: 10 }), limits, T0)).entry.state).toBe('sending');
-      await l.settle(won[0]!.entry.id, ['sending'], { state: 'failed', reason: 'payment_refused' });
+      await l.settle(won[0]!.entry.id, 'settle', { state: 'failed', reason: 'payment_refused' });
       expect((await l.claim(claim({ userId: 'bot-y', address: '203.0.113.7', sats: 10 }), limits, T0)).entry.state).toBe('sending');
       expect((await l.claim(claim({ userId: 'bot-z', address: '203.0.113.7', sats: 10 }), limits, T0)).entry.reason).toBe('address_daily_cap');
       expect((await l.claim(claim({ userId: 'bot-z', address: '203.0.113.7', sats: 10 }), limits, Date.parse('2026-11-23T00:00:01Z'))).entry.state).toBe('sending');
@@ -302,13 +342,13 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       const first = await l.claim(claim(), NO_LIMITS, T0 + 123);
       const refused = await l.claim(claim(), NO_LIMITS, T0 + 456);
       expect(refused.kind === 'created' && refused.event?.data).toEqual(toRewardRecord(refused.entry));
-      const review = await l.settle(first.entry.id, ['sending'], { state: 'needs_review', reason: 'timeout', paymentId: 'tx-r' }, { now: T0 + 789 });
+      const review = await l.settle(first.entry.id, 'settle', { state: 'needs_review', reason: 'timeout', paymentId: 'tx-r' }, { now: T0 + 789 });
       expect(review?.event?.data).toEqual(toRewardRecord(review!.entry));
-      const paid = await l.settle(first.entry.id, ['needs_review'], { state: 'paid', paymentId: 'tx-r' }, { now: T0 + 1001 });
+      const paid = await l.settle(first.entry.id, 'late_answer', { state: 'paid', paymentId: 'tx-r' }, { now: T0 + 1001 });
       expect(paid?.event?.data).toEqual(toRewardRecord(paid!.entry));
       expect(paid?.event?.data).toMatchObject({ status: 'paid', settledAt: new Date(T0 + 1001).toISOString(), createdAt: new Date(T0 + 123).toISOString() });
       const other = await l.claim(claim({ achievementId: 'b' }), NO_LIMITS, T0);
-      const failed = await l.settle(other.entry.id, ['sending'], { state: 'failed', reason: 'payment_refused' }, { now: T0 + 2 });
+      const failed = await l.settle(other.entry.id, 'settle', { state: 'failed', reason: 'payment_refused' }, { now: T0 + 2 });
       expect(failed?.event?.data).toEqual(toRewardRecord(failed!.entry));
     });
 

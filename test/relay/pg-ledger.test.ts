@@ -56,11 +56,11 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect(await Promise.all([l.markSent(a), l.markSent(a), l.markSent(b), l.markSent(c), l.markSent(d)])).toEqual([true, false, true, true, true]);
 
       const settled = await Promise.allSettled([
-        l.settle(a, ['sending'], { state: 'paid', paymentId: 'tx-a' }),
-        l.settle(a, ['sending'], { state: 'failed', reason: 'payment_refused' }),
-        l.settle(b, ['sending'], { state: 'paid', paymentId: 'tx-\u0000' }),
-        l.settle(c, ['sending'], { state: 'paid', paymentId: 'tx-c' }),
-        l.settle(d, ['sending'], { state: 'needs_review', reason: 'timeout' }, { audit: { actor: 'ops', action: 'test' } }),
+        l.settle(a, 'settle', { state: 'paid', paymentId: 'tx-a' }),
+        l.settle(a, 'settle', { state: 'failed', reason: 'payment_refused' }),
+        l.settle(b, 'settle', { state: 'paid', paymentId: 'tx-\u0000' }),
+        l.settle(c, 'settle', { state: 'paid', paymentId: 'tx-c' }),
+        l.settle(d, 'settle', { state: 'needs_review', reason: 'timeout' }, { audit: { actor: 'ops', action: 'test' } }),
       ]);
       expect(settled.map((r) => (r.status === 'fulfilled' ? (r.value ? `${r.value.from}→${r.value.entry.state}` : 'unchanged') : 'refused'))).toEqual([
         'sending→paid',
@@ -124,8 +124,8 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       const [ann, bob, cy] = await Promise.all(['ann', 'bob', 'cy'].map(async (u) => (await l.claim(claimOf(u), NONE)).entry.id));
       // Another relay appending to ann's events: her event lock taken, not yet committed.
       await other.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('e:ann', 1))`);
-      const annPaid = watched(l.settle(ann!, ['sending'], { state: 'paid', paymentId: 'tx-ann' }));
-      const others = await Promise.all([l.settle(bob!, ['sending'], { state: 'paid', paymentId: 'tx-bob' }), l.settle(cy!, ['sending'], { state: 'paid', paymentId: 'tx-cy' })]);
+      const annPaid = watched(l.settle(ann!, 'settle', { state: 'paid', paymentId: 'tx-ann' }));
+      const others = await Promise.all([l.settle(bob!, 'settle', { state: 'paid', paymentId: 'tx-bob' }), l.settle(cy!, 'settle', { state: 'paid', paymentId: 'tx-cy' })]);
       expect(others.map((r) => r?.entry.state)).toEqual(['paid', 'paid']);
       expect(annPaid.done).toBe(false);
       await other.query('COMMIT');
@@ -163,19 +163,23 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       const l = store.ledger;
       const a = (await l.claim(claimOf('ann'), NONE)).entry.id;
       const b = (await l.claim(claimOf('bob'), NONE)).entry.id;
-      // Held elsewhere for a moment: made alone, b's settlement waits for it.
+      // Held elsewhere for a moment: made alone, a's settlement waits for it.
       await other.query('BEGIN');
-      await other.query('SELECT 1 FROM rewards WHERE id = $1 FOR UPDATE', [b]);
+      await other.query('SELECT 1 FROM rewards WHERE id = $1 FOR UPDATE', [a]);
       const first = [
-        // A lone surrogate: jsonb refuses the group's JSON; alone, the parameter goes as text.
-        l.settle(b, ['sending'], { state: 'paid', paymentId: 'tx-\ud800' }),
-        l.settle(a, ['sending'], { state: 'paid', paymentId: 'tx-a' }),
+        // A lone surrogate: jsonb refuses the group's batch, and b's own batch alone too.
+        expect(l.settle(b, 'settle', { state: 'paid', paymentId: 'tx-\ud800' })).rejects.toMatchObject({ code: '22P02' }),
+        l.settle(a, 'settle', { state: 'paid', paymentId: 'tx-a' }),
       ];
-      const second = l.settle(a, ['sending'], { state: 'failed', reason: 'payment_refused' });
-      const waitingOnLock = async () => (await other.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0]!.n;
+      const second = l.settle(a, 'settle', { state: 'failed', reason: 'payment_refused' });
+      // Inside its transaction, `other` sees activity as of its first look unless it clears that snapshot.
+      const waitingOnLock = async () => {
+        await other.query('SELECT pg_stat_clear_snapshot()');
+        return (await other.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0]!.n;
+      };
       await expect.poll(waitingOnLock).toBe(1);
       await other.query('COMMIT');
-      await Promise.allSettled(first);
+      await Promise.all(first);
       expect(await second).toBeUndefined();
       expect((await l.get(a))!.state).toBe('paid');
     }));
@@ -187,9 +191,9 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       const ids = await Promise.all(['ann', 'bob', 'cy'].map(async (u) => (await l.claim(claimOf(u), budget, T0)).entry.id));
       expect(await l.budgetUsed('2026-11-22')).toBe(15);
       await Promise.all([
-        l.settle(ids[0]!, ['sending'], { state: 'paid', paymentId: 'tx-ann' }),
-        l.settle(ids[1]!, ['sending'], { state: 'failed', reason: 'payment_refused' }),
-        l.settle(ids[2]!, ['sending'], { state: 'paid', paymentId: 'tx-cy' }),
+        l.settle(ids[0]!, 'settle', { state: 'paid', paymentId: 'tx-ann' }),
+        l.settle(ids[1]!, 'settle', { state: 'failed', reason: 'payment_refused' }),
+        l.settle(ids[2]!, 'settle', { state: 'paid', paymentId: 'tx-cy' }),
       ]);
       expect(await l.budgetUsed('2026-11-22')).toBe(10);
       // The budget row agrees: a claim for the last 90 sats fits, one more does not.
@@ -205,7 +209,7 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       const { rows } = await other.query<{ proname: string; jit_off: boolean }>(
         "SELECT proname, coalesce(proconfig @> '{jit=off}', false) AS jit_off FROM pg_proc WHERE proname LIKE 'rewardbus\\_%' AND prosrc ~ '\\m(rewards|events|budget)\\M' ORDER BY proname",
       );
-      expect(rows.map((r) => r.proname)).toEqual(expect.arrayContaining(['rewardbus_claim_facts_many', 'rewardbus_claim_insert_many', 'rewardbus_settle_many']));
+      expect(rows.map((r) => r.proname)).toEqual(expect.arrayContaining(['rewardbus_apply', 'rewardbus_claim_facts', 'rewardbus_claim_facts_many']));
       expect(rows.filter((r) => !r.jit_off).map((r) => r.proname)).toEqual([]);
     }));
 });

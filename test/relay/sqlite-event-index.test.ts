@@ -12,7 +12,7 @@ describe("the SQLite event log's schema", () => {
       const file = join(dir, 'relay.db');
       const store = openSqliteStore(file);
       await store.opened;
-      await store.events.append('someone', 'reward', {});
+      await store.events.append('someone', 'ramp', {});
       await store.close();
       const db = new Database(file, { readonly: true });
       const plan = db.prepare('EXPLAIN QUERY PLAN SELECT * FROM events WHERE id > ? AND user_id = ? ORDER BY id LIMIT ?').all(0, 'someone', 500) as Array<{ detail: string }>;

@@ -94,7 +94,7 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     // reached the service (the intent is sent again); after it, the payment may have.
     let marked: boolean;
     try {
-      marked = await ledger.markSent(entry.id);
+      marked = await settlements.send(entry);
     } catch (err) {
       // Nothing left: once the store is back, the intent is released for the client's retry.
       void release(entry);
@@ -116,13 +116,13 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     const r = await late;
     const to = r.kind === 'ok' || r.kind === 'refused' ? settlementOf(entry, r) : undefined;
     if (!to || to.state === 'deferred') return;
-    if (await settlements.settle(entry.id, { from: ['needs_review'], to, cause: 'late_answer' })) return;
+    if (await settlements.settle(entry.id, { transition: 'late_answer', to, cause: 'late_answer' })) return;
     // Settled meanwhile (an operator, the payment-status endpoint). When the service's own answer
     // says otherwise, the record must not stay wrong in silence: back to review, marked, audited.
     const now = await ledger.get(entry.id);
     if (!now || !contradicts(now, to)) return;
     await settlements.settle(entry.id, {
-      from: [now.state],
+      transition: 'contradict',
       to: { state: 'needs_review', reason: 'contradicted', ...('paymentId' in to && to.paymentId ? { paymentId: to.paymentId } : {}) },
       cause: 'late_answer',
       audit: { actor: 'payments-service', action: `late answer: ${to.state}` },
@@ -135,6 +135,10 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     if (answer.state === 'failed') return entry.state === 'paid';
     return false;
   }
+
+  /** The lifecycle's `release`: a payment that never left goes back to the client's retry (a compare-and-set on its phase). */
+  const releaseUnsent = (entry: LedgerEntry) =>
+    settlements.settle(entry.id, { transition: 'release', to: { state: 'deferred', reason: 'interrupted_before_send' }, cause: 'recovery' });
 
   const inFlight = new Set<Promise<LedgerEntry>>();
 
@@ -160,7 +164,7 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
       await sleep(wait);
       try {
         // Recovery may have put it in review meanwhile: what the service said still settles it.
-        if (await settlements.settle(entry.id, { from: ['sending', 'needs_review'], to, cause: 'payout' })) return;
+        if (await settlements.settle(entry.id, { transition: 'record', to, cause: 'payout' })) return;
         return;
       } catch {
         // Still down: wait longer.
@@ -173,7 +177,7 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     for (let wait = 500; wait <= 64_000; wait *= 2) {
       await sleep(wait);
       try {
-        await settlements.releaseUnsent(entry.id);
+        await releaseUnsent(entry);
         return;
       } catch {
         // Still down: wait longer.
@@ -186,7 +190,7 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     const to = await send(entry, title, (l) => (late = l));
     let recorded: LedgerEntry | undefined;
     try {
-      recorded = await settlements.settle(entry.id, { from: ['sending'], to, cause: 'payout' });
+      recorded = await settlements.settle(entry.id, { transition: 'settle', to, cause: 'payout' });
     } catch (err) {
       const retrying: Promise<LedgerEntry> = keepTrying(entry, to, err)
         .then(() => entry)
@@ -209,7 +213,7 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     const r = await payments.transaction(entry.paymentId);
     if (r.kind !== 'ok' || r.data.status === 'TRANSACTION_STATUS_PENDING') return undefined;
     const to: Settlement = r.data.status === 'TRANSACTION_STATUS_COMPLETED' ? { state: 'paid', paymentId: entry.paymentId } : { state: 'failed', reason: 'payment_failed' };
-    return settlements.settle(entry.id, { from: ['needs_review'], to, cause: 'reconcile', ...(audit ? { audit } : {}) });
+    return settlements.settle(entry.id, { transition: 'reconcile', to, cause: 'reconcile', ...(audit ? { audit } : {}) });
   }
 
   /** Settles needs_review entries whose transaction id is known, through the payment-status endpoint. */
@@ -229,8 +233,8 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     let n = 0;
     for (const entry of await ledger.abandoned(Date.now(), startedAt)) {
       // Both moves are the ledger's compare-and-sets: a relay still at work on it wins.
-      if (entry.phase === 'claimed' && (await settlements.releaseUnsent(entry.id))) continue;
-      if (await settlements.settle(entry.id, { from: ['sending'], to: { state: 'needs_review', reason: 'interrupted' }, cause: 'recovery' })) n++;
+      if (entry.phase === 'claimed' && (await releaseUnsent(entry))) continue;
+      if (await settlements.settle(entry.id, { transition: 'interrupt', to: { state: 'needs_review', reason: 'interrupted' }, cause: 'recovery' })) n++;
     }
     return n;
   }

@@ -1,4 +1,4 @@
-import type { AuditNote, LedgerEntry } from '../store/ledger.js';
+import type { AuditNote, ClaimLimits, LedgerEntry } from '../store/ledger.js';
 import type { Settlements } from './settlements.js';
 
 /** Asks the payment-status endpoint and settles the entry when the service knows (payouts.settleByStatus). */
@@ -20,25 +20,36 @@ export type ReviewOutcome =
   /** reconcile only: the service has not said how it ended, or there is no transaction id to ask about. */
   | { kind: 'unsettled'; entry: LedgerEntry; detail: string }
   /** No such intent awaits review, or is held for approval (or it was decided meanwhile). */
-  | { kind: 'not_in_review' };
+  | { kind: 'not_in_review' }
+  /** approve only: the approval day's cap or budget has no room for it; it stays held. */
+  | { kind: 'refused'; reason: 'user_daily_cap' | 'daily_budget' | 'address_daily_cap' };
 
 /**
  * Decisions by hand, the same from the operator's page and the review command: each goes through
  * the settlement core with an audit record naming the operator, so the player hears of it.
  */
-export function createReviews(settlements: Settlements, get: (id: string) => Promise<LedgerEntry | undefined>, settleByStatus: SettleByStatus, pay?: PayApproved) {
+export function createReviews(
+  settlements: Settlements,
+  get: (id: string) => Promise<LedgerEntry | undefined>,
+  settleByStatus: SettleByStatus,
+  pay?: PayApproved,
+  /** The limits a held claim approved on a later UTC day is checked against, on that day. */
+  limits?: ClaimLimits,
+) {
   /**
    * A held entry: approve is a compare-and-set held → sending (of two operators at once, one
    * wins; the other finds it no longer held), then one payment; deny frees its reservation.
    */
   async function decideHeld(id: string, action: 'approve' | 'deny', audit: AuditNote): Promise<ReviewOutcome> {
     if (action === 'deny') {
-      const denied = await settlements.settle(id, { from: ['held'], to: { state: 'rejected', reason: 'denied_by_operator' }, cause: 'operator', audit });
+      const denied = await settlements.settle(id, { transition: 'deny', to: { state: 'rejected', reason: 'denied_by_operator' }, cause: 'operator', audit });
       return denied ? { kind: 'settled', entry: denied } : { kind: 'not_in_review' };
     }
     if (!pay) throw new Error('approving a held claim needs the payments service');
-    const approved = await settlements.settle(id, { from: ['held'], to: { state: 'sending' }, cause: 'operator', audit });
-    return approved ? { kind: 'settled', entry: await pay(approved) } : { kind: 'not_in_review' };
+    // Decided again on the day it is approved: a claim held since an earlier day counts on this one, if it fits.
+    const approved = await settlements.apply(id, { transition: 'approve', to: { state: 'sending' }, cause: 'operator', audit, ...(limits ? { limits } : {}) });
+    if (approved.kind === 'refused') return { kind: 'refused', reason: approved.reason };
+    return approved.kind === 'settled' ? { kind: 'settled', entry: await pay(approved.entry) } : { kind: 'not_in_review' };
   }
 
   return async function decide(id: string, action: ReviewAction, actor: string, transactionId?: string): Promise<ReviewOutcome> {
@@ -59,7 +70,7 @@ export function createReviews(settlements: Settlements, get: (id: string) => Pro
         action === 'mark-paid'
           ? { state: 'paid' as const, paymentId: transactionId ?? `operator:${new Date().toISOString()}` }
           : { state: 'failed' as const, reason: 'operator_marked_failed' };
-      settled = await settlements.settle(id, { from: ['needs_review'], to, cause: 'operator', audit });
+      settled = await settlements.settle(id, { transition: action === 'mark-paid' ? 'mark_paid' : 'mark_failed', to, cause: 'operator', audit });
     }
     return settled ? { kind: 'settled', entry: settled } : { kind: 'not_in_review' };
   };

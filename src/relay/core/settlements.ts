@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { PlayerEvent } from '../store/event-log.js';
-import type { AuditNote, ClaimLimits, ClaimResult, Ledger, LedgerEntry, LedgerState, NewClaim, Settled, Settlement } from '../store/ledger.js';
+import { DayLimitRefusal, type AuditNote, type ClaimLimits, type ClaimResult, type DayLimit, type Ledger, type LedgerEntry, type LedgerState, type NewClaim, type Settled, type Settlement } from '../store/ledger.js';
+import { allows, LIFECYCLE, LifecycleError, transition, type TransitionName } from './lifecycle.js';
 
 /** What moved an intent: the claim, the payment's answer, or one of the ways a review ends. */
 export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' | 'recovery' | 'operator';
@@ -21,13 +22,19 @@ export interface SettlementsDeps {
 }
 
 export interface SettleRequest {
-  from: readonly LedgerState[];
+  /** The lifecycle's transition (core/lifecycle.ts): the states it leaves, and those `to` may be. */
+  transition: TransitionName;
   to: Settlement;
   cause: SettlementCause;
   /** A decision by hand: audited with who and how, in the settlement's transaction. */
   audit?: AuditNote;
+  /** For a transition that decides again (approve): the limits of the day it happens on. */
+  limits?: ClaimLimits;
   now?: number;
 }
+
+/** How a settlement went: committed, refused by the day's limits (nothing changed), or the entry had moved on. */
+export type SettleOutcome = { kind: 'settled'; entry: LedgerEntry } | { kind: 'refused'; reason: DayLimit } | { kind: 'stale' };
 
 /**
  * The one path by which an intent changes state. Each change is one store transaction (the ledger
@@ -60,28 +67,55 @@ export function createSettlements({ ledger, publish, metrics, logger }: Settleme
     else logger.warn(line, entry.state);
   }
 
+  /**
+   * Applies a transition of the lifecycle's table, checked first: a `to` the transition cannot
+   * reach, or a decision by hand without its audit note, throws LifecycleError and changes
+   * nothing. A compare-and-set on the states it leaves: `stale` when the entry was no longer there.
+   */
+  async function apply(id: string, request: SettleRequest): Promise<SettleOutcome> {
+    transition(request.transition, request.to.state, request.audit !== undefined);
+    let s: Settled | undefined;
+    try {
+      // The core's clock, not the store's (the SQLite store runs in a thread of its own).
+      s = await ledger.settle(id, request.transition, request.to, {
+        now: request.now ?? Date.now(),
+        ...(request.audit ? { audit: request.audit } : {}),
+        ...(request.limits ? { limits: request.limits } : {}),
+      });
+    } catch (err) {
+      if (err instanceof DayLimitRefusal) return { kind: 'refused', reason: err.reason };
+      throw err;
+    }
+    if (!s) return { kind: 'stale' };
+    after(s, request.cause, request.audit);
+    return { kind: 'settled', entry: s.entry };
+  }
+
   return {
     /** Records a claim (sending; rejected or held, and told; deferred too early); a known key comes back untouched. */
     async claim(claim: NewClaim, limits: ClaimLimits): Promise<ClaimResult> {
       const r = await ledger.claim(claim, limits);
-      if (r.kind === 'created' && (r.entry.state === 'rejected' || r.entry.state === 'held')) after({ entry: r.entry, from: 'sending', ...(r.event ? { event: r.event } : {}) }, 'claim');
+      if (r.kind === 'created') {
+        // The store decided it; the table says what a claim may become.
+        if (!LIFECYCLE.claim.to.includes(r.entry.state as never)) throw new LifecycleError(`a claim cannot become ${r.entry.state}`);
+        if (r.entry.state === 'rejected' || r.entry.state === 'held') after({ entry: r.entry, from: 'sending', ...(r.event ? { event: r.event } : {}) }, 'claim');
+      }
       return r;
     },
 
-    /** Moves an entry on from `from` (a compare-and-set); undefined when it was no longer there. */
+    apply,
+
+    /** `apply`, for the transitions no day's limits can refuse: the entry as committed, or undefined when it had moved on. */
     async settle(id: string, request: SettleRequest): Promise<LedgerEntry | undefined> {
-      const s = await ledger.settle(id, request.from, request.to, { ...(request.now ? { now: request.now } : {}), ...(request.audit ? { audit: request.audit } : {}) });
-      if (!s) return undefined;
-      after(s, request.cause, request.audit);
-      return s.entry;
+      const r = await apply(id, request);
+      if (r.kind === 'refused') throw new LifecycleError(`${request.transition} was refused (${r.reason}): use apply`);
+      return r.kind === 'settled' ? r.entry : undefined;
     },
 
-    /** After a crash: an abandoned entry whose payment never left is deferred (the client's retry claims it again). */
-    async releaseUnsent(id: string): Promise<LedgerEntry | undefined> {
-      const s = await ledger.releaseUnsent(id);
-      if (!s) return undefined;
-      after(s, 'recovery');
-      return s.entry;
+    /** The lifecycle's `send`: the recovery point before the payment request leaves (a phase; false if no longer sending and claimed). */
+    async send(entry: LedgerEntry): Promise<boolean> {
+      if (!allows('send', entry.state)) return false;
+      return ledger.markSent(entry.id);
     },
   };
 }

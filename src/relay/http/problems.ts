@@ -14,6 +14,10 @@ export const PROBLEMS = {
   link_refused: [403, 'The human check at link did not pass'],
   method_not_allowed: [405, 'This path does not take that method'],
   request_in_flight: [409, 'A request with this Idempotency-Key is still being processed'],
+  // An approval decided on a later UTC day than its claim: that day has no room for it; it stays held.
+  daily_budget: [409, "Today's budget has no room for this claim; it stays held"],
+  user_daily_cap: [409, "The player's daily cap has no room for this claim today; it stays held"],
+  address_daily_cap: [409, "The address's daily cap has no room for this claim today; it stays held"],
   request_timeout: [408, 'The request body did not arrive in time'],
   payload_too_large: [413, 'The request body is too large'],
   unsupported_media_type: [415, 'Send the body as application/json'],

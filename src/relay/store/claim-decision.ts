@@ -68,3 +68,15 @@ export const addressCapped = (claim: Pick<NewClaim, 'address'>, limits: ClaimLim
 
 /** The state a decided claim is recorded in: refused, held for an operator, or on its way to be paid. */
 export const claimedState = (reason: string | undefined, claim: Pick<NewClaim, 'hold'> = {}): LedgerState => (reason ? 'rejected' : claim.hold ? 'held' : 'sending');
+
+/**
+ * A held claim approved on a later UTC day counts on that day: whether that day's player cap,
+ * budget and address cap still have room for it (what it reserved on its own day is freed).
+ */
+export function dayRefusal(
+  claim: Pick<NewClaim, 'sats' | 'address'>,
+  facts: Pick<ClaimFacts, 'userSats' | 'projectSats' | 'addressSats'>,
+  limits: ClaimLimits,
+): 'user_daily_cap' | 'daily_budget' | 'address_daily_cap' | undefined {
+  return limitBlock(claim.sats, { user: facts.userSats, project: facts.projectSats }, limits) ?? addressBlock(claim, facts.addressSats ?? 0, limits);
+}

@@ -13,6 +13,10 @@ export interface PlayerEvent {
  * kept so each is acted on once. Async, like the ledger, for a shared store later.
  */
 export interface EventLog {
+  /**
+   * Appends a player's event of another kind than a reward's (a reward's event is written only by
+   * the ledger's write primitive, with the change it tells of): a `reward` type is refused.
+   */
   append(userId: string, type: string, data: unknown): Promise<PlayerEvent>;
   /** A player's events after `afterId`, oldest first. */
   since(userId: string, afterId: number, limit?: number): Promise<PlayerEvent[]>;
@@ -42,4 +46,9 @@ export interface WebhookRecord {
   receivedAt: number;
   /** It named a ramp session of a player, who heard of it. */
   actedOn: boolean;
+}
+
+/** A reward's event is the ledger's to write, in the transaction of the change it tells of. */
+export function refuseRewardEvent(type: string): void {
+  if (type === 'reward') throw new Error("a reward's event is written by the ledger's write primitive, with its change");
 }

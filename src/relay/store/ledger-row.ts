@@ -1,4 +1,4 @@
-import { RESERVING_STATES, type LedgerEntry, type LedgerState, type SendPhase } from './ledger.js';
+import { RESERVING_STATES, type LedgerEntry, type LedgerState, type SendPhase, type Settlement } from './ledger.js';
 
 /** A ledger entry as both SQL backends store it (PostgreSQL hands bigints back as strings). */
 export interface LedgerRow {
@@ -44,3 +44,21 @@ export function toLedgerEntry(r: LedgerRow): LedgerEntry {
 
 /** The states that hold a reservation, as SQL (spelled out, so a partial index on them can be used). */
 export const RESERVING_SQL = `state IN (${RESERVING_STATES.map((s) => `'${s}'`).join(', ')})`;
+
+/**
+ * The row a settlement leaves, from the row it found: the state and its reason as the settlement
+ * says; the transaction id and gamertag it had unless it names new ones; settled at `now` when
+ * paid or failed; back in the claimed phase when it goes (back) to sending; on `day` when it moves.
+ */
+export function settledRow(before: LedgerRow, to: Settlement, now: number, day = before.day): LedgerRow {
+  return {
+    ...before,
+    state: to.state,
+    phase: to.state === 'sending' ? 'claimed' : before.phase,
+    reason: 'reason' in to ? to.reason : null,
+    payment_id: ('paymentId' in to ? to.paymentId : undefined) ?? before.payment_id,
+    gamertag: ('gamertag' in to ? to.gamertag : undefined) ?? before.gamertag,
+    settled_at: to.state === 'paid' || to.state === 'failed' ? now : null,
+    day,
+  };
+}

@@ -2,18 +2,10 @@ import type { DailyLimits } from '../../wire/earning-rules.js';
 import type { RepeatPolicy } from '../../wire/relay-api.js';
 import type { PlayerEvent } from './event-log.js';
 
-/**
- * Where an intent stands in the ledger.
- * - sending: recorded and its sats reserved; committed before the service is called.
- * - paid / failed / rejected: final. failed and rejected hold no reservation.
- * - needs_review: the service may have paid; never sent again without an operator.
- * - deferred: nothing was paid (the service could not be reached, or the claim came before the
- *   player's play time, reason `too_early`); the same idempotency key may claim it again.
- * - held: recorded and its sats reserved, waiting for an operator: approved, it goes on as
- *   `sending` (then paid through the service); denied, it is `rejected` (`denied_by_operator`).
- *   Nothing pays it without an operator, recovery included.
- */
-export type LedgerState = 'sending' | 'paid' | 'failed' | 'rejected' | 'needs_review' | 'deferred' | 'held';
+import type { RewardState, TransitionName } from '../core/lifecycle.js';
+
+/** Where an intent stands in the ledger: the lifecycle's states (core/lifecycle.ts). */
+export type LedgerState = RewardState;
 
 /**
  * Where a `sending` entry's payment is, as a recovery point: `claimed` (committed, the gamertag
@@ -87,6 +79,24 @@ export interface SettleOptions {
   now?: number;
   /** An operator's decision: recorded with who and when in the same transaction. */
   audit?: AuditNote;
+  /**
+   * For a transition that decides again (approve): the limits of the day it happens on. An entry
+   * reserved on an earlier UTC day is checked against this day's caps and budget, and moves there.
+   */
+  limits?: ClaimLimits;
+}
+
+/** What a settlement did: the change committed, or undefined when the entry was not in a state the transition leaves. */
+export type SettleResult = Settled | undefined;
+
+export type DayLimit = 'user_daily_cap' | 'daily_budget' | 'address_daily_cap';
+
+/** A transition that decides again (approve) found no room on its day: nothing changed. Thrown by `settle`. */
+export class DayLimitRefusal extends Error {
+  override name = 'DayLimitRefusal';
+  constructor(readonly reason: DayLimit) {
+    super(`no room today: ${reason}`);
+  }
 }
 
 export type Settlement =
@@ -113,21 +123,21 @@ export interface Ledger {
    * default the moment it is checked, under its locks.
    */
   claim(claim: NewClaim, limits: ClaimLimits, now?: number): Promise<ClaimResult>;
-  /** Records that the entry's payment is about to leave (durably, before it does): false if it is no longer claimed. */
+  /**
+   * The lifecycle's `send`: records that the entry's payment is about to leave (durably, before it
+   * does), a change of phase only. False if it is no longer sending and claimed.
+   */
   markSent(id: string): Promise<boolean>;
   /**
-   * Recovery of an abandoned entry whose payment never left: deferred, its reservation freed, so
-   * the same key may claim it again. Only while it is still sending and claimed (a compare-and-set
-   * on both, so a relay that marks it sent meanwhile wins); undefined otherwise.
+   * Applies one of the lifecycle's transitions (core/lifecycle.ts) to an entry, through the store's
+   * one write primitive: the row, its reservation (leaving a reserving state frees exactly what was
+   * reserved; entering one reserves; a move to another day moves it), its audit row
+   * (`options.audit`) and, when the new state is one the player sees, the player's `reward` event,
+   * in one transaction. A compare-and-set on the states the transition leaves (and, for those that
+   * need the payment unsent, on the phase): undefined when the entry was not there.
+   * Only the settlement core (core/settlements.ts) calls it; it checks `to` against the table.
    */
-  releaseUnsent(id: string, now?: number): Promise<Settled | undefined>;
-  /**
-   * Moves an entry on from `from`, in one transaction with its audit row (`options.audit`) and,
-   * when the new state is one the player sees, the player's `reward` event. Undefined when the
-   * entry was not in one of those states (a compare-and-set).
-   * Only the settlement core (core/settlements.ts) calls it.
-   */
-  settle(id: string, from: readonly LedgerState[], to: Settlement, options?: SettleOptions): Promise<Settled | undefined>;
+  settle(id: string, transition: TransitionName, to: Settlement, options?: SettleOptions): Promise<SettleResult>;
   get(id: string): Promise<LedgerEntry | undefined>;
   /** A player's entries, newest first. */
   history(userId: string, limit: number): Promise<LedgerEntry[]>;
@@ -179,11 +189,7 @@ export interface DayReport {
   players: number;
 }
 
-/** States that hold a reservation against caps and count for repeat policies. */
-export const RESERVING_STATES: readonly LedgerState[] = ['sending', 'paid', 'needs_review', 'held'];
-
-/** States the player hears of (a `reward` event); sending and deferred are the relay's own business. */
-export const TOLD_STATES: readonly LedgerState[] = ['paid', 'failed', 'rejected', 'needs_review', 'held'];
+export { RESERVING_STATES, TOLD_STATES } from '../core/lifecycle.js';
 
 /** Rows prune() deletes per transaction: small enough that a claim never waits long behind it. */
 export const PRUNE_CHUNK = 1_000;

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, openSqliteStore, type NewClaim, type PlayerEvent, type RewardRecord } from '../../../src/relay/index.js';
+import { ALL_STATES, LIFECYCLE, LifecycleError, type RewardState, type Transition, type TransitionName } from '../../../src/relay/core/lifecycle.js';
 import { createSettlements } from '../../../src/relay/core/settlements.js';
+import type { Settlement } from '../../../src/relay/store/ledger.js';
 
 const NO_LIMITS = { userDailyCapSats: 0, dailyBudgetSats: 0 };
 const stores: Array<{ close(): Promise<void> }> = [];
@@ -35,7 +37,7 @@ describe('the settlement core', () => {
     const { store, settlements, published, counted, flushLogs, claim } = await core();
     const { entry } = await settlements.claim(claim(), NO_LIMITS);
     expect(published).toEqual([]); // sending: the player hears nothing yet
-    const paid = await settlements.settle(entry.id, { from: ['sending'], to: { state: 'paid', paymentId: 'tx' }, cause: 'payout' });
+    const paid = await settlements.settle(entry.id, { transition: 'settle', to: { state: 'paid', paymentId: 'tx' }, cause: 'payout' });
     expect(paid).toMatchObject({ state: 'paid', paymentId: 'tx' });
     expect(published).toEqual(await store.events.since('u1', 0));
     expect((published[0]!.data as RewardRecord).status).toBe('paid');
@@ -46,10 +48,10 @@ describe('the settlement core', () => {
   it('does nothing after a compare-and-set that lost: no event, no count, no line', async () => {
     const { settlements, published, counted, claim } = await core();
     const { entry } = await settlements.claim(claim(), NO_LIMITS);
-    await settlements.settle(entry.id, { from: ['sending'], to: { state: 'needs_review', reason: 'timeout' }, cause: 'payout' });
+    await settlements.settle(entry.id, { transition: 'settle', to: { state: 'needs_review', reason: 'timeout' }, cause: 'payout' });
     const [a, b] = await Promise.all([
-      settlements.settle(entry.id, { from: ['needs_review'], to: { state: 'paid', paymentId: 'tx' }, cause: 'late_answer' }),
-      settlements.settle(entry.id, { from: ['needs_review'], to: { state: 'failed', reason: 'operator_marked_failed' }, cause: 'operator', audit: { actor: 'ann', action: 'mark-failed' } }),
+      settlements.settle(entry.id, { transition: 'late_answer', to: { state: 'paid', paymentId: 'tx' }, cause: 'late_answer' }),
+      settlements.settle(entry.id, { transition: 'mark_failed', to: { state: 'failed', reason: 'operator_marked_failed' }, cause: 'operator', audit: { actor: 'ann', action: 'mark-failed' } }),
     ]);
     expect([a?.state, b?.state].filter(Boolean)).toHaveLength(1);
     expect(published.map((e) => (e.data as RewardRecord).status)).toEqual(['needs_review', a ? 'paid' : 'failed']);
@@ -68,8 +70,68 @@ describe('the settlement core', () => {
   it('audits a decision by hand in the same transaction, naming the operator', async () => {
     const { store, settlements, claim } = await core();
     const { entry } = await settlements.claim(claim(), NO_LIMITS);
-    await settlements.settle(entry.id, { from: ['sending'], to: { state: 'needs_review', reason: 'timeout' }, cause: 'payout' });
-    await settlements.settle(entry.id, { from: ['needs_review'], to: { state: 'paid', paymentId: 'tx' }, cause: 'operator', audit: { actor: 'ann', action: 'mark-paid' } });
+    await settlements.settle(entry.id, { transition: 'settle', to: { state: 'needs_review', reason: 'timeout' }, cause: 'payout' });
+    await settlements.settle(entry.id, { transition: 'mark_paid', to: { state: 'paid', paymentId: 'tx' }, cause: 'operator', audit: { actor: 'ann', action: 'mark-paid' } });
     expect(await store.ledger.audits(entry.id)).toMatchObject([{ actor: 'ann', action: 'mark-paid', fromState: 'needs_review', toState: 'paid' }]);
+  });
+});
+
+describe('the lifecycle table (core/lifecycle.ts), as the settlement core applies it', () => {
+  type Reach = (s: Awaited<ReturnType<typeof core>>) => Promise<string>;
+  // An entry in each state, reached the way the relay reaches it.
+  const REACH: Record<RewardState, Reach> = {
+    sending: async ({ settlements, claim }) => (await settlements.claim(claim(), NO_LIMITS)).entry.id,
+    held: async ({ settlements, claim }) => (await settlements.claim(claim({ hold: true }), NO_LIMITS)).entry.id,
+    rejected: async ({ settlements, claim }) => (await settlements.claim(claim({ rejectReason: 'claim_not_verified' }), NO_LIMITS)).entry.id,
+    deferred: async ({ settlements, claim }) => (await settlements.claim(claim({ playStartedAt: Date.now(), minPlayMs: 60_000 }), NO_LIMITS)).entry.id,
+    paid: async (s) => settled(s, { state: 'paid', paymentId: 'tx' }),
+    failed: async (s) => settled(s, { state: 'failed', reason: 'payment_refused' }),
+    needs_review: async (s) => settled(s, { state: 'needs_review', reason: 'timeout' }),
+  };
+  async function settled(s: Awaited<ReturnType<typeof core>>, to: Settlement) {
+    const id = await REACH.sending(s);
+    await s.settlements.settle(id, { transition: 'settle', to, cause: 'payout' });
+    return id;
+  }
+  const AUDIT = { actor: 'ann', action: 'test' };
+  const settlementTo = (state: RewardState): Settlement =>
+    state === 'paid' ? { state, paymentId: 'tx-2' } : state === 'sending' ? { state } : ({ state, reason: 'test' } as Settlement);
+
+  for (const state of ALL_STATES) {
+    it(`refuses every transition that does not leave ${state}, and changes nothing`, async () => {
+      const s = await core();
+      const id = await REACH[state](s);
+      const before = await s.store.ledger.get(id);
+      const events = (await s.store.events.since(before!.userId, 0)).length;
+      expect(before!.state).toBe(state);
+      for (const [name, t] of Object.entries(LIFECYCLE) as Array<[TransitionName, Transition]>) {
+        if (name === 'claim' || name === 'send' || t.from.includes(state)) continue;
+        const r = await s.settlements.apply(id, { transition: name, to: settlementTo(t.to[0]!), cause: 'operator', ...(t.audit === 'required' ? { audit: AUDIT } : {}) });
+        expect([name, r.kind]).toEqual([name, 'stale']);
+      }
+      expect(await s.store.ledger.get(id)).toEqual(before);
+      expect(await s.store.events.since(before!.userId, 0)).toHaveLength(events);
+    });
+  }
+
+  it('refuses a state a transition cannot reach, and a decision by hand without its audit note, before writing anything', async () => {
+    const s = await core();
+    const id = await REACH.needs_review(s);
+    const before = await s.store.ledger.get(id);
+    await expect(s.settlements.apply(id, { transition: 'late_answer', to: { state: 'sending' }, cause: 'late_answer' })).rejects.toThrow(LifecycleError);
+    await expect(s.settlements.apply(id, { transition: 'mark_paid', to: { state: 'paid', paymentId: 'x' }, cause: 'operator' })).rejects.toThrow(/audit note/);
+    await expect(s.settlements.apply(id, { transition: 'late_answer', to: { state: 'paid', paymentId: 'x' }, cause: 'late_answer', audit: AUDIT })).rejects.toThrow(/not a decision by hand/);
+    expect(await s.store.ledger.get(id)).toEqual(before);
+  });
+
+  it('frees exactly what each reserving state reserved, and reserves again on the way back (a contradiction)', async () => {
+    const s = await core();
+    const day = new Date().toISOString().slice(0, 10);
+    const id = await REACH.sending(s);
+    expect(await s.store.ledger.budgetUsed(day)).toBe(21);
+    await s.settlements.settle(id, { transition: 'settle', to: { state: 'failed', reason: 'payment_refused' }, cause: 'payout' });
+    expect(await s.store.ledger.budgetUsed(day)).toBe(0);
+    await s.settlements.settle(id, { transition: 'contradict', to: { state: 'needs_review', reason: 'contradicted' }, cause: 'late_answer', audit: AUDIT });
+    expect(await s.store.ledger.budgetUsed(day)).toBe(21);
   });
 });

@@ -107,6 +107,7 @@ export function adminApi({ ledger, events, decide, limits, metrics, wallet }: Ad
       const transactionId = action === 'mark-paid' ? (await readJson(c, markPaidSchema)).transactionId : undefined;
       const r = await decide(id, action, actor(c), transactionId);
       if (r.kind === 'not_in_review') throw new RelayProblem('not_found', action === 'approve' || action === 'deny' ? 'No claim with this id is held for approval' : 'No intent with this id awaits review');
+      if (r.kind === 'refused') throw new RelayProblem(r.reason);
       if (r.kind === 'unsettled') return c.json({ settled: false, entry: view(r.entry, Date.now()), detail: r.detail });
       return c.json({ settled: true, entry: view(r.entry, Date.now()), audit: await ledger.audits(id) });
     })

@@ -2,10 +2,12 @@ import { escapeLiteral, type Pool, type PoolClient } from 'pg';
 import { isStoreOutage } from '../outage.js';
 import { utcDay } from '../../../wire/earning-rules.js';
 import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
-import { REWARD_EVENT, type ClaimLimits, type ClaimResult, type LedgerEntry, type LedgerState, type NewClaim } from '../ledger.js';
+import { LIFECYCLE } from '../../core/lifecycle.js';
+import type { ClaimLimits, ClaimResult, LedgerEntry, NewClaim } from '../ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
+import type { AppliedRow, Change } from './apply.js';
 import { grouped, madeAlone, type GroupResult } from './group.js';
-import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
+import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, TOLD, type Row } from './rows.js';
 import { RETRYABLE } from './transaction.js';
 
 /** A SQL string literal, for the statements sent without parameters (several in one round trip). */
@@ -28,12 +30,6 @@ function inline(sql: string, values: ReadonlyArray<string | number | boolean | n
     return literal(v);
   });
 }
-
-/** The reward event of a row, appended when the new state is one the player sees ($told). */
-const appendEventOf = (r: string, told: string, at: string) =>
-  `SELECT e.* FROM ${r}, LATERAL rewardbus_append_event(${r}.user_id, '${REWARD_EVENT}',
-     rewardbus_reward_record(${r}.id, ${r}.idempotency_key, ${r}.achievement_id, ${r}.user_id, ${r}.sats, ${r}.state, ${r}.reason, ${r}.payment_id, ${r}.created_at, ${r}.settled_at), ${at}) e
-   WHERE ${told}`;
 
 /** What a claim's rules read (rewardbus_claim_facts): it also spends the proof's nonce and locks the day's budget row. */
 interface Facts {
@@ -58,50 +54,19 @@ interface Prepared {
   busy: number;
 }
 
-/** The entry a decided claim writes, as rewardbus_claim_insert (and RECLAIM_SQL) take it, in their order. */
-interface Write {
-  id: string;
-  user: string;
-  key: string;
-  hash: string;
-  achievement: string;
-  sats: number;
-  state: LedgerState;
-  reason: string | null;
-  occurred: string | null;
-  day: string;
-  at: number;
-  owner: string | null;
-  lease: number | null;
-  budgeted: boolean;
-  address: string | null;
-  told: boolean;
-}
+/** A claim decided: the key's entry is the answer, or the change to write (a new key, or a deferred one claimed again). */
+type Decision = { kind: 'existing'; entry: LedgerEntry } | { kind: 'write'; change: Change };
 
-/** A claim decided: the key's entry is the answer, or an entry to write (a new key, or a deferred one claimed again). */
-type Decision = { kind: 'existing'; entry: LedgerEntry } | { kind: 'insert' | 'reclaim'; write: Write };
+const createdOf = (row: AppliedRow): ClaimResult => ({ kind: 'created', entry: toLedgerEntry(row.entry!), ...(row.event ? { event: eventOf(row.event) } : {}) });
 
-/** A written entry and its reward event, as rewardbus_claim_insert and RECLAIM_SQL answer. */
-interface Written {
-  entry: Row;
-  event: EventJson | null;
-}
-const createdOf = ({ entry, event }: Written): ClaimResult => ({ kind: 'created', entry: toLedgerEntry(entry), ...(event ? { event: eventOf(event) } : {}) });
-
-/** A deferred entry claimed again (rare: a claim that came too early, sent again when due). */
-const RECLAIM_SQL = `
-  WITH r AS (
-    UPDATE rewards SET state = $7, phase = 'claimed', reason = $8, day = $10, created_at = $11, owner = $12, lease_until = $13, budgeted = $14, address = $15
-    WHERE id = $1 AND user_id = $2 AND idempotency_key = $3 AND request_hash = $4 AND achievement_id = $5 AND sats = $6 AND $9::text IS NOT DISTINCT FROM occurred_at
-    RETURNING *),
-  b AS (UPDATE budget SET sats = sats + (SELECT sats FROM r) WHERE day = $10 AND $14),
-  ev AS (${appendEventOf('r', '$16', '$11')})
-  SELECT row_to_json(r) AS entry, (SELECT row_to_json(ev) FROM ev) AS event FROM r`;
+/** The write primitive's call with a batch written in as literals (see inline): it follows the facts in the claim's transaction. */
+const array = (xs: readonly string[]) => `${literal(`{${xs.join(',')}}`)}::text[]`;
+const applyCall = (changes: readonly Change[]) =>
+  `SELECT * FROM rewardbus_apply(${literal(JSON.stringify(changes.map((c, i) => ({ i, ...c }))))}::jsonb, ${array(RESERVING)}, ${array(TOLD)}, TRUE)`;
 
 /** A call of one of the claim's functions, its arguments written in as literals (see inline). */
 const call = (fn: string, arity: number) => `SELECT * FROM ${fn}(${Array.from({ length: arity }, (_, i) => `$${i + 1}`).join(', ')})`;
 const FACTS_CALL = call('rewardbus_claim_facts', 11);
-const INSERT_CALL = call('rewardbus_claim_insert', 16);
 
 /**
  * Claims on PostgreSQL: each under its player's advisory lock (and its address's, with an address
@@ -160,27 +125,26 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
           now,
         );
     const state = early ? 'deferred' : claimedState(reason, claim);
-    const reserving = RESERVING.includes(state);
     const lease = state === 'sending' ? now + leaseMs : null;
-    const write: Write = {
-      id: existing?.id ?? claim.id,
-      user: claim.userId,
-      key: claim.idempotencyKey,
-      hash: claim.requestHash,
-      achievement: claim.achievementId,
-      sats: claim.sats,
+    const decided = {
       state,
       reason: reason ?? null,
-      occurred: claim.occurredAt ?? null,
+      sats: claim.sats,
       day,
-      at: now,
+      created: now,
       owner: lease === null ? null : owner,
       lease,
-      budgeted: budgeted && reserving,
+      budgeted: budgeted && RESERVING.includes(state),
       address: claim.address ?? null,
-      told: TOLD.includes(state),
+      at: now,
     };
-    return { kind: key, write };
+    if (key === 'insert') {
+      const { userId: user, idempotencyKey: k, requestHash: hash, achievementId: achievement } = claim;
+      return { kind: 'write', change: { op: 'insert', id: claim.id, user, key: k, hash, achievement, occurred: claim.occurredAt ?? null, ...decided } };
+    }
+    // A deferred key decided whole, as a new claim: today's price, day, time and address.
+    const change: Change = { op: 'update', id: existing!.id, from: LIFECYCLE.claim.from, unsent: false, payment: null, gamertag: null, settled: null, actor: null, action: null, setAddress: true, ...decided };
+    return { kind: 'write', change };
   }
 
   /**
@@ -201,7 +165,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
         await c.query('ROLLBACK');
         return d;
       }
-      const written = (await c.query(`${inline(d.kind === 'reclaim' ? RECLAIM_SQL : INSERT_CALL, Object.values(d.write))}; COMMIT`)) as unknown as Array<{ rows: Written[] }>;
+      const written = (await c.query(`${applyCall([d.change])}; COMMIT`)) as unknown as Array<{ rows: AppliedRow[] }>;
       return createdOf(written[0]!.rows[0]!);
     });
   }
@@ -219,7 +183,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
    * later claim of that player waits for it).
    */
   async function claimGroup(ps: readonly Prepared[]): Promise<ReadonlyArray<GroupResult<ClaimResult>>> {
-    const decided = await onConnection(async (c) => {
+    const decided = await onConnection(async (c): Promise<Array<ClaimResult | 'busy'>> => {
       const items = JSON.stringify(ps.map((p, i) => ({ i, ...factsArgs(p) })));
       const results = (await c.query(`BEGIN; SELECT * FROM rewardbus_claim_facts_many(${literal(items)})`)) as unknown as Array<{ rows: Array<Facts & { i: number; busy: boolean }> }>;
       const facts = results[1]!.rows;
@@ -229,17 +193,15 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
         const f = facts.find((x) => x.i === i)!;
         if (f.busy) return 'busy';
         const d = decide(p, f, Number(f.project_sats ?? 0) + (reserved.get(p.day) ?? 0));
-        if (d.kind !== 'existing' && d.write.budgeted) reserved.set(p.day, (reserved.get(p.day) ?? 0) + d.write.sats);
+        if (d.kind === 'write' && d.change.budgeted) reserved.set(p.day, (reserved.get(p.day) ?? 0) + (d.change.sats ?? 0));
         return d;
       });
-      if (decisions.some((d) => d !== 'busy' && d.kind === 'reclaim')) {
-        await c.query('ROLLBACK');
-        return undefined;
-      }
-      const writes = decisions.flatMap((d, i) => (d !== 'busy' && d.kind === 'insert' ? [{ i, ...d.write }] : []));
-      const insert = writes.length ? `SELECT * FROM rewardbus_claim_insert_many(${literal(JSON.stringify(writes))}); ` : '';
-      const written = (await c.query(`${insert}COMMIT`)) as unknown as Array<{ rows: Array<Written & { i: number }> }> | { rows: [] };
-      const byItem = new Map((Array.isArray(written) ? written[0]!.rows : []).map((w) => [w.i, w]));
+      const writes = decisions.flatMap((d, i) => (d !== 'busy' && d.kind === 'write' ? [{ i, change: d.change }] : []));
+      const apply = writes.length ? `${applyCall(writes.map((w) => w.change))}; ` : '';
+      const written = (await c.query(`${apply}COMMIT`)) as unknown as Array<{ rows: AppliedRow[] }> | { rows: [] };
+      // The primitive answers its batch's items in its own numbering: back to the group's.
+      const applied = Array.isArray(written) ? written[0]!.rows : [];
+      const byItem = new Map(applied.map((r) => [writes[r.i]!.i, r]));
       return decisions.map((d, i) => (d === 'busy' ? d : d.kind === 'existing' ? d : createdOf(byItem.get(i)!)));
     }).catch((err: unknown) => {
       if (isStoreOutage(err) && !lockConflict(err)) throw err;

@@ -1,5 +1,5 @@
 import pg, { type Pool, type PoolClient } from 'pg';
-import type { EventLog, PlayerEvent } from '../event-log.js';
+import { refuseRewardEvent, type EventLog, type PlayerEvent } from '../event-log.js';
 import { inTransaction } from './transaction.js';
 
 /** Where the store says what happened to its connections (a pino logger fits). */
@@ -80,6 +80,7 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
   return {
     announce,
     async append(userId, type, data) {
+      refuseRewardEvent(type);
       const event = await transaction((c) => appendEventIn(c, userId, type, data));
       announce(userId);
       return event;

@@ -1,6 +1,10 @@
 import type { Pool, PoolClient } from 'pg';
 import type { PlayerEvent } from '../event-log.js';
-import { inChunks, PRUNE_CHUNK, type Ledger, type LedgerState } from '../ledger.js';
+import { utcDay } from '../../../wire/earning-rules.js';
+import { LIFECYCLE, RESERVING_STATES, type TransitionName } from '../../core/lifecycle.js';
+import { dayRefusal } from '../claim-decision.js';
+import { DayLimitRefusal, inChunks, PRUNE_CHUNK, type Ledger, type LedgerState, type SettleOptions, type SettleResult, type Settlement } from '../ledger.js';
+import { APPLY_SQL, applyParams, settledOf, settlementChange, type AppliedRow } from './apply.js';
 import { RESERVING_SQL, toLedgerEntry } from '../ledger-row.js';
 import { pgClaims } from './claims.js';
 import type { Row } from './rows.js';
@@ -40,13 +44,53 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
 
   const one = async (sql: string, params: unknown[]) => (await pool.query<Row>(sql, params)).rows.map(toLedgerEntry);
 
+  /**
+   * A transition that decides again (an approval) of an entry reserved on an earlier UTC day:
+   * under its player's lock (and its address's) and both days' budget rows, today's cap, budget
+   * and address cap are read as a claim reads them; with room, the entry moves to today, its
+   * reservation with it; without, nothing changes. 'same_day': nothing to decide again.
+   */
+  async function redecide(id: string, name: TransitionName, to: Settlement, now: number, { audit, limits }: SettleOptions): Promise<SettleResult | 'same_day'> {
+    const day = utcDay(now);
+    const row = (await pool.query<Row>('SELECT * FROM rewards WHERE id = $1', [id])).rows[0];
+    if (!row || row.day === day) return 'same_day';
+    const budgeted = (limits?.dailyBudgetSats ?? 0) > 0;
+    const capped = row.address !== null && (limits?.addressDailyCapSats ?? 0) > 0;
+    return inTransaction<SettleResult>(pool, async (c) => {
+      // Budget rows in day order, as every writer takes them: the entry's own day first.
+      await c.query('SELECT 1 FROM budget WHERE day = $1 FOR UPDATE', [row.day]);
+      const { rows } = await c.query<{ user_sats: string; address_sats: string; project_sats: string | null }>(
+        'SELECT * FROM rewardbus_claim_facts($1, $2, $3, $4, NULL, $5, $6, $7, $8, $9, $10)',
+        [row.user_id, row.idempotency_key, day, row.achievement_id, row.id, now, budgeted, (limits?.userDailyCapSats ?? 0) > 0, capped ? row.address : null, capped ? row.address : null],
+      );
+      const facts = rows[0]!;
+      const refused =
+        limits &&
+        dayRefusal(
+          { sats: row.sats, ...(row.address !== null ? { address: row.address } : {}) },
+          { userSats: Number(facts.user_sats), projectSats: Number(facts.project_sats ?? 0), addressSats: Number(facts.address_sats) },
+          limits,
+        );
+      if (refused) throw new DayLimitRefusal(refused);
+      const change = settlementChange(id, name, to, now, { owner, leaseMs }, audit, { day, budgeted });
+      const applied = await c.query<AppliedRow>(APPLY_SQL, applyParams([change], true));
+      return settledOf(applied.rows[0]);
+    });
+  }
+
   return {
     find: async (userId, key) => (await one('SELECT * FROM rewards WHERE user_id = $1 AND idempotency_key = $2', [userId, key]))[0],
     claim: (c, limits, at) => claim(c, limits, at).then(heard),
-    settle: (id, from, to, options = {}) => settlements.settle(id, from, to, options.now ?? Date.now(), options.audit).then(heard),
+    settle: async (id, transition, to, options = {}) => {
+      const now = options.now ?? Date.now();
+      // Decided again on the day it happens (an approval): on a later day than the entry's, in a transaction of its own.
+      if ('redecides' in LIFECYCLE[transition] && RESERVING_STATES.includes(to.state)) {
+        const moved = await redecide(id, transition, to, now, options);
+        if (moved !== 'same_day') return heard(moved);
+      }
+      return heard(await settlements.settle(id, transition, to, now, options.audit));
+    },
     markSent: settlements.markSent,
-    // Only while still claimed: a compare-and-set on the phase too, so a relay that marks it sent meanwhile wins.
-    releaseUnsent: (id, now = Date.now()) => settlements.settle(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now, undefined, 'claimed').then(heard),
     get: async (id) => (await one('SELECT * FROM rewards WHERE id = $1', [id]))[0],
     history: (userId, limit) => one('SELECT * FROM rewards WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, limit]),
     inState: (state) => one('SELECT * FROM rewards WHERE state = $1 ORDER BY created_at', [state]),

@@ -1,4 +1,4 @@
-import type { EventLog, PlayerEvent } from '../event-log.js';
+import { refuseRewardEvent, type EventLog, type PlayerEvent } from '../event-log.js';
 import type { SqliteDb } from './db.js';
 
 interface Row {
@@ -37,7 +37,10 @@ export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
     ),
   };
   return {
-    append: (userId, type, data) => write(() => append(userId, type, data)),
+    append: async (userId, type, data) => {
+      refuseRewardEvent(type);
+      return write(() => append(userId, type, data));
+    },
     since: async (userId, afterId, limit = 500) => q.since.all(afterId, userId, limit).map(toEvent),
     receiveWebhook: (eventId, type, referenceId, e) =>
       write(() => {

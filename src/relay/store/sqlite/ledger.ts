@@ -1,23 +1,24 @@
 import type { SqliteDb } from './db.js';
 import { utcDay } from '../../../wire/earning-rules.js';
-import { claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
-import { RESERVING_SQL, toLedgerEntry, type LedgerRow as Row } from '../ledger-row.js';
+import { LIFECYCLE, reserves, told as isTold, type TransitionName } from '../../core/lifecycle.js';
+import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../claim-decision.js';
+import { RESERVING_SQL, settledRow, toLedgerEntry, type LedgerRow as Row } from '../ledger-row.js';
 import {
+  DayLimitRefusal,
   inChunks,
   PRUNE_CHUNK,
   REWARD_EVENT,
-  RESERVING_STATES,
-  TOLD_STATES,
+  type AuditNote,
   type ClaimLimits,
   type ClaimResult,
   type Ledger,
-  type LedgerEntry,
-  type NewClaim,
-  type Settled,
-  type Settlement,
-  type AuditNote,
   type LedgerState,
+  type NewClaim,
+  type SettleOptions,
+  type SettleResult,
+  type Settlement,
 } from '../ledger.js';
+import type { PlayerEvent } from '../event-log.js';
 import { toRewardRecord } from '../reward-record.js';
 import { eventAppender } from './event-log.js';
 import { ROW_COLUMNS, rowOf, type RawRow } from './reward-rows.js';
@@ -39,8 +40,9 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, address, day, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?)`,
     ),
-    reclaim: db.prepare<[LedgerState, string | null, string | null, string, number, string]>(
-      `UPDATE rewards SET state = ?, phase = 'claimed', reason = ?, address = ?, day = ?, created_at = ? WHERE id = ?`,
+    // Every column a transition may change, from the row the primitive built.
+    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, string]>(
+      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?, sats = ?, address = ?, day = ?, created_at = ?, settled_at = ? WHERE id = ?`,
     ),
     spendNonce: db.prepare<[string, string, number]>('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
     linked: db.prepare<[string, string, string], { n: number }>('SELECT 1 AS n FROM address_links WHERE address = ? AND day = ? AND user_id = ?'),
@@ -48,11 +50,6 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     link: db.prepare<[string, string, string]>('INSERT INTO address_links (address, day, user_id) VALUES (?, ?, ?)'),
     // The compare-and-set is in the statement: only an entry still sending and not yet sent moves.
     markSent: db.prepare<[string]>(`UPDATE rewards SET phase = 'sent' WHERE id = ? AND state = 'sending' AND phase = 'claimed'`),
-    // An approved held entry goes on as sending, claimed: from there it is paid like any claim.
-    update: db.prepare<[LedgerState, LedgerState, string | null, string | null, string | null, number | null, string]>(
-      `UPDATE rewards SET state = ?, phase = CASE WHEN ? = 'sending' THEN 'claimed' ELSE phase END, reason = ?, payment_id = coalesce(?, payment_id),
-       gamertag = coalesce(?, gamertag), settled_at = ? WHERE id = ?`,
-    ),
     audit: db.prepare<[string, string, string, string, string, number]>('INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) VALUES (?, ?, ?, ?, ?, ?)'),
     audits: db.prepare<[string], { reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: number }>(
       'SELECT * FROM audit WHERE reward_id = ? ORDER BY seq',
@@ -82,14 +79,31 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day) ?? 0;
   // Every entry with an address reserves under its scope too (counted with or without a cap, so
   // a release always undoes what was reserved).
-  function reserve(userId: string, address: string | null, day: string, sats: number) {
-    q.reserve.run('*', day, sats);
-    q.reserve.run(`u:${userId}`, day, sats);
-    if (address !== null) q.reserve.run(`a:${address}`, day, sats);
+  function reserve(r: Row, sats: number) {
+    q.reserve.run('*', r.day, sats);
+    q.reserve.run(`u:${r.user_id}`, r.day, sats);
+    if (r.address !== null) q.reserve.run(`a:${r.address}`, r.day, sats);
   }
 
-  /** The player hears of the entry as it now stands, in the transaction that changed it. */
-  const told = (entry: LedgerEntry) => (TOLD_STATES.includes(entry.state) ? { event: appendEvent(entry.userId, REWARD_EVENT, toRewardRecord(entry)) } : {});
+  /**
+   * The one write primitive: an entry from `before` (none: a new key) to `after`, in the caller's
+   * transaction. The row; its reservation (what `before` reserved is freed, exactly; what `after`
+   * reserves is taken, on its day); the audit row of a decision by hand; and, for a state the
+   * player sees, the player's `reward` event, built from the row as written.
+   */
+  function commit(before: Row | undefined, after: Row, at: number, audit?: AuditNote): PlayerEvent | undefined {
+    const a = after;
+    if (before) q.update.run(a.state, a.phase, a.reason, a.payment_id, a.gamertag, a.sats, a.address, a.day, Number(a.created_at), a.settled_at === null ? null : Number(a.settled_at), a.id);
+    else q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.occurred_at, a.address, a.day, Number(a.created_at));
+    const was = before && reserves(before.state) ? before : undefined;
+    const is = reserves(a.state) ? a : undefined;
+    if (!was || !is || was.sats !== is.sats || was.day !== is.day || was.address !== is.address) {
+      if (was) reserve(was, -was.sats);
+      if (is) reserve(is, is.sats);
+    }
+    if (audit) q.audit.run(a.id, audit.actor, audit.action, before?.state ?? a.state, a.state, at);
+    return isTold(a.state) ? appendEvent(a.user_id, REWARD_EVENT, toRewardRecord(toLedgerEntry(a))) : undefined;
+  }
 
   function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
     const existing = one(q.byKey.get(c.userId, c.idempotencyKey));
@@ -102,9 +116,8 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     if (!early) {
       // A proof is spent by any decided claim, whatever the decision: never twice.
       const proofUsed = c.proofNonce !== undefined && q.spendNonce.run(c.proofNonce, existing?.id ?? c.id, now).changes === 0;
-      const last = q.lastReserving.get(c.userId, c.achievementId);
       const facts = {
-        lastReservingAt: last,
+        lastReservingAt: q.lastReserving.get(c.userId, c.achievementId),
         userSats: reservedSats(`u:${c.userId}`, day),
         projectSats: reservedSats('*', day),
         addressSats: c.address === undefined ? 0 : reservedSats(`a:${c.address}`, day),
@@ -112,67 +125,49 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       };
       reason = refusal(c, facts, limits, now);
     }
-    const state = early ? 'deferred' : claimedState(reason, c);
-    const address = c.address ?? null;
-    if (existing) q.reclaim.run(state, reason ?? null, address, day, now, existing.id);
-    else q.insert.run(c.id, c.userId, c.idempotencyKey, c.requestHash, c.achievementId, c.sats, state, reason ?? null, c.occurredAt ?? null, address, day, now);
-    if (RESERVING_STATES.includes(state)) reserve(c.userId, address, day, c.sats);
-    // The entry is the row as the statement left it (rest and spread copies of the claim cost
-    // more than its statements did).
-    const row: Row = existing ?? {
-      id: c.id,
+    // Decided whole, a deferred key as a new one: today's price, day and address.
+    const after: Row = {
+      id: existing?.id ?? c.id,
       user_id: c.userId,
       idempotency_key: c.idempotencyKey,
       request_hash: c.requestHash,
       achievement_id: c.achievementId,
       sats: c.sats,
-      state,
+      state: early ? 'deferred' : claimedState(reason, c),
       phase: 'claimed',
-      reason: null,
+      reason: reason ?? null,
       payment_id: null,
       gamertag: null,
-      occurred_at: c.occurredAt ?? null,
-      address,
+      occurred_at: existing ? existing.occurred_at : (c.occurredAt ?? null),
+      address: c.address ?? null,
       day,
       created_at: now,
       settled_at: null,
     };
-    row.state = state;
-    row.phase = 'claimed';
-    row.reason = reason ?? null;
-    row.address = address;
-    row.day = day;
-    row.created_at = now;
-    const entry = toLedgerEntry(row);
-    return { kind: 'created', entry, ...told(entry) };
+    const event = commit(existing, after, now);
+    return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
   }
 
-  function settleNow(id: string, from: readonly LedgerState[], to: Settlement, now: number, audit?: AuditNote): Settled | undefined {
+  function settleNow(id: string, name: TransitionName, to: Settlement, now: number, { audit, limits }: SettleOptions): SettleResult | DayLimitRefusal {
+    const t = LIFECYCLE[name];
     const row = one(q.byId.get(id));
-    if (!row || !from.includes(row.state)) return undefined;
-    if (audit) q.audit.run(id, audit.actor, audit.action, row.state, to.state, now);
-    q.update.run(
-      to.state,
-      to.state,
-      'reason' in to ? to.reason : null,
-      'paymentId' in to ? (to.paymentId ?? null) : null,
-      'gamertag' in to ? (to.gamertag ?? null) : null,
-      to.state === 'paid' || to.state === 'failed' ? now : null,
-      id,
-    );
-    // Leaving the reserving states frees the sats; coming back (a decision contradicted) takes them again.
-    const reserving = RESERVING_STATES.includes(row.state);
-    if (reserving !== RESERVING_STATES.includes(to.state)) reserve(row.user_id, row.address ?? null, row.day, reserving ? -row.sats : row.sats);
-    // The entry is the row as the UPDATE left it.
-    const was = row.state;
-    row.state = to.state;
-    if (to.state === 'sending') row.phase = 'claimed';
-    row.reason = 'reason' in to ? to.reason : null;
-    if ('paymentId' in to && to.paymentId !== undefined) row.payment_id = to.paymentId;
-    if ('gamertag' in to && to.gamertag !== undefined) row.gamertag = to.gamertag;
-    row.settled_at = to.state === 'paid' || to.state === 'failed' ? now : null;
-    const entry = toLedgerEntry(row);
-    return { entry, from: was, ...told(entry) };
+    if (!row || !(t.from as readonly LedgerState[]).includes(row.state) || ('unsent' in t && row.phase !== 'claimed')) return undefined;
+    let day = row.day;
+    // Decided again on the day it happens: a held claim approved on a later day counts there, if it fits.
+    if ('redecides' in t && reserves(to.state) && row.day !== utcDay(now)) {
+      day = utcDay(now);
+      const refused =
+        limits &&
+        dayRefusal(
+          { sats: row.sats, ...(row.address !== null ? { address: row.address } : {}) },
+          { userSats: reservedSats(`u:${row.user_id}`, day), projectSats: reservedSats('*', day), addressSats: row.address === null ? 0 : reservedSats(`a:${row.address}`, day) },
+          limits,
+        );
+      if (refused) return new DayLimitRefusal(refused);
+    }
+    const after = settledRow(row, to, now, day);
+    const event = commit(row, after, now, audit);
+    return { entry: toLedgerEntry(after), from: row.state, ...(event ? { event } : {}) };
   }
 
   return {
@@ -181,10 +176,13 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       return r && toLedgerEntry(r);
     },
     claim: (c, limits, now) => write(() => claimNow(c, limits, now ?? Date.now())),
-    settle: (id, from, to, options = {}) => write(() => settleNow(id, from, to, options.now ?? Date.now(), options.audit)),
+    // A refusal is thrown outside the write: nothing was written, and the batch it was in goes on.
+    settle: async (id, transition, to, options = {}) => {
+      const r = await write(() => settleNow(id, transition, to, options.now ?? Date.now(), options));
+      if (r instanceof DayLimitRefusal) throw r;
+      return r;
+    },
     markSent: (id) => write(() => q.markSent.run(id).changes === 1),
-    releaseUnsent: (id, now = Date.now()) =>
-      write(() => (one(q.byId.get(id))?.phase === 'claimed' ? settleNow(id, ['sending'], { state: 'deferred', reason: 'interrupted_before_send' }, now) : undefined)),
     get: async (id) => {
       const r = one(q.byId.get(id));
       return r && toLedgerEntry(r);

@@ -1,4 +1,8 @@
 import type Database from 'better-sqlite3';
+import { ALL_STATES } from '../../core/lifecycle.js';
+
+/** The lifecycle's states as a SQL list (written into the migration that constrains `state`). */
+const STATE_LIST = ALL_STATES.map((s) => `'${s}'`).join(', ');
 
 /**
  * The SQLite file's schema, versioned like PostgreSQL's (postgres/migrations.ts): each step runs
@@ -94,6 +98,15 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX reserved_by_day ON reserved (day);
       CREATE INDEX address_links_by_day ON address_links (day);
       CREATE INDEX proof_nonces_by_at ON proof_nonces (at);
+    `),
+  // `state` holds only the lifecycle's states (core/lifecycle.ts). SQLite adds no CHECK to a table
+  // that exists without rewriting it: triggers refuse any other value, on insert and on update.
+  (db) =>
+    db.exec(`
+      CREATE TRIGGER rewards_state_insert BEFORE INSERT ON rewards WHEN NEW.state NOT IN (${STATE_LIST})
+        BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: rewards.state is not a lifecycle state'); END;
+      CREATE TRIGGER rewards_state_update BEFORE UPDATE OF state ON rewards WHEN NEW.state NOT IN (${STATE_LIST})
+        BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: rewards.state is not a lifecycle state'); END;
     `),
 ];
 

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { EventLog } from '../event-log.js';
-import type { Ledger } from '../ledger.js';
+import { DayLimitRefusal, type DayLimit, type Ledger } from '../ledger.js';
 import type { RelayStore } from '../relay-store.js';
 
 /** A call to the store's thread, and its answer (id 0: the database is open). */
@@ -22,12 +22,15 @@ function startWorker(file: string): Worker {
 
 // Every method each side answers: a method added to Ledger or EventLog fails to compile until listed.
 const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
-  find: true, claim: true, markSent: true, releaseUnsent: true, settle: true, get: true, history: true,
+  find: true, claim: true, markSent: true, settle: true, get: true, history: true,
   inState: true, abandoned: true, budgetUsed: true, linkAddress: true, report: true, recent: true, audits: true, prune: true,
 };
 const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
   append: true, since: true, receiveWebhook: true, webhookReceived: true, recentWebhooks: true, rememberRampSession: true,
 };
+
+/** A DayLimitRefusal as the thread sends it (worker.ts), made whole again. */
+const refusalOf = (e: unknown) => (e && typeof e === 'object' && 'dayLimit' in e ? new DayLimitRefusal(e.dayLimit as DayLimit) : undefined);
 
 export interface SqliteStore extends RelayStore {
   /** Settles once the database is open, or rejects with why it could not be (calls reject too). */
@@ -51,7 +54,7 @@ export function openSqliteStore(file: string): SqliteStore {
       const p = pending.get(reply.id);
       if (!p) continue;
       pending.delete(reply.id);
-      if ('error' in reply) p.reject(reply.error);
+      if ('error' in reply) p.reject(refusalOf(reply.error) ?? reply.error);
       else p.resolve(reply.value);
     }
     // The thread keeps the process alive only while an answer is awaited (a CLI command exits when done).

@@ -3,6 +3,7 @@
 // a commit is waiting are committed together in the next one (sqlite-db.ts), and their answers
 // go back together too.
 import { parentPort, workerData } from 'node:worker_threads';
+import { DayLimitRefusal } from '../ledger.js';
 import { openSqliteDb } from './db.js';
 import { sqliteEventLog } from './event-log.js';
 import { sqliteLedger } from './ledger.js';
@@ -40,7 +41,8 @@ port.on('message', (calls: StoreCall[]) => {
     const method = (targets[call.target] as unknown as Record<string, Method>)[call.method]!;
     method(...call.args).then(
       (value) => reply({ id: call.id, value }),
-      (error: unknown) => reply({ id: call.id, error }),
+      // A refusal crosses as its reason: a thread's structured clone keeps no error's class.
+      (error: unknown) => reply({ id: call.id, error: error instanceof DayLimitRefusal ? { dayLimit: error.reason } : error }),
     );
   }
 });

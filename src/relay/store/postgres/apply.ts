@@ -1,0 +1,115 @@
+import { LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
+import type { AuditNote, LedgerState, Settled, Settlement } from '../ledger.js';
+import { toLedgerEntry } from '../ledger-row.js';
+import { eventOf, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
+
+/**
+ * The PostgreSQL ledger's one write primitive (rewardbus_apply, migration 12): a batch of
+ * changes, each a new entry or a compare-and-set of one from the states its transition leaves,
+ * with its reservation, audit row and player event, in one statement. A single change is a batch
+ * of one. Claims and settlements both write through it.
+ */
+
+/** A new entry, as a claim decided it. */
+export interface InsertChange {
+  op: 'insert';
+  id: string;
+  user: string;
+  key: string;
+  hash: string;
+  achievement: string;
+  occurred: string | null;
+  state: LedgerState;
+  reason: string | null;
+  sats: number;
+  day: string;
+  created: number;
+  owner: string | null;
+  lease: number | null;
+  budgeted: boolean;
+  address: string | null;
+  at: number;
+}
+
+/** A transition of an entry: a compare-and-set on `from` (and on the phase when `unsent`). */
+export interface UpdateChange {
+  op: 'update';
+  id: string;
+  from: readonly LedgerState[];
+  unsent: boolean;
+  state: LedgerState;
+  reason: string | null;
+  /** Null: the transaction id and gamertag it had. */
+  payment: string | null;
+  gamertag: string | null;
+  settled: number | null;
+  owner: string | null;
+  lease: number | null;
+  at: number;
+  actor: string | null;
+  action: string | null;
+  /** Decided again (a deferred claim, an approval on a later day): its new price, day, time, address and budget share. Null: as it was. */
+  sats: number | null;
+  day: string | null;
+  created: number | null;
+  setAddress: boolean;
+  address: string | null;
+  budgeted: boolean | null;
+}
+
+export type Change = InsertChange | UpdateChange;
+
+/** A change as the primitive answers it: the entry as it is now, the state it left, its event; or busy (its player's event lock held elsewhere). */
+export interface AppliedRow {
+  i: number;
+  busy: boolean;
+  entry: Row | null;
+  old_state: LedgerState | null;
+  event: EventJson | null;
+}
+
+/** The primitive's call with its four parameters. */
+export const APPLY_SQL = 'SELECT * FROM rewardbus_apply($1, $2, $3, $4)';
+
+/** Its parameters: `wait` for the players' event locks (a claim's transaction, holding its players' locks), or answer busy. */
+export const applyParams = (changes: readonly Change[], wait: boolean) => [JSON.stringify(changes.map((c, i) => ({ i, ...c }))), RESERVING, TOLD, wait];
+
+/** The change a settlement makes: the transition's states from the lifecycle's table. */
+export function settlementChange(
+  id: string,
+  name: TransitionName,
+  to: Settlement,
+  now: number,
+  lease: { owner: string; leaseMs: number },
+  audit?: AuditNote,
+  move?: { day: string; budgeted: boolean },
+): UpdateChange {
+  const t = LIFECYCLE[name];
+  const sending = to.state === 'sending';
+  return {
+    op: 'update',
+    id,
+    from: t.from,
+    unsent: 'unsent' in t,
+    state: to.state,
+    reason: 'reason' in to ? to.reason : null,
+    payment: 'paymentId' in to ? (to.paymentId ?? null) : null,
+    gamertag: 'gamertag' in to ? (to.gamertag ?? null) : null,
+    settled: to.state === 'paid' || to.state === 'failed' ? now : null,
+    // An approved held entry goes on as sending: this relay owns its payment, under a lease.
+    owner: sending ? lease.owner : null,
+    lease: sending ? now + lease.leaseMs : null,
+    at: now,
+    actor: audit?.actor ?? null,
+    action: audit?.action ?? null,
+    sats: null,
+    day: move?.day ?? null,
+    created: null,
+    setAddress: false,
+    address: null,
+    budgeted: move ? move.budgeted : null,
+  };
+}
+
+export const settledOf = (row: AppliedRow | undefined): Settled | undefined =>
+  row?.entry ? { entry: toLedgerEntry(row.entry), from: row.old_state!, ...(row.event ? { event: eventOf(row.event) } : {}) } : undefined;
