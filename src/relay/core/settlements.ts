@@ -19,6 +19,11 @@ export interface SettlementsDeps {
   publish: (event: PlayerEvent) => void;
   metrics: SettlementMetrics;
   logger: Logger;
+  /**
+   * The core's clock, for every change it applies. Claims take it too when it is given (a test's
+   * controlled clock); by default a claim's time is the store's, taken under its locks.
+   */
+  clock?: () => number;
 }
 
 export interface SettleRequest {
@@ -42,7 +47,7 @@ export type SettleOutcome = { kind: 'settled'; entry: LedgerEntry } | { kind: 'r
  * only from what was committed, the event is published to live streams, the metrics recorded
  * and the change logged. Nothing else in the relay settles an entry or appends a reward event.
  */
-export function createSettlements({ ledger, publish, metrics, logger }: SettlementsDeps) {
+export function createSettlements({ ledger, publish, metrics, logger, clock }: SettlementsDeps) {
   function after(s: Settled, cause: SettlementCause, audit?: AuditNote) {
     const { entry, from, event } = s;
     if (event) publish(event);
@@ -78,7 +83,7 @@ export function createSettlements({ ledger, publish, metrics, logger }: Settleme
     try {
       // The core's clock, not the store's (the SQLite store runs in a thread of its own).
       s = await ledger.settle(id, request.transition, request.to, {
-        now: request.now ?? Date.now(),
+        now: request.now ?? (clock ?? Date.now)(),
         ...(request.audit ? { audit: request.audit } : {}),
         ...(request.limits ? { limits: request.limits } : {}),
       });
@@ -94,7 +99,7 @@ export function createSettlements({ ledger, publish, metrics, logger }: Settleme
   return {
     /** Records a claim (sending; rejected or held, and told; deferred too early); a known key comes back untouched. */
     async claim(claim: NewClaim, limits: ClaimLimits): Promise<ClaimResult> {
-      const r = await ledger.claim(claim, limits);
+      const r = await ledger.claim(claim, limits, clock?.());
       if (r.kind === 'created') {
         // The store decided it; the table says what a claim may become.
         if (!LIFECYCLE.claim.to.includes(r.entry.state as never)) throw new LifecycleError(`a claim cannot become ${r.entry.state}`);

@@ -31,6 +31,7 @@ export function toLedgerEntry(r: LedgerRow): LedgerEntry {
     sats: r.sats,
     state: r.state,
     createdAt: Number(r.created_at),
+    day: r.day,
   };
   if (r.state === 'sending') e.phase = r.phase;
   if (r.reason !== null) e.reason = r.reason;

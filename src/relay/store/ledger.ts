@@ -35,6 +35,8 @@ export interface LedgerEntry {
   address?: string;
   createdAt: number;
   settledAt?: number;
+  /** The UTC day its sats count on (its claim's, or its approval's when that came on a later day). Set by the stores. */
+  day?: string;
 }
 
 /** What the relay asks the ledger to record: the entry's identity, and the rule it is checked by. */

@@ -1,0 +1,232 @@
+// Both ledgers decide money alike: random sequences of what players, the payments service and
+// operators do (claims, retries under the same key, claims before their play time, price changes,
+// cap and budget edges, payments paid, refused, out of reach or timed out, approvals on later
+// days, reconcile, mark-paid, mark-failed) run through the relay's core on SQLite, on PostgreSQL
+// and on a reference model (ledger-model.ts); the rewards, the reservations, the player's events
+// and what the service paid must be the model's after every step.
+//
+// A fixed seed runs in `npm test`; `npm run fuzz:ledger -- --runs N [--seed S]` runs more. A
+// failure prints its shrunk sequence and the seed to replay it.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createClaims } from '../../src/relay/core/claims.js';
+import { createCatalog } from '../../src/relay/core/catalog.js';
+import { createPayouts } from '../../src/relay/core/payouts.js';
+import { createReviews } from '../../src/relay/core/reviews.js';
+import { createSettlements } from '../../src/relay/core/settlements.js';
+import { createLogger, openPgStore, openSqliteStore, type RelayStore } from '../../src/relay/index.js';
+import type { PaymentsClient } from '../../src/relay/payments/client.js';
+import type { ClaimLimits, LedgerEntry } from '../../src/relay/store/ledger.js';
+import type { CatalogEntry, RewardRecord } from '../../src/wire/relay-api.js';
+import { utcDay } from '../../src/wire/earning-rules.js';
+import { freshDatabase } from '../helpers/postgres.js';
+import { LedgerModel, type Service } from './ledger-model.js';
+
+const postgresUrl = inject('postgresUrl');
+const RUNS = Number(process.env.LEDGER_FUZZ_RUNS ?? 30);
+const SEED = Number(process.env.LEDGER_FUZZ_SEED ?? 20261125);
+const DAY = 86_400_000;
+
+const ACHIEVEMENTS: CatalogEntry[] = [
+  { id: 'coin', title: 'Coin', sats: 10, repeat: { kind: 'cooldown', seconds: 0 } },
+  { id: 'login', title: 'Login', sats: 20, repeat: { kind: 'daily' } },
+  { id: 'boss', title: 'Boss', sats: 30, repeat: { kind: 'once' } },
+  { id: 'marathon', title: 'Marathon', sats: 40, repeat: { kind: 'cooldown', seconds: 0 }, minPlaySeconds: 60 },
+  { id: 'trophy', title: 'Trophy', sats: 25, repeat: { kind: 'cooldown', seconds: 3600 }, hold: true },
+];
+const PLAYERS = 3;
+
+type Op =
+  /** A key names its achievement (key % 5), unless `reuse`: the same key with another body. */
+  | { op: 'claim'; player: number; key: number; reuse: boolean; service: Service }
+  | { op: 'price'; achievement: number; sats: number }
+  | { op: 'wait'; ms: number }
+  | { op: 'approve'; pick: number; service: Service }
+  | { op: 'deny'; pick: number }
+  | { op: 'review'; pick: number; action: 'reconcile' | 'mark-paid' | 'mark-failed' };
+
+const service: fc.Arbitrary<Service> = fc.oneof(
+  { weight: 6, arbitrary: fc.constant({ kind: 'pay' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'refuse' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'unavailable' as const }) },
+  { weight: 1, arbitrary: fc.boolean().map((paid) => ({ kind: 'timeout' as const, paid })) },
+  { weight: 1, arbitrary: fc.boolean().map((completes) => ({ kind: 'processing' as const, completes })) },
+);
+const op: fc.Arbitrary<Op> = fc.oneof(
+  // Keys from a small pool, so the same key comes again (a retry, a reused key, a deferred one due).
+  {
+    weight: 10,
+    arbitrary: fc.record({ op: fc.constant('claim' as const), player: fc.nat(PLAYERS - 1), key: fc.nat(9), reuse: fc.nat(15).map((n) => n === 0), service }),
+  },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('price' as const), achievement: fc.nat(ACHIEVEMENTS.length - 1), sats: fc.constantFrom(5, 10, 25, 40, 60) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('wait' as const), ms: fc.constantFrom(1_000, 61_000, 3_600_000, 6 * 3_600_000, 20 * 3_600_000) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('approve' as const), pick: fc.nat(3), service }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('deny' as const), pick: fc.nat(3) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('review' as const), pick: fc.nat(3), action: fc.constantFrom('reconcile' as const, 'mark-paid' as const, 'mark-failed' as const) }) },
+);
+const settings = fc.record({
+  userDailyCapSats: fc.constantFrom(0, 50, 100),
+  dailyBudgetSats: fc.constantFrom(0, 80, 200),
+  holdAboveSats: fc.constantFrom(0, 30),
+});
+
+/** The payments service, answering each payment as the step says; it records what it paid. */
+function scriptedService() {
+  let next: Service = { kind: 'pay' };
+  const fates = new Map<string, { completes: boolean; sats: number; userId: string }>();
+  const paid = new Map<string, number>();
+  const pay = (userId: string, sats: number) => paid.set(userId, (paid.get(userId) ?? 0) + sats);
+  let n = 0;
+  const client = {
+    gamertagByUserId: async (userId: string) => ({ kind: 'ok', data: { gamertag: userId } }),
+    sendPayment: async ({ gamertag, amount }: { gamertag: string; amount: string }) => {
+      const sats = Number(amount) / 1000;
+      const s = next;
+      next = { kind: 'pay' };
+      const transactionId = `tx-${++n}`;
+      switch (s.kind) {
+        case 'pay':
+          pay(gamertag, sats);
+          return { kind: 'ok', data: { transactionId, status: 'settled', receiverId: gamertag } };
+        case 'refuse':
+          return { kind: 'refused', status: 400, message: 'nope' };
+        case 'unavailable':
+          return { kind: 'unavailable', reason: 'unreachable' };
+        case 'timeout':
+          if (s.paid) pay(gamertag, sats);
+          return { kind: 'unclear', reason: 'timeout' };
+        case 'processing':
+          if (s.completes) pay(gamertag, sats);
+          fates.set(transactionId, { completes: s.completes, sats, userId: gamertag });
+          return { kind: 'ok', data: { transactionId, status: 'processing', receiverId: gamertag } };
+      }
+    },
+    transaction: async (id: string) => ({ kind: 'ok', data: { status: fates.get(id)?.completes ? 'TRANSACTION_STATUS_COMPLETED' : 'TRANSACTION_STATUS_FAILED' } }),
+  };
+  // Only the calls a payout and a reconcile make.
+  return { client: client as unknown as PaymentsClient, paid, answer: (s: Service) => void (next = s) };
+}
+
+/** The relay's core on a store, with a controlled clock and the scripted service. */
+const logger = createLogger('silent');
+function coreOn(store: RelayStore, limits: ClaimLimits, holdAboveSats: number, clock: () => number) {
+  const service = scriptedService();
+  const settlements = createSettlements({ ledger: store.ledger, publish: () => undefined, metrics: { settled: () => undefined }, logger, clock });
+  const payouts = createPayouts(store.ledger, settlements, service.client, logger);
+  let catalog = createCatalog(ACHIEVEMENTS);
+  const claims = () => createClaims({ ledger: store.ledger, settlements, catalog, payouts, limits, holdAboveSats });
+  const reviews = createReviews(settlements, store.ledger.get, payouts.settleByStatus, (e: LedgerEntry) => payouts.pay(e, e.achievementId), limits);
+  return {
+    service,
+    reviews,
+    reprice: (entries: CatalogEntry[]) => (catalog = createCatalog(entries)),
+    claim: (player: { id: string; iat: number }, key: string, achievementId: string) =>
+      claims()({ userId: player.id, gamertag: player.id, iat: player.iat, exp: player.iat + DAY }, key, { achievementId }, new Request('http://relay/v1/rewards')),
+  };
+}
+
+const stores: Record<string, RelayStore> = {};
+beforeAll(async () => {
+  stores.SQLite = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rewardbus-diff-')), 'ledger.sqlite'));
+  await (stores.SQLite as RelayStore & { opened: Promise<void> }).opened;
+  if (postgresUrl) stores.PostgreSQL = await openPgStore(await freshDatabase(postgresUrl), { owner: 'diff', leaseMs: 60_000 });
+});
+afterAll(async () => {
+  await Promise.all(Object.values(stores).map((s) => s.close()));
+});
+
+let run = 0;
+
+/** One sequence on every store and on the model, compared after each step. */
+async function replay(limits: ClaimLimits & { holdAboveSats: number }, ops: Op[]) {
+  // Each run on days and players of its own: the stores are shared by every run.
+  const start = Date.parse('2030-01-01T00:00:00Z') + run++ * 40 * DAY + 11 * 3_600_000;
+  const ns = randomUUID().slice(0, 8);
+  let now = start;
+  const clock = () => now;
+  const players = Array.from({ length: PLAYERS }, (_, i) => ({ id: `${ns}-p${i}`, iat: start }));
+  const model = new LedgerModel(limits, limits.holdAboveSats);
+  const cores = Object.entries(stores).map(([name, store]) => ({ name, store, core: coreOn(store, limits, limits.holdAboveSats, clock), ids: new Map<string, string>() }));
+  let prices = ACHIEVEMENTS.map((a) => ({ ...a }));
+  const days = new Set<string>();
+  const keyOf = (player: number, key: number) => `${players[player]!.id}-k${key}`;
+  // The n-th reward (oldest first) in a state, by key.
+  const pick = (state: string, n: number) => {
+    const keys = [...model.rewards.values()].filter((r) => r.state === state).map((r) => r.key);
+    return keys.length ? keys[n % keys.length] : undefined;
+  };
+
+  for (const step of ops) {
+    days.add(utcDay(now));
+    if (step.op === 'wait') {
+      now += step.ms;
+      continue;
+    }
+    if (step.op === 'price') {
+      prices = prices.map((a, i) => (i === step.achievement ? { ...a, sats: step.sats } : a));
+      for (const c of cores) c.core.reprice(prices);
+      continue;
+    }
+    if (step.op === 'claim') {
+      const a = prices[(step.key + (step.reuse ? 1 : 0)) % ACHIEVEMENTS.length]!;
+      const key = keyOf(step.player, step.key);
+      model.claim(players[step.player]!, key, a, a.id, now, step.service);
+      for (const c of cores) {
+        c.core.service.answer(step.service);
+        const r = await c.core.claim(players[step.player]!, key, a.id);
+        if (r.kind === 'answered') c.ids.set(key, r.entry.id);
+      }
+    } else {
+      const key = step.op === 'review' ? pick('needs_review', step.pick) : pick('held', step.pick);
+      if (!key) continue;
+      if (step.op === 'approve') model.approve(key, now, step.service);
+      else if (step.op === 'deny') model.deny(key);
+      else model.review(key, step.action);
+      for (const c of cores) {
+        const id = c.ids.get(key)!;
+        if ('service' in step) c.core.service.answer(step.service);
+        const action = step.op === 'review' ? step.action : step.op;
+        await c.core.reviews(id, action, 'fuzz', action === 'mark-paid' ? 'tx-by-hand' : undefined);
+      }
+    }
+    await expectSame(model, cores, players, days);
+  }
+}
+
+type Cores = Array<{ name: string; store: RelayStore; ids: Map<string, string>; core: ReturnType<typeof coreOn> }>;
+async function expectSame(model: LedgerModel, cores: Cores, players: Array<{ id: string }>, days: Set<string>) {
+  const want = {
+    rewards: Object.fromEntries([...model.rewards.values()].map((r) => [r.key, [r.state, r.sats, r.reason ?? null, r.day]])),
+    budget: Object.fromEntries([...days].map((d) => [d, model.budgetUsed(d)])),
+    events: Object.fromEntries(players.map((p) => [p.id, (model.events.get(p.id) ?? []).map((e) => [e.key, e.status, e.sats, e.reason ?? null])])),
+    paid: Object.fromEntries(players.map((p) => [p.id, model.paid.get(p.id) ?? 0])),
+  };
+  for (const c of cores) {
+    const rewards: Record<string, unknown> = {};
+    for (const p of players)
+      for (const e of await c.store.ledger.history(p.id, 1000)) rewards[e.idempotencyKey] = [e.state, e.sats, e.state === 'sending' ? null : (e.reason ?? null), e.day];
+    const events: Record<string, unknown> = {};
+    for (const p of players)
+      events[p.id] = (await c.store.events.since(p.id, 0, 10_000)).map((e) => {
+        const r = e.data as RewardRecord;
+        return [r.idempotencyKey, r.status, r.sats, r.reason ?? null];
+      });
+    const budget = Object.fromEntries(await Promise.all([...days].map(async (d) => [d, await c.store.ledger.budgetUsed(d)])));
+    const paid = Object.fromEntries(players.map((p) => [p.id, c.core.service.paid.get(p.id) ?? 0]));
+    expect({ store: c.name, rewards, budget, events, paid }).toEqual({ store: c.name, ...want });
+  }
+}
+
+
+describe('the ledgers against the reference model', () => {
+  it(`decide every sequence alike: ${RUNS} runs, seed ${SEED}`, { timeout: Math.max(120_000, RUNS * 4_000) }, async () => {
+    await fc.assert(
+      fc.asyncProperty(settings, fc.array(op, { minLength: 5, maxLength: 40 }), (limits, ops) => replay(limits, ops)),
+      { numRuns: RUNS, seed: SEED, endOnFailure: process.env.LEDGER_FUZZ_SHRINK === '0', verbose: 1 },
+    );
+  });
+});

@@ -1,0 +1,152 @@
+// A reference model of the relay's money, in plain TypeScript: what a claim, a payment's answer
+// and each decision by hand must do to a reward, its reservation and the player's events. The
+// differential test (ledger-differential.test.ts) holds both ledgers, through the relay's core, to
+// it. The earning rules themselves (repeat, caps, budget, play time) are the relay's pure
+// functions (store/claim-decision.ts): the model keeps its own books, reservations as sums of the
+// rewards that reserve, in place of the stores' counters and functions.
+import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/store/claim-decision.js';
+import { STATES, type RewardState } from '../../src/relay/core/lifecycle.js';
+import type { ClaimLimits } from '../../src/relay/store/ledger.js';
+import type { CatalogEntry, RewardStatus } from '../../src/wire/relay-api.js';
+import { utcDay } from '../../src/wire/earning-rules.js';
+
+/** How the service answers a payment: paid; refused; out of reach (nothing sent); timed out (paid or not); processing (completes or fails). */
+export type Service = { kind: 'pay' } | { kind: 'refuse' } | { kind: 'unavailable' } | { kind: 'timeout'; paid: boolean } | { kind: 'processing'; completes: boolean };
+
+export interface ModelReward {
+  key: string;
+  player: string;
+  achievementId: string;
+  hash: string;
+  sats: number;
+  state: RewardState;
+  reason: string | undefined;
+  day: string;
+  createdAt: number;
+  /** Known to the service: a processing payment's fate, for reconcile. */
+  pending?: { completes: boolean };
+  hasPaymentId: boolean;
+}
+
+export interface ModelEvent {
+  key: string;
+  status: RewardStatus;
+  sats: number;
+  reason: string | undefined;
+}
+
+export class LedgerModel {
+  readonly rewards = new Map<string, ModelReward>();
+  readonly events = new Map<string, ModelEvent[]>();
+  /** Sats the service paid, per player. */
+  readonly paid = new Map<string, number>();
+  constructor(
+    readonly limits: ClaimLimits,
+    readonly holdAboveSats: number,
+  ) {}
+
+  private reserving = (r: ModelReward) => STATES[r.state].reserves;
+  private sum = (pick: (r: ModelReward) => boolean) => [...this.rewards.values()].filter((r) => this.reserving(r) && pick(r)).reduce((s, r) => s + r.sats, 0);
+  budgetUsed = (day: string) => this.sum((r) => r.day === day);
+
+  private to(r: ModelReward, state: RewardState, reason?: string) {
+    r.state = state;
+    r.reason = state === 'sending' ? undefined : reason;
+    if (STATES[state].told) {
+      const list = this.events.get(r.player) ?? [];
+      list.push({ key: r.key, status: STATES[state].status, sats: r.sats, reason: r.reason });
+      this.events.set(r.player, list);
+    }
+  }
+  private pay(player: string, sats: number) {
+    this.paid.set(player, (this.paid.get(player) ?? 0) + sats);
+  }
+
+  /** The payment of a sending reward, as the service answers. */
+  private send(r: ModelReward, service: Service) {
+    switch (service.kind) {
+      case 'pay':
+        this.pay(r.player, r.sats);
+        r.hasPaymentId = true;
+        return this.to(r, 'paid');
+      case 'refuse':
+        return this.to(r, 'failed', 'payment_refused');
+      case 'unavailable':
+        return this.to(r, 'deferred', 'unreachable');
+      case 'timeout':
+        if (service.paid) this.pay(r.player, r.sats);
+        return this.to(r, 'needs_review', 'timeout');
+      case 'processing':
+        // The service goes on with it whatever the relay does: it pays when it completes.
+        if (service.completes) this.pay(r.player, r.sats);
+        r.hasPaymentId = true;
+        r.pending = { completes: service.completes };
+        return this.to(r, 'needs_review', 'payment_processing');
+    }
+  }
+
+  /** A claim under `key`; what the relay answers (a status code's meaning, or the reward's state). */
+  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service): string {
+    const existing = this.rewards.get(key);
+    const decision = keyDecision(existing && { state: existing.state, requestHash: existing.hash }, { requestHash: hash });
+    if (decision === 'existing') return existing!.hash === hash ? existing!.state : 'key_reused';
+    const minPlayMs = (a.minPlaySeconds ?? 0) * 1000;
+    const day = utcDay(now);
+    const early = tooEarly({ playStartedAt: player.iat, minPlayMs }, now) !== undefined;
+    const hold = a.hold === true || (this.holdAboveSats > 0 && a.sats > this.holdAboveSats);
+    let reason: string | undefined = early ? 'too_early' : undefined;
+    if (!early) {
+      const last = Math.max(-1, ...[...this.rewards.values()].filter((r) => r.player === player.id && r.achievementId === a.id && this.reserving(r)).map((r) => r.createdAt));
+      const facts = {
+        lastReservingAt: last < 0 ? undefined : last,
+        userSats: this.sum((r) => r.player === player.id && r.day === day),
+        projectSats: this.budgetUsed(day),
+      };
+      reason = refusal({ repeat: a.repeat, sats: a.sats }, facts, this.limits, now);
+    }
+    const r: ModelReward = existing ?? { key, player: player.id, achievementId: a.id, hash, sats: 0, state: 'deferred', reason: undefined, day, createdAt: now, hasPaymentId: false };
+    Object.assign(r, { sats: a.sats, day, createdAt: now });
+    this.rewards.set(key, r);
+    this.to(r, early ? 'deferred' : claimedState(reason, { hold }), reason);
+    if (r.state === 'sending') this.send(r, service);
+    return r.state;
+  }
+
+  approve(key: string, now: number, service: Service): 'settled' | 'refused' | 'not_in_review' {
+    const r = this.rewards.get(key);
+    if (r?.state !== 'held') return 'not_in_review';
+    const day = utcDay(now);
+    if (day !== r.day) {
+      const others = (pick: (x: ModelReward) => boolean) => this.sum((x) => x !== r && x.day === day && pick(x));
+      if (dayRefusal({ sats: r.sats }, { userSats: others((x) => x.player === r.player), projectSats: others(() => true) }, this.limits)) return 'refused';
+      r.day = day;
+    }
+    this.to(r, 'sending');
+    this.send(r, service);
+    return 'settled';
+  }
+
+  deny(key: string): boolean {
+    const r = this.rewards.get(key);
+    if (r?.state !== 'held') return false;
+    this.to(r, 'rejected', 'denied_by_operator');
+    return true;
+  }
+
+  /** reconcile, mark-paid, mark-failed: an operator's decisions about a reward in review. */
+  review(key: string, action: 'reconcile' | 'mark-paid' | 'mark-failed'): boolean {
+    const r = this.rewards.get(key);
+    if (r?.state !== 'needs_review') return false;
+    if (action === 'reconcile') {
+      if (!r.pending) return false;
+      if (r.pending.completes) this.to(r, 'paid');
+      else this.to(r, 'failed', 'payment_failed');
+      r.pending = undefined;
+      return true;
+    }
+    // Marked paid by hand: the operator says the service paid (a processing one that completes, say).
+    if (action === 'mark-paid') this.to(r, 'paid');
+    else this.to(r, 'failed', 'operator_marked_failed');
+    return true;
+  }
+}
