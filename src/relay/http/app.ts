@@ -14,7 +14,7 @@ import { isStoreOutage } from '../store/outage.js';
 import type { RelayStore } from '../store/relay-store.js';
 import type { RelayOptions } from '../relay.js';
 import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
-import { clientAddress } from './client-address.js';
+import { addressKey, clientAddress } from './client-address.js';
 import { requirePlayer, socketAddress, type RelayEnv } from './context.js';
 import { requireAdmin } from './middleware/admin-auth.js';
 import { allowedMethods } from './middleware/allowed-methods.js';
@@ -72,7 +72,9 @@ export function createApp(d: AppDeps) {
   app.use('*', async function securityHeaders(c, next) {
     // Set before the handler answers, so @hono/node-server keeps its light Response.
     for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
-    c.set('clientIp', trustProxy ? clientAddress(socketAddress(c), c.req.header('x-forwarded-for'), trustProxy) : socketAddress(c));
+    // The one place the caller's address is decided, and the key every per-address limit counts it under.
+    const peer = socketAddress(c);
+    c.set('clientKey', addressKey(peer !== undefined && trustProxy ? clientAddress(peer, c.req.header('x-forwarded-for'), trustProxy) : peer));
     await next();
   });
   if (metrics) app.use('*', metrics.httpRequests());

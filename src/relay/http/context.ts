@@ -7,16 +7,20 @@ import type { RateLimiter } from './middleware/rate-limit.js';
 
 /** What the relay's handlers share: the authenticated player, and Node's socket when there is one. */
 export type RelayEnv = {
-  Variables: { player: PlayerClaims; maxBodyBytes: number; bodyTimeoutMs?: number; clientIp: string };
+  Variables: { player: PlayerClaims; maxBodyBytes: number; bodyTimeoutMs?: number; clientKey: string | undefined };
   Bindings: { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
 };
 export type RelayContext = Context<RelayEnv>;
 
-/** The socket's address under Node, 'local' for in-process `fetch` calls. */
-export const socketAddress = (c: RelayContext): string => c.env?.incoming?.socket?.remoteAddress ?? 'local';
+/** The socket's address under Node (@hono/node-server); undefined without a socket (in-process `fetch`, Bun, Deno, edge). */
+export const socketAddress = (c: RelayContext): string | undefined => c.env?.incoming?.socket?.remoteAddress;
 
-/** The caller's address, as the relay decided at the door (through trusted proxies only). */
-export const clientIp = (c: RelayContext): string => c.get('clientIp') ?? socketAddress(c);
+/**
+ * The key the caller's address counts under in every per-address limit (`addressKey`: IPv6 by
+ * its /64), as the relay decided at the door (through trusted proxies only). Undefined when the
+ * relay cannot know the address: per-address limits then pass the request (the relay warned).
+ */
+export const clientKey = (c: RelayContext): string | undefined => c.get('clientKey');
 
 /**
  * The body as text, 413 past the limit, never buffered beyond it. A declared length is checked
@@ -86,15 +90,23 @@ export async function readJson<S extends z.ZodType>(c: RelayContext, schema: S, 
   return r.data;
 }
 
-export function rateLimited(limiter: RateLimiter, key: string): void {
+/** Takes one from the limiter under `key` (`ip:…`, `user:…`), or throws 429. No key (no address): nothing to count. */
+export function rateLimited(limiter: RateLimiter, key: string | undefined): void {
+  if (key === undefined) return;
   const wait = limiter(key);
   if (wait > 0) throw new RelayProblem('rate_limited', `Try again in ${wait} s`, { 'Retry-After': `${wait}` });
 }
 
+/** The caller's address as a limiter's key under `scope` (`ip:2001:db8::/64`); undefined when unknown. */
+export const addressScope = (c: RelayContext, scope: string): string | undefined => {
+  const key = clientKey(c);
+  return key === undefined ? undefined : `${scope}:${key}`;
+};
+
 /** Requires `Authorization: Bearer <player token>` and rate-limits the player and the address. */
 export function requirePlayer(tokens: PlayerTokens, limiter: RateLimiter): MiddlewareHandler<RelayEnv> {
   return async function requirePlayer(c, next) {
-    rateLimited(limiter, `ip:${clientIp(c)}`);
+    rateLimited(limiter, addressScope(c, 'ip'));
     const auth = c.req.header('authorization') ?? '';
     // EventSource cannot send headers: the event stream may carry the token in its query.
     const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : c.req.path === '/v1/events' ? c.req.query('token') : undefined;

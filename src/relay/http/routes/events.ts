@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
-import { clientIp, type RelayEnv } from '../context.js';
+import { clientKey, type RelayEnv } from '../context.js';
 import type { EventHub } from '../../core/live-events.js';
 import type { EventLog, PlayerEvent } from '../../store/event-log.js';
 import { RelayProblem } from '../problems.js';
@@ -22,7 +22,7 @@ export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void
     // An id this relay never gave is not "replay everything": say so.
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
     const after = Number(lastEventId ?? 0);
-    const release = caps.open(userId, clientIp(c));
+    const release = caps.open(userId, clientKey(c));
     // nginx (and proxies that follow it) pass the stream on as it is written, never buffered.
     c.header('X-Accel-Buffering', 'no');
     return streamSSE(c, async (stream) => {

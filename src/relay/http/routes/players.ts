@@ -1,11 +1,10 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { PlayerSession } from '../../../wire/relay-api.js';
-import { clientIp, rateLimited, readJson, type RelayEnv } from '../context.js';
+import { addressScope, clientKey, rateLimited, readJson, type RelayEnv } from '../context.js';
 import type { PaymentsClient } from '../../payments/client.js';
 import type { PlayerTokens } from '../../core/player-tokens.js';
 import { RelayProblem } from '../problems.js';
-import { addressGroup } from '../client-address.js';
 import { nextUtcDay, utcDay } from '../../../wire/earning-rules.js';
 import type { Ledger } from '../../store/ledger.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
@@ -31,16 +30,17 @@ export interface PlayersRouteOptions {
 export function playersRoute(payments: PaymentsClient, tokens: PlayerTokens, limiter: RateLimiter, ledger: Pick<Ledger, 'linkAddress'>, options: PlayersRouteOptions = {}) {
   const { verifyLink, linksPerAddressPerDay = 0 } = options;
   return new Hono<RelayEnv>().post('/', async (c) => {
-    rateLimited(limiter, `ip:${clientIp(c)}`);
+    rateLimited(limiter, addressScope(c, 'ip'));
     const { gamertag, humanCheck } = await readJson(c, linkSchema);
     const r = await payments.userIdByGamertag(gamertag);
     if (r.kind === 'refused' && (r.status === 400 || r.status === 404)) throw new RelayProblem('unknown_gamertag', `No player is called ${gamertag}`);
     if (r.kind !== 'ok') throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
     if (verifyLink && !(await verifyLink(c.req.raw, { gamertag, userId: r.data.id, ...(humanCheck ? { humanCheck } : {}) }))) throw new RelayProblem('link_refused');
-    if (linksPerAddressPerDay > 0) {
+    const address = clientKey(c);
+    if (linksPerAddressPerDay > 0 && address !== undefined) {
       // Linking the same player again is free; another player past the cap waits for the next UTC day.
       const now = Date.now();
-      if (!(await ledger.linkAddress(addressGroup(clientIp(c)), utcDay(now), r.data.id, linksPerAddressPerDay))) {
+      if (!(await ledger.linkAddress(address, utcDay(now), r.data.id, linksPerAddressPerDay))) {
         throw new RelayProblem('too_many_players', `This address may link ${linksPerAddressPerDay} players a day`, { 'Retry-After': `${Math.ceil((nextUtcDay(now) - now) / 1000)}` });
       }
     }
