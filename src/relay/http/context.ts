@@ -79,15 +79,20 @@ export function parseJsonObject(text: string): Record<string, unknown> {
 
 /** Parses a JSON body against a schema: 415 for another content type, 413 too large, 400 for bad JSON or fields. */
 export async function readJson<S extends z.ZodType>(c: RelayContext, schema: S, max = c.get('maxBodyBytes')): Promise<z.infer<S>> {
+  return (await readJsonText(c, schema, max)).data;
+}
+
+/** As readJson, with the body's text too (to hand on: the request's own body is read by then). */
+export async function readJsonText<S extends z.ZodType>(c: RelayContext, schema: S, max = c.get('maxBodyBytes')): Promise<{ data: z.infer<S>; text: string }> {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) throw new RelayProblem('unsupported_media_type');
-  const json = parseJsonObject(await readText(c, max));
-  const r = schema.safeParse(json);
+  const text = await readText(c, max);
+  const r = schema.safeParse(parseJsonObject(text));
   if (!r.success) {
     const detail = r.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
     throw new RelayProblem('bad_request', detail);
   }
-  return r.data;
+  return { data: r.data, text };
 }
 
 /** Takes one from the limiter under `key` (`ip:…`, `user:…`), or throws 429. No key (no address): nothing to count. */
