@@ -69,12 +69,15 @@ export function createApp(d: AppDeps) {
   const maxBodyBytes = options.maxBodyBytes ?? 4096;
   const app = new Hono<RelayEnv>();
 
+  const unknownAddress = warnOfUnknownAddresses(options, logger);
   app.use('*', async function securityHeaders(c, next) {
     // Set before the handler answers, so @hono/node-server keeps its light Response.
     for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
     // The one place the caller's address is decided, and the key every per-address limit counts it under.
-    const peer = socketAddress(c);
-    c.set('clientKey', addressKey(peer !== undefined && trustProxy ? clientAddress(peer, c.req.header('x-forwarded-for'), trustProxy) : peer));
+    const peer = options.clientAddress?.(c.req.raw, c.env) || socketAddress(c);
+    const key = addressKey(peer && trustProxy ? clientAddress(peer, c.req.header('x-forwarded-for'), trustProxy) : peer);
+    if (key === undefined) unknownAddress();
+    c.set('clientKey', key);
     await next();
   });
   if (metrics) app.use('*', metrics.httpRequests());
@@ -130,5 +133,36 @@ export function createApp(d: AppDeps) {
 
   return {
     fetch: (request: Request, env?: unknown) => app.fetch(request, env as RelayEnv['Bindings']),
+  };
+}
+
+/**
+ * Without a client address (no socket, no `clientAddress` option), the per-address limits cannot
+ * count a request: it passes them, rather than every client sharing one bucket (ten players, and
+ * the seventh is refused). Said loudly: at start where the runtime plainly gives no socket (Bun,
+ * Deno, an edge runtime), else at the first such request; once.
+ */
+function warnOfUnknownAddresses(options: RelayOptions, logger: Logger): () => void {
+  const limits = [
+    (options.rateLimitPerMinute ?? 60) > 0 && 'RELAY_RATE_LIMIT_PER_MINUTE',
+    (options.linksPerAddressPerDay ?? 0) > 0 && 'RELAY_LINKS_PER_ADDRESS_PER_DAY',
+    (options.addressDailyCapSats ?? 0) > 0 && 'RELAY_ADDRESS_DAILY_CAP_SATS',
+    (options.streamCaps?.perAddress ?? 20) > 0 && 'RELAY_STREAMS_PER_ADDRESS',
+    (options.webhookRateLimitPerMinute ?? 600) > 0 && 'RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE',
+    options.adminToken !== undefined && 'RELAY_ADMIN_FAILURES_PER_MINUTE',
+  ].filter((l): l is string => typeof l === 'string');
+  let warned = limits.length === 0;
+  const warn = (when: string) => {
+    warned = true;
+    logger.warn(
+      { event: 'client_address_unknown', limits, option: 'clientAddress' },
+      `NO CLIENT ADDRESS ${when}: the per-address limits (${limits.join(', ')}) do not count such requests. ` +
+        'Give the relay the caller\'s address: createRelay({ clientAddress(request, env) { … } }) (docs/relay-api.md#addresses)',
+    );
+  };
+  const node = typeof globalThis.process?.versions?.node === 'string' && !('Bun' in globalThis) && !('Deno' in globalThis);
+  if (!warned && !options.clientAddress && !node) warn('on this runtime (no socket, no clientAddress option)');
+  return () => {
+    if (!warned) warn(options.clientAddress ? 'from clientAddress or a socket for a request' : 'for a request (no socket, no clientAddress option)');
   };
 }
