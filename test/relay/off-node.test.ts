@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLogger, createRelay, openSqliteStore, type RelayOptions } from '../../src/relay/index.js';
+import { createLogger, createRelay, type RelayOptions } from '../../src/relay/index.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 
 type Line = { level: number; event?: string; msg?: string; [k: string]: unknown };
