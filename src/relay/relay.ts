@@ -14,6 +14,7 @@ import { createWalletBalance } from './ops/wallet-balance.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
 import { createPayouts } from './core/payouts.js';
 import { createPlayerTokens, secretList } from './core/player-tokens.js';
+import { createStreamTickets } from './core/stream-tickets.js';
 import { PROOF_MAX_TTL_SECONDS } from './core/unlock-proof.js';
 import { createRateLimiter } from './http/middleware/rate-limit.js';
 import { createClaims, type VerifyClaim } from './core/claims.js';
@@ -160,6 +161,7 @@ export function createRelay(options: RelayOptions): Relay {
     payments,
     serviceCheck: () => client.wallet(),
     tokens,
+    tickets: createStreamTickets(options.secret),
     limiter,
     webhookLimiter,
     catalogBody,

@@ -4,6 +4,7 @@ import type { CatalogResponse, Health } from '../../wire/relay-api.js';
 import type { Claims } from '../core/claims.js';
 import type { EventHub } from '../core/live-events.js';
 import type { PlayerTokens } from '../core/player-tokens.js';
+import type { StreamTickets } from '../core/stream-tickets.js';
 import type { Reviews } from '../core/reviews.js';
 import type { Metrics } from '../ops/metrics.js';
 import { createReadiness } from '../ops/readiness.js';
@@ -44,6 +45,8 @@ export interface AppDeps {
   /** A cheap call to the service, for readiness. */
   serviceCheck: () => Promise<Outcome<number>>;
   tokens: PlayerTokens;
+  /** Single-use tickets for the event stream (signed with the player-token secret). */
+  tickets: StreamTickets;
   limiter: RateLimiter;
   webhookLimiter: RateLimiter;
   catalogBody: CatalogResponse;
@@ -98,8 +101,8 @@ export function createApp(d: AppDeps) {
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
   app.route('/v1/rewards', rewardsRoute({ ledger, claim: d.claim, limiter, logger }));
-  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
-  app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(options.streamCaps)));
+  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter, d.tickets));
+  app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(options.streamCaps), d.tickets));
   app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
   app.route('/v1/webhooks/payments', webhooksRoute(events, d.hub, logger, d.webhookLimiter, options.webhooks ?? {}));

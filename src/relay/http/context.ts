@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import type { PlayerClaims, PlayerTokens } from '../core/player-tokens.js';
+import type { StreamTickets } from '../core/stream-tickets.js';
 import { readWithin } from './middleware/body-deadline.js';
 import { RelayProblem } from './problems.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
@@ -108,17 +109,39 @@ export const addressScope = (c: RelayContext, scope: string): string | undefined
   return key === undefined ? undefined : `${scope}:${key}`;
 };
 
-/** Requires `Authorization: Bearer <player token>` and rate-limits the player and the address. */
-export function requirePlayer(tokens: PlayerTokens, limiter: RateLimiter): MiddlewareHandler<RelayEnv> {
+const TICKET_REFUSED = {
+  invalid: 'This is no ticket of the relay: get one with POST /v1/events/ticket',
+  expired: 'The ticket expired (they last 60 s): get a new one with POST /v1/events/ticket',
+  used: 'The ticket was used already (once each): get a new one with POST /v1/events/ticket',
+} as const;
+
+/**
+ * Requires `Authorization: Bearer <player token>` and rate-limits the player and the address.
+ * EventSource cannot send headers: `GET /v1/events` also takes a single-use `?ticket=` (and,
+ * deprecated, `?token=`, which puts the long-lived token in access logs).
+ */
+export function requirePlayer(tokens: PlayerTokens, limiter: RateLimiter, tickets?: StreamTickets): MiddlewareHandler<RelayEnv> {
   return async function requirePlayer(c, next) {
     rateLimited(limiter, addressScope(c, 'ip'));
-    const auth = c.req.header('authorization') ?? '';
-    // EventSource cannot send headers: the event stream may carry the token in its query.
-    const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : c.req.path === '/v1/events' ? c.req.query('token') : undefined;
-    const player = token ? tokens.verify(token) : undefined;
-    if (!player) throw new RelayProblem('unauthorized', 'Link the player again with POST /v1/players');
+    const player = playerOf(c);
     rateLimited(limiter, `user:${player.userId}`);
     c.set('player', player);
     await next();
   };
+
+  function playerOf(c: RelayContext): PlayerClaims {
+    const auth = c.req.header('authorization') ?? '';
+    const stream = c.req.path === '/v1/events';
+    const ticket = stream && !auth ? c.req.query('ticket') : undefined;
+    if (tickets && ticket !== undefined) {
+      const r = tickets.redeem(ticket);
+      if ('player' in r) return r.player;
+      if (r.refused === 'busy') throw new RelayProblem('rate_limited', 'Too many event streams opening on this relay: try again in a minute', { 'Retry-After': '60' });
+      throw new RelayProblem('unauthorized', TICKET_REFUSED[r.refused]);
+    }
+    const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : stream ? c.req.query('token') : undefined;
+    const player = token ? tokens.verify(token) : undefined;
+    if (!player) throw new RelayProblem('unauthorized', 'Link the player again with POST /v1/players');
+    return player;
+  }
 }
