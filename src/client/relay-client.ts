@@ -1,4 +1,17 @@
-import type { BatchedRewardClaim, CatalogResponse, EventStreamTicket, PlayerSession, Problem, RampSession, RampSessionRequest, RewardClaim, RewardClaimBatchResult, RewardHistory, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
+import type {
+  BatchedRewardClaim,
+  CatalogResponse,
+  EventStreamTicket,
+  PlayerSession,
+  Problem,
+  RampSession,
+  RampSessionRequest,
+  RewardClaim,
+  RewardClaimBatchResult,
+  RewardHistory,
+  RewardRecord,
+  WithdrawalRequestView,
+} from '../wire/relay-api.js';
 
 /** What one request to the relay came to. `unreachable`: no answer (network, timeout). */
 export type RelayAnswer<T> =

@@ -16,7 +16,12 @@ export type EventSourceClass = new (url: string) => EventSource;
  * Listens to an event stream (`GET /v1/events`) at `url`, where there is an EventSource.
  * `heard` gets each message's id, to resume from.
  */
-export function listenToRelay(url: string, on: RelayStreamHandlers, Source: EventSourceClass | undefined = globalThis.EventSource, heard?: (id: string) => void): EventSource | undefined {
+export function listenToRelay(
+  url: string,
+  on: RelayStreamHandlers,
+  Source: EventSourceClass | undefined = globalThis.EventSource,
+  heard?: (id: string) => void,
+): EventSource | undefined {
   if (!Source) return undefined;
   const stream = new Source(url);
   const data = <T>(m: Event) => {

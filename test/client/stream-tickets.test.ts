@@ -26,7 +26,14 @@ describe("the client's event stream", () => {
     // Another device of the same player claims: this bus hears it on its stream.
     const other = await relay.link('alice');
     await expect.poll(() => stream.urls.length).toBe(1);
-    await expect.poll(async () => (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${relay!.adminToken}` } }).then((r) => r.text())).match(/rewardbus_event_streams_open (\d+)/)?.[1]).toBe('1');
+    await expect
+      .poll(
+        async () =>
+          (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${relay!.adminToken}` } }).then((r) => r.text())).match(
+            /rewardbus_event_streams_open (\d+)/,
+          )?.[1],
+      )
+      .toBe('1');
     expect((await relay.claim(other.token, { achievementId: 'first-coin' })).status).toBe(201);
     await expect.poll(() => heard.map((o) => o.record?.achievementId)).toEqual(['first-coin']);
 
@@ -50,7 +57,9 @@ describe("the client's event stream", () => {
     relay = await startTestRelay();
     const stream = fetchEventSource();
     const fetchWithoutTickets: typeof fetch = async (input, init) =>
-      String(input).endsWith('/v1/events/ticket') ? new Response('{"code":"not_found"}', { status: 404, headers: { 'content-type': 'application/problem+json' } }) : fetch(input, init);
+      String(input).endsWith('/v1/events/ticket')
+        ? new Response('{"code":"not_found"}', { status: 404, headers: { 'content-type': 'application/problem+json' } })
+        : fetch(input, init);
     const b = createRewardBus({ relayUrl: relay.url, storage: memoryStorage(), eventSource: stream.Source, fetch: fetchWithoutTickets });
     buses.push(b);
     const { token } = await b.link('bob');

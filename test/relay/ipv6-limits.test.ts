@@ -72,7 +72,11 @@ describe('IPv6 clients are counted by their /64 in every per-address limit', () 
     relay = await startTestRelay({ ...TRUSTED, RELAY_RATE_LIMIT_PER_MINUTE: '10' });
     const answers = [];
     for (let i = 0; i < 30; i++) {
-      const r = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json', ...from(inOneSlash64(i)) }, body: JSON.stringify({ gamertag: `v6-${i}` }) });
+      const r = await fetch(`${relay.url}/v1/players`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...from(inOneSlash64(i)) },
+        body: JSON.stringify({ gamertag: `v6-${i}` }),
+      });
       answers.push(r.status);
     }
     expect(answers.slice(0, 10)).toEqual(Array(10).fill(201));
@@ -98,7 +102,11 @@ describe('IPv6 clients are counted by their /64 in every per-address limit', () 
     relay = await startTestRelay({ ...TRUSTED, RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE: '10' });
     const answers = [];
     for (let i = 0; i < 25; i++) {
-      const r = await fetch(`${relay.url}/v1/webhooks/payments`, { method: 'POST', headers: { 'content-type': 'application/json', ...from(inOneSlash64(i)) }, body: `{"id":"evt-${i}"}` });
+      const r = await fetch(`${relay.url}/v1/webhooks/payments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...from(inOneSlash64(i)) },
+        body: `{"id":"evt-${i}"}`,
+      });
       answers.push(r.status);
     }
     // Unsigned deliveries: 401 while the address may deliver, then 429 before the body is read.
@@ -110,7 +118,11 @@ describe('IPv6 clients are counted by their /64 in every per-address limit', () 
     relay = await startTestRelay({ ...TRUSTED, RELAY_LINKS_PER_ADDRESS_PER_DAY: '2' });
     const answers = [];
     for (const [i, address] of TAILS.entries()) {
-      const r = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json', ...from(address) }, body: JSON.stringify({ gamertag: `tail-${i}` }) });
+      const r = await fetch(`${relay.url}/v1/players`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...from(address) },
+        body: JSON.stringify({ gamertag: `tail-${i}` }),
+      });
       answers.push(r.status);
     }
     expect(answers).toEqual([201, 201, 429, 429, 429, 429]);

@@ -68,14 +68,17 @@ describe('a refused link costs nothing', () => {
 
   it('Link: verifyLink can read the request: its body, its headers', async () => {
     const read: unknown[] = [];
-    relay = await startTestRelay({}, {
-      relay: {
-        verifyLink: async (request, { humanCheck }) => {
-          read.push(await request.json(), request.headers.get('content-type'), request.method);
-          return humanCheck === 'human';
+    relay = await startTestRelay(
+      {},
+      {
+        relay: {
+          verifyLink: async (request, { humanCheck }) => {
+            read.push(await request.json(), request.headers.get('content-type'), request.method);
+            return humanCheck === 'human';
+          },
         },
       },
-    });
+    );
     expect((await link('reader', { humanCheck: 'human' })).status).toBe(201);
     expect(read).toEqual([{ gamertag: 'reader', humanCheck: 'human' }, 'application/json', 'POST']);
   });

@@ -44,7 +44,11 @@ async function relayWithoutSocket(options: Partial<RelayOptions> = {}) {
   closers.push(() => relay.close());
   await relay.ready;
   const link = async (gamertag: string, headers: Record<string, string> = {}, env?: unknown) => {
-    const request = new Request('http://relay.test/v1/players', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ gamertag }) });
+    const request = new Request('http://relay.test/v1/players', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ gamertag }),
+    });
     return (await relay.fetch(request, env)).status;
   };
   return { relay, logs, link };
@@ -53,7 +57,7 @@ async function relayWithoutSocket(options: Partial<RelayOptions> = {}) {
 const warnings = (logs: Line[]) => logs.filter((l) => l.event === 'client_address_unknown');
 
 describe('off Node: requests without a socket', () => {
-  it('Off Node: 10 clients through relay.fetch with no socket are not one bucket (10 × 201 under 3/min and 3 links per address), and the relay warns once, naming clientAddress', async () => {
+  it('Off Node: 10 clients through relay.fetch with no socket are not one bucket (10 × 201 under 3/min, 3 links per address); one warning names clientAddress', async () => {
     const { logs, link } = await relayWithoutSocket();
     const answers = [];
     for (let i = 0; i < 10; i++) answers.push(await link(`player-${i}`));

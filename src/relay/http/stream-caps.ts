@@ -33,7 +33,9 @@ export function createStreamCaps(o: StreamCapOptions = {}) {
      */
     open(userId: string, address: string | undefined): () => void {
       if (full(byPlayer, userId, perPlayer)) throw new RelayProblem('rate_limited', `This player has ${perPlayer} event streams open: close one first`, { 'Retry-After': retryAfter });
-      if (address !== undefined && full(byAddress, address, perAddress)) throw new RelayProblem('rate_limited', `This address has ${perAddress} event streams open: close one first`, { 'Retry-After': retryAfter });
+      if (address !== undefined && full(byAddress, address, perAddress)) {
+        throw new RelayProblem('rate_limited', `This address has ${perAddress} event streams open: close one first`, { 'Retry-After': retryAfter });
+      }
       add(byPlayer, userId, 1);
       if (address !== undefined) add(byAddress, address, 1);
       let open = true;
