@@ -53,6 +53,8 @@ export class PlayerStream {
   #lastEventId: string | undefined;
   #attempt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Which open() a connection under way belongs to: one that is no longer current opens nothing. */
+  #generation = 0;
 
   constructor(
     private readonly relay: Pick<RelayClient, 'eventTicket' | 'eventsUrl' | 'eventsUrlWithToken'>,
@@ -67,7 +69,7 @@ export class PlayerStream {
     this.#token = player?.token;
     this.#lastEventId = undefined;
     this.#attempt = 0;
-    if (player && this.Source !== false && (this.Source ?? globalThis.EventSource)) void this.#connect(player.token);
+    if (player && this.Source !== false && (this.Source ?? globalThis.EventSource)) void this.#connect(player.token, this.#generation);
   }
 
   /** The streamed player's session was renewed: listen on its new token. */
@@ -76,6 +78,7 @@ export class PlayerStream {
   }
 
   close() {
+    this.#generation++;
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#token = undefined;
@@ -87,12 +90,12 @@ export class PlayerStream {
     this.#stream = undefined;
   }
 
-  async #connect(token: string) {
+  async #connect(token: string, generation: number) {
     const url = await this.#url(token);
-    // Closed, or another player's (or token's) stream since: this one is no longer wanted.
-    if (this.#token !== token) return;
+    // Closed or opened again since (another player, a renewed token): this one is no longer wanted.
+    if (generation !== this.#generation) return;
     if (url === 'lapsed') return;
-    if (url === 'later') return this.#reconnect(token);
+    if (url === 'later') return this.#reconnect(token, generation);
     const stream = listenToRelay(url, this.on, this.Source || undefined, (id) => (this.#lastEventId = id));
     if (!stream) return;
     this.#stream = stream;
@@ -100,13 +103,13 @@ export class PlayerStream {
     stream.addEventListener('error', () => {
       if (this.#stream !== stream) return;
       this.#drop();
-      this.#reconnect(token);
+      this.#reconnect(token, generation);
     });
   }
 
-  #reconnect(token: string) {
+  #reconnect(token: string, generation: number) {
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => void this.#connect(token), backoffDelay(this.#attempt++, { baseMs: 1000, maxMs: RECONNECT_MAX_MS }));
+    this.#timer = setTimeout(() => void this.#connect(token, generation), backoffDelay(this.#attempt++, { baseMs: 1000, maxMs: RECONNECT_MAX_MS }));
     // Under Node a reconnection to come does not hold the process open by itself.
     (this.#timer as { unref?: () => void }).unref?.();
   }

@@ -3,6 +3,9 @@
 // ticket for every connection, and reconnects with a new one, resuming after the last event.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRewardBus, memoryStorage, type RewardBus, type RewardOutcome } from '../../src/client/node.js';
+import { PlayerStream, type EventSourceClass } from '../../src/client/relay-stream.js';
+import type { RelayAnswer } from '../../src/client/relay-client.js';
+import type { EventStreamTicket } from '../../src/wire/relay-api.js';
 import { fetchEventSource } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
@@ -65,5 +68,32 @@ describe("the client's event stream", () => {
     const { token } = await b.link('bob');
     await expect.poll(() => stream.urls.length).toBe(1);
     expect(new URL(stream.urls[0]!).searchParams.get('token')).toBe(token);
+  });
+
+  it('Tokens in logs: opened twice at once for one player, the stream opens once, with the later ticket', async () => {
+    const urls: string[] = [];
+    class Source extends EventTarget {
+      constructor(readonly url: string) {
+        super();
+        urls.push(url);
+      }
+      close() {}
+    }
+    const pending: Array<(a: RelayAnswer<EventStreamTicket>) => void> = [];
+    const relay = {
+      eventTicket: () => new Promise<RelayAnswer<EventStreamTicket>>((resolve) => pending.push(resolve)),
+      eventsUrl: (ticket: string) => `http://relay.test/v1/events?ticket=${ticket}`,
+      eventsUrlWithToken: () => 'http://relay.test/v1/events?token=never',
+    };
+    const stream = new PlayerStream(relay, { reward: () => undefined, completed: () => undefined, failed: () => undefined }, Source as unknown as EventSourceClass);
+    const player = { userId: 'u1', gamertag: 'alice', token: 'rb1.x.y', expiresAt: '2999-01-01T00:00:00.000Z' };
+    stream.open(player);
+    stream.open(player);
+    expect(pending).toHaveLength(2);
+    pending[0]!({ ok: true, status: 200, body: { ticket: 'first', expiresIn: 60 } });
+    pending[1]!({ ok: true, status: 200, body: { ticket: 'second', expiresIn: 60 } });
+    await expect.poll(() => urls.length).toBeGreaterThan(0);
+    expect(urls).toEqual(['http://relay.test/v1/events?ticket=second']);
+    stream.close();
   });
 });
