@@ -46,6 +46,7 @@ function memoryStore(): RelayStore {
     abandoned: none,
     budgetUsed: async () => 0,
     linkAddress: async () => true,
+    linkedPlayers: async () => [],
     report: none,
     recent: none,
     audits: none,

@@ -66,7 +66,7 @@ export class Courier {
     this.#relay = createRelayClient(options);
     this.#catalog = new CatalogCache(this.#relay, this.#writes);
     this.#stream = new PlayerStream(
-      (token) => this.#relay.eventsUrl(token),
+      this.#relay,
       {
         reward: (r) => this.#outcomes.heardRecord(r),
         // A purchase that ended ends its session: the next "buy" opens a new one.

@@ -1,4 +1,17 @@
-import type { BatchedRewardClaim, CatalogResponse, PlayerSession, Problem, RampSession, RampSessionRequest, RewardClaim, RewardClaimBatchResult, RewardHistory, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
+import type {
+  BatchedRewardClaim,
+  CatalogResponse,
+  EventStreamTicket,
+  PlayerSession,
+  Problem,
+  RampSession,
+  RampSessionRequest,
+  RewardClaim,
+  RewardClaimBatchResult,
+  RewardHistory,
+  RewardRecord,
+  WithdrawalRequestView,
+} from '../wire/relay-api.js';
 
 /** What one request to the relay came to. `unreachable`: no answer (network, timeout). */
 export type RelayAnswer<T> =
@@ -19,6 +32,8 @@ export interface RelayClientOptions {
  * catalog. Until the catalog is known, this much.
  */
 const CLAIM_TIMEOUT_MS = 30_000;
+
+const resumeAfter = (lastEventId: string | undefined) => (lastEventId ? `&lastEventId=${encodeURIComponent(lastEventId)}` : '');
 
 /** The relay's HTTP API v1, from the game's side. */
 export function createRelayClient(options: RelayClientOptions) {
@@ -101,8 +116,15 @@ export function createRelayClient(options: RelayClientOptions) {
     history: (token: string) => call<RewardHistory>('GET', '/v1/rewards', { token }),
     rampSession: (token: string, body: RampSessionRequest) => call<RampSession>('POST', '/v1/ramp-sessions', { token, body }),
     withdrawal: (token: string, id: string) => call<WithdrawalRequestView>('GET', `/v1/withdrawal-requests/${encodeURIComponent(id)}`, { token }),
-    /** The player's event stream, for EventSource (which cannot send headers). */
-    eventsUrl: (token: string) => `${base}/v1/events?token=${encodeURIComponent(token)}`,
+    /** A single-use ticket for one connection to the event stream (EventSource cannot send headers). */
+    eventTicket: (token: string) => call<EventStreamTicket>('POST', '/v1/events/ticket', { token }),
+    /** The event stream's URL with a ticket; `lastEventId`: resume after it (a new EventSource sends none). */
+    eventsUrl: (ticket: string, lastEventId?: string) => `${base}/v1/events?ticket=${encodeURIComponent(ticket)}${resumeAfter(lastEventId)}`,
+    /**
+     * @deprecated For relays before 0.3, which give no tickets: the player's token in the URL,
+     * where access logs keep it.
+     */
+    eventsUrlWithToken: (token: string, lastEventId?: string) => `${base}/v1/events?token=${encodeURIComponent(token)}${resumeAfter(lastEventId)}`,
   };
 }
 

@@ -1,5 +1,7 @@
 import type { PlayerSession, RewardRecord } from '../wire/relay-api.js';
+import { backoffDelay } from './backoff.js';
 import type { RewardBusEvents } from './events.js';
+import type { RelayClient } from './relay-client.js';
 
 export interface RelayStreamHandlers {
   reward(record: RewardRecord): void;
@@ -11,29 +13,51 @@ export interface RelayStreamHandlers {
 export type EventSourceClass = new (url: string) => EventSource;
 
 /**
- * The player's event stream from the relay (`GET /v1/events`), where there is an EventSource.
- * It reconnects by itself and resumes from the last event id it saw.
+ * Listens to an event stream (`GET /v1/events`) at `url`, where there is an EventSource.
+ * `heard` gets each message's id, to resume from.
  */
-export function listenToRelay(url: string, on: RelayStreamHandlers, Source: EventSourceClass | undefined = globalThis.EventSource): EventSource | undefined {
+export function listenToRelay(
+  url: string,
+  on: RelayStreamHandlers,
+  Source: EventSourceClass | undefined = globalThis.EventSource,
+  heard?: (id: string) => void,
+): EventSource | undefined {
   if (!Source) return undefined;
   const stream = new Source(url);
-  const data = <T>(m: Event) => JSON.parse((m as MessageEvent<string>).data) as T;
+  const data = <T>(m: Event) => {
+    const { lastEventId } = m as MessageEvent<string>;
+    if (lastEventId) heard?.(lastEventId);
+    return JSON.parse((m as MessageEvent<string>).data) as T;
+  };
   stream.addEventListener('reward', (m) => on.reward(data(m)));
   stream.addEventListener('ramp.purchase.completed', (m) => on.completed(data(m)));
   stream.addEventListener('ramp.purchase.failed', (m) => on.failed(data(m)));
   return stream;
 }
 
+/** Reconnections after an error wait 1 s, then longer, up to this. */
+const RECONNECT_MAX_MS = 30_000;
+
 /**
- * The linked player's stream, kept on the player's current token: a renewed token reopens it
- * (the relay ends a stream whose token lapsed).
+ * The linked player's stream, kept on the player's current token: a renewed token reopens it.
+ *
+ * Each connection opens with a single-use ticket (`POST /v1/events/ticket`), never the player's
+ * token in the URL, where access logs would keep it. A ticket opens one connection only, so the
+ * browser's own reconnection (same URL) cannot work: on an error this closes the stream and opens
+ * a new one with a new ticket, resuming after the last event heard. A relay without tickets
+ * (before 0.3) gets the token in the URL, as before.
  */
 export class PlayerStream {
   #stream: EventSource | undefined;
   #token: string | undefined;
+  #lastEventId: string | undefined;
+  #attempt = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Which open() a connection under way belongs to: one that is no longer current opens nothing. */
+  #generation = 0;
 
   constructor(
-    private readonly url: (token: string) => string,
+    private readonly relay: Pick<RelayClient, 'eventTicket' | 'eventsUrl' | 'eventsUrlWithToken'>,
     private readonly on: RelayStreamHandlers,
     /** `false`: no stream at all. */
     private readonly Source: EventSourceClass | false | undefined,
@@ -43,7 +67,9 @@ export class PlayerStream {
   open(player: PlayerSession | undefined) {
     this.close();
     this.#token = player?.token;
-    if (player && this.Source !== false) this.#stream = listenToRelay(this.url(player.token), this.on, this.Source);
+    this.#lastEventId = undefined;
+    this.#attempt = 0;
+    if (player && this.Source !== false && (this.Source ?? globalThis.EventSource)) void this.#connect(player.token, this.#generation);
   }
 
   /** The streamed player's session was renewed: listen on its new token. */
@@ -52,7 +78,50 @@ export class PlayerStream {
   }
 
   close() {
+    this.#generation++;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#token = undefined;
+    this.#drop();
+  }
+
+  #drop() {
     this.#stream?.close();
     this.#stream = undefined;
+  }
+
+  async #connect(token: string, generation: number) {
+    const url = await this.#url(token);
+    // Closed or opened again since (another player, a renewed token): this one is no longer wanted.
+    if (generation !== this.#generation) return;
+    if (url === 'lapsed') return;
+    if (url === 'later') return this.#reconnect(token, generation);
+    const stream = listenToRelay(url, this.on, this.Source || undefined, (id) => (this.#lastEventId = id));
+    if (!stream) return;
+    this.#stream = stream;
+    stream.addEventListener('open', () => (this.#attempt = 0));
+    stream.addEventListener('error', () => {
+      if (this.#stream !== stream) return;
+      this.#drop();
+      this.#reconnect(token, generation);
+    });
+  }
+
+  #reconnect(token: string, generation: number) {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#connect(token, generation), backoffDelay(this.#attempt++, { baseMs: 1000, maxMs: RECONNECT_MAX_MS }));
+    // Under Node a reconnection to come does not hold the process open by itself.
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+
+  /** The URL for one connection; `later` to try again, `lapsed` when the token no longer opens anything. */
+  async #url(token: string): Promise<string | 'later' | 'lapsed'> {
+    const a = await this.relay.eventTicket(token);
+    if (a.ok) return this.relay.eventsUrl(a.body.ticket, this.#lastEventId);
+    // A relay before tickets: the token in the URL, as it takes it.
+    if (a.status === 404 || a.status === 405) return this.relay.eventsUrlWithToken(token, this.#lastEventId);
+    // The token lapsed: the next renewal of the session reopens the stream.
+    if (a.status === 401) return 'lapsed';
+    return 'later';
   }
 }

@@ -14,6 +14,7 @@ import { createWalletBalance } from './ops/wallet-balance.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
 import { createPayouts } from './core/payouts.js';
 import { createPlayerTokens, secretList } from './core/player-tokens.js';
+import { createStreamTickets } from './core/stream-tickets.js';
 import { PROOF_MAX_TTL_SECONDS } from './core/unlock-proof.js';
 import { createRateLimiter } from './http/middleware/rate-limit.js';
 import { createClaims, type VerifyClaim } from './core/claims.js';
@@ -56,6 +57,15 @@ export interface RelayOptions {
   webhookRateLimitPerMinute?: number;
   /** The proxies to believe about the client's address (X-Forwarded-For). Default: none. */
   trustProxy?: TrustProxy;
+  /**
+   * The address of whoever sent `request`, where the runtime gives the relay no socket (Bun, Deno,
+   * edge runtimes): `env` is what was passed to `relay.fetch(request, env)`. Bun:
+   * `(request) => server.requestIP(request)?.address`; Deno: `(request, info) => info.remoteAddr.hostname`
+   * with `Deno.serve((req, info) => relay.fetch(req, info))`; Cloudflare: `(request) => request.headers.get('cf-connecting-ip')`.
+   * It stands for the socket (`trustProxy` still applies to it); nothing returned: the socket's,
+   * if any. Without an address a request passes the per-address limits (the relay warns).
+   */
+  clientAddress?: (request: Request, env?: unknown) => string | null | undefined;
   /** With a shared ledger: how often to look for payments other relays abandoned (their lease ran out). */
   recoverEveryMs?: number;
   /** Open event streams per player and per address (429 past them). Default 5 and 20. */
@@ -151,6 +161,7 @@ export function createRelay(options: RelayOptions): Relay {
     payments,
     serviceCheck: () => client.wallet(),
     tokens,
+    tickets: createStreamTickets(options.secret),
     limiter,
     webhookLimiter,
     catalogBody,

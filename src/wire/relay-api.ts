@@ -50,6 +50,12 @@ export interface PlayerSession {
   expiresAt: string;
 }
 
+/** `POST /v1/events/ticket`: a single-use pass for `GET /v1/events?ticket=…`, good for `expiresIn` seconds. */
+export interface EventStreamTicket {
+  ticket: string;
+  expiresIn: number;
+}
+
 /** `POST /v1/rewards` body; the amount is never the client's to say. */
 export interface RewardClaim {
   achievementId: string;

@@ -110,3 +110,68 @@ export function fakeStream() {
     },
   };
 }
+
+/**
+ * A small EventSource over fetch, as a browser's behaves where these tests look: `open` on a 200
+ * event stream, a MessageEvent (with `lastEventId`) per message, `error` when the connection
+ * fails or ends, and then, unless closed, a reconnection to the same URL (as browsers do after a
+ * network error). `urls` lists every URL it connected to; `drop()` cuts the open connections.
+ */
+export function fetchEventSource() {
+  const urls: string[] = [];
+  const live = new Set<{ drop(): void }>();
+  class FetchEventSource extends EventTarget {
+    readyState = 0;
+    #controller = new AbortController();
+    constructor(readonly url: string) {
+      super();
+      void this.#run();
+    }
+    close() {
+      this.readyState = 2;
+      this.#controller.abort();
+    }
+    async #run() {
+      const self = { drop: () => this.#controller.abort() };
+      live.add(self);
+      urls.push(this.url);
+      try {
+        const r = await fetch(this.url, { signal: this.#controller.signal });
+        if (r.status !== 200) {
+          await r.body?.cancel();
+          // A browser fails for good on an answer that is not an event stream.
+          this.readyState = 2;
+          this.dispatchEvent(new Event('error'));
+          return;
+        }
+        this.readyState = 1;
+        this.dispatchEvent(new Event('open'));
+        const reader = r.body!.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+          buffer += chunk.value;
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+            const lines = buffer.slice(0, end).split('\n');
+            buffer = buffer.slice(end + 2);
+            const field = (name: string) => lines.find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
+            const data = field('data');
+            if (data !== undefined) this.dispatchEvent(new MessageEvent(field('event') ?? 'message', { data, lastEventId: field('id') ?? '' }));
+          }
+        }
+      } catch {
+        // cut off
+      } finally {
+        live.delete(self);
+      }
+      if (this.readyState === 2) return;
+      this.readyState = 0;
+      this.dispatchEvent(new Event('error'));
+      if (this.readyState !== 2) setTimeout(() => this.readyState !== 2 && void this.#run(), 100);
+    }
+  }
+  return {
+    Source: FetchEventSource as unknown as new (url: string) => EventSource,
+    urls,
+    drop: () => live.forEach((c) => c.drop()),
+  };
+}

@@ -13,7 +13,7 @@ function guarded(tokens: string, failuresPerMinute?: number) {
   let t = 1_000_000;
   const app = new Hono<RelayEnv>();
   app.use('*', async (c, next) => {
-    c.set('clientIp', c.req.header('x-test-address') ?? '10.0.0.1');
+    c.set('clientKey', c.req.header('x-test-address') ?? '10.0.0.1');
     await next();
   });
   app.use('*', requireAdmin(tokens, { ...(failuresPerMinute ? { failuresPerMinute } : {}), now: () => t }));

@@ -291,7 +291,7 @@ describe.each(BACKENDS)('a bot farm against the relay on $name', (backend) => {
   });
 
   it('a human check at link that refuses: 403 link_refused, no token', async () => {
-    const seen: Array<{ gamertag: string; userId: string; humanCheck?: string }> = [];
+    const seen: Array<{ gamertag: string; humanCheck?: string }> = [];
     const relay = await start(backend, {}, { relay: { verifyLink: (_request, link) => {
           seen.push(link);
           return link.humanCheck === 'human';
@@ -304,6 +304,5 @@ describe.each(BACKENDS)('a bot farm against the relay on $name', (backend) => {
     const passed = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'person', humanCheck: 'human' }) });
     expect(passed.status).toBe(201);
     expect(seen.map((s) => [s.gamertag, s.humanCheck])).toEqual([['robot', 'beep'], ['person', 'human']]);
-    expect(seen[0]!.userId).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

@@ -309,6 +309,8 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect(await l.linkAddress('203.0.113.8', '2026-11-22', 'u9', 3)).toBe(true);
       expect(await l.linkAddress('203.0.113.7', '2026-11-23', 'u9', 3)).toBe(true);
       expect(await l.linkAddress('203.0.113.7', '2026-11-22', 'u-new', 0)).toBe(true);
+      expect((await l.linkedPlayers('203.0.113.7', '2026-11-22')).sort()).toEqual([...linked.flatMap((ok, i) => (ok ? [`u${i}`] : [])), 'u-new'].sort());
+      expect(await l.linkedPlayers('203.0.113.9', '2026-11-22')).toEqual([]);
     });
 
     it("forgets what only past days' limits read (address links, spent nonces), and keeps today's and the ledger", async () => {

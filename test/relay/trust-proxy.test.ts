@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { addressGroup, clientAddress, parseTrustProxy } from '../../src/relay/http/client-address.js';
+import { addressKey, clientAddress, parseTrustProxy } from '../../src/relay/http/client-address.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
@@ -45,13 +45,13 @@ describe('RELAY_TRUST_PROXY as addresses', () => {
 });
 
 describe('addresses as limits count them', () => {
-  it('an IPv4 address as it is; an IPv6 one by its /64, however it is spelled', () => {
-    expect(addressGroup('203.0.113.7')).toBe('203.0.113.7');
-    expect(addressGroup('::ffff:203.0.113.7')).toBe('203.0.113.7');
-    expect(addressGroup('2001:db8:1:2::a')).toBe('2001:db8:1:2::/64');
-    expect(addressGroup('2001:0DB8:0001:0002:ffff:0:0:1')).toBe('2001:db8:1:2::/64');
-    expect(addressGroup('2001:db8::1')).toBe('2001:db8:0:0::/64');
-    expect(addressGroup('::1')).toBe('0:0:0:0::/64');
-    expect(addressGroup('local')).toBe('local');
+  it('an IPv4 address as it is; an IPv6 one by its /64, however it is spelled (see ipv6-limits.test.ts)', () => {
+    expect(addressKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('2001:db8:1:2::a')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:0DB8:0001:0002:ffff:0:0:1')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:db8::1')).toBe('2001:db8::/64');
+    expect(addressKey('::1')).toBe('::/64');
+    expect(addressKey('local')).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import type { CatalogResponse, Health } from '../../wire/relay-api.js';
 import type { Claims } from '../core/claims.js';
 import type { EventHub } from '../core/live-events.js';
 import type { PlayerTokens } from '../core/player-tokens.js';
+import type { StreamTickets } from '../core/stream-tickets.js';
 import type { Reviews } from '../core/reviews.js';
 import type { Metrics } from '../ops/metrics.js';
 import { createReadiness } from '../ops/readiness.js';
@@ -14,7 +15,7 @@ import { isStoreOutage } from '../store/outage.js';
 import type { RelayStore } from '../store/relay-store.js';
 import type { RelayOptions } from '../relay.js';
 import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
-import { clientAddress } from './client-address.js';
+import { addressKey, clientAddress } from './client-address.js';
 import { requirePlayer, socketAddress, type RelayEnv } from './context.js';
 import { requireAdmin } from './middleware/admin-auth.js';
 import { allowedMethods } from './middleware/allowed-methods.js';
@@ -44,6 +45,8 @@ export interface AppDeps {
   /** A cheap call to the service, for readiness. */
   serviceCheck: () => Promise<Outcome<number>>;
   tokens: PlayerTokens;
+  /** Single-use tickets for the event stream (signed with the player-token secret). */
+  tickets: StreamTickets;
   limiter: RateLimiter;
   webhookLimiter: RateLimiter;
   catalogBody: CatalogResponse;
@@ -69,10 +72,15 @@ export function createApp(d: AppDeps) {
   const maxBodyBytes = options.maxBodyBytes ?? 4096;
   const app = new Hono<RelayEnv>();
 
+  const unknownAddress = warnOfUnknownAddresses(options, logger);
   app.use('*', async function securityHeaders(c, next) {
     // Set before the handler answers, so @hono/node-server keeps its light Response.
     for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
-    c.set('clientIp', trustProxy ? clientAddress(socketAddress(c), c.req.header('x-forwarded-for'), trustProxy) : socketAddress(c));
+    // The one place the caller's address is decided, and the key every per-address limit counts it under.
+    const peer = options.clientAddress?.(c.req.raw, c.env) || socketAddress(c);
+    const key = addressKey(peer && trustProxy ? clientAddress(peer, c.req.header('x-forwarded-for'), trustProxy) : peer);
+    if (key === undefined) unknownAddress();
+    c.set('clientKey', key);
     await next();
   });
   if (metrics) app.use('*', metrics.httpRequests());
@@ -89,12 +97,12 @@ export function createApp(d: AppDeps) {
   app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck })));
   app.get('/v1/catalog', (c) => c.json(d.catalogBody));
-  app.route('/v1/players', playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0 }));
+  app.route('/v1/players', playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0, logger }));
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
   app.route('/v1/rewards', rewardsRoute({ ledger, claim: d.claim, limiter, logger }));
-  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
-  app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(options.streamCaps)));
+  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter, d.tickets));
+  app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(options.streamCaps), d.tickets));
   app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
   app.route('/v1/webhooks/payments', webhooksRoute(events, d.hub, logger, d.webhookLimiter, options.webhooks ?? {}));
@@ -128,5 +136,36 @@ export function createApp(d: AppDeps) {
 
   return {
     fetch: (request: Request, env?: unknown) => app.fetch(request, env as RelayEnv['Bindings']),
+  };
+}
+
+/**
+ * Without a client address (no socket, no `clientAddress` option), the per-address limits cannot
+ * count a request: it passes them, rather than every client sharing one bucket (ten players, and
+ * the seventh is refused). Said loudly: at start where the runtime plainly gives no socket (Bun,
+ * Deno, an edge runtime), else at the first such request; once.
+ */
+function warnOfUnknownAddresses(options: RelayOptions, logger: Logger): () => void {
+  const limits = [
+    (options.rateLimitPerMinute ?? 60) > 0 && 'RELAY_RATE_LIMIT_PER_MINUTE',
+    (options.linksPerAddressPerDay ?? 0) > 0 && 'RELAY_LINKS_PER_ADDRESS_PER_DAY',
+    (options.addressDailyCapSats ?? 0) > 0 && 'RELAY_ADDRESS_DAILY_CAP_SATS',
+    (options.streamCaps?.perAddress ?? 20) > 0 && 'RELAY_STREAMS_PER_ADDRESS',
+    (options.webhookRateLimitPerMinute ?? 600) > 0 && 'RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE',
+    options.adminToken !== undefined && 'RELAY_ADMIN_FAILURES_PER_MINUTE',
+  ].filter((l): l is string => typeof l === 'string');
+  let warned = limits.length === 0;
+  const warn = (when: string) => {
+    warned = true;
+    logger.warn(
+      { event: 'client_address_unknown', limits, option: 'clientAddress' },
+      `NO CLIENT ADDRESS ${when}: the per-address limits (${limits.join(', ')}) do not count such requests. ` +
+        'Give the relay the caller\'s address: createRelay({ clientAddress(request, env) { … } }) (docs/relay-api.md#addresses)',
+    );
+  };
+  const node = typeof globalThis.process?.versions?.node === 'string' && !('Bun' in globalThis) && !('Deno' in globalThis);
+  if (!warned && !options.clientAddress && !node) warn('on this runtime (no socket, no clientAddress option)');
+  return () => {
+    if (!warned) warn(options.clientAddress ? 'from clientAddress or a socket for a request' : 'for a request (no socket, no clientAddress option)');
   };
 }

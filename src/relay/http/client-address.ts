@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Which proxies in front of the relay to believe about the client's address (X-Forwarded-For).
@@ -16,8 +17,24 @@ import { BlockList, isIP } from 'node:net';
  */
 export type TrustProxy = { hops: number } | { proxies: BlockList };
 
-/** IPv4 clients of a dual-stack socket show as ::ffff:1.2.3.4. */
-const normalize = (a: string) => a.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+/**
+ * One spelling per address: an IPv4 client of a dual-stack socket (`::ffff:1.2.3.4`, or
+ * `::ffff:102:304`) is its IPv4 address; IPv6 in its compact lower-case form, an embedded IPv4
+ * tail read as the two groups it is. Not an address: as given (isIP then refuses it).
+ */
+const normalize = (a: string): string => {
+  const parsed = parse(a);
+  return parsed ? parsed.toString() : a;
+};
+
+function parse(a: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  if (!ipaddr.isValid(a)) return undefined;
+  const parsed = ipaddr.process(a);
+  // Only the four-part decimal form for IPv4: ipaddr also reads `1`, `0x7f.1` or `010.0.0.1`,
+  // which no socket and no proxy writes.
+  if (parsed.kind() === 'ipv4' && !ipaddr.IPv4.isValidFourPartDecimal(a) && !a.includes(':')) return undefined;
+  return parsed;
+}
 
 const family = (a: string) => (isIP(a) === 6 ? 'ipv6' : 'ipv4');
 const holds = (list: BlockList, address: string) => isIP(address) !== 0 && list.check(address, family(address));
@@ -59,16 +76,21 @@ export function clientAddress(socketAddress: string, forwardedFor: string | unde
 }
 
 /**
- * The address as limits count it: an IPv4 address as it is, an IPv6 one by its /64 (what one
- * home or one server is usually given), written `2001:db8:1:2::/64`.
+ * The key every per-address limit counts under (rate limits, wrong operator tokens, event
+ * streams, webhook deliveries, links, the address cap): an IPv4 address as it is, an IPv6 one
+ * by its /64 (what one home or one server is usually given), written `2001:db8:1:2::/64`.
+ * Every spelling of one address gives one key: IPv4-mapped IPv6 is the IPv4 address, and so is
+ * an address of the well-known NAT64 prefix (64:ff9b::/96, an IPv4 client translated); an
+ * embedded IPv4 tail counts in its true /64. Undefined when there is no address to count.
  */
-export function addressGroup(address: string): string {
-  const a = normalize(address);
-  if (isIP(a) !== 6) return a;
-  const [head = '', tail = ''] = a.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  // An embedded IPv4 tail (::ffff:1.2.3.4 is handled above) takes two groups.
-  const groups = a.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => Number.parseInt(g || '0', 16).toString(16)).join(':')}::/64`;
+export function addressKey(address: string | undefined): string | undefined {
+  const parsed = address === undefined ? undefined : parse(address.trim());
+  if (!parsed) return undefined;
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.range() === 'rfc6052') {
+    const [, , , , , , hi = 0, lo = 0] = v6.parts;
+    return ipaddr.fromByteArray([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]).toString();
+  }
+  return `${new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0]).toString()}/64`;
 }

@@ -1,22 +1,27 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import type { PlayerClaims, PlayerTokens } from '../core/player-tokens.js';
+import type { StreamTickets } from '../core/stream-tickets.js';
 import { readWithin } from './middleware/body-deadline.js';
 import { RelayProblem } from './problems.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 
 /** What the relay's handlers share: the authenticated player, and Node's socket when there is one. */
 export type RelayEnv = {
-  Variables: { player: PlayerClaims; maxBodyBytes: number; bodyTimeoutMs?: number; clientIp: string };
+  Variables: { player: PlayerClaims; maxBodyBytes: number; bodyTimeoutMs?: number; clientKey: string | undefined };
   Bindings: { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
 };
 export type RelayContext = Context<RelayEnv>;
 
-/** The socket's address under Node, 'local' for in-process `fetch` calls. */
-export const socketAddress = (c: RelayContext): string => c.env?.incoming?.socket?.remoteAddress ?? 'local';
+/** The socket's address under Node (@hono/node-server); undefined without a socket (in-process `fetch`, Bun, Deno, edge). */
+export const socketAddress = (c: RelayContext): string | undefined => c.env?.incoming?.socket?.remoteAddress;
 
-/** The caller's address, as the relay decided at the door (through trusted proxies only). */
-export const clientIp = (c: RelayContext): string => c.get('clientIp') ?? socketAddress(c);
+/**
+ * The key the caller's address counts under in every per-address limit (`addressKey`: IPv6 by
+ * its /64), as the relay decided at the door (through trusted proxies only). Undefined when the
+ * relay cannot know the address: per-address limits then pass the request (the relay warned).
+ */
+export const clientKey = (c: RelayContext): string | undefined => c.get('clientKey');
 
 /**
  * The body as text, 413 past the limit, never buffered beyond it. A declared length is checked
@@ -75,33 +80,68 @@ export function parseJsonObject(text: string): Record<string, unknown> {
 
 /** Parses a JSON body against a schema: 415 for another content type, 413 too large, 400 for bad JSON or fields. */
 export async function readJson<S extends z.ZodType>(c: RelayContext, schema: S, max = c.get('maxBodyBytes')): Promise<z.infer<S>> {
+  return (await readJsonText(c, schema, max)).data;
+}
+
+/** As readJson, with the body's text too (to hand on: the request's own body is read by then). */
+export async function readJsonText<S extends z.ZodType>(c: RelayContext, schema: S, max = c.get('maxBodyBytes')): Promise<{ data: z.infer<S>; text: string }> {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) throw new RelayProblem('unsupported_media_type');
-  const json = parseJsonObject(await readText(c, max));
-  const r = schema.safeParse(json);
+  const text = await readText(c, max);
+  const r = schema.safeParse(parseJsonObject(text));
   if (!r.success) {
     const detail = r.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
     throw new RelayProblem('bad_request', detail);
   }
-  return r.data;
+  return { data: r.data, text };
 }
 
-export function rateLimited(limiter: RateLimiter, key: string): void {
+/** Takes one from the limiter under `key` (`ip:…`, `user:…`), or throws 429. No key (no address): nothing to count. */
+export function rateLimited(limiter: RateLimiter, key: string | undefined): void {
+  if (key === undefined) return;
   const wait = limiter(key);
   if (wait > 0) throw new RelayProblem('rate_limited', `Try again in ${wait} s`, { 'Retry-After': `${wait}` });
 }
 
-/** Requires `Authorization: Bearer <player token>` and rate-limits the player and the address. */
-export function requirePlayer(tokens: PlayerTokens, limiter: RateLimiter): MiddlewareHandler<RelayEnv> {
+/** The caller's address as a limiter's key under `scope` (`ip:2001:db8::/64`); undefined when unknown. */
+export const addressScope = (c: RelayContext, scope: string): string | undefined => {
+  const key = clientKey(c);
+  return key === undefined ? undefined : `${scope}:${key}`;
+};
+
+const TICKET_REFUSED = {
+  invalid: 'This is no ticket of the relay: get one with POST /v1/events/ticket',
+  expired: 'The ticket expired (they last 60 s): get a new one with POST /v1/events/ticket',
+  used: 'The ticket was used already (once each): get a new one with POST /v1/events/ticket',
+} as const;
+
+/**
+ * Requires `Authorization: Bearer <player token>` and rate-limits the player and the address.
+ * EventSource cannot send headers: `GET /v1/events` also takes a single-use `?ticket=` (and,
+ * deprecated, `?token=`, which puts the long-lived token in access logs).
+ */
+export function requirePlayer(tokens: PlayerTokens, limiter: RateLimiter, tickets?: StreamTickets): MiddlewareHandler<RelayEnv> {
   return async function requirePlayer(c, next) {
-    rateLimited(limiter, `ip:${clientIp(c)}`);
-    const auth = c.req.header('authorization') ?? '';
-    // EventSource cannot send headers: the event stream may carry the token in its query.
-    const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : c.req.path === '/v1/events' ? c.req.query('token') : undefined;
-    const player = token ? tokens.verify(token) : undefined;
-    if (!player) throw new RelayProblem('unauthorized', 'Link the player again with POST /v1/players');
+    rateLimited(limiter, addressScope(c, 'ip'));
+    const player = playerOf(c);
     rateLimited(limiter, `user:${player.userId}`);
     c.set('player', player);
     await next();
   };
+
+  function playerOf(c: RelayContext): PlayerClaims {
+    const auth = c.req.header('authorization') ?? '';
+    const stream = c.req.path === '/v1/events';
+    const ticket = stream && !auth ? c.req.query('ticket') : undefined;
+    if (tickets && ticket !== undefined) {
+      const r = tickets.redeem(ticket);
+      if ('player' in r) return r.player;
+      if (r.refused === 'busy') throw new RelayProblem('rate_limited', 'Too many event streams opening on this relay: try again in a minute', { 'Retry-After': '60' });
+      throw new RelayProblem('unauthorized', TICKET_REFUSED[r.refused]);
+    }
+    const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : stream ? c.req.query('token') : undefined;
+    const player = token ? tokens.verify(token) : undefined;
+    if (!player) throw new RelayProblem('unauthorized', 'Link the player again with POST /v1/players');
+    return player;
+  }
 }

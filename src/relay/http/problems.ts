@@ -28,6 +28,7 @@ export const PROBLEMS = {
   // nginx's code: the answer is for the logs and metrics; no one is left to read it.
   client_closed: [499, 'The client closed the request'],
   internal: [500, 'The relay failed'],
+  link_check_unavailable: [503, 'The human check at link could not be made; try again shortly'],
   service_unavailable: [503, 'The payments service cannot be reached; try again later'],
   store_unavailable: [503, "The relay's ledger cannot be reached; try again later"],
   not_ready: [503, 'The relay cannot take requests now: its store or the payments service does not answer'],

@@ -27,18 +27,23 @@ export function createStreamCaps(o: StreamCapOptions = {}) {
   const full = (counts: Map<string, number>, key: string, cap: number) => cap > 0 && (counts.get(key) ?? 0) >= cap;
 
   return {
-    /** Takes a place for a stream, or throws 429 `rate_limited`. Returns how to give it back (once). */
-    open(userId: string, address: string): () => void {
+    /**
+     * Takes a place for a stream, or throws 429 `rate_limited`. Returns how to give it back (once).
+     * `address`: its addressKey; undefined (unknown) counts under the player only.
+     */
+    open(userId: string, address: string | undefined): () => void {
       if (full(byPlayer, userId, perPlayer)) throw new RelayProblem('rate_limited', `This player has ${perPlayer} event streams open: close one first`, { 'Retry-After': retryAfter });
-      if (full(byAddress, address, perAddress)) throw new RelayProblem('rate_limited', `This address has ${perAddress} event streams open: close one first`, { 'Retry-After': retryAfter });
+      if (address !== undefined && full(byAddress, address, perAddress)) {
+        throw new RelayProblem('rate_limited', `This address has ${perAddress} event streams open: close one first`, { 'Retry-After': retryAfter });
+      }
       add(byPlayer, userId, 1);
-      add(byAddress, address, 1);
+      if (address !== undefined) add(byAddress, address, 1);
       let open = true;
       return function release() {
         if (!open) return;
         open = false;
         add(byPlayer, userId, -1);
-        add(byAddress, address, -1);
+        if (address !== undefined) add(byAddress, address, -1);
       };
     },
   };

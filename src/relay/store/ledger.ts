@@ -156,6 +156,11 @@ export interface Ledger {
    * players that day (0: no cap): false then. Concurrent-safe, across relays on PostgreSQL.
    */
   linkAddress(address: string, day: string, userId: string, max: number): Promise<boolean>;
+  /**
+   * The players `address` linked on `day`, read only: a link is refused past the cap before the
+   * service is asked who the gamertag is; linkAddress then records it (and decides a race).
+   */
+  linkedPlayers(address: string, day: string): Promise<string[]>;
   /** Per UTC day from `fromDay` on, per state: how many entries, their sats, how many players. */
   report(fromDay: string): Promise<DayReport[]>;
   /** The newest entries, optionally of one player or one achievement. */

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import { clientIp, type RelayEnv } from '../context.js';
+import { clientKey, type RelayEnv } from '../context.js';
 import { RelayProblem } from '../problems.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -31,8 +31,10 @@ export function requireAdmin(tokens: string | readonly string[], options: AdminA
   const now = options.now ?? Date.now;
   const failures = createFailureCounter(limit, now);
   return async function requireAdmin(c, next) {
-    const address = clientIp(c);
-    const wait = failures.waitFor(address);
+    // No address known (no socket, no clientAddress option): not counted, rather than every
+    // caller in one bucket that a stranger's guesses would lock the operator out of.
+    const address = clientKey(c);
+    const wait = address === undefined ? 0 : failures.waitFor(address);
     if (wait > 0) throw new RelayProblem('rate_limited', `Too many wrong operator tokens from this address: try again in ${wait} s`, { 'Retry-After': `${wait}` });
     const auth = c.req.header('authorization') ?? '';
     const given = auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';
@@ -41,7 +43,7 @@ export function requireAdmin(tokens: string | readonly string[], options: AdminA
     let good = false;
     for (const e of expected) good = timingSafeEqual(mine, e) || good;
     if (!given || !good) {
-      failures.add(address);
+      if (address !== undefined) failures.add(address);
       throw new RelayProblem('unauthorized', 'The operator token (RELAY_ADMIN_TOKEN) is required');
     }
     await next();

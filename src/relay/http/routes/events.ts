@@ -1,8 +1,10 @@
 import { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
-import { clientIp, type RelayEnv } from '../context.js';
+import { clientKey, type RelayEnv } from '../context.js';
 import type { EventHub } from '../../core/live-events.js';
 import type { EventLog, PlayerEvent } from '../../store/event-log.js';
+import type { EventStreamTicket } from '../../../wire/relay-api.js';
+import type { StreamTickets } from '../../core/stream-tickets.js';
 import { RelayProblem } from '../problems.js';
 import { createStreamCaps, type StreamCaps } from '../stream-caps.js';
 
@@ -13,16 +15,25 @@ const PAGE = 500;
 /**
  * `GET /v1/events`: the player's events as Server-Sent Events. A reconnect with Last-Event-ID
  * (header, or `lastEventId` in the query) first gets everything it missed. Streams past the
- * caps (per player, per address) are 429.
+ * caps (per player, per address) are 429. `POST /v1/events/ticket` (the token in the
+ * Authorization header) hands out the single-use ticket a browser's EventSource opens it with.
  */
-export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void; dec(): void }, caps: StreamCaps = createStreamCaps()) {
-  return new Hono<RelayEnv>().get('/', (c) => {
+export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void; dec(): void }, caps: StreamCaps = createStreamCaps(), tickets?: StreamTickets) {
+  const app = new Hono<RelayEnv>();
+  if (tickets) {
+    app.post('/ticket', (c) => {
+      // A bearer credential, if short-lived: no cache may keep it.
+      c.header('Cache-Control', 'no-store');
+      return c.json({ ticket: tickets.issue(c.get('player')), expiresIn: tickets.ttlSeconds } satisfies EventStreamTicket);
+    });
+  }
+  return app.get('/', (c) => {
     const { userId } = c.get('player');
     const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
     // An id this relay never gave is not "replay everything": say so.
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
     const after = Number(lastEventId ?? 0);
-    const release = caps.open(userId, clientIp(c));
+    const release = caps.open(userId, clientKey(c));
     // nginx (and proxies that follow it) pass the stream on as it is written, never buffered.
     c.header('X-Accel-Buffering', 'no');
     return streamSSE(c, async (stream) => {

@@ -6,8 +6,7 @@ import type { ClaimOutcome, Claims } from '../../core/claims.js';
 import type { Ledger, LedgerEntry } from '../../store/ledger.js';
 import { isStoreOutage } from '../../store/outage.js';
 import { toRewardRecord } from '../../store/reward-record.js';
-import { clientIp, readJson, type RelayContext, type RelayEnv } from '../context.js';
-import { addressGroup } from '../client-address.js';
+import { addressScope, clientKey, readJson, type RelayContext, type RelayEnv } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
 import { PROOF_MAX_LENGTH } from '../../core/unlock-proof.js';
 import { problemBody, RelayProblem } from '../problems.js';
@@ -70,7 +69,7 @@ export function rewardsRoute({ ledger, claim, limiter, logger }: RewardsRouteDep
   async function post(c: RelayContext) {
     const key = keyOf(c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '');
     const body = await readJson(c, claimSchema);
-    const a = answerOf(await claim(c.get('player'), key, body, c.req.raw, addressGroup(clientIp(c))), body.achievementId);
+    const a = answerOf(await claim(c.get('player'), key, body, c.req.raw, clientKey(c)), body.achievementId);
     if (a instanceof RelayProblem) throw a;
     // A replay gets the original answer's status, with the entry as it stands now.
     if (a.replayed) c.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
@@ -87,7 +86,8 @@ export function rewardsRoute({ ledger, claim, limiter, logger }: RewardsRouteDep
     // The body as 25 claims' bodies could be; each claim's fields are bounded by the claim's schema.
     const { claims } = await readJson(c, batchSchema, c.get('maxBodyBytes') * CLAIM_BATCH_MAX);
     const player = c.get('player');
-    const address = addressGroup(clientIp(c));
+    const address = clientKey(c);
+    const byAddress = addressScope(c, 'ip');
     const seen = new Set<string>();
     const one = async (item: unknown, i: number): Promise<RewardClaimResult> => {
       const idempotencyKey = typeof item === 'object' && item && 'idempotencyKey' in item && typeof item.idempotencyKey === 'string' ? item.idempotencyKey : '';
@@ -98,7 +98,7 @@ export function rewardsRoute({ ledger, claim, limiter, logger }: RewardsRouteDep
         const parsed = batchedClaimSchema.safeParse(item);
         if (!parsed.success) throw new RelayProblem('bad_request', parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; '));
         // The request itself took the first claim's share of the limits.
-        const wait = i === 0 ? 0 : Math.max(limiter(`ip:${clientIp(c)}`), limiter(`user:${player.userId}`));
+        const wait = i === 0 ? 0 : Math.max(byAddress === undefined ? 0 : limiter(byAddress), limiter(`user:${player.userId}`));
         if (wait > 0) throw new RelayProblem('rate_limited', `Try again in ${wait} s`, { 'Retry-After': `${wait}` });
         const { idempotencyKey: _, ...body } = parsed.data;
         const a = answerOf(await claim(player, key, body, c.req.raw, address), body.achievementId);

@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { clientIp, parseJsonObject, rateLimited, readText, type RelayEnv } from '../context.js';
+import { addressScope, parseJsonObject, rateLimited, readText, type RelayEnv } from '../context.js';
 import type { EventHub } from '../../core/live-events.js';
 import type { EventLog } from '../../store/event-log.js';
 import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../../../contract/payments-api.js';
@@ -80,7 +80,7 @@ export function webhooksRoute(events: EventLog, hub: EventHub, logger: Logger, l
   else if (unsigned) logger.error({ event: 'webhooks_refused' }, 'NO WEBHOOK_SECRET: every webhook delivery is refused (401); ramp purchases will not reach players');
   return new Hono<RelayEnv>().post('/', async (c) => {
     // Without a secret every unique delivery is a database write: limit who can make them.
-    rateLimited(limiter, `webhook:${clientIp(c)}`);
+    rateLimited(limiter, addressScope(c, 'webhook'));
     const raw = await readText(c, MAX_WEBHOOK_BYTES);
     if (unsigned && !o.allowUnsigned) {
       logger.warn({ event: 'webhook_refused', reason: 'no_secret' });

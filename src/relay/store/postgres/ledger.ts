@@ -103,6 +103,8 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
         await c.query('INSERT INTO address_links (address, day, user_id) VALUES ($1, $2, $3)', [address, day, userId]);
         return true;
       }),
+    linkedPlayers: async (address, day) =>
+      (await pool.query<{ user_id: string }>('SELECT user_id FROM address_links WHERE address = $1 AND day = $2', [address, day])).rows.map((r) => r.user_id),
     budgetUsed: async (day) => Number((await pool.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE day = $1 AND ${RESERVING_SQL}`, [day])).rows[0]!.s),
     report: async (fromDay) =>
       (

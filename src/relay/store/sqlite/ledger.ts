@@ -47,6 +47,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     spendNonce: db.prepare<[string, string, number]>('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
     linked: db.prepare<[string, string, string], { n: number }>('SELECT 1 AS n FROM address_links WHERE address = ? AND day = ? AND user_id = ?'),
     links: db.prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM address_links WHERE address = ? AND day = ?'),
+    linkedPlayers: db.prepare<[string, string], { user_id: string }>('SELECT user_id FROM address_links WHERE address = ? AND day = ?'),
     link: db.prepare<[string, string, string]>('INSERT INTO address_links (address, day, user_id) VALUES (?, ?, ?)'),
     // The compare-and-set is in the statement: only an entry still sending and not yet sent moves.
     markSent: db.prepare<[string]>(`UPDATE rewards SET phase = 'sent' WHERE id = ? AND state = 'sending' AND phase = 'claimed'`),
@@ -197,6 +198,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
         q.link.run(address, day, userId);
         return true;
       }),
+    linkedPlayers: async (address, day) => q.linkedPlayers.all(address, day).map((r) => r.user_id),
     report: async (fromDay) => q.report.all(fromDay),
     recent: async ({ userId, achievementId }, limit) => entries(q.recent.all(userId ?? null, userId ?? null, achievementId ?? null, achievementId ?? null, limit)),
     // A chunk per write: the claims queued meanwhile go in between.

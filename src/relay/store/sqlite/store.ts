@@ -23,7 +23,7 @@ function startWorker(file: string): Worker {
 // Every method each side answers: a method added to Ledger or EventLog fails to compile until listed.
 const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   find: true, claim: true, markSent: true, settle: true, get: true, history: true,
-  inState: true, abandoned: true, budgetUsed: true, linkAddress: true, report: true, recent: true, audits: true, prune: true,
+  inState: true, abandoned: true, budgetUsed: true, linkAddress: true, linkedPlayers: true, report: true, recent: true, audits: true, prune: true,
 };
 const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
   append: true, since: true, receiveWebhook: true, webhookReceived: true, recentWebhooks: true, rememberRampSession: true,

@@ -1,0 +1,99 @@
+// Finding 6 of issue 34 (the client's half): the bus opened its event stream with the player's
+// token in the URL (`/v1/events?token=rb1.…`), which access logs keep. It now asks for a single-use
+// ticket for every connection, and reconnects with a new one, resuming after the last event.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRewardBus, memoryStorage, type RewardBus, type RewardOutcome } from '../../src/client/node.js';
+import { PlayerStream, type EventSourceClass } from '../../src/client/relay-stream.js';
+import type { RelayAnswer } from '../../src/client/relay-client.js';
+import type { EventStreamTicket } from '../../src/wire/relay-api.js';
+import { fetchEventSource } from '../helpers/client.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+let relay: TestRelay | undefined;
+const buses: RewardBus[] = [];
+afterEach(async () => {
+  buses.splice(0).forEach((b) => b.destroy());
+  await relay?.stop();
+  relay = undefined;
+});
+
+describe("the client's event stream", () => {
+  it('Tokens in logs: the bus opens its stream with a ticket, never its token in the URL; a dropped stream reconnects with a new ticket and resumes', async () => {
+    relay = await startTestRelay();
+    const stream = fetchEventSource();
+    const b = createRewardBus({ relayUrl: relay.url, storage: memoryStorage(), eventSource: stream.Source });
+    buses.push(b);
+    const heard: RewardOutcome[] = [];
+    b.on('reward:paid', (o) => heard.push(o));
+    const { token } = await b.link('alice');
+    // Another device of the same player claims: this bus hears it on its stream.
+    const other = await relay.link('alice');
+    await expect.poll(() => stream.urls.length).toBe(1);
+    await expect
+      .poll(
+        async () =>
+          (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${relay!.adminToken}` } }).then((r) => r.text())).match(
+            /rewardbus_event_streams_open (\d+)/,
+          )?.[1],
+      )
+      .toBe('1');
+    expect((await relay.claim(other.token, { achievementId: 'first-coin' })).status).toBe(201);
+    await expect.poll(() => heard.map((o) => o.record?.achievementId)).toEqual(['first-coin']);
+
+    stream.drop();
+    await expect.poll(() => stream.urls.length, { timeout: 10_000 }).toBe(2);
+    expect((await relay.claim(other.token, { achievementId: 'daily-login' })).status).toBe(201);
+    await expect.poll(() => heard.map((o) => o.record?.achievementId), { timeout: 10_000 }).toEqual(['first-coin', 'daily-login']);
+
+    const [first, second] = stream.urls.map((u) => new URL(u));
+    for (const url of [first!, second!]) {
+      expect(url.searchParams.get('token')).toBeNull();
+      expect(url.searchParams.get('ticket')).toMatch(/^rbt1\./);
+      expect(url.href).not.toContain(token);
+    }
+    expect(second!.searchParams.get('ticket')).not.toBe(first!.searchParams.get('ticket'));
+    // It resumes after the event it heard last, so nothing said while it was away is lost.
+    expect(second!.searchParams.get('lastEventId')).toMatch(/^\d+$/);
+  });
+
+  it('Tokens in logs: against a relay without tickets (before 0.3) the bus still streams, with the token (deprecated)', async () => {
+    relay = await startTestRelay();
+    const stream = fetchEventSource();
+    const fetchWithoutTickets: typeof fetch = async (input, init) =>
+      String(input).endsWith('/v1/events/ticket')
+        ? new Response('{"code":"not_found"}', { status: 404, headers: { 'content-type': 'application/problem+json' } })
+        : fetch(input, init);
+    const b = createRewardBus({ relayUrl: relay.url, storage: memoryStorage(), eventSource: stream.Source, fetch: fetchWithoutTickets });
+    buses.push(b);
+    const { token } = await b.link('bob');
+    await expect.poll(() => stream.urls.length).toBe(1);
+    expect(new URL(stream.urls[0]!).searchParams.get('token')).toBe(token);
+  });
+
+  it('Tokens in logs: opened twice at once for one player, the stream opens once, with the later ticket', async () => {
+    const urls: string[] = [];
+    class Source extends EventTarget {
+      constructor(readonly url: string) {
+        super();
+        urls.push(url);
+      }
+      close() {}
+    }
+    const pending: Array<(a: RelayAnswer<EventStreamTicket>) => void> = [];
+    const relay = {
+      eventTicket: () => new Promise<RelayAnswer<EventStreamTicket>>((resolve) => pending.push(resolve)),
+      eventsUrl: (ticket: string) => `http://relay.test/v1/events?ticket=${ticket}`,
+      eventsUrlWithToken: () => 'http://relay.test/v1/events?token=never',
+    };
+    const stream = new PlayerStream(relay, { reward: () => undefined, completed: () => undefined, failed: () => undefined }, Source as unknown as EventSourceClass);
+    const player = { userId: 'u1', gamertag: 'alice', token: 'rb1.x.y', expiresAt: '2999-01-01T00:00:00.000Z' };
+    stream.open(player);
+    stream.open(player);
+    expect(pending).toHaveLength(2);
+    pending[0]!({ ok: true, status: 200, body: { ticket: 'first', expiresIn: 60 } });
+    pending[1]!({ ok: true, status: 200, body: { ticket: 'second', expiresIn: 60 } });
+    await expect.poll(() => urls.length).toBeGreaterThan(0);
+    expect(urls).toEqual(['http://relay.test/v1/events?ticket=second']);
+    stream.close();
+  });
+});
