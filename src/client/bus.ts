@@ -5,7 +5,8 @@ import type { RampResult, RewardBusEvents, RewardIntent, UnlockOptions } from '.
 import { GuardedEmitter } from './guarded-emitter.js';
 import { INTENT, newIntent } from './new-intent.js';
 import type { RewardBusOptions } from './options.js';
-import { defaultStorage, type RewardStorage } from './storage.js';
+import { defaultStorage } from './default-storage.js';
+import type { RewardStorage } from './storage.js';
 import { createTabChannel, type TabChannel, type TabMessage } from './tab-channel.js';
 import { createWriteBatch, type WriteBatch } from './write-batch.js';
 

@@ -1,7 +1,8 @@
 export { createRewardBus, RewardBus, type RewardBusOptions } from './bus.js';
 export { RewardBusError } from './bus-error.js';
 export type { RampResult, RewardBusEvents, RewardIntent, RewardOutcome, UnlockOptions } from './events.js';
-export { memoryStorage, defaultStorage, type RewardStorage } from './storage.js';
+export { memoryStorage, type RewardStorage } from './storage.js';
+export { defaultStorage } from './default-storage.js';
 export { idbStorage } from './idb-storage.js';
 export type { RetryOptions } from './backoff.js';
 export type * from '../wire/relay-api.js';

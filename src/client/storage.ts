@@ -1,5 +1,3 @@
-import { idbStorage } from './idb-storage.js';
-
 /**
  * Where the bus keeps its queue and player: a small async key-value store. The defaults are
  * IndexedDB in browsers (idb-keyval) and a JSON file in Node; `memoryStorage()` forgets on reload.
@@ -41,14 +39,4 @@ export function mapStorage(load: () => Promise<Map<string, unknown>>, save?: (ma
     delMany: (keys) => write((m) => keys.forEach((k) => m.delete(k))),
     entries: async (prefix) => [...(await loaded())].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k, copy(v)] as [string, never]),
   };
-}
-
-/**
- * IndexedDB where there is one (browsers). Elsewhere memory, said once: the package's Node
- * entry defaults to a file instead, and other runtimes should pass a storage of their own.
- */
-export function defaultStorage(): RewardStorage {
-  if (typeof indexedDB !== 'undefined') return idbStorage();
-  console.warn('rewardbus: no IndexedDB here, so queued rewards are kept in memory only; pass a storage to keep them');
-  return memoryStorage();
 }

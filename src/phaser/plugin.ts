@@ -4,6 +4,7 @@ import type { RampSessionRequest } from '../wire/relay-api.js';
 import type { CatalogEntry } from '../wire/relay-api.js';
 import type { SayToast, ToastEvent, ToastPayload } from './toast-events.js';
 import { ToastScene, TOAST_SCENE_KEY, type Toast, type ToastOptions } from './toast-scene.js';
+import { TOAST_EVENTS } from './toast-types.js';
 
 /** The plugin's `data` in the game config. */
 export interface RewardBusPluginData extends RewardBusOptions {
@@ -113,8 +114,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     this.#toastsOn = true;
     // The tab that got the answer shows it; the others only hear of it. An unlock says
     // something only when it has to wait for the network.
-    const events = ['reward:paid', 'reward:rejected', 'reward:failed', 'reward:review', 'reward:held', 'reward:waiting', 'reward:queued', 'ramp:completed', 'ramp:failed', 'relay:offline'] as const;
-    for (const event of events) {
+    for (const event of TOAST_EVENTS) {
       this.#listen(event, ((e?: { remote?: boolean; offline?: boolean }) => {
         if (!e?.remote && e?.offline !== false) this.#say(event, e as never);
       }) as never);

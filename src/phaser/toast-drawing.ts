@@ -1,5 +1,5 @@
 import type * as Phaser from 'phaser';
-import type { Toast, ToastObject, ToastStack, ToastVariant } from './toast-scene.js';
+import type { Toast, ToastObject, ToastStack, ToastVariant } from './toast-types.js';
 
 const COLORS: Record<ToastVariant, number> = {
   queued: 0x44506a,

@@ -1,10 +1,10 @@
 import type { RewardBusEvents, RewardIntent, RewardOutcome } from '../client/events.js';
 import type { CatalogEntry } from '../wire/relay-api.js';
-import type { Toast } from './toast-scene.js';
+import type { Toast, ToastEvent } from './toast-types.js';
+
+export type { ToastEvent } from './toast-types.js';
 import { toastText, waitingText } from './toast-text.js';
 
-/** The bus events the plugin's toasts say (the plugin leaves out other tabs' outcomes and online unlocks). */
-export type ToastEvent = 'reward:paid' | 'reward:rejected' | 'reward:failed' | 'reward:review' | 'reward:held' | 'reward:waiting' | 'reward:queued' | 'ramp:completed' | 'ramp:failed' | 'relay:offline';
 export type ToastPayload<E extends ToastEvent> = Parameters<RewardBusEvents[E]>[0];
 
 /** What the plugin lends the toasts. */

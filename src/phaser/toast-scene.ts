@@ -1,50 +1,13 @@
 import * as Phaser from 'phaser';
+import type { Toast, ToastOptions, ToastStack } from './toast-types.js';
 
-/** `held`: waiting for an operator's approval; `waiting`: for the player's play time. */
-export type ToastVariant = 'queued' | 'paid' | 'rejected' | 'failed' | 'review' | 'held' | 'waiting' | 'info';
+export type { Toast, ToastOptions, ToastVariant } from './toast-types.js';
 
-/** What a toast says; a custom renderer draws it its own way. */
-export interface Toast {
-  variant: ToastVariant;
-  /** One line, ready to show: "+21 sats · First coin". */
-  text: string;
-  sats: number;
-  gamertag: string;
-  achievementId?: string;
-  reason?: string;
-}
-
-export interface ToastOptions {
-  position?: 'top-right' | 'top-left' | 'bottom-right' | 'bottom-left' | 'top-center';
-  /** How long each toast stays, ms. Default 3500. */
-  durationMs?: number;
-  /** Most toasts on screen at once; older ones leave early. Default 4. */
-  max?: number;
-  fontFamily?: string;
-  fontSize?: number;
-  /** Background color per variant (0xRRGGBB). */
-  colors?: Partial<Record<ToastVariant, number>>;
-  /** Draw a toast yourself: return a game object about `width` wide, origin at its top-left. */
-  render?: (scene: Phaser.Scene, toast: Toast, width: number) => Phaser.GameObjects.GameObject & Phaser.GameObjects.Components.Transform;
-}
-
-export type ToastObject = Phaser.GameObjects.GameObject & Phaser.GameObjects.Components.Transform & { height?: number; setAlpha?: (a: number) => unknown };
 const MARGIN = 12;
 const GAP = 8;
 const MAX_WIDTH = 320;
 /** A one-line toast's height at the default font size, for the area toasts may cover. */
 const LINE_HEIGHT = 42;
-
-/** The scene's stack of toasts, shared with their drawing (toast-drawing.ts, loaded with the first toast). */
-export interface ToastStack {
-  options: ToastOptions;
-  readonly live: ToastObject[];
-  readonly margin: number;
-  readonly gap: number;
-  width(): number;
-  /** Where a toast `width` wide starts, for the configured position. */
-  x(width: number): number;
-}
 
 export const TOAST_SCENE_KEY = '__rewardbus_toasts';
 
