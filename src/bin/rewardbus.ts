@@ -45,7 +45,7 @@ Environment (also read from ./.env; every setting is described in .env.example):
   RELAY_DATABASE_URL                    postgres://…: a ledger shared by several relays (instead of SQLite)
   RELAY_PAYMENT_LEASE_MS                with PostgreSQL: a relay's hold on a payment in flight (2 x timeout + 30 s)
   RELAY_CATALOG                         a JSON file of achievements (the demo catalog)
-  RELAY_SECRET                          signs player tokens, 32+ characters (generated); NEW,OLD to rotate
+  RELAY_SECRET                          signs player tokens, 32+ characters (generated); to rotate see docs/deploy.md §7
   RELAY_ALLOWED_ORIGINS                 browser origins allowed to call, comma-separated, or *
   RELAY_USER_DAILY_CAP_SATS             per player per UTC day (1000; 0: none)
   RELAY_DAILY_BUDGET_SATS               the whole game per UTC day (100000; 0: none)
