@@ -19,7 +19,7 @@ Commands:
                                           pays through the embedded sandbox, mounted at /sandbox;
                                           SIGTERM stops it gracefully (docs/deploy.md)
   sandbox [port]                          the sandbox alone (default port 8788; key: SANDBOX_API_KEY,
-                                          default "sandbox-dev-key")
+                                          default "sandbox-dev-key"; several, comma-separated, all accepted)
   review list                             intents whose payment outcome is unclear
   review reconcile                        settle them through the payment-status endpoint
   review mark-paid <id> [transactionId]   you checked: it was paid
@@ -177,7 +177,9 @@ async function sandboxAlone(port: number): Promise<number> {
     console.error('The sandbox port is a number from 0 to 65535.');
     return 2;
   }
-  const sandbox = createSandbox({ apiKey: process.env.SANDBOX_API_KEY ?? 'sandbox-dev-key', publicUrl: `http://localhost:${port}` });
+  // Several keys, comma-separated, while one is rotated out: all are accepted.
+  const [apiKey = 'sandbox-dev-key', ...moreApiKeys] = (process.env.SANDBOX_API_KEY ?? '').split(',').filter(Boolean);
+  const sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://localhost:${port}` });
   serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) => console.log(`rewardbus sandbox on http://127.0.0.1:${info.port}`));
   return -1;
 }
