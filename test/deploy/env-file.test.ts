@@ -24,7 +24,7 @@ afterAll(async () => {
  * lines); in single quotes everything up to the next quote is verbatim (across lines too); in
  * double quotes `\"`, `\\`, `` \` `` and `\$` are escapes and backslash-newline joins lines.
  */
-export function parseEnvironmentFile(text: string): Record<string, string> {
+function parseEnvironmentFile(text: string): Record<string, string> {
   const env: Record<string, string> = {};
   let i = 0;
   const blank = (c: string | undefined) => c === ' ' || c === '\t' || c === '\r';
