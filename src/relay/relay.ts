@@ -120,7 +120,7 @@ export function createRelay(options: RelayOptions): Relay {
   if (!where) throw new Error('createRelay needs a store: the path of a SQLite file, or { ledger, events, close }');
   const store = typeof where === 'string' ? openSqliteStore(where) : where;
   const { ledger, events } = store;
-  const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient(options.payments);
+  const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient({ logger, ...options.payments });
   const wallet = createWalletBalance(client, { lowSats: options.walletLowSats ?? options.dailyBudgetSats ?? 100_000, logger });
   const metrics = options.adminToken
     ? createMetrics({

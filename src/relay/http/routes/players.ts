@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { PlayerSession } from '../../../wire/relay-api.js';
 import { clientIp, rateLimited, readJson, type RelayEnv } from '../context.js';
@@ -25,6 +26,8 @@ export interface PlayersRouteOptions {
   verifyLink?: VerifyLink | undefined;
   /** RELAY_LINKS_PER_ADDRESS_PER_DAY: different players one address may link per UTC day. 0: no cap. */
   linksPerAddressPerDay?: number;
+  /** Where a link the service could not answer is said (`link_failed`, at warn). */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /** `POST /v1/players`: resolves a gamertag to its permanent userId and hands out a player token. */
@@ -35,7 +38,11 @@ export function playersRoute(payments: PaymentsClient, tokens: PlayerTokens, lim
     const { gamertag, humanCheck } = await readJson(c, linkSchema);
     const r = await payments.userIdByGamertag(gamertag);
     if (r.kind === 'refused' && (r.status === 400 || r.status === 404)) throw new RelayProblem('unknown_gamertag', `No player is called ${gamertag}`);
-    if (r.kind !== 'ok') throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
+    if (r.kind !== 'ok') {
+      const reason = r.kind === 'refused' ? `refused_${r.status}` : r.reason;
+      options.logger?.warn({ event: 'link_failed', reason }, `a player could not link: the payments service did not resolve the gamertag (${reason})`);
+      throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
+    }
     if (verifyLink && !(await verifyLink(c.req.raw, { gamertag, userId: r.data.id, ...(humanCheck ? { humanCheck } : {}) }))) throw new RelayProblem('link_refused');
     if (linksPerAddressPerDay > 0) {
       // Linking the same player again is free; another player past the cap waits for the next UTC day.
