@@ -403,7 +403,7 @@ if (NGINX && postgresUrl)
       const [ADMIN, ADMIN_2] = [randomUUID() + randomUUID(), randomUUID() + randomUUID()];
       const [SECRET_2, WEBHOOK_SECRET_2] = [randomUUID() + randomUUID(), randomUUID() + randomUUID()];
       const d = await deploy({ RELAY_ADMIN_TOKEN: ADMIN });
-      const pauseMs = Number(process.env.PAUSE_MS ?? (failTimeoutSeconds() + 1) * 1000);
+      const pauseMs = (failTimeoutSeconds() + 1) * 1000;
       const failures: string[] = [];
       const counts = { claims: 0, streamsOpened: 0, scrapes: 0, webhooks: 0, links: 0 };
       let running = true;
