@@ -64,7 +64,8 @@ describe('log lines on stdout', () => {
       });
       setInterval(() => undefined, 1000);
     `);
-    await expect.poll(() => out().includes('ready')).toBe(true);
+    // A process of its own to start (tsx): seconds on a busy machine.
+    await expect.poll(() => out().includes('ready'), { timeout: 15_000 }).toBe(true);
     child.stdout!.destroy();
     const exited = once(child, 'exit');
     child.kill('SIGUSR2');
