@@ -94,7 +94,9 @@ describe("systemd's EnvironmentFile= rules, as the test reads them", () => {
 describe('the relay.env of docs/deploy.md §1 (finding 8)', () => {
   it('finding 8: parsed with systemd rules, every value is clean and a relay started with it reaches ready', async () => {
     const file = parseEnvironmentFile(documentedEnvFile());
-    expect(Object.keys(file)).toEqual(expect.arrayContaining(['PAYMENTS_API_KEY', 'PAYMENTS_BASE_URL', 'RELAY_PUBLIC_URL', 'WEBHOOK_SECRET', 'RELAY_TRUST_PROXY', 'RELAY_ADMIN_TOKEN']));
+    expect(Object.keys(file)).toEqual(
+      expect.arrayContaining(['PAYMENTS_API_KEY', 'PAYMENTS_BASE_URL', 'RELAY_PUBLIC_URL', 'WEBHOOK_SECRET', 'RELAY_TRUST_PROXY', 'RELAY_ADMIN_TOKEN']),
+    );
     for (const [key, value] of Object.entries(file)) expect(value, `${key} as systemd reads it`).not.toMatch(/\s#|^#/);
 
     // The placeholders (…) get this test's secrets; the service is the sandbox, not the real one.
@@ -103,13 +105,25 @@ describe('the relay.env of docs/deploy.md §1 (finding 8)', () => {
     const service = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise((r) => service.once('listening', r));
     cleanup.push(() => service.close());
-    const secrets: Record<string, string> = { PAYMENTS_API_KEY: key, WEBHOOK_SECRET: randomUUID() + randomUUID(), RELAY_ADMIN_TOKEN: randomUUID() + randomUUID(), RELAY_SECRET: randomUUID() + randomUUID() };
+    const secrets: Record<string, string> = {
+      PAYMENTS_API_KEY: key,
+      WEBHOOK_SECRET: randomUUID() + randomUUID(),
+      RELAY_ADMIN_TOKEN: randomUUID() + randomUUID(),
+      RELAY_SECRET: randomUUID() + randomUUID(),
+    };
     const env = Object.fromEntries(Object.entries(file).map(([k, v]) => [k, v === '…' ? secrets[k]! : v]));
     expect(Object.values(env)).not.toContain(undefined);
     const dir = mkdtempSync(join(tmpdir(), 'rewardbus-envfile-'));
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     // The unit's own Environment= defaults, then the file over them (here: loopback, a port of its own).
-    const { child, url } = await startRelayProcess({ HOST: '127.0.0.1', RELAY_DATA_DIR: dir, NODE_ENV: 'production', ...env, PORT: '0', PAYMENTS_BASE_URL: `http://127.0.0.1:${(service.address() as AddressInfo).port}` });
+    const { child, url } = await startRelayProcess({
+      HOST: '127.0.0.1',
+      RELAY_DATA_DIR: dir,
+      NODE_ENV: 'production',
+      ...env,
+      PORT: '0',
+      PAYMENTS_BASE_URL: `http://127.0.0.1:${(service.address() as AddressInfo).port}`,
+    });
     cleanup.push(() => stop(child));
     await expect.poll(async () => (await fetch(`${url}/v1/ready`)).status, { timeout: 15_000 }).toBe(200);
   });

@@ -388,8 +388,14 @@ async function* streamMessages(res: Response): AsyncGenerator<{ id: string; data
     for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
       const block = buffer.slice(0, end).split('\n');
       buffer = buffer.slice(end + 2);
-      const id = block.find((l) => l.startsWith('id:'))?.slice(3).trim();
-      const data = block.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+      const id = block
+        .find((l) => l.startsWith('id:'))
+        ?.slice(3)
+        .trim();
+      const data = block
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .join('\n');
       if (id) yield { id, data };
     }
   }
@@ -465,9 +471,11 @@ if (NGINX && postgresUrl)
       const delivering = (async () => {
         while (running) {
           const body = JSON.stringify({ id: randomUUID(), type: 'wallet.updated', data: {} });
-          const r = await fetch(`${d.url}/v1/webhooks/payments`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-zbd-signature': signed(webhookSecret, body) }, body }).catch(
-            (err: Error) => err,
-          );
+          const r = await fetch(`${d.url}/v1/webhooks/payments`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-zbd-signature': signed(webhookSecret, body) },
+            body,
+          }).catch((err: Error) => err);
           counts.webhooks++;
           if (r instanceof Error) failures.push(`${new Date().toISOString()} webhook: ${r.message}`);
           else if (r.status !== 200) failures.push(`${new Date().toISOString()} webhook: ${r.status} ${await r.text()}`);
@@ -481,7 +489,16 @@ if (NGINX && postgresUrl)
         // docs/deploy.md §7, every secret at once. First: the new player-token secret verifies
         // everywhere (OLD,NEW), the new webhook secret and operator token are accepted beside the
         // old, the relays pay with the project's second key.
-        await rollingRestart(d, { RELAY_SECRET: `${SECRET},${SECRET_2}`, WEBHOOK_SECRET: `${WEBHOOK_SECRET_2},${WEBHOOK_SECRET}`, RELAY_ADMIN_TOKEN: `${ADMIN_2},${ADMIN}`, PAYMENTS_API_KEY: SANDBOX_KEY_2 }, pauseMs);
+        await rollingRestart(
+          d,
+          {
+            RELAY_SECRET: `${SECRET},${SECRET_2}`,
+            WEBHOOK_SECRET: `${WEBHOOK_SECRET_2},${WEBHOOK_SECRET}`,
+            RELAY_ADMIN_TOKEN: `${ADMIN_2},${ADMIN}`,
+            PAYMENTS_API_KEY: SANDBOX_KEY_2,
+          },
+          pauseMs,
+        );
         webhookSecret = WEBHOOK_SECRET_2;
         adminToken = ADMIN_2;
         // Then NEW signs (NEW,OLD), on every relay.
@@ -507,10 +524,19 @@ if (NGINX && postgresUrl)
         await Promise.all([...claiming, ...streaming, scraping, delivering]);
       }
       console.log(`6 restarts in ${Date.now() - started} ms: ${JSON.stringify(counts)}; ${failures.length} failures\n${timeline.join('\n')}`);
-      if (failures.length) console.log(d.errorLog().split('\n').filter((l) => /\[(error|warn|crit)\]/.test(l)).slice(-40).join('\n'));
+      if (failures.length)
+        console.log(
+          d
+            .errorLog()
+            .split('\n')
+            .filter((l) => /\[(error|warn|crit)\]/.test(l))
+            .slice(-40)
+            .join('\n'),
+        );
       expect(failures).toEqual([]);
       // Every relay is on the new secrets only.
-      for (const relay of d.relays) expect(relay.env).toMatchObject({ RELAY_SECRET: SECRET_2, WEBHOOK_SECRET: WEBHOOK_SECRET_2, RELAY_ADMIN_TOKEN: ADMIN_2, PAYMENTS_API_KEY: SANDBOX_KEY_2 });
+      for (const relay of d.relays)
+        expect(relay.env).toMatchObject({ RELAY_SECRET: SECRET_2, WEBHOOK_SECRET: WEBHOOK_SECRET_2, RELAY_ADMIN_TOKEN: ADMIN_2, PAYMENTS_API_KEY: SANDBOX_KEY_2 });
       expect(counts.claims).toBeGreaterThan(60);
       // Each stream was ended by a stopping relay, and reopened through nginx, several times.
       expect(counts.streamsOpened).toBeGreaterThanOrEqual(players.length * 4);

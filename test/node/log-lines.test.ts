@@ -93,7 +93,13 @@ describe("the README's Troubleshooting, scenario by scenario (finding 11)", () =
     cleanup.push(() => service.close());
     serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
   });
-  const live = (env: Record<string, string> = {}) => ({ PAYMENTS_API_KEY: KEY, PAYMENTS_BASE_URL: serviceUrl, RELAY_PUBLIC_URL: 'https://rewards.example.com', RELAY_SECRET: SECRET, ...env });
+  const live = (env: Record<string, string> = {}) => ({
+    PAYMENTS_API_KEY: KEY,
+    PAYMENTS_BASE_URL: serviceUrl,
+    RELAY_PUBLIC_URL: 'https://rewards.example.com',
+    RELAY_SECRET: SECRET,
+    ...env,
+  });
   async function relayWith(env: Record<string, string>, dataDir?: string) {
     const relay = await startTestRelay(live(env), {}, dataDir);
     cleanup.push(() => relay.stop());
