@@ -19,7 +19,7 @@ Commands:
                                           pays through the embedded sandbox, mounted at /sandbox;
                                           SIGTERM stops it gracefully (docs/deploy.md)
   sandbox [port]                          the sandbox alone (default port 8788; key: SANDBOX_API_KEY,
-                                          default "sandbox-dev-key")
+                                          default "sandbox-dev-key"; several, comma-separated, all accepted)
   review list                             intents whose payment outcome is unclear
   review reconcile                        settle them through the payment-status endpoint
   review mark-paid <id> [transactionId]   you checked: it was paid
@@ -45,7 +45,7 @@ Environment (also read from ./.env; every setting is described in .env.example):
   RELAY_DATABASE_URL                    postgres://…: a ledger shared by several relays (instead of SQLite)
   RELAY_PAYMENT_LEASE_MS                with PostgreSQL: a relay's hold on a payment in flight (2 x timeout + 30 s)
   RELAY_CATALOG                         a JSON file of achievements (the demo catalog)
-  RELAY_SECRET                          signs player tokens, 32+ characters (generated); NEW,OLD to rotate
+  RELAY_SECRET                          signs player tokens, 32+ characters (generated); to rotate see docs/deploy.md §7
   RELAY_ALLOWED_ORIGINS                 browser origins allowed to call, comma-separated, or *
   RELAY_USER_DAILY_CAP_SATS             per player per UTC day (1000; 0: none)
   RELAY_DAILY_BUDGET_SATS               the whole game per UTC day (100000; 0: none)
@@ -177,7 +177,9 @@ async function sandboxAlone(port: number): Promise<number> {
     console.error('The sandbox port is a number from 0 to 65535.');
     return 2;
   }
-  const sandbox = createSandbox({ apiKey: process.env.SANDBOX_API_KEY ?? 'sandbox-dev-key', publicUrl: `http://localhost:${port}` });
+  // Several keys, comma-separated, while one is rotated out: all are accepted.
+  const [apiKey = 'sandbox-dev-key', ...moreApiKeys] = (process.env.SANDBOX_API_KEY ?? '').split(',').filter(Boolean);
+  const sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://localhost:${port}` });
   serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) => console.log(`rewardbus sandbox on http://127.0.0.1:${info.port}`));
   return -1;
 }

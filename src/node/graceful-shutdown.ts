@@ -68,7 +68,9 @@ export function gracefulShutdown(server: Server, logger: Logger): GracefulShutdo
         if (!isStream(req)) continue;
         streams++;
         active.delete(res);
-        res.socket?.destroy();
+        // Ended as a response ends (the last chunk), not cut: the client (through a proxy too)
+        // sees the stream end and reconnects, and the proxy logs no upstream failure.
+        res.end();
       }
       const inFlight = active.size;
       logger.info({ event: 'shutdown', inFlight, streams, graceMs }, `shutting down: ${keepListening ? 'refusing new requests' : 'no new connections'}, ${streams} event streams closed, waiting for ${inFlight} requests`);

@@ -87,7 +87,8 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     fetch: async (request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
       const { pathname } = new URL(request.url);
       const isSandbox = sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`));
-      if (drain?.draining && !isSandbox) return drain.refusal();
+      // A probe of /v1/ready is answered by the relay itself: 503 not_ready, draining.
+      if (drain?.draining && !isSandbox && !(pathname === '/v1/ready' && relay)) return drain.refusal();
       if (sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`))) {
         // The test controls (rename any player, list payments) are for this machine only.
         if (pathname.startsWith(SANDBOX_CONTROLS) && !isLoopback(env.incoming?.socket?.remoteAddress)) return notHere();
@@ -171,12 +172,15 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     relay: started,
     ...(sandbox ? { sandbox } : {}),
     ...(adminToken ? { adminToken } : {}),
-    close: (options = {}) =>
-      drain!.shutdown({
+    close: (options = {}) => {
+      // Not ready from the first moment, before the listener closes.
+      started.drain();
+      return drain!.shutdown({
         graceMs: options.graceMs ?? shutdownGraceMs(config),
         // The embedded sandbox answers the payments in flight on this same server.
         keepListening: !!sandbox,
         closeRelay: () => started.close(),
-      }),
+      });
+    },
   };
 }

@@ -113,6 +113,12 @@ export interface Relay {
   ready: Promise<void>;
   /** Settles needs_review intents whose transaction id is known, through the payment-status endpoint. */
   reconcile(): Promise<{ settled: number; open: number }>;
+  /**
+   * Begins to stop: from now on `/v1/ready` answers 503 `not_ready` with `"draining": true`, so a
+   * balancer that probes it sends nothing more here, while every other request is still answered.
+   * `close()` does it first; a server stopping gracefully calls it as soon as it is told to stop.
+   */
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -124,7 +130,7 @@ export function createRelay(options: RelayOptions): Relay {
   if (!where) throw new Error('createRelay needs a store: the path of a SQLite file, or { ledger, events, close }');
   const store = typeof where === 'string' ? openSqliteStore(where) : where;
   const { ledger, events } = store;
-  const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient(options.payments);
+  const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient({ logger, ...options.payments });
   const wallet = createWalletBalance(client, { lowSats: options.walletLowSats ?? options.dailyBudgetSats ?? 100_000, logger });
   const metrics = options.adminToken
     ? createMetrics({
@@ -160,6 +166,7 @@ export function createRelay(options: RelayOptions): Relay {
     store,
     payments,
     serviceCheck: () => client.wallet(),
+    draining: () => draining,
     tokens,
     tickets: createStreamTickets(options.secret),
     limiter,
@@ -174,6 +181,7 @@ export function createRelay(options: RelayOptions): Relay {
     decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved, limits),
   });
 
+  let draining = false;
   let unsubscribe: (() => Promise<void>) | undefined;
   let sweeper: ReturnType<typeof setInterval> | undefined;
   // The wallet is read once a minute whoever looks, so a low balance is in the log before payouts fail.
@@ -227,7 +235,11 @@ export function createRelay(options: RelayOptions): Relay {
     fetch: app.fetch,
     ready,
     reconcile: payouts.reconcile,
+    drain() {
+      draining = true;
+    },
     async close() {
+      draining = true;
       await ready.catch(() => undefined);
       await reconciling;
       clearInterval(sweeper);

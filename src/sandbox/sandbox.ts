@@ -23,6 +23,8 @@ import { WithdrawalRequests } from './withdrawal-requests.js';
 export interface SandboxOptions {
   /** The key callers must send in the `apikey` header. Default: a random one (read it from `sandbox.apiKey`). */
   apiKey?: string;
+  /** Keys accepted besides `apiKey`, as the service accepts a second key while the first is rotated out. */
+  moreApiKeys?: readonly string[];
   /** The project wallet's starting balance. Default 1,000,000 sats. */
   balanceSats?: number;
   /** How late `slowpoke`'s answers come. Default 1500 ms. */
@@ -74,6 +76,8 @@ async function jsonBody(c: Context): Promise<Record<string, unknown> | undefined
 /** An emulation of the payments service: its endpoints, shapes and errors, and test gamertags. */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const apiKey = options.apiKey ?? `sandbox_${randomUUID()}`;
+  const keys = new Set([apiKey, ...(options.moreApiKeys ?? [])]);
+  const keyAccepted = (given: string | undefined) => given !== undefined && keys.has(given);
   const slowMs = options.slowMs ?? 1500;
   const limboMs = options.limboMs ?? 30_000;
   const processingMs = options.processingMs ?? 2000;
@@ -88,12 +92,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const app = options.basePath ? new Hono().basePath(options.basePath) : new Hono();
 
   app.use('/v0/*', async function requireKey(c, next) {
-    if (c.req.header(API_KEY_HEADER) !== apiKey) return fail(c, 401, MESSAGES.invalidApiKey);
+    if (!keyAccepted(c.req.header(API_KEY_HEADER))) return fail(c, 401, MESSAGES.invalidApiKey);
     await next();
   });
   // The ramp endpoint answers a bad key in its own envelope: the ramp client reads `error.message`.
   app.use('/api/*', async function requireRampKey(c, next) {
-    if (c.req.header(API_KEY_HEADER) !== apiKey) return rampError(c, 401, RAMP_ERRORS.invalidApiKey, MESSAGES.invalidApiKey);
+    if (!keyAccepted(c.req.header(API_KEY_HEADER))) return rampError(c, 401, RAMP_ERRORS.invalidApiKey, MESSAGES.invalidApiKey);
     await next();
   });
 

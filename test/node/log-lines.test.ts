@@ -1,6 +1,12 @@
+import { serve } from '@hono/node-server';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox } from '../../src/sandbox/index.js';
+import { startTestRelay } from '../helpers/relay.js';
 
 const children: Array<ReturnType<typeof spawn>> = [];
 afterEach(() => {
@@ -58,7 +64,8 @@ describe('log lines on stdout', () => {
       });
       setInterval(() => undefined, 1000);
     `);
-    await expect.poll(() => out().includes('ready')).toBe(true);
+    // A process of its own to start (tsx): seconds on a busy machine.
+    await expect.poll(() => out().includes('ready'), { timeout: 15_000 }).toBe(true);
     child.stdout!.destroy();
     const exited = once(child, 'exit');
     child.kill('SIGUSR2');
@@ -66,4 +73,116 @@ describe('log lines on stdout', () => {
     const [code] = await Promise.race([exited, new Promise<[string]>((r) => setTimeout(() => r(['still running']), 5_000))]);
     expect(code).toBe(0);
   });
+});
+
+// Issue 34, finding 11: every log event the README's Troubleshooting names is one the relay
+// writes in the scenario it describes. The scenarios run on a relay in this process; its log is
+// the relay's own (pino's JSON lines).
+describe("the README's Troubleshooting, scenario by scenario (finding 11)", () => {
+  const cleanup: Array<() => unknown> = [];
+  afterAll(async () => {
+    for (const c of cleanup.reverse()) await c();
+  });
+  const KEY = `troubleshooting_${randomUUID()}`;
+  const SECRET = randomUUID() + randomUUID();
+  let serviceUrl = '';
+  beforeAll(async () => {
+    const sandbox = createSandbox({ apiKey: KEY });
+    const service = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => service.once('listening', r));
+    cleanup.push(() => service.close());
+    serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  });
+  const live = (env: Record<string, string> = {}) => ({
+    PAYMENTS_API_KEY: KEY,
+    PAYMENTS_BASE_URL: serviceUrl,
+    RELAY_PUBLIC_URL: 'https://rewards.example.com',
+    RELAY_SECRET: SECRET,
+    ...env,
+  });
+  async function relayWith(env: Record<string, string>, dataDir?: string) {
+    const relay = await startTestRelay(live(env), {}, dataDir);
+    cleanup.push(() => relay.stop());
+    return relay;
+  }
+  const events = (logs: string[], event: string) => logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === event);
+  const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  /** Each event the section names, and the scenario that must write it: what the scenario's log holds. */
+  const scenarios: Record<string, () => Promise<Record<string, unknown>[]>> = {
+    // A browser game on an origin the relay does not allow.
+    origin_refused: async () => {
+      const relay = await relayWith({ RELAY_ALLOWED_ORIGINS: 'https://game.example.com' });
+      await (await fetch(`${relay.url}/v1/catalog`, { headers: { origin: 'https://elsewhere.example.net' } })).body?.cancel();
+      await expect.poll(() => events(relay.logs, 'origin_refused')).toHaveLength(1);
+      return events(relay.logs, 'origin_refused');
+    },
+    // A wrong (here: revoked) API key: said once at start, once per claim, once per link.
+    service_refused_key: async () => {
+      const first = await relayWith({});
+      const { token } = await first.link('revoked-key');
+      await first.stop();
+      const relay = await relayWith({ PAYMENTS_API_KEY: `revoked_${randomUUID()}` }, first.dataDir);
+      // At start: its first wallet check, one line (not a second one of its own).
+      await expect.poll(() => events(relay.logs, 'service_refused_key')).toHaveLength(1);
+      expect(events(relay.logs, 'service_refused_key')[0]).toMatchObject({ level: 50, call: 'wallet', status: 401 });
+      expect(events(relay.logs, 'wallet_check_failed')).toEqual([]);
+      // Then one per claim, each answered 503 service_unavailable, nothing paid.
+      for (let i = 0; i < 3; i++) expect((await relay.claim(token, { achievementId: 'first-coin' })).body).toMatchObject({ status: 503, code: 'service_unavailable' });
+      const refused = events(relay.logs, 'service_refused_key');
+      expect(refused.slice(1).map((l) => [l.level, l.call, l.status])).toEqual(Array.from({ length: 3 }, () => [50, 'gamertagByUserId', 401]));
+      return refused;
+    },
+    // A link the service cannot answer (here: it refuses the key).
+    link_failed: async () => {
+      const relay = await relayWith({ PAYMENTS_API_KEY: `wrong_${randomUUID()}` });
+      const r = await post(`${relay.url}/v1/players`, { gamertag: 'cannot-link' });
+      expect(r.status).toBe(503);
+      const failed = events(relay.logs, 'link_failed');
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toMatchObject({ level: 40, reason: 'refused_401' });
+      return failed;
+    },
+    // No WEBHOOK_SECRET: said at start, and at each delivery.
+    webhooks_refused: async () => {
+      const relay = await relayWith({});
+      return events(relay.logs, 'webhooks_refused');
+    },
+    webhook_refused: async () => {
+      const unsigned = await relayWith({});
+      const secret = randomUUID();
+      const signed = await relayWith({ WEBHOOK_SECRET: secret });
+      const body = { id: randomUUID(), type: 'ramp.kyc.completed', data: {} };
+      for (const relay of [unsigned, signed]) {
+        const r = await post(`${relay.url}/v1/webhooks/payments`, body, { 'x-zbd-signature': `sha256=${'0'.repeat(64)}` });
+        expect(r.status).toBe(401);
+        // Titled as a webhook's refusal, not as a player's.
+        expect(await r.json()).toMatchObject({ code: 'webhook_unauthorized', title: expect.stringMatching(/webhook/i) });
+      }
+      const refused = [...events(unsigned.logs, 'webhook_refused'), ...events(signed.logs, 'webhook_refused')];
+      expect(refused.map((l) => l.reason)).toEqual(['no_secret', 'bad_signature']);
+      return refused;
+    },
+  };
+
+  const section = (() => {
+    const readme = readFileSync('README.md', 'utf8');
+    const from = readme.indexOf('\n## Troubleshooting');
+    return readme.slice(from, readme.indexOf('\n## ', from + 1));
+  })();
+  const named = [...new Set([...section.matchAll(/"event":"(\w+)"/g)].map((m) => m[1]!))];
+
+  it('names its log events as {"event":"…"}, each one with a scenario here', () => {
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.sort()).toEqual(Object.keys(scenarios).sort());
+  });
+
+  for (const event of Object.keys(scenarios))
+    it(`finding 11: ${event} is in the relay's log in the scenario the README describes`, async () => {
+      const lines = await scenarios[event]!();
+      expect(lines.length).toBeGreaterThan(0);
+      // Named in the section the way the relay writes it.
+      expect(section).toContain(`"event":"${event}"`);
+    });
 });

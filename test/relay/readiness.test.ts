@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -113,5 +114,51 @@ describe('GET /v1/ready', () => {
       await relay.stop();
       await store.close();
     }
+  });
+});
+
+// Issue 34, finding 7: a relay told to stop must say so on /v1/ready at once, before it stops
+// answering, so a balancer that probes it takes it out of rotation first.
+describe('GET /v1/ready while the relay stops (finding 7: a rolling restart that drops nothing)', () => {
+  it('relay.drain(): 503 not_ready with "draining": true at once, while every other request is still answered', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rewardbus-ready-'));
+    dirs.push(dir);
+    const relay = await startTestRelay({}, {}, dir);
+    try {
+      expect((await fetch(`${relay.url}/v1/ready`)).status).toBe(200);
+      relay.relay.drain();
+      const r = await fetch(`${relay.url}/v1/ready`);
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toBe('5');
+      expect(await r.json()).toMatchObject({ code: 'not_ready', draining: true });
+      const { token } = await relay.link('still-served');
+      expect((await relay.claim(token, { achievementId: 'first-coin' })).body.status).toBe('paid');
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('a stopping Node server answers /v1/ready 503 not_ready, draining, while a payment under way finishes', async () => {
+    let claimed = false;
+    const verifyClaim = () => (claimed = true);
+    const relay = await startTestRelay({}, { sandbox: { slowMs: 1_000 }, relay: { verifyClaim } });
+    const { token } = await relay.link('slowpoke');
+    const paying = relay.claim(token, { achievementId: 'first-coin' });
+    // The claim is under way (its payout's gamertag lookup waits a second) when the relay is told to stop.
+    await expect.poll(() => claimed).toBe(true);
+    const stopped = relay.close();
+    // On a connection of its own (the pooled ones are closed as they go idle); the embedded
+    // sandbox keeps this server listening until its payments are done.
+    const r = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      get(`${relay.url}/v1/ready`, { agent: false }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.once('end', () => resolve({ status: res.statusCode!, body }));
+      }).once('error', reject);
+    });
+    expect(r.status).toBe(503);
+    expect(JSON.parse(r.body)).toMatchObject({ code: 'not_ready', draining: true });
+    expect((await paying).body.status).toBe('paid');
+    expect(await stopped).toMatchObject({ cut: 0 });
   });
 });

@@ -87,7 +87,7 @@ describe('unsigned webhooks', () => {
   it('are refused (401) by a live relay without WEBHOOK_SECRET, which says so loudly at start', async () => {
     relay = await startTestRelay(LIVE);
     const r = await deliver({ type: 'ramp.kyc.completed', data: {} });
-    expect([r.status, r.body.code]).toEqual([401, 'unauthorized']);
+    expect([r.status, r.body.code]).toEqual([401, 'webhook_unauthorized']);
     expect(relay.logs.find((l) => l.includes('"event":"webhooks_refused"') && l.includes('"level":50'))).toBeDefined();
   });
 

@@ -71,7 +71,7 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
           : { state: 'needs_review', reason: `payment_${r.data.status}`, paymentId: r.data.transactionId, ...to };
       case 'refused':
         if (r.status === 401 || r.status === 403) {
-          logger.error({ event: 'service_refused_key', status: r.status, message: r.message }, 'the payments service refused the API key');
+          // service_refused_key is logged by the payments client, once per refused call.
           return { state: 'deferred', reason: `service_refused_${r.status}` };
         }
         if (r.message === MESSAGES.noUser) return { state: 'failed', reason: 'unknown_gamertag', ...to };

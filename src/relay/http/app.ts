@@ -44,6 +44,8 @@ export interface AppDeps {
   payments: PaymentsClient;
   /** A cheap call to the service, for readiness. */
   serviceCheck: () => Promise<Outcome<number>>;
+  /** True once the relay began to stop: readiness says no at once. */
+  draining: () => boolean;
   tokens: PlayerTokens;
   /** Single-use tickets for the event stream (signed with the player-token secret). */
   tickets: StreamTickets;
@@ -95,7 +97,7 @@ export function createApp(d: AppDeps) {
   });
 
   app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
-  app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck })));
+  app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck, draining: d.draining })));
   app.get('/v1/catalog', (c) => c.json(d.catalogBody));
   app.route('/v1/players', playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0, logger }));
   // Matches /v1/rewards itself too.

@@ -8,6 +8,7 @@ export const PROBLEMS = {
   stale_event: [400, 'The event is too old (or too far ahead) to act on'],
   idempotency_key_required: [400, 'An Idempotency-Key header (a UUID) is required'],
   unauthorized: [401, 'A valid player token is required'],
+  webhook_unauthorized: [401, "The webhook delivery is not signed with this relay's WEBHOOK_SECRET"],
   not_found: [404, 'Not found'],
   unknown_achievement: [404, 'No such achievement in the catalog'],
   unknown_gamertag: [404, 'No player has this gamertag'],

@@ -9,6 +9,8 @@ export interface PartState {
 export interface ReadinessReport {
   store: PartState;
   service: PartState;
+  /** The relay began to stop: not ready whatever the rest says, so a balancer sends no more. */
+  draining?: true;
 }
 
 export interface ReadinessOptions {
@@ -21,6 +23,8 @@ export interface ReadinessOptions {
   /** The service is asked at most this often, whoever probes. Default 10 s. */
   serviceEveryMs?: number;
   now?: () => number;
+  /** True once the relay began to stop (`Relay.drain`, `close`): then not ready, at once, and nothing is asked. */
+  draining?: () => boolean;
 }
 
 export interface Readiness {
@@ -34,6 +38,7 @@ const within = <T>(p: Promise<T>, ms: number): Promise<T> => {
   });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 };
+const STOPPING: PartState = { state: 'down', reason: 'not asked: the relay is stopping' };
 const why = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
@@ -63,6 +68,7 @@ export function createReadiness(options: ReadinessOptions): Readiness {
 
   return {
     async check() {
+      if (options.draining?.()) return { store: STOPPING, service: STOPPING, draining: true };
       if (!inFlight && now() - askedAt >= everyMs) inFlight = askService().finally(() => (inFlight = undefined));
       const store = within(options.ping(), timeoutMs).then(
         (): PartState => ({ state: 'ok' }),

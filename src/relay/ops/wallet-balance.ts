@@ -71,7 +71,9 @@ export function createWalletBalance(payments: { wallet(): Promise<Outcome<number
     }
     if (r.kind !== 'ok') {
       const error = r.kind === 'refused' ? `refused_${r.status}` : r.reason;
-      logger?.warn({ event: 'wallet_check_failed', reason: error }, 'could not read the project wallet balance');
+      // A refused key is said by the payments client (service_refused_key): once, not twice.
+      const keyRefused = r.kind === 'refused' && (r.status === 401 || r.status === 403);
+      if (!keyRefused) logger?.warn({ event: 'wallet_check_failed', reason: error }, 'could not read the project wallet balance');
       reading = { ...reading, error };
       return reading;
     }

@@ -15,6 +15,7 @@ import {
   type WithdrawalRequest,
 } from '../../contract/payments-api.js';
 import { scrub } from '../ops/scrub.js';
+import type { Logger } from 'pino';
 
 export interface PaymentsClientOptions {
   baseUrl: string;
@@ -29,6 +30,8 @@ export interface PaymentsClientOptions {
   backoffMs?: number;
   /** After a timeout, how long a sent payment's answer is still awaited, to settle it by. Default 60 s. */
   lateAnswerMs?: number;
+  /** Where a refused key is said: `service_refused_key`, once per refused call. */
+  logger?: Pick<Logger, 'error'>;
 }
 
 /** What a call to the service came to. `unclear`: it may have acted; only a status check can tell. */
@@ -157,7 +160,7 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
   }
 
   /** Calls the service, retrying only what is safe to retry, and unwraps the envelope. */
-  async function call<T>(method: 'GET' | 'POST', path: string, body: unknown, idempotent: boolean): Promise<Outcome<T>> {
+  async function call<T>(name: string, method: 'GET' | 'POST', path: string, body: unknown, idempotent: boolean): Promise<Outcome<T>> {
     let last: Outcome<T> = { kind: 'unavailable', reason: 'not_attempted' };
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const r = await once(method, path, body, !idempotent);
@@ -178,7 +181,14 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
         if (!idempotent) return { kind: 'unclear', reason: `service_error_${r.status}` };
         last = { kind: 'unavailable', reason: `service_error_${r.status}` };
       } else {
-        return refusal(r, options.apiKey);
+        const refused = refusal(r, options.apiKey);
+        if (r.status === 401 || r.status === 403) {
+          options.logger?.error(
+            { event: 'service_refused_key', call: name, status: r.status, message: refused.kind === 'refused' ? refused.message : undefined },
+            'the payments service refused the API key: check PAYMENTS_API_KEY (and PAYMENTS_BASE_URL), then restart',
+          );
+        }
+        return refused;
       }
       if (attempt < attempts) await sleep(waitMs);
     }
@@ -186,15 +196,15 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
   }
 
   return {
-    sendPayment: (body) => call('POST', PATHS.sendPayment, body, false),
-    userIdByGamertag: (gamertag) => call('GET', PATHS.userIdByGamertag(gamertag), undefined, true),
-    gamertagByUserId: (userId) => call('GET', PATHS.gamertagByUserId(userId), undefined, true),
-    transaction: (id) => call('GET', PATHS.transaction(id), undefined, true),
-    withdrawalRequest: (id) => call('GET', PATHS.withdrawalRequest(id), undefined, true),
+    sendPayment: (body) => call('sendPayment', 'POST', PATHS.sendPayment, body, false),
+    userIdByGamertag: (gamertag) => call('userIdByGamertag', 'GET', PATHS.userIdByGamertag(gamertag), undefined, true),
+    gamertagByUserId: (userId) => call('gamertagByUserId', 'GET', PATHS.gamertagByUserId(userId), undefined, true),
+    transaction: (id) => call('transaction', 'GET', PATHS.transaction(id), undefined, true),
+    withdrawalRequest: (id) => call('withdrawalRequest', 'GET', PATHS.withdrawalRequest(id), undefined, true),
     // A second session is harmless: creating one is safe to retry.
-    rampWidget: (body) => call('POST', PATHS.rampWidget, body, true),
+    rampWidget: (body) => call('rampWidget', 'POST', PATHS.rampWidget, body, true),
     wallet: async () => {
-      const r = await call<WalletData>('GET', PATHS.wallet, undefined, true);
+      const r = await call<WalletData>('wallet', 'GET', PATHS.wallet, undefined, true);
       if (r.kind === 'refused' || r.kind === 'unavailable') return r;
       // A read acts on nothing: never `unclear` (idempotent calls are not), but the type allows it.
       if (r.kind === 'unclear') return { kind: 'unavailable', reason: r.reason };

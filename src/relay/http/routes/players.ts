@@ -28,7 +28,8 @@ export interface PlayersRouteOptions {
   verifyLink?: VerifyLink | undefined;
   /** RELAY_LINKS_PER_ADDRESS_PER_DAY: different players one address may link per UTC day. 0: no cap. */
   linksPerAddressPerDay?: number;
-  logger?: Logger;
+  /** Where a link the service could not answer (`link_failed`) or a hook that threw (`link_check_failed`) is said, at warn. */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /** Gamertags this relay remembers the userId of, at most; then it starts again. */
@@ -93,7 +94,11 @@ export function playersRoute(
 
     const r = await payments.userIdByGamertag(gamertag);
     if (r.kind === 'refused' && (r.status === 400 || r.status === 404)) throw new RelayProblem('unknown_gamertag', `No player is called ${gamertag}`);
-    if (r.kind !== 'ok') throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
+    if (r.kind !== 'ok') {
+      const reason = r.kind === 'refused' ? `refused_${r.status}` : r.reason;
+      logger?.warn({ event: 'link_failed', reason }, `a player could not link: the payments service did not resolve the gamertag (${reason})`);
+      throw new RelayProblem('service_unavailable', undefined, { 'Retry-After': '5' });
+    }
     const userId = r.data.id;
     remember(gamertag, userId);
     // Linking the same player again is free; another player past the cap waits for the next UTC day.

@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { Readiness as ReadyBody, Problem } from '../../../wire/relay-api.js';
 import type { Readiness } from '../../ops/readiness.js';
 import type { RelayEnv } from '../context.js';
@@ -7,14 +7,31 @@ import { PROBLEMS } from '../problems.js';
 /** Seconds a load balancer is told to wait before asking a relay that is not ready again. */
 const RETRY_AFTER_SECONDS = 5;
 
+const HEADERS = { 'content-type': 'application/problem+json', 'retry-after': String(RETRY_AFTER_SECONDS), 'cache-control': 'no-store' };
+
+/** The relay began to stop: `503 not_ready` with `"draining": true`, from the first moment, whatever else answers. */
+function stopping(c: Context<RelayEnv>) {
+  const [status, title] = PROBLEMS.not_ready;
+  const body: Problem & { draining: true } = {
+    type: 'https://github.com/rewardbus/rewardbus/blob/main/docs/relay-api.md#not_ready',
+    title,
+    status,
+    code: 'not_ready',
+    detail: 'The relay is stopping: send requests to another.',
+    draining: true,
+  };
+  return c.body(JSON.stringify(body), status, HEADERS);
+}
+
 /**
  * `GET /v1/ready`: 200 when the store and the payments service answer, else 503 naming what is
- * down (and why), with Retry-After. For load balancers and orchestrators; `/v1/health` stays the
- * liveness check.
+ * down (and why), with Retry-After; 503 too from the moment the relay begins to stop. For load
+ * balancers and orchestrators; `/v1/health` stays the liveness check.
  */
 export function readyRoute(readiness: Readiness) {
   return new Hono<RelayEnv>().get('/', async (c) => {
-    const { store, service } = await readiness.check();
+    const { store, service, draining } = await readiness.check();
+    if (draining) return stopping(c);
     if (store.state === 'ok' && service.state === 'ok') return c.json({ ok: true, store: 'ok', service: 'ok' } satisfies ReadyBody);
     const [status, title] = PROBLEMS.not_ready;
     const down = [store.state === 'down' && `the store (${store.reason})`, service.state === 'down' && `the payments service (${service.reason})`].filter(Boolean);
@@ -27,6 +44,6 @@ export function readyRoute(readiness: Readiness) {
       store: store.state,
       service: service.state,
     };
-    return c.body(JSON.stringify(body), status, { 'content-type': 'application/problem+json', 'retry-after': String(RETRY_AFTER_SECONDS), 'cache-control': 'no-store' });
+    return c.body(JSON.stringify(body), status, HEADERS);
   });
 }

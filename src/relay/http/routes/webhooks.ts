@@ -84,12 +84,12 @@ export function webhooksRoute(events: EventLog, hub: EventHub, logger: Logger, l
     const raw = await readText(c, MAX_WEBHOOK_BYTES);
     if (unsigned && !o.allowUnsigned) {
       logger.warn({ event: 'webhook_refused', reason: 'no_secret' });
-      throw new RelayProblem('unauthorized', 'The relay has no webhook secret: it takes no deliveries');
+      throw new RelayProblem('webhook_unauthorized', 'The relay has no webhook secret: it takes no deliveries');
     }
     const signature = c.req.header(o.signatureHeader ?? DEFAULT_SIGNATURE_HEADER);
     if (!unsigned && !secrets.some((secret) => signatureValid(secret, raw, signature))) {
       logger.warn({ event: 'webhook_refused', reason: 'bad_signature' });
-      throw new RelayProblem('unauthorized', 'Bad or missing webhook signature');
+      throw new RelayProblem('webhook_unauthorized', 'Bad or missing webhook signature');
     }
     const body = parseJsonObject(raw);
     const type = idOf('type', body.type) ?? idOf('event', body.event);

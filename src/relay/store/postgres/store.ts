@@ -84,7 +84,10 @@ export async function pingPool(pool: pg.Pool, timeoutMs = 2_000): Promise<void> 
 /** Two relays on one database that sign player tokens with different secrets. */
 export class SecretMismatchError extends Error {
   constructor() {
-    super('RELAY_SECRET shares no secret with the relays already on this database: each would refuse the tokens the other signs. Give every relay the same RELAY_SECRET (to rotate: NEW,OLD on each in turn, then NEW).');
+    super(
+      'RELAY_SECRET shares no secret with the relays already on this database: each would refuse the tokens the other signs. Give every relay the same RELAY_SECRET ' +
+        '(to rotate: OLD,NEW on all of them first, then NEW,OLD on all, then NEW once the old tokens have expired: docs/deploy.md §7).',
+    );
   }
 }
 
