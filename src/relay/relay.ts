@@ -1,10 +1,7 @@
 import type { Logger } from 'pino';
-import type { CatalogResponse, CatalogEntry, Health } from '../wire/relay-api.js';
+import type { CatalogResponse, CatalogEntry } from '../wire/relay-api.js';
 import { createApp } from './http/app.js';
-import type { TrustProxy } from './http/client-address.js';
-import type { VerifyLink } from './http/routes/players.js';
-import type { WebhookOptions } from './http/routes/webhooks.js';
-import type { StreamCapOptions } from './http/stream-caps.js';
+import type { HttpOptions } from './http/options.js';
 import { createCatalog, DEFAULT_CATALOG, type Catalog } from './core/catalog.js';
 import { utcDay } from '../wire/earning-rules.js';
 import { createMetrics } from './ops/metrics.js';
@@ -34,7 +31,8 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 export { SECURITY_HEADERS } from './http/security-headers.js';
 
-export interface RelayOptions {
+/** The relay's options: what the HTTP side reads (http/options.ts), and what the core and stores are made of. */
+export interface RelayOptions extends HttpOptions {
   /** The payments service: a client, or where it is and the key. */
   payments: PaymentsClient | PaymentsClientOptions;
   /** Where the ledger and the event log live: a store, or the path of the SQLite file for both. */
@@ -45,63 +43,24 @@ export interface RelayOptions {
   secret: string;
   /** Default: DEFAULT_CATALOG. */
   catalog?: Catalog | readonly CatalogEntry[];
-  /** Origins allowed to call from a browser; `*` for any. Default: none (same origin only). */
-  allowedOrigins?: readonly string[];
   /** Per userId, per UTC day; 0: no cap. Default 1000. */
   userDailyCapSats?: number;
   /** The whole project, per UTC day; 0: no budget. Default 100,000. */
   dailyBudgetSats?: number;
-  /** Per IP and per player; 0 turns it off. Default 60. */
-  rateLimitPerMinute?: number;
-  /** Webhook deliveries per source address; 0 turns it off. Default 600. */
-  webhookRateLimitPerMinute?: number;
-  /** The proxies to believe about the client's address (X-Forwarded-For). Default: none. */
-  trustProxy?: TrustProxy;
-  /**
-   * The address of whoever sent `request`, where the runtime gives the relay no socket (Bun, Deno,
-   * edge runtimes): `env` is what was passed to `relay.fetch(request, env)`. Bun:
-   * `(request) => server.requestIP(request)?.address`; Deno: `(request, info) => info.remoteAddr.hostname`
-   * with `Deno.serve((req, info) => relay.fetch(req, info))`; Cloudflare: `(request) => request.headers.get('cf-connecting-ip')`.
-   * It stands for the socket (`trustProxy` still applies to it); nothing returned: the socket's,
-   * if any. Without an address a request passes the per-address limits (the relay warns).
-   */
-  clientAddress?: (request: Request, env?: unknown) => string | null | undefined;
   /** With a shared ledger: how often to look for payments other relays abandoned (their lease ran out). */
   recoverEveryMs?: number;
-  /** Open event streams per player and per address (429 past them). Default 5 and 20. */
-  streamCaps?: StreamCapOptions;
-  /** Turns on the operator's surface (`/metrics`), for `Authorization: Bearer <adminToken>`. At least 32 characters. */
-  adminToken?: string;
-  /** Wrong operator tokens per address per minute before it must wait; right ones never count. Default 10. */
-  adminFailuresPerMinute?: number;
   /** How long a player token lives. Default 24 h. */
   tokenTtlMs?: number;
-  /** Request bodies above this are refused with 413. Default 4 KiB. */
-  maxBodyBytes?: number;
-  /** A body that takes longer than this to arrive is refused with 408. Default 10 s. */
-  bodyTimeoutMs?: number;
   /** A game's own server-side check before a payout. */
   verifyClaim?: VerifyClaim;
-  /** A human check at link (a captcha's server-side verification): false refuses the link (403 `link_refused`). */
-  verifyLink?: VerifyLink;
   /**
    * RELAY_GAME_SERVER_SECRET: checks the unlock proofs of achievements with `proof: 'server'`
    * (signUnlock). Several, comma-separated or listed: the first is current, every one verifies.
    */
   gameServerSecret?: string | readonly string[];
-  /** Sats paid per client address (IPv6 by /64) per UTC day, every player together; 0: no cap. Default 0. */
-  addressDailyCapSats?: number;
-  /** Different players one client address may link per UTC day (429 `too_many_players` past it); 0: no cap. Default 0. */
-  linksPerAddressPerDay?: number;
   /** A claim worth more than this is held for an operator's approval; 0: none. Default 0. */
   holdAboveSats?: number;
   logger?: Logger;
-  /** Reported by /v1/health. Default `live`. */
-  mode?: Health['mode'];
-  /** The service's webhooks: the signing secret and header names. */
-  webhooks?: WebhookOptions;
-  /** The relay's address as the service reaches it, for webhook_url. Without it, no ramp sessions. */
-  publicUrl?: string;
   /** Below this balance the project wallet is low: a warning in the log and on the operator's page. Default: one day's budget. */
   walletLowSats?: number;
 }

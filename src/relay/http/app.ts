@@ -13,7 +13,7 @@ import type { Outcome, PaymentsClient } from '../payments/client.js';
 import type { ClaimLimits } from '../store/ledger.js';
 import { isStoreOutage } from '../store/outage.js';
 import type { RelayStore } from '../store/relay-store.js';
-import type { RelayOptions } from '../relay.js';
+import type { HttpOptions } from './options.js';
 import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
 import { addressKey, clientAddress } from './client-address.js';
 import { requirePlayer, socketAddress, type RelayEnv } from './context.js';
@@ -39,7 +39,7 @@ const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
 
 /** What the HTTP side is made of: the relay's options, and the core and stores built from them. */
 export interface AppDeps {
-  options: RelayOptions;
+  options: HttpOptions;
   store: RelayStore;
   payments: PaymentsClient;
   /** A cheap call to the service, for readiness. */
@@ -147,7 +147,7 @@ export function createApp(d: AppDeps) {
  * the seventh is refused). Said loudly: at start where the runtime plainly gives no socket (Bun,
  * Deno, an edge runtime), else at the first such request; once.
  */
-function warnOfUnknownAddresses(options: RelayOptions, logger: Logger): () => void {
+function warnOfUnknownAddresses(options: HttpOptions, logger: Logger): () => void {
   const limits = [
     (options.rateLimitPerMinute ?? 60) > 0 && 'RELAY_RATE_LIMIT_PER_MINUTE',
     (options.linksPerAddressPerDay ?? 0) > 0 && 'RELAY_LINKS_PER_ADDRESS_PER_DAY',

@@ -1,0 +1,77 @@
+// The house's one-way doors, read from the code's own imports: a test fails, naming the file and
+// the import, when one runs the wrong way. The rooms (../shared/STYLE.md, docs/layout.md):
+// client ← phaser; relay ← sandbox only through the service's contract; client and relay share
+// only the relay API's wire types; inside the relay, http → core → store's ports, the stores
+// implement them, and nothing imports the composition root (relay.ts).
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = 'src';
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : /\.tsx?$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** Every relative import of a file (static, dynamic and re-exports), as a path under the repository. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/(?:from|import\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]!);
+  return specs.map((s) => normalize(join(dirname(file), s)).replace(/\.js$/, '.ts'));
+}
+
+interface Rule {
+  /** Files it holds for (a path prefix under src). */
+  from: string;
+  /** Prefixes they must not import, or `only`: the prefixes they may import (besides their own room). */
+  not?: string[];
+  only?: string[];
+  why: string;
+}
+
+const RULES: Rule[] = [
+  { from: 'src/client/', only: ['src/client/', 'src/wire/'], why: 'the client runs in browsers: it shares only the wire types with the relay' },
+  { from: 'src/phaser/', only: ['src/phaser/', 'src/client/', 'src/wire/'], why: 'the plugin is a thin adapter over the client' },
+  { from: 'src/wire/', only: ['src/wire/'], why: 'the wire types are shared by both sides and depend on neither' },
+  { from: 'src/contract/', only: ['src/contract/'], why: "the service's contract is shared by the relay and the sandbox and depends on neither" },
+  { from: 'src/sandbox/', only: ['src/sandbox/', 'src/contract/', 'src/wire/'], why: 'the sandbox shares only the service’s contract with the relay' },
+  { from: 'src/relay/', not: ['src/client/', 'src/phaser/', 'src/sandbox/', 'src/node/', 'src/bin/'], why: 'the relay is a web-standard handler: Node, the CLI and the sandbox are shells around it' },
+  { from: 'src/relay/core/', not: ['src/relay/http/', 'src/relay/store/sqlite/', 'src/relay/store/postgres/', 'src/relay/ops/', 'src/relay/relay.ts'], why: 'the core knows the stores only by their ports' },
+  { from: 'src/relay/store/', not: ['src/relay/http/', 'src/relay/ops/', 'src/relay/payments/', 'src/relay/relay.ts'], why: 'a store implements ports; it serves no request' },
+  { from: 'src/relay/http/', not: ['src/relay/relay.ts', 'src/relay/store/sqlite/', 'src/relay/store/postgres/'], why: 'http maps requests to use cases; the composition root wires it, never the other way' },
+];
+
+describe("the house's import rules", () => {
+  const all = files(SRC);
+  for (const rule of RULES) {
+    it(`${rule.from}: ${rule.why}`, () => {
+      const broken = all
+        .filter((f) => f.startsWith(rule.from))
+        .flatMap((f) => importsOf(f).map((to) => ({ f, to })))
+        .filter(({ to }) => (rule.only ? !rule.only.some((p) => to.startsWith(p)) : rule.not!.some((p) => to.startsWith(p))))
+        .map(({ f, to }) => `${f} -> ${relative('.', to)}`);
+      expect(broken).toEqual([]);
+    });
+  }
+
+  it('has no circle of files importing each other', () => {
+    const graph = new Map(all.map((f) => [f, importsOf(f).filter((t) => all.includes(t))]));
+    const state = new Map<string, 'open' | 'done'>();
+    const circles: string[] = [];
+    const visit = (f: string, path: string[]) => {
+      if (state.get(f) === 'done') return;
+      if (state.get(f) === 'open') {
+        circles.push([...path.slice(path.indexOf(f)), f].join(' -> '));
+        return;
+      }
+      state.set(f, 'open');
+      for (const t of graph.get(f) ?? []) visit(t, [...path, f]);
+      state.set(f, 'done');
+    };
+    for (const f of all) visit(f, []);
+    expect(circles).toEqual([]);
+  });
+});
