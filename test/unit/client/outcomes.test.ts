@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
-import { LastEarned } from '../../src/client/earn-rules.js';
-import type { RewardIntent, RewardOutcome } from '../../src/client/events.js';
-import { Outcomes } from '../../src/client/outcomes.js';
-import { memoryStorage, type RewardStorage } from '../../src/client/storage.js';
-import type { FinalEvent, TabMessage } from '../../src/client/tab-channel.js';
-import { createWriteBatch } from '../../src/client/write-batch.js';
-import type { RewardRecord } from '../../src/wire/relay-api.js';
+import { LastEarned } from '../../../src/client/earn-rules.js';
+import type { RewardIntent, RewardOutcome } from '../../../src/client/events.js';
+import { Outcomes } from '../../../src/client/outcomes.js';
+import { memoryStorage, type RewardStorage } from '../../../src/client/storage.js';
+import type { FinalEvent, TabMessage } from '../../../src/client/tab-channel.js';
+import { createWriteBatch } from '../../../src/client/write-batch.js';
+import type { RewardRecord } from '../../../src/wire/relay-api.js';
 
 const USER = 'user-1';
 

@@ -1,12 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
-import { LastEarned, lastEarned } from '../../src/client/earn-rules.js';
-import type { RewardIntent } from '../../src/client/events.js';
-import { IntentQueue } from '../../src/client/intent-queue.js';
-import type { RelayAnswer, RelayClient } from '../../src/client/relay-client.js';
-import { memoryStorage, type RewardStorage } from '../../src/client/storage.js';
-import type { FinalEvent } from '../../src/client/tab-channel.js';
-import { createWriteBatch } from '../../src/client/write-batch.js';
-import type { PlayerSession, RewardRecord } from '../../src/wire/relay-api.js';
+import { LastEarned, lastEarned } from '../../../src/client/earn-rules.js';
+import type { RewardIntent } from '../../../src/client/events.js';
+import { IntentQueue } from '../../../src/client/intent-queue.js';
+import type { RelayAnswer, RelayClient } from '../../../src/client/relay-client.js';
+import { memoryStorage, type RewardStorage } from '../../../src/client/storage.js';
+import type { FinalEvent } from '../../../src/client/tab-channel.js';
+import { createWriteBatch } from '../../../src/client/write-batch.js';
+import type { PlayerSession, RewardRecord } from '../../../src/wire/relay-api.js';
 
 const player: PlayerSession = { userId: 'u1', gamertag: 'alice', token: 'tok', expiresAt: '2999-01-01T00:00:00.000Z' };
 let n = 0;

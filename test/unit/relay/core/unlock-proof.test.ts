@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkUnlock } from '../../../src/relay/core/unlock-proof.js';
-import { signUnlock } from '../../../src/relay/index.js';
+import { checkUnlock } from '../../../../src/relay/core/unlock-proof.js';
+import { signUnlock } from '../../../../src/relay/index.js';
 
 // The worked example of docs/unlock-proofs.md: a server in another language checks itself against it.
 const SECRET = 'game-server-secret-of-at-least-32-chars';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { RewardOutcome } from '../../src/client/events.js';
-import { toastText, waitingText } from '../../src/phaser/toast-text.js';
+import type { RewardOutcome } from '../../../src/client/events.js';
+import { toastText, waitingText } from '../../../src/phaser/toast-text.js';
 
 const outcome = (o: Partial<RewardOutcome> = {}): RewardOutcome => ({
   intent: { id: 'k1', achievementId: 'first-coin', occurredAt: '2026-11-23T10:00:00.000Z', attempts: 1, nextAttemptAt: 0 },

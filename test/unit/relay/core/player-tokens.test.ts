@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createPlayerTokens } from '../../src/relay/core/player-tokens.js';
+import { createPlayerTokens } from '../../../../src/relay/core/player-tokens.js';
 
 const OLD = 'the-old-relay-secret-of-32-characters-or-more';
 const NEW = 'the-new-relay-secret-of-32-characters-or-more';

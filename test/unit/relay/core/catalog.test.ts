@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createCatalog, loadCatalogFile } from '../../src/relay/core/catalog.js';
+import { createCatalog, loadCatalogFile } from '../../../../src/relay/core/catalog.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rewardbus-catalog-'));
 const file = (name: string, json: unknown) => {

@@ -1,0 +1,59 @@
+// The claim's decision, pure: what both ledgers ask once they have read a claim's facts under
+// their locks (store/claim-decision.ts). The ledgers' own tests check they read the facts right.
+import { describe, expect, it } from 'vitest';
+import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../../../src/relay/store/claim-decision.js';
+
+const T = Date.parse('2026-11-25T12:00:00Z');
+const NONE = { userDailyCapSats: 0, dailyBudgetSats: 0 };
+const facts = (over = {}) => ({ lastReservingAt: undefined, userSats: 0, projectSats: 0, ...over });
+const once = { repeat: { kind: 'once' as const }, sats: 21 };
+
+describe('the claim decision', () => {
+  it('a known key is its own answer, unless it was deferred and comes with the same body: then it is decided afresh', () => {
+    expect(keyDecision(undefined, { requestHash: 'a' })).toBe('insert');
+    expect(keyDecision({ state: 'paid', requestHash: 'a' }, { requestHash: 'a' })).toBe('existing');
+    expect(keyDecision({ state: 'deferred', requestHash: 'a' }, { requestHash: 'a' })).toBe('reclaim');
+    expect(keyDecision({ state: 'deferred', requestHash: 'a' }, { requestHash: 'b' })).toBe('existing');
+  });
+
+  it('a claim before its play time is due at the session start plus the play time, and not after', () => {
+    expect(tooEarly({ playStartedAt: T, minPlayMs: 3000 }, T + 2999)).toBe(T + 3000);
+    expect(tooEarly({ playStartedAt: T, minPlayMs: 3000 }, T + 3000)).toBeUndefined();
+    expect(tooEarly({}, T)).toBeUndefined();
+  });
+
+  it('refuses in order: the game’s own check, a spent proof, the repeat policy, the player cap, the budget, the address cap', () => {
+    const all = { rejectReason: 'claim_not_verified', address: 'a:1', ...once, sats: 50 };
+    const full = facts({ proofUsed: true, lastReservingAt: T - 1, userSats: 100, projectSats: 100, addressSats: 100 });
+    const limits = { userDailyCapSats: 100, dailyBudgetSats: 100, addressDailyCapSats: 100 };
+    expect(refusal(all, full, limits, T)).toBe('claim_not_verified');
+    const { rejectReason: _r, ...noCheck } = all;
+    expect(refusal(noCheck, full, limits, T)).toBe('proof_used');
+    expect(refusal(noCheck, { ...full, proofUsed: false }, limits, T)).toBe('already_claimed');
+    expect(refusal(noCheck, { ...full, proofUsed: false, lastReservingAt: undefined }, limits, T)).toBe('user_daily_cap');
+    expect(refusal(noCheck, { ...full, proofUsed: false, lastReservingAt: undefined, userSats: 0 }, limits, T)).toBe('daily_budget');
+    expect(refusal(noCheck, facts({ addressSats: 60 }), limits, T)).toBe('address_daily_cap');
+    expect(refusal(noCheck, facts({ addressSats: 50, userSats: 50, projectSats: 50 }), limits, T)).toBeUndefined();
+  });
+
+  it('holds a cap exactly at its edge, and 0 means no cap', () => {
+    const limits = { userDailyCapSats: 100, dailyBudgetSats: 0 };
+    expect(refusal(once, facts({ userSats: 79 }), limits, T)).toBeUndefined();
+    expect(refusal(once, facts({ userSats: 80 }), limits, T)).toBe('user_daily_cap');
+    expect(refusal(once, facts({ userSats: 10_000, projectSats: 10_000 }), NONE, T)).toBeUndefined();
+  });
+
+  it('a decided claim is rejected with a reason, held when asked, or on its way to be paid', () => {
+    expect(claimedState('daily_budget', { hold: true })).toBe('rejected');
+    expect(claimedState(undefined, { hold: true })).toBe('held');
+    expect(claimedState(undefined)).toBe('sending');
+  });
+
+  it("an approval on a later day is checked against that day's cap, budget and address cap", () => {
+    const limits = { userDailyCapSats: 100, dailyBudgetSats: 1000, addressDailyCapSats: 50 };
+    expect(dayRefusal({ sats: 60 }, { userSats: 50, projectSats: 0 }, limits)).toBe('user_daily_cap');
+    expect(dayRefusal({ sats: 60 }, { userSats: 0, projectSats: 950 }, limits)).toBe('daily_budget');
+    expect(dayRefusal({ sats: 60, address: 'a:1' }, { userSats: 0, projectSats: 0, addressSats: 0 }, limits)).toBe('address_daily_cap');
+    expect(dayRefusal({ sats: 40 }, { userSats: 60, projectSats: 960, addressSats: 10 }, limits)).toBeUndefined();
+  });
+});
