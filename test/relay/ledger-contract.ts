@@ -339,7 +339,7 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect(await l.budgetUsed('2026-11-19')).toBe(21);
     });
 
-    it('a denied claim cannot be claimed again for RELAY_DENIAL_COOLDOWN_HOURS: refused denied_recently from the denial on, by userId and achievement; 0 turns it off', async () => {
+    it('a denied claim cannot be claimed again for RELAY_DENIAL_COOLDOWN_HOURS: denied_recently from the denial on, by userId and achievement; 0: off', async () => {
       const { ledger: l, events } = await store();
       const limits: ClaimLimits = { ...NO_LIMITS, denialCooldownHours: 24 };
       const golden = (over: Partial<NewClaim> = {}) => claim({ achievementId: 'golden', repeat: { kind: 'cooldown', seconds: 0 }, hold: true, ...over });
@@ -382,7 +382,10 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       const l = await ledger();
       const early = (key: string) => claim({ idempotencyKey: key, achievementId: 'marathon', repeat: { kind: 'cooldown', seconds: 0 }, playStartedAt: T0, minPlayMs: 3_600_000 });
       const key = randomUUID();
-      for (let i = 0; i < 30; i++) expect((await l.claim({ ...early(key), id: randomUUID() }, NO_LIMITS, T0 + i * 1000)).entry).toMatchObject({ state: 'deferred', reason: 'too_early' });
+      for (let i = 0; i < 30; i++) {
+        const again = await l.claim({ ...early(key), id: randomUUID() }, NO_LIMITS, T0 + i * 1000);
+        expect(again.entry).toMatchObject({ state: 'deferred', reason: 'too_early' });
+      }
       const rows = await l.history('user-1', 100);
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ state: 'deferred', createdAt: T0 + 29_000 });

@@ -461,7 +461,8 @@ const MIGRATIONS: readonly string[] = [
          (SELECT b.sats FROM b),
          (SELECT r.created_at FROM rewards r WHERE r.user_id = p_user AND r.achievement_id = p_achievement AND r.state IN ('sending', 'paid', 'needs_review', 'held') ORDER BY r.created_at DESC LIMIT 1),
          EXISTS (SELECT 1 FROM n),
-         (SELECT max(a.at) FROM rewards r JOIN audit a ON a.reward_id = r.id WHERE r.user_id = p_user AND r.achievement_id = p_achievement AND r.state = 'rejected' AND r.reason = 'denied_by_operator' AND a.to_state = 'rejected');
+         (SELECT max(a.at) FROM rewards r JOIN audit a ON a.reward_id = r.id
+          WHERE r.user_id = p_user AND r.achievement_id = p_achievement AND r.state = 'rejected' AND r.reason = 'denied_by_operator' AND a.to_state = 'rejected');
    END $$;
    CREATE FUNCTION rewardbus_claim_facts_many(p_items jsonb)
    RETURNS TABLE (i integer, busy boolean, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean, last_denied_at bigint)

@@ -107,7 +107,10 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   function commit(before: Row | undefined, after: Row, at: number, audit?: AuditNote): PlayerEvent | undefined {
     const a = after;
     if (before) q.update.run(a.state, a.phase, a.reason, a.payment_id, a.gamertag, a.sats, a.address, a.day, Number(a.created_at), a.settled_at === null ? null : Number(a.settled_at), a.id);
-    else q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.gamertag, a.occurred_at, a.address, a.day, Number(a.created_at));
+    else {
+      const created = Number(a.created_at);
+      q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.gamertag, a.occurred_at, a.address, a.day, created);
+    }
     const was = before && reserves(before.state) ? before : undefined;
     const is = reserves(a.state) ? a : undefined;
     if (!was || !is || was.sats !== is.sats || was.day !== is.day || was.address !== is.address) {
