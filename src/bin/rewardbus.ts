@@ -52,6 +52,7 @@ Environment (also read from ./.env; every setting is described in .env.example):
   RELAY_ADDRESS_DAILY_CAP_SATS          per client address per UTC day, every player together (0: none)
   RELAY_LINKS_PER_ADDRESS_PER_DAY       different players one address may link per UTC day (0: no cap)
   RELAY_HOLD_ABOVE_SATS                 claims worth more wait for an operator's approval (0: none)
+  RELAY_DENIAL_COOLDOWN_HOURS           after a denial, that player's claims of that achievement are refused (24; 0: off)
   RELAY_GAME_SERVER_SECRET              checks unlock proofs signed by the game's server (32+ characters); NEW,OLD to rotate
   RELAY_RATE_LIMIT_PER_MINUTE           per address and per player (60; 0: off)
   WEBHOOK_SECRET                        verifies the service's webhook signatures

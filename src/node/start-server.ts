@@ -147,6 +147,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     addressDailyCapSats: config.addressDailyCapSats,
     linksPerAddressPerDay: config.linksPerAddressPerDay,
     holdAboveSats: config.holdAboveSats,
+    denialCooldownHours: config.denialCooldownHours,
     ...(config.gameServerSecret ? { gameServerSecret: config.gameServerSecret } : {}),
     rateLimitPerMinute: config.rateLimitPerMinute,
     logger,

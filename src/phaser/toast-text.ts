@@ -11,6 +11,7 @@ const REASONS: Record<string, string> = {
   insufficient_balance: 'the game is out of sats',
   unknown_gamertag: 'unknown gamertag',
   denied_by_operator: 'not approved',
+  denied_recently: 'not approved recently',
 };
 
 /**

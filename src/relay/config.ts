@@ -105,6 +105,7 @@ const SETTINGS = {
   RELAY_ADDRESS_DAILY_CAP_SATS: count('sats per client address (IPv6 by /64) per UTC day, every player together; 0: no cap'),
   RELAY_LINKS_PER_ADDRESS_PER_DAY: count('different players one client address may link per UTC day; 0: no cap'),
   RELAY_HOLD_ABOVE_SATS: count("sats above which a claim waits for an operator's approval; 0: none"),
+  RELAY_DENIAL_COOLDOWN_HOURS: count("hours an operator's denial refuses the same player's claims of the same achievement; 0: off"),
   RELAY_GAME_SERVER_SECRET: {
     read: secretList,
     accepts: "at least 32 characters without spaces, shared with the game's server; to rotate, several such, separated by commas (the first is current, all verify)",
@@ -172,6 +173,8 @@ export interface RelayConfig {
   linksPerAddressPerDay: number;
   /** Claims worth more wait for an operator; 0: none. */
   holdAboveSats: number;
+  /** Hours a denial refuses the same player's claims of the same achievement (`denied_recently`); 0: off. */
+  denialCooldownHours: number;
   /** Checks unlock proofs (comma-separated: the first current, all verify). */
   gameServerSecret?: string;
   rateLimitPerMinute: number;
@@ -254,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     addressDailyCapSats: e.RELAY_ADDRESS_DAILY_CAP_SATS ?? 0,
     linksPerAddressPerDay: e.RELAY_LINKS_PER_ADDRESS_PER_DAY ?? 0,
     holdAboveSats: e.RELAY_HOLD_ABOVE_SATS ?? 0,
+    denialCooldownHours: e.RELAY_DENIAL_COOLDOWN_HOURS ?? 24,
     ...(e.RELAY_GAME_SERVER_SECRET ? { gameServerSecret: e.RELAY_GAME_SERVER_SECRET.join(',') } : {}),
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE ?? 60,
     adminFailuresPerMinute: e.RELAY_ADMIN_FAILURES_PER_MINUTE ?? 10,

@@ -60,6 +60,11 @@ export interface RelayOptions extends HttpOptions {
   gameServerSecret?: string | readonly string[];
   /** A claim worth more than this is held for an operator's approval; 0: none. Default 0. */
   holdAboveSats?: number;
+  /**
+   * Hours an operator's denial refuses the same player's claims of the same achievement (`rejected`,
+   * `denied_recently`: no new held entry, no call to the service); 0: off. Default 24.
+   */
+  denialCooldownHours?: number;
   logger?: Logger;
   /** Below this balance the project wallet is low: a warning in the log and on the operator's page. Default: one day's budget. */
   walletLowSats?: number;
@@ -108,7 +113,12 @@ export function createRelay(options: RelayOptions): Relay {
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
   const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? 600);
-  const limits: ClaimLimits = { userDailyCapSats: options.userDailyCapSats ?? 1000, dailyBudgetSats: options.dailyBudgetSats ?? 100_000, addressDailyCapSats: options.addressDailyCapSats ?? 0 };
+  const limits: ClaimLimits = {
+    userDailyCapSats: options.userDailyCapSats ?? 1000,
+    dailyBudgetSats: options.dailyBudgetSats ?? 100_000,
+    addressDailyCapSats: options.addressDailyCapSats ?? 0,
+    denialCooldownHours: options.denialCooldownHours ?? 24,
+  };
   const gameServerSecrets = options.gameServerSecret === undefined ? [] : secretList(options.gameServerSecret);
   const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
   if (needsProof.length && !gameServerSecrets.length) throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
@@ -148,17 +158,18 @@ export function createRelay(options: RelayOptions): Relay {
   walletWatch.unref();
   void wallet.read();
   let closing = false;
-  // Past days' reservations, address links and expired proofs' nonces: kept, they would grow
-  // with every player and every address for ever (a bot farm's most of all). A day is kept past
-  // its end, and a nonce a day past its proof's longest life, against clocks a little apart.
+  // Past days' reservations, address links, expired proofs' nonces and deferred claims a day old
+  // (they hold nothing): kept, they would grow with every player and every address for ever (a
+  // bot farm's most of all). A day is kept past its end, and a nonce a day past its proof's
+  // longest life, against clocks a little apart.
   // A store of one's own may not prune (prune is optional); one run at a time.
   let pruning: Promise<void> | undefined;
   const prune = () =>
     (pruning ??= Promise.resolve()
-      .then(() => ledger.prune?.(utcDay(Date.now() - DAY_MS), Date.now() - PROOF_MAX_TTL_SECONDS * 1000 - DAY_MS))
+      .then(() => ledger.prune?.(utcDay(Date.now() - DAY_MS), Date.now() - PROOF_MAX_TTL_SECONDS * 1000 - DAY_MS, Date.now() - DAY_MS))
       .then(
         (rows) => {
-          if (rows) logger.info({ event: 'pruned', rows }, `forgot ${rows} rows of past days' limits and expired proofs`);
+          if (rows) logger.info({ event: 'pruned', rows }, `forgot ${rows} rows of past days' limits, expired proofs and deferred claims`);
         },
         (err: unknown) => {
           // A store closing under it (the relay stopping) is no failure to report.

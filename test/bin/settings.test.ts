@@ -52,6 +52,7 @@ const CASES: Case[] = [
   { setting: 'RELAY_ADDRESS_DAILY_CAP_SATS', env: { RELAY_ADDRESS_DAILY_CAP_SATS: '20 sats' } },
   { setting: 'RELAY_LINKS_PER_ADDRESS_PER_DAY', env: { RELAY_LINKS_PER_ADDRESS_PER_DAY: '-2' } },
   { setting: 'RELAY_HOLD_ABOVE_SATS', env: { RELAY_HOLD_ABOVE_SATS: '1e3' } },
+  { setting: 'RELAY_DENIAL_COOLDOWN_HOURS', env: { RELAY_DENIAL_COOLDOWN_HOURS: '1.5' } },
   { setting: 'RELAY_GAME_SERVER_SECRET', env: { RELAY_GAME_SERVER_SECRET: 'short-game-secret' }, says: 'at least 32 characters', hidden: 'short-game-secret' },
   {
     setting: 'RELAY_GAME_SERVER_SECRET',

@@ -69,6 +69,8 @@ describeInBrowser('a claim held for approval, in the browser', () => {
     await row.waitFor();
     expect(await row.count()).toBe(1);
     expect(await row.textContent()).toContain('first-coin');
+    // Who it is for: the gamertag the claim was made with, not "? (userId)".
+    expect(await row.locator('td').first().textContent()).toMatch(/^alice \(/);
     const id = await row.getAttribute('data-id');
     operator.once('dialog', (d) => void d.accept());
     await row.locator('button[data-action="approve"]').click();

@@ -325,8 +325,8 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       await Promise.all(Array.from({ length: 1001 }, (_, i) => l.linkAddress('198.51.100.9', '2026-11-18', `bot-${i}`, 0)));
 
       // As the relay asks on 2026-11-22: days before yesterday, nonces spent before a day ago.
-      expect(await l.prune!('2026-11-21', T0 - 86_400_000)).toBeGreaterThanOrEqual(1003);
-      expect(await l.prune!('2026-11-21', T0 - 86_400_000)).toBe(0);
+      expect(await l.prune!('2026-11-21', T0 - 86_400_000, T0 - 86_400_000)).toBeGreaterThanOrEqual(1003);
+      expect(await l.prune!('2026-11-21', T0 - 86_400_000, T0 - 86_400_000)).toBe(0);
 
       // The past day's link and nonce are forgotten; today's still count.
       expect(await l.linkAddress('203.0.113.7', '2026-11-19', 'user-2', 1)).toBe(true);
@@ -337,6 +337,69 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       // The ledger and the project's daily total are kept.
       expect((await l.get(old.entry.id))?.state).toBe('sending');
       expect(await l.budgetUsed('2026-11-19')).toBe(21);
+    });
+
+    it('a denied claim cannot be claimed again for RELAY_DENIAL_COOLDOWN_HOURS: denied_recently from the denial on, by userId and achievement; 0: off', async () => {
+      const { ledger: l, events } = await store();
+      const limits: ClaimLimits = { ...NO_LIMITS, denialCooldownHours: 24 };
+      const golden = (over: Partial<NewClaim> = {}) => claim({ achievementId: 'golden', repeat: { kind: 'cooldown', seconds: 0 }, hold: true, ...over });
+      const held = await l.claim(golden(), limits, T0);
+      expect(held.entry.state).toBe('held');
+      // Denied an hour after the claim: the cooldown counts from the denial, not from the claim.
+      const deniedAt = T0 + 3_600_000;
+      await l.settle(held.entry.id, 'deny', { state: 'rejected', reason: 'denied_by_operator' }, { now: deniedAt, audit: { actor: 'ann', action: 'deny' } });
+      for (let i = 0; i < 15; i++) expect((await l.claim(golden(), limits, deniedAt + i * 60_000)).entry).toMatchObject({ state: 'rejected', reason: 'denied_recently' });
+      expect((await l.claim(golden(), limits, deniedAt + 24 * 3_600_000 - 1)).entry.reason).toBe('denied_recently');
+      // Before it, a spent proof says so; other players and other achievements are not touched.
+      expect((await l.claim(golden({ proofNonce: 'n-1' }), limits, deniedAt + 1)).entry.reason).toBe('denied_recently');
+      expect((await l.claim(golden({ proofNonce: 'n-1' }), limits, deniedAt + 2)).entry.reason).toBe('proof_used');
+      expect((await l.claim(golden({ userId: 'user-2' }), limits, deniedAt + 1)).entry.state).toBe('held');
+      expect((await l.claim(golden({ achievementId: 'silver' }), limits, deniedAt + 1)).entry.state).toBe('held');
+      // Without the setting, or at 0, a denial refuses nothing later; after the cooldown, held again.
+      expect((await l.claim(golden(), { ...NO_LIMITS, denialCooldownHours: 0 }, deniedAt + 2)).entry.state).toBe('held');
+      const after = await l.claim(golden(), limits, deniedAt + 24 * 3_600_000);
+      expect(after.entry.state).toBe('held');
+      expect((await l.inState('held')).filter((e) => e.userId === 'user-1' && e.achievementId === 'golden').map((e) => e.id)).toHaveLength(2);
+      // The player hears each refusal with its reason.
+      expect((await events.since('user-1', 0, 100)).map((e) => (e.data as RewardRecord).reason).filter((r) => r === 'denied_recently')).toHaveLength(17);
+    });
+
+    it('records the gamertag the claim carried on the entry (the held table shows it); a payment later records the one it paid', async () => {
+      const l = await ledger();
+      const held = await l.claim(claim({ gamertag: 'ada', hold: true }), NO_LIMITS, T0);
+      expect(held.entry).toMatchObject({ state: 'held', gamertag: 'ada' });
+      expect((await l.inState('held'))[0]).toMatchObject({ gamertag: 'ada' });
+      const sent = await l.claim(claim({ gamertag: 'grace', achievementId: 'b' }), NO_LIMITS, T0);
+      expect(sent.entry.gamertag).toBe('grace');
+      expect((await l.settle(sent.entry.id, 'settle', { state: 'paid', paymentId: 'tx-1', gamertag: 'grace-paid' }))?.entry.gamertag).toBe('grace-paid');
+      // A deferred key claimed again records the gamertag of the claim that decides it.
+      const early = claim({ gamertag: 'old-tag', achievementId: 'c', playStartedAt: T0, minPlayMs: 10_000 });
+      expect((await l.claim(early, NO_LIMITS, T0)).entry).toMatchObject({ state: 'deferred', gamertag: 'old-tag' });
+      expect((await l.claim({ ...early, id: randomUUID(), gamertag: 'new-tag' }, NO_LIMITS, T0 + 10_000)).entry).toMatchObject({ state: 'sending', gamertag: 'new-tag' });
+    });
+
+    it('too-early claims accumulate no rows: one deferred row per key, updated, and pruned a day after its last claim (with nothing else)', async () => {
+      const l = await ledger();
+      const early = (key: string) => claim({ idempotencyKey: key, achievementId: 'marathon', repeat: { kind: 'cooldown', seconds: 0 }, playStartedAt: T0, minPlayMs: 3_600_000 });
+      const key = randomUUID();
+      for (let i = 0; i < 30; i++) {
+        const again = await l.claim({ ...early(key), id: randomUUID() }, NO_LIMITS, T0 + i * 1000);
+        expect(again.entry).toMatchObject({ state: 'deferred', reason: 'too_early' });
+      }
+      const rows = await l.history('user-1', 100);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ state: 'deferred', createdAt: T0 + 29_000 });
+      // A bot's new key per try: more than a chunk of pruning. And what is not deferred stays.
+      for (let i = 0; i < 1001; i++) await l.claim(early(`bot-${i}`), NO_LIMITS, T0);
+      const paid = await l.claim(claim({ achievementId: 'kept' }), NO_LIMITS, T0);
+      const fresh = await l.claim(early('fresh'), NO_LIMITS, T0 + 86_400_000);
+      // As the relay asks a day and a bit later: deferred entries last claimed before a day ago.
+      const dayAgo = T0 + 86_400_000 + 3_600_000 - 86_400_000;
+      expect(await l.prune!('2026-11-21', 0, dayAgo)).toBe(1002);
+      expect(await l.prune!('2026-11-21', 0, dayAgo)).toBe(0);
+      expect((await l.history('user-1', 2000)).map((e) => e.id).sort()).toEqual([paid.entry.id, fresh.entry.id].sort());
+      // The key claims again, decided whole, as new.
+      expect(await l.claim(early(key), NO_LIMITS, T0 + 2 * 86_400_000)).toMatchObject({ kind: 'created', entry: { state: 'sending' } });
     });
 
     it("tells each state in exactly the record a client reads (the event's data is toRewardRecord of the entry)", async () => {

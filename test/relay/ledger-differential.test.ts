@@ -1,7 +1,7 @@
 // Both ledgers decide money alike: random sequences of what players, the payments service and
 // operators do (claims, retries under the same key, claims before their play time, price changes,
 // cap and budget edges, payments paid, refused, out of reach or timed out, approvals on later
-// days, reconcile, mark-paid, mark-failed) run through the relay's core on SQLite, on PostgreSQL
+// days, denials and the claims refused after them, reconcile, mark-paid, mark-failed) run through the relay's core on SQLite, on PostgreSQL
 // and on a reference model (ledger-model.ts); the rewards, the reservations, the player's events
 // and what the service paid must be the model's after every step.
 //
@@ -24,7 +24,7 @@ import type { ClaimLimits, LedgerEntry } from '../../src/relay/store/ledger.js';
 import type { CatalogEntry, RewardRecord } from '../../src/wire/relay-api.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
 import { freshDatabase } from '../helpers/postgres.js';
-import { LedgerModel, type Service } from './ledger-model.js';
+import { LedgerModel, type ModelReward, type Service } from './ledger-model.js';
 
 const postgresUrl = inject('postgresUrl');
 const RUNS = Number(process.env.LEDGER_FUZZ_RUNS ?? 30);
@@ -47,6 +47,8 @@ type Op =
   | { op: 'wait'; ms: number }
   | { op: 'approve'; pick: number; service: Service }
   | { op: 'deny'; pick: number }
+  /** The player claims again, under a new key, the achievement of the n-th reward rejected or held (after a denial, say). */
+  | { op: 'again'; pick: number; service: Service }
   | { op: 'review'; pick: number; action: 'reconcile' | 'mark-paid' | 'mark-failed' };
 
 const service: fc.Arbitrary<Service> = fc.oneof(
@@ -66,12 +68,14 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constant('wait' as const), ms: fc.constantFrom(1_000, 61_000, 3_600_000, 6 * 3_600_000, 20 * 3_600_000) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('approve' as const), pick: fc.nat(3), service }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('deny' as const), pick: fc.nat(3) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('again' as const), pick: fc.nat(3), service }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('review' as const), pick: fc.nat(3), action: fc.constantFrom('reconcile' as const, 'mark-paid' as const, 'mark-failed' as const) }) },
 );
 const settings = fc.record({
   userDailyCapSats: fc.constantFrom(0, 50, 100),
   dailyBudgetSats: fc.constantFrom(0, 80, 200),
   holdAboveSats: fc.constantFrom(0, 30),
+  denialCooldownHours: fc.constantFrom(0, 24),
 });
 
 /** The payments service, answering each payment as the step says; it records what it paid. */
@@ -140,6 +144,8 @@ afterAll(async () => {
 });
 
 let run = 0;
+/** Claims the model refused as denied_recently, over every run: the sequences must reach it. */
+let deniedRecently = 0;
 
 /** One sequence on every store and on the model, compared after each step. */
 async function replay(limits: ClaimLimits & { holdAboveSats: number }, ops: Op[]) {
@@ -155,10 +161,12 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number }, ops: Op[]
   const days = new Set<string>();
   const keyOf = (player: number, key: number) => `${players[player]!.id}-k${key}`;
   // The n-th reward (oldest first) in a state, by key.
-  const pick = (state: string, n: number) => {
-    const keys = [...model.rewards.values()].filter((r) => r.state === state).map((r) => r.key);
-    return keys.length ? keys[n % keys.length] : undefined;
+  const pickReward = (which: (r: ModelReward) => boolean, n: number) => {
+    const found = [...model.rewards.values()].filter(which);
+    return found.length ? found[n % found.length] : undefined;
   };
+  const pick = (state: string, n: number) => pickReward((r) => r.state === state, n)?.key;
+  let again = 0;
 
   for (const step of ops) {
     days.add(utcDay(now));
@@ -171,20 +179,33 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number }, ops: Op[]
       for (const c of cores) c.core.reprice(prices);
       continue;
     }
-    if (step.op === 'claim') {
-      const a = prices[(step.key + (step.reuse ? 1 : 0)) % ACHIEVEMENTS.length]!;
-      const key = keyOf(step.player, step.key);
-      model.claim(players[step.player]!, key, a, a.id, now, step.service);
+    if (step.op === 'claim' || step.op === 'again') {
+      let player: { id: string; iat: number };
+      let key: string;
+      let a: CatalogEntry;
+      if (step.op === 'claim') {
+        a = prices[(step.key + (step.reuse ? 1 : 0)) % ACHIEVEMENTS.length]!;
+        player = players[step.player]!;
+        key = keyOf(step.player, step.key);
+      } else {
+        const r = pickReward((x) => x.state === 'rejected' || x.state === 'held', step.pick);
+        if (!r) continue;
+        a = prices.find((x) => x.id === r.achievementId)!;
+        player = players.find((p) => p.id === r.player)!;
+        key = `${r.key}-again${again++}`;
+      }
+      model.claim(player, key, a, a.id, now, step.service);
+      if (model.rewards.get(key)?.reason === 'denied_recently') deniedRecently++;
       for (const c of cores) {
         c.core.service.answer(step.service);
-        const r = await c.core.claim(players[step.player]!, key, a.id);
+        const r = await c.core.claim(player, key, a.id);
         if (r.kind === 'answered') c.ids.set(key, r.entry.id);
       }
     } else {
       const key = step.op === 'review' ? pick('needs_review', step.pick) : pick('held', step.pick);
       if (!key) continue;
       if (step.op === 'approve') model.approve(key, now, step.service);
-      else if (step.op === 'deny') model.deny(key);
+      else if (step.op === 'deny') model.deny(key, now);
       else model.review(key, step.action);
       for (const c of cores) {
         const id = c.ids.get(key)!;
@@ -228,5 +249,6 @@ describe('the ledgers against the reference model', () => {
       fc.asyncProperty(settings, fc.array(op, { minLength: 5, maxLength: 40 }), (limits, ops) => replay(limits, ops)),
       { numRuns: RUNS, seed: SEED, endOnFailure: process.env.LEDGER_FUZZ_SHRINK === '0', verbose: 1 },
     );
+    expect(deniedRecently).toBeGreaterThan(0);
   });
 });

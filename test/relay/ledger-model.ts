@@ -40,6 +40,8 @@ export class LedgerModel {
   readonly events = new Map<string, ModelEvent[]>();
   /** Sats the service paid, per player. */
   readonly paid = new Map<string, number>();
+  /** When an operator last denied a player an achievement (`player achievement` → ms). */
+  readonly denied = new Map<string, number>();
   constructor(
     readonly limits: ClaimLimits,
     readonly holdAboveSats: number,
@@ -101,6 +103,7 @@ export class LedgerModel {
         lastReservingAt: last < 0 ? undefined : last,
         userSats: this.sum((r) => r.player === player.id && r.day === day),
         projectSats: this.budgetUsed(day),
+        lastDeniedAt: this.denied.get(`${player.id} ${a.id}`),
       };
       reason = refusal({ repeat: a.repeat, sats: a.sats }, facts, this.limits, now);
     }
@@ -126,10 +129,11 @@ export class LedgerModel {
     return 'settled';
   }
 
-  deny(key: string): boolean {
+  deny(key: string, now: number): boolean {
     const r = this.rewards.get(key);
     if (r?.state !== 'held') return false;
     this.to(r, 'rejected', 'denied_by_operator');
+    this.denied.set(`${r.player} ${r.achievementId}`, now);
     return true;
   }
 

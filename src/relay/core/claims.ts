@@ -89,6 +89,7 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
         idempotencyKey: key,
         requestHash: hash,
         achievementId: achievement.id,
+        gamertag: player.gamertag,
         sats: achievement.sats,
         repeat: achievement.repeat,
         ...(body.occurredAt ? { occurredAt: body.occurredAt } : {}),

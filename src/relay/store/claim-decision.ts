@@ -28,6 +28,8 @@ export interface ClaimFacts {
   addressSats?: number;
   /** The claim's proof nonce was spent before (by any claim, under any key). */
   proofUsed?: boolean;
+  /** When an operator last denied this player this achievement (ms; the denial's audit time), if ever. */
+  lastDeniedAt?: number | undefined;
 }
 
 /**
@@ -43,17 +45,27 @@ export function tooEarly(claim: Pick<NewClaim, 'playStartedAt' | 'minPlayMs'>, n
 
 /**
  * Why the claim is refused, or undefined to reserve it. Precedence: a refusal decided before the
- * ledger (the game's own check, a bad proof), a proof already spent, then the repeat policy, then
- * the player's cap, then the budget, then the address's cap.
+ * ledger (the game's own check, a bad proof), a proof already spent, a denial by an operator too
+ * recent, then the repeat policy, then the player's cap, then the budget, then the address's cap.
  */
 export function refusal(claim: Pick<NewClaim, 'repeat' | 'sats' | 'rejectReason' | 'address'>, facts: ClaimFacts, limits: ClaimLimits, now: number): string | undefined {
   return (
     claim.rejectReason ??
     (facts.proofUsed ? 'proof_used' : undefined) ??
+    deniedBlock(facts.lastDeniedAt, limits, now) ??
     repeatBlock(claim.repeat, facts.lastReservingAt, now)?.reason ??
     limitBlock(claim.sats, { user: facts.userSats, project: facts.projectSats }, limits) ??
     addressBlock(claim, facts.addressSats ?? 0, limits)
   );
+}
+
+/**
+ * An operator denied this player this achievement less than `denialCooldownHours` ago: a claim of
+ * it is refused (`denied_recently`), so a denial is not answered by the same claim at once.
+ */
+export function deniedBlock(lastDeniedAt: number | undefined, limits: ClaimLimits, now: number): 'denied_recently' | undefined {
+  const hours = limits.denialCooldownHours ?? 0;
+  return hours > 0 && lastDeniedAt !== undefined && now < lastDeniedAt + hours * 3_600_000 ? 'denied_recently' : undefined;
 }
 
 /** Whether the address's cap (sats per client address per UTC day, every player together) holds the claim. */

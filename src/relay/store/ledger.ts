@@ -54,13 +54,16 @@ export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempoten
   proofNonce?: string;
   /** Recorded as `held` (for an operator) rather than `sending`, when not refused. */
   hold?: boolean;
+  /** The gamertag in the player's token at claim time: recorded on the entry (a payment later records the one it paid). */
+  gamertag?: string;
 }
 
 /**
- * The daily cap and budget a claim is checked against (src/wire/earning-rules.ts), and the sats a
- * client address may take per UTC day across every player (0 or absent: no cap).
+ * The daily cap and budget a claim is checked against (src/wire/earning-rules.ts), the sats a
+ * client address may take per UTC day across every player (0 or absent: no cap), and how long an
+ * operator's denial refuses the same player's claims of the same achievement (hours; 0 or absent: not at all).
  */
-export type ClaimLimits = DailyLimits & { addressDailyCapSats?: number };
+export type ClaimLimits = DailyLimits & { addressDailyCapSats?: number; denialCooldownHours?: number };
 
 /**
  * `created`: this call recorded it (sending or rejected; a rejection's player event is written in
@@ -169,11 +172,13 @@ export interface Ledger {
   audits(id: string): Promise<AuditRecord[]>;
   /**
    * Forgets what only a past day's limits read: each player's and address's reservations and
-   * the players each address linked, for days before `beforeDay`; and proof nonces spent before
-   * `spentBefore` (ms), whose proofs have expired. The ledger's entries and the project's daily
-   * totals stay. In small transactions, so claims go on meanwhile. Returns how many rows went.
+   * the players each address linked, for days before `beforeDay`; proof nonces spent before
+   * `spentBefore` (ms), whose proofs have expired; and deferred entries last claimed before
+   * `deferredBefore` (ms), which hold nothing (nothing paid or reserved; a retry with the key is
+   * decided whole, as new). The other entries and the project's daily totals stay. In small
+   * transactions, so claims go on meanwhile. Returns how many rows went.
    */
-  prune?(beforeDay: string, spentBefore: number): Promise<number>;
+  prune?(beforeDay: string, spentBefore: number, deferredBefore: number): Promise<number>;
   close(): Promise<void>;
 }
 

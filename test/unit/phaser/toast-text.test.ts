@@ -30,6 +30,7 @@ describe("the Phaser plugin's toast text", () => {
     expect(toastText('reward:held', outcome(), 'First coin')).toBe('21 sats for First coin are waiting for approval');
     expect(toastText('reward:paid', outcome({ afterReview: true, afterHold: true }), 'First coin')).toBe('+21 sats · First coin — paid after approval');
     expect(toastText('reward:rejected', outcome({ reason: 'denied_by_operator', afterReview: true, afterHold: true }), 'First coin')).toBe('No sats for First coin: not approved');
+    expect(toastText('reward:rejected', outcome({ reason: 'denied_recently' }), 'First coin')).toBe('No sats for First coin: not approved recently');
   });
 
   it('says how much play a reward sent too early needs, or else when it will be paid', () => {

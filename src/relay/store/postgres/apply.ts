@@ -28,6 +28,8 @@ export interface InsertChange {
   lease: number | null;
   budgeted: boolean;
   address: string | null;
+  /** The gamertag the player's token carried. */
+  gamertag: string | null;
   at: number;
 }
 

@@ -39,6 +39,8 @@ interface Facts {
   project_sats: string | number | null;
   last_at: string | number | null;
   nonce_fresh: boolean;
+  /** When an operator last denied the player this achievement (the denial's audit time). */
+  last_denied_at: string | number | null;
 }
 
 /** A claim on its way to its facts: its time and day, and which of the rules' facts it needs. */
@@ -120,7 +122,14 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
       ? 'too_early'
       : refusal(
           claim,
-          { lastReservingAt: lastAt, userSats: Number(facts.user_sats), projectSats, addressSats: Number(facts.address_sats), proofUsed: claim.proofNonce !== undefined && !facts.nonce_fresh },
+          {
+            lastReservingAt: lastAt,
+            userSats: Number(facts.user_sats),
+            projectSats,
+            addressSats: Number(facts.address_sats),
+            proofUsed: claim.proofNonce !== undefined && !facts.nonce_fresh,
+            lastDeniedAt: facts.last_denied_at === null ? undefined : Number(facts.last_denied_at),
+          },
           limits,
           now,
         );
@@ -136,6 +145,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
       lease,
       budgeted: budgeted && RESERVING.includes(state),
       address: claim.address ?? null,
+      gamertag: claim.gamertag ?? null,
       at: now,
     };
     if (key === 'insert') {
@@ -143,7 +153,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
       return { kind: 'write', change: { op: 'insert', id: claim.id, user, key: k, hash, achievement, occurred: claim.occurredAt ?? null, ...decided } };
     }
     // A deferred key decided whole, as a new claim: today's price, day, time and address.
-    const change: Change = { op: 'update', id: existing!.id, from: LIFECYCLE.claim.from, unsent: false, payment: null, gamertag: null, settled: null, actor: null, action: null, setAddress: true, ...decided };
+    const change: Change = { op: 'update', id: existing!.id, from: LIFECYCLE.claim.from, unsent: false, payment: null, settled: null, actor: null, action: null, setAddress: true, ...decided };
     return { kind: 'write', change };
   }
 

@@ -26,6 +26,16 @@ export interface PgLedgerOptions {
 }
 
 /**
+ * Deferred entries last claimed before $1: they hold nothing. Only of players whose lock is free
+ * (a claim holding it may be deciding that very key again), and checked again as each row is
+ * deleted; an entry an operator's decision touched keeps its audit trail's entry.
+ */
+const PRUNE_DEFERRED = `DELETE FROM rewards WHERE id IN (
+    SELECT r.id FROM rewards r WHERE r.state = 'deferred' AND r.created_at < $1 AND NOT EXISTS (SELECT 1 FROM audit a WHERE a.reward_id = r.id)
+      AND pg_try_advisory_xact_lock(hashtextextended('u:' || r.user_id, 0)) LIMIT ${PRUNE_CHUNK})
+  AND state = 'deferred' AND created_at < $1`;
+
+/**
  * The ledger on PostgreSQL, shared by any number of relays: claims (store/postgres/claims.ts) and
  * settlements (store/postgres/settlements.ts), each state change a compare-and-set, and what the
  * relay and its operator read.
@@ -120,7 +130,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
         await pool.query<{ reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: string }>('SELECT * FROM audit WHERE reward_id = $1 ORDER BY seq', [id])
       ).rows.map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: Number(a.at) })),
     // Reservations are sums over the day's entries here: only the links and the nonces to forget.
-    prune: async (beforeDay, spentBefore) => {
+    prune: async (beforeDay, spentBefore, deferredBefore) => {
       const c = await pool.connect();
       try {
         // One relay prunes at a time: the others find the lock taken and leave it to that one.
@@ -129,7 +139,8 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
           const chunks = (text: string, before: string | number) => inChunks(async () => (await c.query(text, [before])).rowCount ?? 0);
           return (
             (await chunks(`DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < $1 LIMIT ${PRUNE_CHUNK})`, beforeDay)) +
-            (await chunks(`DELETE FROM proof_nonces WHERE nonce IN (SELECT nonce FROM proof_nonces WHERE at < $1 LIMIT ${PRUNE_CHUNK})`, spentBefore))
+            (await chunks(`DELETE FROM proof_nonces WHERE nonce IN (SELECT nonce FROM proof_nonces WHERE at < $1 LIMIT ${PRUNE_CHUNK})`, spentBefore)) +
+            (await chunks(PRUNE_DEFERRED, deferredBefore))
           );
         } finally {
           await c.query(`SELECT pg_advisory_unlock(hashtextextended('rewardbus:prune', 0))`);

@@ -33,12 +33,19 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     lastReserving: db
       .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`)
       .pluck(),
+    // The denial's time is its audit row's: the entry keeps its claim's time.
+    lastDenied: db
+      .prepare<[string, string], number | null>(
+        `SELECT max(a.at) FROM rewards r JOIN audit a ON a.reward_id = r.id
+         WHERE r.user_id = ? AND r.achievement_id = ? AND r.state = 'rejected' AND r.reason = 'denied_by_operator' AND a.to_state = 'rejected'`,
+      )
+      .pluck(),
     history: db.prepare<[string, number], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?`).raw(),
     inState: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE state = ? ORDER BY created_at`).raw(),
     // Positional parameters: binding by name looks every name up afresh, at twice the cost.
-    insert: db.prepare<[string, string, string, string, string, number, LedgerState, string | null, string | null, string | null, string, number]>(
-      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, occurred_at, address, day, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?)`,
+    insert: db.prepare<[string, string, string, string, string, number, LedgerState, string | null, string | null, string | null, string | null, string, number]>(
+      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, gamertag, occurred_at, address, day, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?, ?)`,
     ),
     // Every column a transition may change, from the row the primitive built.
     update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, string]>(
@@ -73,6 +80,11 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       `DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < ? LIMIT ${PRUNE_CHUNK})`,
     ),
     pruneNonces: db.prepare<[number]>(`DELETE FROM proof_nonces WHERE nonce IN (SELECT nonce FROM proof_nonces WHERE at < ? LIMIT ${PRUNE_CHUNK})`),
+    // A deferred entry holds nothing; one an operator's decision touched keeps its audit trail's entry.
+    pruneDeferred: db.prepare<[number]>(
+      `DELETE FROM rewards WHERE seq IN (
+         SELECT seq FROM rewards r WHERE state = 'deferred' AND created_at < ? AND NOT EXISTS (SELECT 1 FROM audit a WHERE a.reward_id = r.id) LIMIT ${PRUNE_CHUNK})`,
+    ),
   };
 
   const one = (r: RawRow | undefined): Row | undefined => r && rowOf(r);
@@ -95,7 +107,10 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   function commit(before: Row | undefined, after: Row, at: number, audit?: AuditNote): PlayerEvent | undefined {
     const a = after;
     if (before) q.update.run(a.state, a.phase, a.reason, a.payment_id, a.gamertag, a.sats, a.address, a.day, Number(a.created_at), a.settled_at === null ? null : Number(a.settled_at), a.id);
-    else q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.occurred_at, a.address, a.day, Number(a.created_at));
+    else {
+      const created = Number(a.created_at);
+      q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.gamertag, a.occurred_at, a.address, a.day, created);
+    }
     const was = before && reserves(before.state) ? before : undefined;
     const is = reserves(a.state) ? a : undefined;
     if (!was || !is || was.sats !== is.sats || was.day !== is.day || was.address !== is.address) {
@@ -123,6 +138,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
         projectSats: reservedSats('*', day),
         addressSats: c.address === undefined ? 0 : reservedSats(`a:${c.address}`, day),
         proofUsed,
+        lastDeniedAt: q.lastDenied.get(c.userId, c.achievementId) ?? undefined,
       };
       reason = refusal(c, facts, limits, now);
     }
@@ -138,7 +154,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       phase: 'claimed',
       reason: reason ?? null,
       payment_id: null,
-      gamertag: null,
+      gamertag: c.gamertag ?? null,
       occurred_at: existing ? existing.occurred_at : (c.occurredAt ?? null),
       address: c.address ?? null,
       day,
@@ -202,10 +218,11 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     report: async (fromDay) => q.report.all(fromDay),
     recent: async ({ userId, achievementId }, limit) => entries(q.recent.all(userId ?? null, userId ?? null, achievementId ?? null, achievementId ?? null, limit)),
     // A chunk per write: the claims queued meanwhile go in between.
-    prune: async (beforeDay, spentBefore) =>
+    prune: async (beforeDay, spentBefore, deferredBefore) =>
       (await inChunks(() => write(() => q.pruneReserved.run(beforeDay).changes))) +
       (await inChunks(() => write(() => q.pruneLinks.run(beforeDay).changes))) +
-      (await inChunks(() => write(() => q.pruneNonces.run(spentBefore).changes))),
+      (await inChunks(() => write(() => q.pruneNonces.run(spentBefore).changes))) +
+      (await inChunks(() => write(() => q.pruneDeferred.run(deferredBefore).changes))),
     audits: async (id) => q.audits.all(id).map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: a.at })),
     // One process owns this file: whatever was sending before it started was abandoned.
     abandoned: async (_now, startedAt) => entries(q.inState.all('sending')).filter((e) => e.createdAt < startedAt),

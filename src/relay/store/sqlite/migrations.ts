@@ -108,6 +108,13 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE TRIGGER rewards_state_update BEFORE UPDATE OF state ON rewards WHEN NEW.state NOT IN (${STATE_LIST})
         BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: rewards.state is not a lifecycle state'); END;
     `),
+  // A claim reads when its player was last denied its achievement (few rows: denials are by hand),
+  // and pruning reads deferred entries by age: neither scans the player's history or the table.
+  (db) =>
+    db.exec(`
+      CREATE INDEX rewards_denied ON rewards (user_id, achievement_id) WHERE state = 'rejected' AND reason = 'denied_by_operator';
+      CREATE INDEX rewards_deferred ON rewards (created_at) WHERE state = 'deferred';
+    `),
 ];
 
 /** Brings the file's schema up to date; returns its version. */
