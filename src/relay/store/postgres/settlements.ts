@@ -47,7 +47,6 @@ export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { ow
   /** One settlement in its own statement, waiting for its locks: each of a group stopped as a whole, and a busy one after a few groups. */
   async function settleAlone(x: SettleItem): Promise<Settled | undefined> {
     const { rows } = await pool.query<SettledRow>({
-      name: 'rewardbus_settle',
       text: 'SELECT * FROM rewardbus_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)',
       values: [x.id, x.from, x.state, x.reason, x.payment, x.gamertag, x.settled, x.owner, x.lease, RESERVING, x.actor, x.action, x.at, TOLD, x.phase],
     });
@@ -65,7 +64,6 @@ export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { ow
     let rows: Array<SettledRow & { i: number; busy: boolean }>;
     try {
       ({ rows } = await groups.query<SettledRow & { i: number; busy: boolean }>({
-        name: 'rewardbus_settle_many',
         text: 'SELECT * FROM rewardbus_settle_many($1, $2, $3)',
         values: [JSON.stringify(calls.map(({ item }, i) => ({ ...item, i }))), RESERVING, TOLD],
       }));
