@@ -332,6 +332,18 @@ const MIGRATIONS: readonly string[] = [
    ALTER FUNCTION rewardbus_settle_many SET jit = off;
    ALTER FUNCTION rewardbus_claim_facts_many SET jit = off;
    ALTER FUNCTION rewardbus_claim_insert_many SET jit = off;`,
+  // The lock bound on the functions that wait for locks, where it holds behind any pooler: the
+  // relays no longer set it for their sessions (startup options, which PgBouncer refuses, or which
+  // it drops with ignore_startup_parameters, leaving no bound), and a statement sent alone, outside
+  // a transaction that sets it (store/postgres/transaction.ts BEGIN), has only the function's. A
+  // claim or a settlement blocked on a lock answers 503 in 5 s, not the client's 12 s.
+  `ALTER FUNCTION rewardbus_append_event SET lock_timeout = '5s';
+   ALTER FUNCTION rewardbus_claim_facts SET lock_timeout = '5s';
+   ALTER FUNCTION rewardbus_claim_insert SET lock_timeout = '5s';
+   ALTER FUNCTION rewardbus_settle SET lock_timeout = '5s';
+   ALTER FUNCTION rewardbus_settle_many SET lock_timeout = '5s';
+   ALTER FUNCTION rewardbus_claim_facts_many SET lock_timeout = '5s';
+   ALTER FUNCTION rewardbus_claim_insert_many SET lock_timeout = '5s';`,
 ];
 
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */
