@@ -1,6 +1,6 @@
 import pg, { type Pool, type PoolClient } from 'pg';
 import type { EventLog, PlayerEvent } from '../event-log.js';
-import { inTransaction } from './transaction.js';
+import { BEGIN, inTransaction } from './transaction.js';
 
 /** Where the store says what happened to its connections (a pino logger fits). */
 export interface StoreLog {
@@ -63,7 +63,7 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
         // One round trip. The events are durable already: the notice need not wait for a disk.
         const notices = [];
         for (let i = 0; i < users.length; i += USERS_PER_NOTIFY) notices.push(`SELECT pg_notify('${CHANNEL}', ${c.escapeLiteral(users.slice(i, i + USERS_PER_NOTIFY).join(','))});`);
-        await c.query(`BEGIN; SET LOCAL synchronous_commit = off; ${notices.join(' ')} COMMIT;`);
+        await c.query(`${BEGIN}; SET LOCAL synchronous_commit = off; ${notices.join(' ')} COMMIT;`);
       } catch {
         await c.query('ROLLBACK').catch(() => undefined);
       } finally {

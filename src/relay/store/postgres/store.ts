@@ -27,12 +27,14 @@ export interface PgStoreOptions {
  * How long the relay waits on PostgreSQL before answering 503 (never a hang): a connection from
  * the pool (or a new one) in 10 s, a lock in 5 s and a statement in 10 s on the server, and an
  * answer in 12 s on this side, which is what catches a server that is frozen rather than down.
+ * The server's bounds are set by each transaction (transaction.ts BEGIN) and on the functions
+ * that wait for locks, never for the session (startup `options`): a pooler refuses those, or,
+ * told to ignore them, leaves no bound at all.
  */
 export const PG_BOUNDS = {
   connectionTimeoutMillis: 10_000,
   query_timeout: 12_000,
   keepAlive: true,
-  options: '-c statement_timeout=10000 -c lock_timeout=5000 -c idle_in_transaction_session_timeout=30000',
 } as const;
 
 /**
