@@ -120,8 +120,9 @@ describePooler('two relays behind PgBouncer in transaction mode (stock settings)
     );
   }, 60_000);
 
-  it('starts both relays; the bounds read back through the pooler are the documented ones, per transaction and on the functions', async () => {
+  it('starts both relays, leaving no advisory lock held; the bounds read back through the pooler are the documented ones', async () => {
     for (const relay of relays) expect(await (await fetch(`${relay.url}/v1/ready`)).json()).toEqual({ ok: true, store: 'ok', service: 'ok' });
+    await expect.poll(() => advisoryLocks(direct), { timeout: 5_000 }).toBe(0);
     // A transaction as the relay begins one, through the pooler: no session carries the bounds.
     const pool = new pg.Pool({ connectionString: pooled, max: 2 });
     try {
@@ -234,6 +235,21 @@ describePooler('two relays behind PgBouncer in transaction mode (stock settings)
       } finally {
         await Promise.all(stores.map((s) => s.close()));
       }
+    }
+  });
+
+  it('prunes past days through the pooler, two relays at once, leaving no lock held on a pooled server connection', async () => {
+    const db = await freshDatabase(postgresUrl);
+    const stores = await Promise.all(['a', 'b'].map((owner) => openPgStore(bouncer.through(db), { owner, leaseMs: 60_000, listenUrl: db })));
+    try {
+      await query(db, "INSERT INTO address_links (address, day, user_id) SELECT 'addr-' || i, '2020-01-01', 'u' FROM generate_series(1, 50) i");
+      for (let round = 0; round < 5; round++) {
+        const pruned = await Promise.all(stores.map((s) => s.ledger.prune!('2026-01-01', 0)));
+        expect(await advisoryLocks(db), `round ${round}`).toBe(0);
+        if (round === 0) expect(pruned[0]! + pruned[1]!).toBe(50);
+      }
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
     }
   });
 
