@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig, openConfiguredStore, openPgStore, type RelayStore } from '../../src/relay/index.js';
 import { inTransaction } from '../../src/relay/store/postgres/transaction.js';
 import { PGBOUNCER, PGBOUNCER_HOW, startPgBouncer, type TestPgBouncer } from '../helpers/pgbouncer.js';
-import { freePort, startChild, startRelayProcess, stop } from '../helpers/processes.js';
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
+import { freePort, startChild, startRelayProcess, stop } from '../helpers/processes.js';
 import { openSse } from '../helpers/sse.js';
 import { tally } from '../helpers/tally.js';
 
@@ -51,7 +51,14 @@ async function query<R extends pg.QueryResultRow>(url: string, text: string, val
 
 /** Advisory locks held on a database, by anyone (a migration lock left held on a pooled server connection shows here). */
 const advisoryLocks = async (directUrl: string) =>
-  Number((await query<{ n: string }>(directUrl, "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"))[0]!.n);
+  Number(
+    (
+      await query<{ n: string }>(
+        directUrl,
+        "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+      )
+    )[0]!.n,
+  );
 
 async function link(url: string, gamertag: string): Promise<{ token: string; userId: string }> {
   const r = await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag }) });
@@ -126,14 +133,27 @@ describePooler('two relays behind PgBouncer in transaction mode (stock settings)
     // A transaction as the relay begins one, through the pooler: no session carries the bounds.
     const pool = new pg.Pool({ connectionString: pooled, max: 2 });
     try {
-      const shown = await inTransaction(pool, async (c) => (await c.query('SELECT current_setting($1) AS l, current_setting($2) AS s, current_setting($3) AS i', ['lock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout'])).rows[0]);
+      const shown = await inTransaction(
+        pool,
+        async (c) =>
+          (
+            await c.query('SELECT current_setting($1) AS l, current_setting($2) AS s, current_setting($3) AS i', [
+              'lock_timeout',
+              'statement_timeout',
+              'idle_in_transaction_session_timeout',
+            ])
+          ).rows[0],
+      );
       expect(shown).toEqual({ l: '5s', s: '10s', i: '30s' });
       // And none left behind on the pooled server connection for the next client.
       expect((await pool.query('SHOW lock_timeout')).rows[0]).toEqual({ lock_timeout: '0' });
     } finally {
       await pool.end();
     }
-    const functions = await query<{ proname: string; proconfig: string[] }>(pooled, "SELECT proname, proconfig FROM pg_proc WHERE proname LIKE 'rewardbus\\_%' AND prosrc ~ '\\m(lock|FOR UPDATE|INSERT|UPDATE)' ORDER BY proname");
+    const functions = await query<{ proname: string; proconfig: string[] }>(
+      pooled,
+      "SELECT proname, proconfig FROM pg_proc WHERE proname LIKE 'rewardbus\\_%' AND prosrc ~ '\\m(lock|FOR UPDATE|INSERT|UPDATE)' ORDER BY proname",
+    );
     expect(functions.length).toBeGreaterThanOrEqual(7);
     for (const f of functions) expect(f.proconfig, f.proname).toEqual(expect.arrayContaining(['jit=off', 'lock_timeout=5s']));
     expect(bouncer.log()).not.toMatch(/unsupported startup parameter/);
@@ -228,7 +248,10 @@ describePooler('two relays behind PgBouncer in transaction mode (stock settings)
       const opened = await Promise.allSettled([0, 1].map(() => openConfiguredStore(loadConfig({ ...env, RELAY_DATA_DIR: tempDir('trial') }))));
       const stores = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
       try {
-        expect(opened.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok')), `trial ${trial}`).toEqual(['ok', 'ok']);
+        expect(
+          opened.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok')),
+          `trial ${trial}`,
+        ).toEqual(['ok', 'ok']);
         const versions = await query<{ version: number }>(db, 'SELECT version FROM rewardbus_migrations ORDER BY version');
         expect(versions.map((v) => v.version)).toEqual(Array.from({ length: versions.length }, (_, i) => i + 1));
         expect(await advisoryLocks(db), `trial ${trial}: an advisory lock left held`).toBe(0);
@@ -256,15 +279,21 @@ describePooler('two relays behind PgBouncer in transaction mode (stock settings)
   it('names the pooler, not the password, when it refuses a startup parameter; names RELAY_DATABASE_LISTEN_URL when that one is out of reach', async () => {
     const db = await freshDatabase(postgresUrl);
     const open = (env: Record<string, string>) => openConfiguredStore(loadConfig({ RELAY_SECRET: SECRET, RELAY_DATA_DIR: tempDir('refused'), ...env }));
-    const refused = await open({ RELAY_DATABASE_URL: `${bouncer.through(db)}?options=-c%20statement_timeout%3D1000`, RELAY_DATABASE_LISTEN_URL: db }).catch((e: Error & { setting?: string }) => e);
+    const refused = await open({ RELAY_DATABASE_URL: `${bouncer.through(db)}?options=-c%20statement_timeout%3D1000`, RELAY_DATABASE_LISTEN_URL: db }).catch(
+      (e: Error & { setting?: string }) => e,
+    );
     expect(refused).toMatchObject({ setting: 'RELAY_DATABASE_URL' });
     expect((refused as Error).message).toMatch(/connection pooler at .* refused a startup parameter \(unsupported startup parameter: options\)/);
     expect((refused as Error).message).not.toContain(bouncer.password);
     expect((refused as Error).message).not.toMatch(/password\./);
-    const unreachable = await open({ RELAY_DATABASE_URL: bouncer.through(db), RELAY_DATABASE_LISTEN_URL: `postgres://rewardbus:hunter22@127.0.0.1:${await freePort()}/${new URL(db).pathname.slice(1)}` }).catch(
-      (e: Error & { setting?: string }) => e,
-    );
-    expect(unreachable).toMatchObject({ setting: 'RELAY_DATABASE_LISTEN_URL', message: expect.stringMatching(/^RELAY_DATABASE_LISTEN_URL: cannot open the listen connection .*ECONNREFUSED/) });
+    const unreachable = await open({
+      RELAY_DATABASE_URL: bouncer.through(db),
+      RELAY_DATABASE_LISTEN_URL: `postgres://rewardbus:hunter22@127.0.0.1:${await freePort()}/${new URL(db).pathname.slice(1)}`,
+    }).catch((e: Error & { setting?: string }) => e);
+    expect(unreachable).toMatchObject({
+      setting: 'RELAY_DATABASE_LISTEN_URL',
+      message: expect.stringMatching(/^RELAY_DATABASE_LISTEN_URL: cannot open the listen connection .*ECONNREFUSED/),
+    });
     expect((unreachable as Error).message).not.toContain('hunter22');
   });
 

@@ -2,7 +2,7 @@
 // stock settings but for what one must set (the listen port, client authentication, the pool
 // mode and the database line). In the foreground, as the `postgres` user when we are root (it
 // refuses to run as root), its files in a temp dir of its own.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -14,7 +14,9 @@ const exec = promisify(execFile);
 export const PGBOUNCER_HOW = 'the pooler tests need PgBouncer: apt-get install -y pgbouncer (or set PGBOUNCER_BIN)';
 
 /** PGBOUNCER_BIN, when set, is the only one tried. */
-export const PGBOUNCER = (process.env.PGBOUNCER_BIN ? [process.env.PGBOUNCER_BIN] : ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer']).find((p) => existsSync(p));
+export const PGBOUNCER = (process.env.PGBOUNCER_BIN ? [process.env.PGBOUNCER_BIN] : ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer']).find((p) =>
+  existsSync(p),
+);
 
 export interface TestPgBouncer {
   /** A database of the tests' server (its direct URL) as reached through the pooler, with the password the pooler asks for. */
