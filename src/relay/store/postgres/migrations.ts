@@ -336,7 +336,8 @@ const MIGRATIONS: readonly string[] = [
   // relays no longer set it for their sessions (startup options, which PgBouncer refuses, or which
   // it drops with ignore_startup_parameters, leaving no bound), and a statement sent alone, outside
   // a transaction that sets it (store/postgres/transaction.ts BEGIN), has only the function's. A
-  // claim or a settlement blocked on a lock answers 503 in 5 s, not the client's 12 s.
+  // claim or a settlement blocked on a lock answers 503 in 5 s, not the client's 12 s. A function
+  // made again later must say SET lock_timeout = '5s' itself (and jit = off).
   `ALTER FUNCTION rewardbus_append_event SET lock_timeout = '5s';
    ALTER FUNCTION rewardbus_claim_facts SET lock_timeout = '5s';
    ALTER FUNCTION rewardbus_claim_insert SET lock_timeout = '5s';
