@@ -130,6 +130,9 @@ describePooler('two relays behind PgBouncer in transaction mode (stock settings)
   it('starts both relays, leaving no advisory lock held; the bounds read back through the pooler are the documented ones', async () => {
     for (const relay of relays) expect(await (await fetch(`${relay.url}/v1/ready`)).json()).toEqual({ ok: true, store: 'ok', service: 'ok' });
     await expect.poll(() => advisoryLocks(direct), { timeout: 5_000 }).toBe(0);
+    // Each listener, on the direct connection, heard its own test notice sent through the pooler.
+    for (const relay of relays) await expect.poll(() => relay.logs(), { timeout: 5_000 }).toContain('"event":"listener_heard"');
+    for (const relay of relays) expect(relay.logs()).not.toContain('listener_unheard');
     // A transaction as the relay begins one, through the pooler: no session carries the bounds.
     const pool = new pg.Pool({ connectionString: pooled, max: 2 });
     try {
