@@ -333,23 +333,27 @@ export async function openConfiguredStore(config: RelayConfig, logger?: StoreLog
   });
   try {
     const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    const options = { owner, leaseMs: leaseMs(config), secrets: config.secret.split(','), ...(config.databaseListenUrl ? { listenUrl: config.databaseListenUrl } : {}), ...(logger ? { logger } : {}) };
+    const listen = config.databaseListenUrl ? { listenUrl: config.databaseListenUrl } : {};
+    const options = { owner, leaseMs: leaseMs(config), secrets: config.secret.split(','), ...listen, ...(logger ? { logger } : {}) };
     return await Promise.race([openPgStore(config.databaseUrl, options), late]);
   } catch (err) {
     if (err instanceof SecretMismatchError) throw new SettingError('RELAY_SECRET', err.message, { cause: err });
     // The listen connection is opened first (the migrations run on it): by default it is RELAY_DATABASE_URL's.
-    const [setting, url] = err instanceof ListenConnectionError && config.databaseListenUrl ? ['RELAY_DATABASE_LISTEN_URL', config.databaseListenUrl] : ['RELAY_DATABASE_URL', config.databaseUrl];
-    const what = setting === 'RELAY_DATABASE_LISTEN_URL' ? 'the listen connection (LISTEN, migrations) to' : 'the PostgreSQL database';
+    const onListen = err instanceof ListenConnectionError && config.databaseListenUrl !== undefined;
+    const [setting, url] = onListen ? ['RELAY_DATABASE_LISTEN_URL', config.databaseListenUrl!] : ['RELAY_DATABASE_URL', config.databaseUrl];
+    const what = onListen ? 'the listen connection (LISTEN, migrations) to' : 'the PostgreSQL database';
     const why = reason(err instanceof ListenConnectionError ? err.cause : err);
     // PgBouncer's words for a startup parameter it does not pass on (`options` in the URL, PGOPTIONS).
     if (/unsupported startup parameter/i.test(why)) {
       throw new SettingError(
         setting,
-        `${setting}: the connection pooler at ${databaseAddress(url)} refused a startup parameter (${why}): remove it from the URL (?options=…) or PGOPTIONS, or let the pooler ignore it (PgBouncer: ignore_startup_parameters). The relay sends none of its own.`,
+        `${setting}: the connection pooler at ${databaseAddress(url)} refused a startup parameter (${why}): remove it from the URL (?options=…) or PGOPTIONS, ` +
+          'or let the pooler ignore it (PgBouncer: ignore_startup_parameters). The relay sends none of its own.',
         { cause: err },
       );
     }
-    throw new SettingError(setting, `${setting}: cannot open ${what} ${databaseAddress(url)} (${why}): check that the server runs there and accepts this user and password.`, { cause: err });
+    const message = `${setting}: cannot open ${what} ${databaseAddress(url)} (${why}): check that the server runs there and accepts this user and password.`;
+    throw new SettingError(setting, message, { cause: err });
   } finally {
     clearTimeout(timer);
   }

@@ -195,7 +195,8 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
           else if (!stopped && listener === client) {
             log?.warn(
               { event: 'listener_unheard' },
-              'the PostgreSQL listener did not hear a notice sent through the pool: is its connection (RELAY_DATABASE_LISTEN_URL, by default RELAY_DATABASE_URL) through a pooler in transaction mode? Streams hear payouts made on other relays only when they reconnect',
+              'the PostgreSQL listener did not hear a notice sent through the pool: is its connection (RELAY_DATABASE_LISTEN_URL, by default RELAY_DATABASE_URL) ' +
+                'through a pooler in transaction mode? Streams hear payouts made on other relays only when they reconnect',
             );
           }
           await client.query(`UNLISTEN ${channel}`);
