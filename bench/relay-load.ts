@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { PGBOUNCER, PGBOUNCER_HOW, startPgBouncer, type TestPgBouncer } from '../test/helpers/pgbouncer.js';
 import { freshDatabase, POSTGRES_HOW, startPostgres } from '../test/helpers/postgres.js';
 import { startChild, startRelayProcess, stop } from '../test/helpers/processes.js';
 import { sampleActivity, type ActivityProfile } from './pg-activity.js';
@@ -65,13 +66,14 @@ function cpuSeconds(pid: number | undefined, { mainThread = false, reaped = fals
 
 /**
  * CPU seconds PostgreSQL has used so far: its live processes, and the backends that have ended
- * (a pool closes idle connections), which the postmaster has reaped. So it only grows.
+ * (a pool closes idle connections), which the postmaster has reaped. So it only grows. With
+ * PgBouncer's: the pooler is the database's side too (idle, it costs nothing).
  */
 function postgresSeconds(): number {
   let total = 0;
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuSeconds(Number(pid), { reaped: true });
+      if (['postgres', 'pgbouncer'].includes(readFileSync(`/proc/${pid}/comm`, 'utf8').trim())) total += cpuSeconds(Number(pid), { reaped: true });
     } catch {
       // gone meanwhile
     }
@@ -117,6 +119,8 @@ const WARM_UP_SECONDS = 3;
 /** In later rounds the server is warm: enough to open the connections and fill the pipes. */
 const REWARM_SECONDS = 1;
 const SANDBOX_KEY = 'bench-sandbox-key';
+/** The row of one relay on PostgreSQL through PgBouncer in transaction mode. */
+export const POOLED = 'relay (PgBouncer, transaction)';
 /** The row of the relay with no ledger (bench/no-ledger-relay.ts). */
 export const NO_LEDGER = 'relay, no ledger (maps in memory)';
 
@@ -191,6 +195,7 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
   const rounds = options.rounds ?? ROUNDS;
   const dir = mkdtempSync(join(tmpdir(), 'rewardbus-bench-'));
   const children: ChildProcess[] = [];
+  let bouncer: TestPgBouncer | undefined;
   const postgres = options.postgres === false ? undefined : await startPostgres(STATEMENTS_SETTINGS).catch(() => undefined);
   try {
     const sandbox = await startChild(['src/bin/rewardbus.ts', 'sandbox', '0'], { SANDBOX_API_KEY: SANDBOX_KEY }, /sandbox on (http:\/\/\S+)/);
@@ -269,6 +274,14 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
         result.pgStatements = await statementProfile(RELAY_DATABASE_URL);
         return figures;
       });
+      // One relay through PgBouncer in transaction mode (stock settings, its default pool of 20 server
+      // connections), its listen connection direct: what the pooler costs against the relay above.
+      if (PGBOUNCER) {
+        bouncer = await startPgBouncer(postgres.url);
+        const pooled = await startRelay('pg-pooled', { RELAY_DATABASE_URL: bouncer.through(RELAY_DATABASE_URL), RELAY_DATABASE_LISTEN_URL: RELAY_DATABASE_URL });
+        const pooledLoad = { name: POOLED, url: `${pooled.url}/v1/rewards`, headers, body: claimBody, meter: metering(pooled.child) };
+        scenarios.push((warmUp) => load({ ...pooledLoad, warmUp }));
+      } else console.warn(`(no figures through PgBouncer: ${PGBOUNCER_HOW})`);
       const urls = [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`];
       scenarios.push((warmUp) => loadSpread('2 relays (PostgreSQL)', urls, headers, claimBody, metering(one.child, two.child), warmUp));
     } else if (options.postgres !== false) {
@@ -293,6 +306,7 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     return result;
   } finally {
     await Promise.all(children.map(stop));
+    await bouncer?.stop();
     await postgres?.stop();
     rmSync(dir, { recursive: true, force: true });
   }

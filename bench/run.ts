@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarizeProfile } from './profile.js';
-import { benchRelay, median, NO_LEDGER, type LoadFigures } from './relay-load.js';
+import { benchRelay, median, NO_LEDGER, POOLED, type LoadFigures } from './relay-load.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -59,6 +59,9 @@ ratio('SQLite relay / two-call pass-through', 'relay (SQLite', 'two-call pass-th
 ratio('(the relay with no ledger / pass-through)', NO_LEDGER, 'two-call pass-through', 'none');
 ratio('PostgreSQL relay / SQLite relay', 'relay (PostgreSQL', 'relay (SQLite', '≥ 60%');
 ratio('two PostgreSQL relays / one', '2 relays', 'relay (PostgreSQL', '≥ 90%');
+// Not an aim: one relay through PgBouncer in transaction mode beside the same relay direct.
+ratio('(one relay through PgBouncer / direct)', POOLED, 'relay (PostgreSQL', 'none');
+ratio('(p99 through PgBouncer / direct)', POOLED, 'relay (PostgreSQL', 'none', (f) => f.p99, false);
 ratio('SQLite p99 / pass-through p99', 'relay (SQLite', 'two-call pass-through', '≤ 2x', (f) => f.p99, false);
 ratio('PostgreSQL p99 / SQLite p99', 'relay (PostgreSQL', 'relay (SQLite', '≤ 2x', (f) => f.p99, false);
 const sqlite = byName('relay (SQLite');

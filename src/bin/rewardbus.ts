@@ -43,6 +43,7 @@ Environment (also read from ./.env; every setting is described in .env.example):
   PAYMENTS_TIMEOUT_MS                   per call to the service (10000)
   RELAY_DATA_DIR                        the ledger and the generated secret (.rewardbus)
   RELAY_DATABASE_URL                    postgres://…: a ledger shared by several relays (instead of SQLite)
+  RELAY_DATABASE_LISTEN_URL             postgres://… straight to PostgreSQL, for LISTEN and migrations (default: RELAY_DATABASE_URL)
   RELAY_PAYMENT_LEASE_MS                with PostgreSQL: a relay's hold on a payment in flight (2 x timeout + 30 s)
   RELAY_CATALOG                         a JSON file of achievements (the demo catalog)
   RELAY_SECRET                          signs player tokens, 32+ characters (generated); to rotate see docs/deploy.md §7

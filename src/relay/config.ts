@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { loadCatalogFile } from './core/catalog.js';
 import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
 import type { RelayStore } from './store/relay-store.js';
-import { openPgStore, SecretMismatchError } from './store/postgres/store.js';
+import { ListenConnectionError, openPgStore, SecretMismatchError } from './store/postgres/store.js';
 import type { StoreLog } from './store/postgres/event-log.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 import { reason, SettingError, SettingsError } from './settings-errors.js';
@@ -69,6 +69,14 @@ export function isOrigin(v: string): boolean {
   }
 }
 
+function postgresUrl(v: string): string | undefined {
+  try {
+    return /^postgres(ql)?:\/\/./.test(v) && new URL(v).hostname ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const count = (what: string, min = 0) => ({ read: wholeNumber(min), accepts: `a whole number${min ? ` from ${min}` : ''} (${what})` });
 
 /** Every setting, in the order of .env.example: the order errors are reported in. */
@@ -80,14 +88,13 @@ const SETTINGS = {
   PAYMENTS_TIMEOUT_MS: count('milliseconds, 1 or more', 1),
   RELAY_DATA_DIR: { read: (v: string) => v, accepts: 'a directory' },
   RELAY_DATABASE_URL: {
-    read: (v: string) => {
-      try {
-        return /^postgres(ql)?:\/\/./.test(v) && new URL(v).hostname ? v : undefined;
-      } catch {
-        return undefined;
-      }
-    },
+    read: postgresUrl,
     accepts: 'a postgres:// URL, such as postgres://user:password@db.internal/rewardbus',
+    secret: true,
+  },
+  RELAY_DATABASE_LISTEN_URL: {
+    read: postgresUrl,
+    accepts: 'a postgres:// URL straight to PostgreSQL (or to a pooler in session mode), such as postgres://user:password@db.internal:5432/rewardbus',
     secret: true,
   },
   RELAY_PAYMENT_LEASE_MS: count('milliseconds, 1000 or more', 1000),
@@ -198,6 +205,8 @@ export interface RelayConfig {
   trustProxy?: TrustProxy;
   /** PostgreSQL, shared by several relays; absent: SQLite in dataDir. */
   databaseUrl?: string;
+  /** With databaseUrl: a direct (or session-mode) connection for LISTEN and the migrations; absent: databaseUrl. */
+  databaseListenUrl?: string;
   /** On a shared ledger, how long a relay's claim on a payment in flight lasts (see leaseMs). */
   paymentLeaseMs?: number;
   /** Turns on /admin and /metrics: comma-separated to rotate, all accepted. */
@@ -222,6 +231,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
   const timeoutMs = e.PAYMENTS_TIMEOUT_MS ?? 10_000;
   if (e.RELAY_PAYMENT_LEASE_MS !== undefined && e.RELAY_PAYMENT_LEASE_MS <= 2 * timeoutMs) {
     fail('RELAY_PAYMENT_LEASE_MS', `RELAY_PAYMENT_LEASE_MS must be longer than two PAYMENTS_TIMEOUT_MS (more than ${2 * timeoutMs}): a live relay must never lose a payment it is still making.`);
+  }
+  if (e.RELAY_DATABASE_LISTEN_URL && !e.RELAY_DATABASE_URL) {
+    fail('RELAY_DATABASE_LISTEN_URL', 'RELAY_DATABASE_LISTEN_URL is set without RELAY_DATABASE_URL: it is the session connection beside the database of RELAY_DATABASE_URL.');
   }
   if (e.RELAY_DATABASE_URL && !e.RELAY_SECRET) {
     fail('RELAY_SECRET', 'RELAY_SECRET is required with RELAY_DATABASE_URL: every relay on the database must sign player tokens with the same secret.');
@@ -272,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     ...(e.RELAY_PUBLIC_URL ? { publicUrl: e.RELAY_PUBLIC_URL.replace(/\/$/, '') } : {}),
     ...(trustProxy ? { trustProxy } : {}),
     ...(e.RELAY_DATABASE_URL ? { databaseUrl: e.RELAY_DATABASE_URL } : {}),
+    ...(e.RELAY_DATABASE_URL && e.RELAY_DATABASE_LISTEN_URL ? { databaseListenUrl: e.RELAY_DATABASE_LISTEN_URL } : {}),
     ...(e.RELAY_PAYMENT_LEASE_MS ? { paymentLeaseMs: e.RELAY_PAYMENT_LEASE_MS } : {}),
     ...(e.RELAY_ADMIN_TOKEN ? { adminToken: e.RELAY_ADMIN_TOKEN.join(',') } : {}),
     logLevel: e.LOG_LEVEL ?? 'info',
@@ -317,7 +330,6 @@ export async function openConfiguredStore(config: RelayConfig, logger?: StoreLog
       throw new SettingError('RELAY_DATA_DIR', `RELAY_DATA_DIR ${config.dataDir}: cannot open the ledger ${ledgerFile(config)} (${reason(err)}): it must be a directory this user can write.`, { cause: err });
     }
   }
-  const where = databaseAddress(config.databaseUrl);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer in ${DATABASE_WAIT_MS / 1000} s`)), DATABASE_WAIT_MS);
@@ -325,10 +337,27 @@ export async function openConfiguredStore(config: RelayConfig, logger?: StoreLog
   });
   try {
     const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    return await Promise.race([openPgStore(config.databaseUrl, { owner, leaseMs: leaseMs(config), secrets: config.secret.split(','), ...(logger ? { logger } : {}) }), late]);
+    const listen = config.databaseListenUrl ? { listenUrl: config.databaseListenUrl } : {};
+    const options = { owner, leaseMs: leaseMs(config), secrets: config.secret.split(','), ...listen, ...(logger ? { logger } : {}) };
+    return await Promise.race([openPgStore(config.databaseUrl, options), late]);
   } catch (err) {
     if (err instanceof SecretMismatchError) throw new SettingError('RELAY_SECRET', err.message, { cause: err });
-    throw new SettingError('RELAY_DATABASE_URL', `RELAY_DATABASE_URL: cannot open the PostgreSQL database ${where} (${reason(err)}): check that the server runs there and accepts this user and password.`, { cause: err });
+    // The listen connection is opened first (the migrations run on it): by default it is RELAY_DATABASE_URL's.
+    const onListen = err instanceof ListenConnectionError && config.databaseListenUrl !== undefined;
+    const [setting, url] = onListen ? ['RELAY_DATABASE_LISTEN_URL', config.databaseListenUrl!] : ['RELAY_DATABASE_URL', config.databaseUrl];
+    const what = onListen ? 'the listen connection (LISTEN, migrations) to' : 'the PostgreSQL database';
+    const why = reason(err instanceof ListenConnectionError ? err.cause : err);
+    // PgBouncer's words for a startup parameter it does not pass on (`options` in the URL, PGOPTIONS).
+    if (/unsupported startup parameter/i.test(why)) {
+      throw new SettingError(
+        setting,
+        `${setting}: the connection pooler at ${databaseAddress(url)} refused a startup parameter (${why}): remove it from the URL (?options=…) or PGOPTIONS, ` +
+          'or let the pooler ignore it (PgBouncer: ignore_startup_parameters). The relay sends none of its own.',
+        { cause: err },
+      );
+    }
+    const message = `${setting}: cannot open ${what} ${databaseAddress(url)} (${why}): check that the server runs there and accepts this user and password.`;
+    throw new SettingError(setting, message, { cause: err });
   } finally {
     clearTimeout(timer);
   }

@@ -39,6 +39,28 @@ const CASES: Case[] = [
   { setting: 'RELAY_DATA_DIR', env: { RELAY_DATA_DIR: '/dev/null/rewardbus' } },
   { setting: 'RELAY_DATABASE_URL', env: { RELAY_DATABASE_URL: 'mysql://root:hunter22@db/rewards', RELAY_SECRET: SECRET }, says: 'postgres://', hidden: 'hunter22' },
   { setting: 'RELAY_DATABASE_URL', env: { RELAY_DATABASE_URL: 'postgres://rewardbus:hunter22@127.0.0.1:1/rewards', RELAY_SECRET: SECRET }, says: 'ECONNREFUSED', hidden: 'hunter22', late: true },
+  {
+    setting: 'RELAY_DATABASE_LISTEN_URL',
+    env: { RELAY_DATABASE_URL: 'postgres://rewardbus@127.0.0.1:1/rewards', RELAY_DATABASE_LISTEN_URL: 'db.internal:5432', RELAY_SECRET: SECRET },
+    says: 'postgres://',
+  },
+  {
+    setting: 'RELAY_DATABASE_LISTEN_URL',
+    env: { RELAY_DATABASE_LISTEN_URL: 'postgres://rewardbus:hunter22@db.internal/rewards' },
+    says: 'without RELAY_DATABASE_URL',
+    hidden: 'hunter22',
+  },
+  {
+    setting: 'RELAY_DATABASE_LISTEN_URL',
+    env: {
+      RELAY_DATABASE_URL: 'postgres://rewardbus:hunter22@127.0.0.1:1/rewards',
+      RELAY_DATABASE_LISTEN_URL: 'postgres://rewardbus:hunter33@127.0.0.1:2/rewards',
+      RELAY_SECRET: SECRET,
+    },
+    says: 'ECONNREFUSED',
+    hidden: 'hunter33',
+    late: true,
+  },
   { setting: 'RELAY_PAYMENT_LEASE_MS', env: { RELAY_PAYMENT_LEASE_MS: '5' } },
   { setting: 'RELAY_PAYMENT_LEASE_MS', env: { RELAY_PAYMENT_LEASE_MS: '15000' }, says: 'longer than two PAYMENTS_TIMEOUT_MS' },
   { setting: 'RELAY_CATALOG', env: { RELAY_CATALOG: join(dir, 'missing.json') }, says: 'no such file' },

@@ -212,4 +212,17 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect(rows.map((r) => r.proname)).toEqual(expect.arrayContaining(['rewardbus_apply', 'rewardbus_claim_facts', 'rewardbus_claim_facts_many']));
       expect(rows.filter((r) => !r.jit_off).map((r) => r.proname)).toEqual([]);
     }));
+
+  // The relays set no bound for their sessions (a pooler in transaction mode refuses startup
+  // options, or drops them): a function that waits for a lock carries its own lock_timeout, or a
+  // call sent alone through a pooler would wait for it without end.
+  it('bounds the lock waits of every function that locks or writes the ledger at 5 s, whatever the session sets', () =>
+    withOtherRelay(async (_store, other) => {
+      const { rows } = await other.query<{ proname: string; bounded: boolean }>(
+        "SELECT proname, coalesce(proconfig @> '{lock_timeout=5s}', false) AS bounded FROM pg_proc " +
+          "WHERE proname LIKE 'rewardbus\\_%' AND prosrc ~* '(advisory_xact_lock|FOR UPDATE|INSERT|UPDATE)' ORDER BY proname",
+      );
+      expect(rows.map((r) => r.proname)).toEqual(expect.arrayContaining(['rewardbus_append_event', 'rewardbus_claim_facts', 'rewardbus_settle', 'rewardbus_settle_many']));
+      expect(rows.filter((r) => !r.bounded).map((r) => r.proname)).toEqual([]);
+    }));
 });

@@ -8,7 +8,7 @@ import { toLedgerEntry } from '../ledger-row.js';
 import type { AppliedRow, Change } from './apply.js';
 import { grouped, madeAlone, type GroupResult } from './group.js';
 import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, TOLD, type Row } from './rows.js';
-import { RETRYABLE } from './transaction.js';
+import { BEGIN, RETRYABLE } from './transaction.js';
 
 /** A SQL string literal, for the statements sent without parameters (several in one round trip). */
 const literal = (s: string) => escapeLiteral(s);
@@ -167,7 +167,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
    */
   async function claimAlone(claim: NewClaim, limits: ClaimLimits, at: number | undefined): Promise<ClaimResult> {
     const p = prepare(claim, limits, at);
-    const first = `BEGIN; ${inline(FACTS_CALL, Object.values(factsArgs(p)))}`;
+    const first = `${BEGIN}; ${inline(FACTS_CALL, Object.values(factsArgs(p)))}`;
     return onConnection(async (c) => {
       const results = (await c.query(first)) as unknown as Array<{ rows: Facts[] }>;
       const d = decide(p, results[results.length - 1]!.rows[0]!);
@@ -195,8 +195,8 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
   async function claimGroup(ps: readonly Prepared[]): Promise<ReadonlyArray<GroupResult<ClaimResult>>> {
     const decided = await onConnection(async (c): Promise<Array<ClaimResult | 'busy'>> => {
       const items = JSON.stringify(ps.map((p, i) => ({ i, ...factsArgs(p) })));
-      const results = (await c.query(`BEGIN; SELECT * FROM rewardbus_claim_facts_many(${literal(items)})`)) as unknown as Array<{ rows: Array<Facts & { i: number; busy: boolean }> }>;
-      const facts = results[1]!.rows;
+      const results = (await c.query(`${BEGIN}; SELECT * FROM rewardbus_claim_facts_many(${literal(items)})`)) as unknown as Array<{ rows: Array<Facts & { i: number; busy: boolean }> }>;
+      const facts = results[results.length - 1]!.rows;
       // Reserved by the group's claims before this one, per day (a group can span midnight).
       const reserved = new Map<string, number>();
       const decisions = ps.map((p, i): Decision | 'busy' => {

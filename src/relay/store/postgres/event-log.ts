@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import pg, { type Pool, type PoolClient } from 'pg';
 import { refuseRewardEvent, type EventLog, type PlayerEvent } from '../event-log.js';
-import { inTransaction } from './transaction.js';
+import { BEGIN, inTransaction } from './transaction.js';
 
 /** Where the store says what happened to its connections (a pino logger fits). */
 export interface StoreLog {
@@ -11,6 +12,8 @@ export interface StoreLog {
 const CHANNEL = 'rewardbus_events';
 /** A NOTIFY payload holds at most 8,000 bytes: this many user ids (36 characters and a comma). */
 const USERS_PER_NOTIFY = 200;
+/** How long the listener's probe at start waits for its own notice (see `probe`). */
+const PROBE_WAIT_MS = 3_000;
 /** Other relays hear of new events within this (their streams then read them by id). */
 const NOTIFY_EVERY_MS = 10;
 
@@ -63,7 +66,7 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
         // One round trip. The events are durable already: the notice need not wait for a disk.
         const notices = [];
         for (let i = 0; i < users.length; i += USERS_PER_NOTIFY) notices.push(`SELECT pg_notify('${CHANNEL}', ${c.escapeLiteral(users.slice(i, i + USERS_PER_NOTIFY).join(','))});`);
-        await c.query(`BEGIN; SET LOCAL synchronous_commit = off; ${notices.join(' ')} COMMIT;`);
+        await c.query(`${BEGIN}; SET LOCAL synchronous_commit = off; ${notices.join(' ')} COMMIT;`);
       } catch {
         await c.query('ROLLBACK').catch(() => undefined);
       } finally {
@@ -151,7 +154,7 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
       async function listen(): Promise<void> {
         const client = new pg.Client({ connectionString, connectionTimeoutMillis: 5_000, keepAlive: true });
         client.on('error', () => undefined);
-        client.on('notification', (n) => deliver(new Set((n.payload ?? '').split(',').filter(Boolean))));
+        client.on('notification', (n) => n.channel === CHANNEL && deliver(new Set((n.payload ?? '').split(',').filter(Boolean))));
         client.on('end', () => {
           if (stopped || listener !== client) return;
           listener = undefined;
@@ -167,6 +170,43 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
           throw err;
         }
         listener = client;
+      }
+      /**
+       * Whether the listener hears a notice sent through the pool, said in the log if not (once,
+       * at start): through a pooler in transaction mode LISTEN lands on a server connection the
+       * pooler lends to other clients, and no notice ever reaches this relay, in silence.
+       */
+      async function probe() {
+        const client = listener;
+        if (!client) return;
+        const channel = `rewardbus_probe_${randomBytes(6).toString('hex')}`;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        let onNotice: ((n: pg.Notification) => void) | undefined;
+        const heard = new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), PROBE_WAIT_MS);
+          timer.unref();
+          onNotice = (n) => n.channel === channel && resolve(true);
+          client.on('notification', onNotice);
+        });
+        try {
+          await client.query(`LISTEN ${channel}`);
+          await pool.query(`SELECT pg_notify('${channel}', '')`);
+          const ok = await heard;
+          if (ok) log?.info({ event: 'listener_heard' }, 'the PostgreSQL listener hears notices sent through the pool');
+          else if (!stopped && listener === client) {
+            log?.warn(
+              { event: 'listener_unheard' },
+              'the PostgreSQL listener did not hear a notice sent through the pool: is its connection (RELAY_DATABASE_LISTEN_URL, by default RELAY_DATABASE_URL) ' +
+                'through a pooler in transaction mode? Streams hear payouts made on other relays only when they reconnect',
+            );
+          }
+          await client.query(`UNLISTEN ${channel}`);
+        } catch {
+          // Closing, or the listener lost: it says so itself.
+        } finally {
+          clearTimeout(timer);
+          client.off('notification', onNotice!);
+        }
       }
       function comeBack(attempt: number) {
         retry = setTimeout(async () => {
@@ -189,6 +229,7 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
         retry.unref();
       }
       await listen();
+      void probe();
       return async () => {
         stopped = true;
         clearTimeout(retry);

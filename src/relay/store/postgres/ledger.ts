@@ -130,24 +130,22 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
         await pool.query<{ reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: string }>('SELECT * FROM audit WHERE reward_id = $1 ORDER BY seq', [id])
       ).rows.map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: Number(a.at) })),
     // Reservations are sums over the day's entries here: only the links and the nonces to forget.
+    // One relay prunes at a time: each chunk is a transaction under a transaction's lock (a
+    // session's, taken through a pooler in transaction mode, stayed held on a pooled server
+    // connection); a relay that finds it taken leaves the rest to the one that holds it.
     prune: async (beforeDay, spentBefore, deferredBefore) => {
-      const c = await pool.connect();
-      try {
-        // One relay prunes at a time: the others find the lock taken and leave it to that one.
-        if (!(await c.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtextextended('rewardbus:prune', 0)) AS ok`)).rows[0]!.ok) return 0;
-        try {
-          const chunks = (text: string, before: string | number) => inChunks(async () => (await c.query(text, [before])).rowCount ?? 0);
-          return (
-            (await chunks(`DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < $1 LIMIT ${PRUNE_CHUNK})`, beforeDay)) +
-            (await chunks(`DELETE FROM proof_nonces WHERE nonce IN (SELECT nonce FROM proof_nonces WHERE at < $1 LIMIT ${PRUNE_CHUNK})`, spentBefore)) +
-            (await chunks(PRUNE_DEFERRED, deferredBefore))
-          );
-        } finally {
-          await c.query(`SELECT pg_advisory_unlock(hashtextextended('rewardbus:prune', 0))`);
-        }
-      } finally {
-        c.release();
-      }
+      const chunks = (text: string, before: string | number) =>
+        inChunks(() =>
+          transaction(async (c) => {
+            if (!(await c.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtextextended('rewardbus:prune', 0)) AS ok`)).rows[0]!.ok) return 0;
+            return (await c.query(text, [before])).rowCount ?? 0;
+          }),
+        );
+      return (
+        (await chunks(`DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < $1 LIMIT ${PRUNE_CHUNK})`, beforeDay)) +
+        (await chunks(`DELETE FROM proof_nonces WHERE nonce IN (SELECT nonce FROM proof_nonces WHERE at < $1 LIMIT ${PRUNE_CHUNK})`, spentBefore)) +
+        (await chunks(PRUNE_DEFERRED, deferredBefore))
+      );
     },
     // Another relay's payment in flight keeps its lease; only a lapsed one was abandoned.
     abandoned: (now) => one(`SELECT * FROM rewards WHERE state = 'sending' AND lease_until < $1 ORDER BY created_at`, [now]),

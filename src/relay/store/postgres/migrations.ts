@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { ClientBase } from 'pg';
 import { ALL_STATES, RESERVING_STATES } from '../../core/lifecycle.js';
 
 /** The lifecycle's states, and those that reserve sats, as SQL lists (written into the migrations from 12 on). */
@@ -517,31 +517,34 @@ const MIGRATIONS: readonly string[] = [
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */
 const MIGRATION_LOCK = 7_424_242_001;
 
-/** Brings the schema up to date, safely when several relays start at once. */
-export async function migrate(pool: Pool): Promise<number> {
-  const client = await pool.connect();
-  try {
-    // Another relay may be migrating: wait for it, however long its steps take.
-    await client.query('SET lock_timeout = 0; SET statement_timeout = 0');
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    await client.query('CREATE TABLE IF NOT EXISTS rewardbus_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-    const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM rewardbus_migrations');
-    const current = rows[0]?.v ?? 0;
-    for (let v = current + 1; v <= MIGRATIONS.length; v++) {
-      await client.query('BEGIN');
-      try {
-        await client.query(MIGRATIONS[v - 1]!);
-        await client.query('INSERT INTO rewardbus_migrations (version) VALUES ($1)', [v]);
+/**
+ * Brings the schema up to date, safely when several relays start at once, through a pooler or
+ * not. Each step is one transaction on `client` that takes the migration lock first, then reads
+ * the version and applies the next step under it: the lock and the steps are on one server
+ * session whatever a pooler does, and the lock is a transaction's, so it ends with the step (none
+ * is left held on a pooled server connection, as a session's lock taken through a transaction
+ * pooler was). `client`: the listen connection (RELAY_DATABASE_LISTEN_URL).
+ */
+export async function migrate(client: ClientBase): Promise<number> {
+  for (;;) {
+    try {
+      // Another relay may be migrating: wait for it, however long its steps take.
+      await client.query(
+        `BEGIN; SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK});
+         CREATE TABLE IF NOT EXISTS rewardbus_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM rewardbus_migrations');
+      const current = rows[0]?.v ?? 0;
+      if (current >= MIGRATIONS.length) {
         await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
+        return MIGRATIONS.length;
       }
+      await client.query(MIGRATIONS[current]!);
+      await client.query('INSERT INTO rewardbus_migrations (version) VALUES ($1)', [current + 1]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
     }
-    return MIGRATIONS.length;
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
-    await client.query('RESET lock_timeout; RESET statement_timeout').catch(() => undefined);
-    client.release();
   }
 }

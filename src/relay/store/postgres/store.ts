@@ -21,25 +21,45 @@ export interface PgStoreOptions {
    * refuses to start (SecretMismatchError), rather than refuse the others' tokens in silence.
    */
   secrets?: readonly string[];
+  /**
+   * The connection for the work that needs a session of its own: LISTEN (other relays' events)
+   * and the migrations. Direct to PostgreSQL, or through a pooler in session mode: a transaction
+   * pooler drops notifications. Default: `connectionString`, which may then go through a pooler
+   * only in session mode (RELAY_DATABASE_LISTEN_URL).
+   */
+  listenUrl?: string;
 }
 
 /**
  * How long the relay waits on PostgreSQL before answering 503 (never a hang): a connection from
  * the pool (or a new one) in 10 s, a lock in 5 s and a statement in 10 s on the server, and an
  * answer in 12 s on this side, which is what catches a server that is frozen rather than down.
+ * The server's bounds are set by each transaction (transaction.ts BEGIN) and on the functions
+ * that wait for locks, never for the session (startup `options`): a pooler refuses those, or,
+ * told to ignore them, leaves no bound at all.
  */
 export const PG_BOUNDS = {
   connectionTimeoutMillis: 10_000,
   query_timeout: 12_000,
   keepAlive: true,
-  options: '-c statement_timeout=10000 -c lock_timeout=5000 -c idle_in_transaction_session_timeout=30000',
 } as const;
+
+/** The listen connection (PgStoreOptions.listenUrl) could not be opened at start. */
+export class ListenConnectionError extends Error {
+  constructor(cause: unknown) {
+    super((cause as Error)?.message ?? String(cause), { cause });
+  }
+}
 
 /**
  * The shared backend for several relays: PostgreSQL. The schema is migrated at open (versioned,
- * one relay at a time).
+ * one relay at a time), on the listen connection; everything else goes through the pool, one
+ * transaction at a time and no session state between them, so `connectionString` may go through
+ * a pooler in transaction mode (PgBouncer's usual default).
  */
 export async function openPgStore(connectionString: string, options: PgStoreOptions): Promise<RelayStore> {
+  const listenUrl = options.listenUrl ?? connectionString;
+  await migrateOn(listenUrl);
   const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 32, ...PG_BOUNDS });
   // A connection the server dropped (a restart, an administrator) is replaced by the pool: idle
   // ones report here, and checked-out ones to their own listener, set once per connection; the
@@ -47,13 +67,14 @@ export async function openPgStore(connectionString: string, options: PgStoreOpti
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   try {
-    await migrate(pool);
+    // The pool's own connection is tried at start too: a refusal is told now, naming its URL.
     if (options.secrets) await agreeOnSecrets(pool, options.secrets);
+    else await pool.query('SELECT 1');
   } catch (err) {
     await pool.end();
     throw err;
   }
-  const events = pgEventLog(pool, connectionString, options.logger);
+  const events = pgEventLog(pool, listenUrl, options.logger);
   // One connection for each kind of grouped write (store/postgres/group.ts), one group of each under way at a time.
   const groups = new pg.Pool({ connectionString, max: 2, ...PG_BOUNDS });
   groups.on('error', () => undefined);
@@ -66,6 +87,22 @@ export async function openPgStore(connectionString: string, options: PgStoreOpti
       await Promise.all([pool.end(), groups.end()]);
     },
   };
+}
+
+/** The schema migrated on a connection of its own to `listenUrl`, closed after. */
+async function migrateOn(listenUrl: string) {
+  const client = new pg.Client({ connectionString: listenUrl, connectionTimeoutMillis: PG_BOUNDS.connectionTimeoutMillis, keepAlive: true });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (err) {
+    throw new ListenConnectionError(err);
+  }
+  try {
+    await migrate(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** Readiness: `SELECT 1` through the pool, given up after `timeoutMs` (a pool with no free connection counts as not answering). */
