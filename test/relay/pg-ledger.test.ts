@@ -222,7 +222,7 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
         "SELECT proname, coalesce(proconfig @> '{lock_timeout=5s}', false) AS bounded FROM pg_proc " +
           "WHERE proname LIKE 'rewardbus\\_%' AND prosrc ~* '(advisory_xact_lock|FOR UPDATE|INSERT|UPDATE)' ORDER BY proname",
       );
-      expect(rows.map((r) => r.proname)).toEqual(expect.arrayContaining(['rewardbus_append_event', 'rewardbus_claim_facts', 'rewardbus_settle', 'rewardbus_settle_many']));
+      expect(rows.map((r) => r.proname)).toEqual(expect.arrayContaining(['rewardbus_apply', 'rewardbus_claim_facts', 'rewardbus_claim_facts_many']));
       expect(rows.filter((r) => !r.bounded).map((r) => r.proname)).toEqual([]);
     }));
 });
