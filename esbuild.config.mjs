@@ -3,10 +3,11 @@
 //   script tags), the client's Node entry, and a `rewardbus` command that points at the relay;
 // - @rewardbus/relay (packages/relay/dist/): the relay, the sandbox and their CLI, for Node.
 // The demo's build is demoBuild, used by `npm start`. `node esbuild.config.mjs`
-import { transformAsync } from '@babel/core';
-import { build } from 'esbuild';
+
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { transformAsync } from '@babel/core';
+import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 const relayPkg = JSON.parse(readFileSync(new URL('./packages/relay/package.json', import.meta.url), 'utf8'));

@@ -5,8 +5,8 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { EventEmitter } from 'eventemitter3';
 import { BROWSER_TARGETS, sizeBuild } from '../esbuild.config.mjs';
-import { startServer } from '../src/node/start-server.js';
 import { createRewardBus, memoryStorage } from '../src/client/index.js';
+import { startServer } from '../src/node/start-server.js';
 import { createLogger, loadConfig } from '../src/relay/index.js';
 import type { CatalogResponse } from '../src/wire/relay-api.js';
 
@@ -98,7 +98,10 @@ export async function drainTime() {
   const server = await startServer(config, { logger: createLogger('warn', { write: () => undefined }) });
   const results: Record<string, number> = {};
   try {
-    for (const [name, batches] of [['one claim per request, 6 at once', false], ['in batches of 25', true]] as const) {
+    for (const [name, batches] of [
+      ['one claim per request, 6 at once', false],
+      ['in batches of 25', true],
+    ] as const) {
       let offline = true;
       const bus = createRewardBus({
         relayUrl: server.url,

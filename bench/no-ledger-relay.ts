@@ -5,8 +5,9 @@
 // beside it is what the ledger costs on top. A measure, never a store to run: it keeps an entry
 // only until it is settled (kept, they would fill the heap and bill the relay for the collector).
 // `node --import tsx bench/no-ledger-relay.ts`, with the relay's environment.
-import { LIFECYCLE } from '../src/relay/core/lifecycle.js';
+
 import { startServer } from '../src/node/start-server.js';
+import { LIFECYCLE } from '../src/relay/core/lifecycle.js';
 import { loadConfig } from '../src/relay/index.js';
 import type { EventLog, PlayerEvent } from '../src/relay/store/event-log.js';
 import type { Ledger, LedgerEntry, Settled } from '../src/relay/store/ledger.js';
@@ -21,7 +22,17 @@ function memoryStore(): RelayStore {
   const ledger: Ledger = {
     find: async () => undefined,
     claim: async (c, _limits, now = Date.now()) => {
-      const entry: LedgerEntry = { id: c.id, userId: c.userId, idempotencyKey: c.idempotencyKey, requestHash: c.requestHash, achievementId: c.achievementId, sats: c.sats, state: 'sending', phase: 'claimed', createdAt: now };
+      const entry: LedgerEntry = {
+        id: c.id,
+        userId: c.userId,
+        idempotencyKey: c.idempotencyKey,
+        requestHash: c.requestHash,
+        achievementId: c.achievementId,
+        sats: c.sats,
+        state: 'sending',
+        phase: 'claimed',
+        createdAt: now,
+      };
       byId.set(entry.id, entry);
       return { kind: 'created', entry };
     },

@@ -54,7 +54,11 @@ export function sampleActivity(databaseUrl: string, everyMs = 20, applicationNam
       await loop.catch(() => undefined);
       const total = [...counts.values()].reduce((s, n) => s + n, 0) || 1;
       const top = [...statements].sort((a, b) => b[1] - a[1]).slice(0, 6);
-      return { samples, shares: Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, n / total])), statements: Object.fromEntries(top.map(([k, n]) => [k, n / total])) };
+      return {
+        samples,
+        shares: Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, n / total])),
+        statements: Object.fromEntries(top.map(([k, n]) => [k, n / total])),
+      };
     },
   };
 }

@@ -11,7 +11,13 @@ const exec = promisify(execFile);
 
 function pgbenchPath(): string | undefined {
   const root = '/usr/lib/postgresql';
-  const bin = process.env.POSTGRES_BIN ?? (existsSync(root) ? readdirSync(root).map((v) => join(root, v, 'bin')).find((d) => existsSync(join(d, 'pgbench'))) : undefined);
+  const bin =
+    process.env.POSTGRES_BIN ??
+    (existsSync(root)
+      ? readdirSync(root)
+          .map((v) => join(root, v, 'bin'))
+          .find((d) => existsSync(join(d, 'pgbench')))
+      : undefined);
   return bin && existsSync(join(bin, 'pgbench')) ? join(bin, 'pgbench') : undefined;
 }
 
@@ -27,12 +33,23 @@ export async function pgCeiling(databaseUrl: string, clients: number, seconds: n
   const script = join(mkdtempSync(join(tmpdir(), 'rewardbus-pgbench-')), 'ledger.sql');
   writeFileSync(
     script,
-    ['\\set u random(1, 64)', 'BEGIN;', "SELECT pg_advisory_xact_lock(hashtextextended('u:' || :u, 0));", "INSERT INTO bench_ledger (user_id, sats, created_at) VALUES ('u' || :u, 1, 0);", 'END;', ''].join('\n'),
+    [
+      '\\set u random(1, 64)',
+      'BEGIN;',
+      "SELECT pg_advisory_xact_lock(hashtextextended('u:' || :u, 0));",
+      "INSERT INTO bench_ledger (user_id, sats, created_at) VALUES ('u' || :u, 1, 0);",
+      'END;',
+      '',
+    ].join('\n'),
   );
   const u = new URL(databaseUrl);
-  const { stdout } = await exec(pgbench, ['-n', '-f', script, '-c', String(clients), '-j', '2', '-T', String(seconds), '-h', u.hostname, '-p', u.port, '-U', decodeURIComponent(u.username), u.pathname.slice(1)], {
-    env: { ...process.env, PGPASSWORD: decodeURIComponent(u.password) },
-  });
+  const { stdout } = await exec(
+    pgbench,
+    ['-n', '-f', script, '-c', String(clients), '-j', '2', '-T', String(seconds), '-h', u.hostname, '-p', u.port, '-U', decodeURIComponent(u.username), u.pathname.slice(1)],
+    {
+      env: { ...process.env, PGPASSWORD: decodeURIComponent(u.password) },
+    },
+  );
   const m = /tps = ([\d.]+)/.exec(stdout);
   return m ? Number(m[1]) : undefined;
 }

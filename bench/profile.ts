@@ -19,7 +19,11 @@ export interface ProfileLine {
   share: number;
 }
 
-const short = (url: string) => url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*\/src\//, 'src/').replace(/^node:/, 'node:');
+const short = (url: string) =>
+  url
+    .replace(/^.*\/node_modules\//, '')
+    .replace(/^file:\/\/.*\/src\//, 'src/')
+    .replace(/^node:/, 'node:');
 
 /** Self time per function (top `limit`), and the share spent in or under better-sqlite3's calls. */
 export function summarizeProfile(dir: string, limit = 12): { top: ProfileLine[]; inclusive: ProfileLine[] } {
@@ -63,7 +67,10 @@ export function summarizeProfile(dir: string, limit = 12): { top: ProfileLine[];
     }
   }
   const busy = total / (total + idle);
-  const top = [...selfByName].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([name, t]) => ({ name, share: t / total }));
+  const top = [...selfByName]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([name, t]) => ({ name, share: t / total }));
   const inclusive = [{ name: 'main thread busy (not idle)', share: busy }, ...[...groupTime].map(([name, t]) => ({ name, share: t / total }))];
   return { top, inclusive };
 }

@@ -7,9 +7,9 @@ import autocannon from 'autocannon';
 import { PGBOUNCER, PGBOUNCER_HOW, startPgBouncer, type TestPgBouncer } from '../test/helpers/pgbouncer.js';
 import { freshDatabase, POSTGRES_HOW, startPostgres } from '../test/helpers/postgres.js';
 import { startChild, startRelayProcess, stop } from '../test/helpers/processes.js';
-import { sampleActivity, type ActivityProfile } from './pg-activity.js';
+import { type ActivityProfile, sampleActivity } from './pg-activity.js';
 import { pgCeiling } from './pg-ceiling.js';
-import { resetStatements, statementProfile, STATEMENTS_SETTINGS, type StatementLine } from './pg-statements.js';
+import { resetStatements, STATEMENTS_SETTINGS, type StatementLine, statementProfile } from './pg-statements.js';
 
 export interface LoadFigures {
   name: string;
@@ -252,7 +252,13 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     const pass = { name: 'two-call pass-through', url: `http://127.0.0.1:${passThrough.match[1]}/v1/rewards`, headers: () => ({}), body: '{}', meter: metering(passThrough.child) };
     scenarios.push((warmUp) => load({ ...pass, warmUp }));
     const sqlite = await startRelay('sqlite', {}, profiled('sqlite'));
-    const sqliteLoad = { name: 'relay (SQLite, synchronous=FULL)', url: `${sqlite.url}/v1/rewards`, headers: claimHeaders(await tokensFrom(sqlite.url)), body: claimBody, meter: metering(sqlite.child) };
+    const sqliteLoad = {
+      name: 'relay (SQLite, synchronous=FULL)',
+      url: `${sqlite.url}/v1/rewards`,
+      headers: claimHeaders(await tokensFrom(sqlite.url)),
+      body: claimBody,
+      meter: metering(sqlite.child),
+    };
     scenarios.push((warmUp) => load({ ...sqliteLoad, warmUp }));
     let databaseUrl: string | undefined;
     if (postgres) {
@@ -290,7 +296,13 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     // The same relay with no ledger at all: what its HTTP path and checks cost, without the store.
     // Not an aim's term, so last in the round.
     const noLedger = await startRelay('no-ledger', {}, [], ['bench/no-ledger-relay.ts']);
-    const noLedgerLoad = { name: NO_LEDGER, url: `${noLedger.url}/v1/rewards`, headers: claimHeaders(await tokensFrom(noLedger.url)), body: claimBody, meter: metering(noLedger.child) };
+    const noLedgerLoad = {
+      name: NO_LEDGER,
+      url: `${noLedger.url}/v1/rewards`,
+      headers: claimHeaders(await tokensFrom(noLedger.url)),
+      body: claimBody,
+      meter: metering(noLedger.child),
+    };
     scenarios.push((warmUp) => load({ ...noLedgerLoad, warmUp }));
 
     for (let r = 0; r < rounds; r++) {

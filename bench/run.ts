@@ -1,11 +1,12 @@
 // npm run bench: figures for the relay and the client, each beside a baseline measured in the
 // same run on the same machine.
-import { bundleSizes, drainTime, unlockCost } from './client.js';
+
 import { existsSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { bundleSizes, drainTime, unlockCost } from './client.js';
 import { summarizeProfile } from './profile.js';
-import { benchRelay, median, NO_LEDGER, POOLED, type LoadFigures } from './relay-load.js';
+import { benchRelay, type LoadFigures, median, NO_LEDGER, POOLED } from './relay-load.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -22,7 +23,8 @@ console.log(`  baseline: emit + UUID + timestamp      ${fmt(u.baseline, 2).padSt
 const d = await drainTime();
 console.log('\ndraining 1,000 intents of one player queued offline, through the relay (SQLite, synchronous=FULL) and sandbox');
 const base = d['one claim per request, 6 at once']!;
-for (const [name, ms] of Object.entries(d)) console.log(`  ${name.padEnd(38)} ${fmt(ms).padStart(7)} ms   ${fmt((1000 * 1000) / ms).padStart(6)} intents/s   (${fmt(base / ms, 1)}x)`);
+for (const [name, ms] of Object.entries(d))
+  console.log(`  ${name.padEnd(38)} ${fmt(ms).padStart(7)} ms   ${fmt((1000 * 1000) / ms).padStart(6)} intents/s   (${fmt(base / ms, 1)}x)`);
 
 console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');
 console.log('each figure is the median of the rounds: every scenario once per round, round after round');
@@ -38,7 +40,8 @@ for (const f of figures) {
     `  ${f.name.padEnd(32)} ${fmt(f.rps).padStart(10)} ${fmt(f.p50, 1).padStart(10)} ${fmt(f.p99, 1).padStart(8)} ${String(f.errors).padStart(8)}   ${cpu.padStart(13)}   ${fmt((100 * f.rps) / ceiling.rps)}%`,
   );
 }
-if (pgCeilingTps !== undefined) console.log(`  ${"PostgreSQL's ceiling (pgbench)".padEnd(32)} ${fmt(pgCeilingTps).padStart(10)} tx/s   (advisory lock + insert per transaction, fsync on, 64 clients)`);
+if (pgCeilingTps !== undefined)
+  console.log(`  ${"PostgreSQL's ceiling (pgbench)".padEnd(32)} ${fmt(pgCeilingTps).padStart(10)} tx/s   (advisory lock + insert per transaction, fsync on, 64 clients)`);
 
 console.log(`\nrewards/s by round (${rounds.length})`);
 for (const [i, f] of rounds[0]!.entries()) console.log(`  ${f.name.padEnd(32)} ${rounds.map((r) => fmt(r[i]!.rps).padStart(8)).join('')}`);
@@ -53,7 +56,7 @@ const ratio = (name: string, a: string, b: string, aim: string, of: (f: LoadFigu
   const show = (x: number) => (percent ? `${fmt(100 * x)}%` : `${fmt(x, 1)}x`);
   console.log(`  ${name.padEnd(48)} ${show(median(each)).padStart(5)}   (aim ${aim}; rounds: ${each.map(show).join(', ')})`);
 };
-console.log('\nratios in this run, the median of the rounds\'');
+console.log("\nratios in this run, the median of the rounds'");
 ratio('SQLite relay / two-call pass-through', 'relay (SQLite', 'two-call pass-through', '≥ 60%');
 // Not an aim: how far the relay gets with no store at all, the bound the ledger works under.
 ratio('(the relay with no ledger / pass-through)', NO_LEDGER, 'two-call pass-through', 'none');
@@ -80,8 +83,8 @@ for (const f of figures) {
   );
 }
 // A relay's JavaScript runs on one thread: whatever the machine has, one core bounds each relay.
-console.log('\nthe servers\' main threads (JavaScript runs on one per process: a core bounds it)');
-console.log('  scenario                          main thread µs/reward   of the server\'s   its core(s) allow');
+console.log("\nthe servers' main threads (JavaScript runs on one per process: a core bounds it)");
+console.log("  scenario                          main thread µs/reward   of the server's   its core(s) allow");
 for (const f of figures) {
   if (!f.cpu) continue;
   const allows = ((f.servers ?? 1) * 1e6) / f.cpu.serverMainThread;
@@ -110,7 +113,7 @@ if (pgActivity) {
   for (const [what, share] of Object.entries(pgActivity.statements)) console.log(`    ${fmt(100 * share, 1).padStart(5)}%  ${what}`);
 }
 if (pgStatements?.length) {
-  console.log('\nthe statements that took the server\'s time under that load (pg_stat_statements; executing includes lock waits)');
+  console.log("\nthe statements that took the server's time under that load (pg_stat_statements; executing includes lock waits)");
   console.log('       calls   plan ms   exec ms   statement');
   for (const l of pgStatements) console.log(`  ${fmt(l.calls).padStart(10)} ${fmt(l.planMs, 3).padStart(9)} ${fmt(l.execMs, 3).padStart(9)}   ${l.statement}`);
 }

@@ -33,9 +33,15 @@ export function showPanel(rewards: RewardBusPlugin) {
     const waiting = bus.pending();
     $('pending').textContent = waiting.length ? `${waiting.length} reward${waiting.length > 1 ? 's' : ''} waiting to be sent` : '';
     const rows = [
-      ...waiting.map((i) => ({ title: titles.get(i.achievementId) ?? i.achievementId, sats: '', status: !bus.online ? 'queued' : (i.notBefore ?? 0) > Date.now() ? 'waiting for play time' : 'pending' })),
+      ...waiting.map((i) => ({
+        title: titles.get(i.achievementId) ?? i.achievementId,
+        sats: '',
+        status: !bus.online ? 'queued' : (i.notBefore ?? 0) > Date.now() ? 'waiting for play time' : 'pending',
+      })),
       // A claim the relay deferred (sent before its play time) is in both: shown once, as the queue has it.
-      ...history.filter((r) => !waiting.some((i) => i.id === r.idempotencyKey)).map((r) => ({ title: titles.get(r.achievementId) ?? r.achievementId, sats: `${r.sats} sats`, status: r.status.replace('_', ' ') })),
+      ...history
+        .filter((r) => !waiting.some((i) => i.id === r.idempotencyKey))
+        .map((r) => ({ title: titles.get(r.achievementId) ?? r.achievementId, sats: `${r.sats} sats`, status: r.status.replace('_', ' ') })),
     ];
     $('history').replaceChildren(
       ...rows.map((r) => {
@@ -54,7 +60,13 @@ export function showPanel(rewards: RewardBusPlugin) {
     render();
   }
 
-  void bus.catalog().then((c) => c.forEach((e) => titles.set(e.id, e.title)), () => undefined).then(refresh);
+  void bus
+    .catalog()
+    .then(
+      (c) => c.forEach((e) => titles.set(e.id, e.title)),
+      () => undefined,
+    )
+    .then(refresh);
   for (const e of ['reward:queued', 'relay:offline', 'relay:online', 'reward:sent', 'reward:waiting'] as const) bus.on(e, render);
   for (const e of ['reward:paid', 'reward:rejected', 'reward:failed', 'reward:review', 'reward:held', 'player:linked', 'ramp:completed'] as const) bus.on(e, () => void refresh());
   window.addEventListener('offline', render);

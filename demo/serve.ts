@@ -3,14 +3,15 @@
 import { readFile } from 'node:fs/promises';
 import { build } from 'esbuild';
 import { demoBuild } from '../esbuild.config.mjs';
-import { startServer, type RunningServer, type ServeOptions } from '../src/node/start-server.js';
+import { type RunningServer, type ServeOptions, startServer } from '../src/node/start-server.js';
 import { loadConfig, type RelayConfig } from '../src/relay/index.js';
 
 export async function startDemo(config: RelayConfig = loadConfig(), options: ServeOptions = {}): Promise<RunningServer> {
   const [bundle, html] = await Promise.all([build(demoBuild), readFile(new URL('./index.html', import.meta.url), 'utf8')]);
   const mainJs = bundle.outputFiles![0]!.text;
   // Phaser draws its built-in textures from data: and blob: URLs; the overlays style inline.
-  const csp = "default-src 'self'; img-src 'self' data: blob:; media-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'";
+  const csp =
+    "default-src 'self'; img-src 'self' data: blob:; media-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'";
   const files: Record<string, [string, string]> = {
     '/': [html, 'text/html; charset=utf-8'],
     '/index.html': [html, 'text/html; charset=utf-8'],
@@ -20,7 +21,9 @@ export async function startDemo(config: RelayConfig = loadConfig(), options: Ser
     ...options,
     fallback: (request) => {
       const file = files[new URL(request.url).pathname];
-      return file && new Response(file[0], { headers: { 'content-type': file[1], 'cache-control': 'no-store', 'content-security-policy': csp, 'x-content-type-options': 'nosniff' } });
+      return (
+        file && new Response(file[0], { headers: { 'content-type': file[1], 'cache-control': 'no-store', 'content-security-policy': csp, 'x-content-type-options': 'nosniff' } })
+      );
     },
   });
 }

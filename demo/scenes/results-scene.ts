@@ -24,14 +24,20 @@ export class ResultsScene extends Phaser.Scene {
     refresh();
     // A reward the relay pays only after some play (witnessed play): say how long it still waits.
     const catalog = new Map<string, { title: string; minPlaySeconds?: number }>();
-    void this.rewards.catalog().then((c) => c.forEach((e) => catalog.set(e.id, e)), () => undefined);
+    void this.rewards.catalog().then(
+      (c) => c.forEach((e) => catalog.set(e.id, e)),
+      () => undefined,
+    );
     const showPlayTime = () => {
       const now = Date.now();
-      const lines = this.rewards.pending().filter((i) => (i.notBefore ?? 0) > now).map((i) => {
-        const e = catalog.get(i.achievementId);
-        const needed = e?.minPlaySeconds ? ` (${e.minPlaySeconds} s of play needed)` : '';
-        return `${e?.title ?? i.achievementId}: paid in ${Math.ceil((i.notBefore! - now) / 1000)} s${needed}`;
-      });
+      const lines = this.rewards
+        .pending()
+        .filter((i) => (i.notBefore ?? 0) > now)
+        .map((i) => {
+          const e = catalog.get(i.achievementId);
+          const needed = e?.minPlaySeconds ? ` (${e.minPlaySeconds} s of play needed)` : '';
+          return `${e?.title ?? i.achievementId}: paid in ${Math.ceil((i.notBefore! - now) / 1000)} s${needed}`;
+        });
       if (playTime.active) playTime.setText(lines.join('\n'));
     };
     this.time.addEvent({ delay: 250, loop: true, callback: showPlayTime });

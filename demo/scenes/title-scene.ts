@@ -32,7 +32,8 @@ export class TitleScene extends Phaser.Scene {
         this.scene.start('play');
       } catch (err) {
         const code = err instanceof RewardBusError ? err.code : 'error';
-        error.textContent = code === 'unknown_gamertag' ? 'No player has that gamertag.' : code === 'relay_unreachable' ? 'The reward server is out of reach.' : `Could not link: ${code}`;
+        error.textContent =
+          code === 'unknown_gamertag' ? 'No player has that gamertag.' : code === 'relay_unreachable' ? 'The reward server is out of reach.' : `Could not link: ${code}`;
       }
     };
     form.addEventListener('submit', submit);

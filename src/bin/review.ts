@@ -1,8 +1,8 @@
 import { userInfo } from 'node:os';
-import { createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, loadCatalogFile, loadConfig, openConfiguredStore, type LedgerEntry } from '../relay/index.js';
 import { createPayouts } from '../relay/core/payouts.js';
 import { createReviews } from '../relay/core/reviews.js';
 import { createSettlements } from '../relay/core/settlements.js';
+import { createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, type LedgerEntry, loadCatalogFile, loadConfig, openConfiguredStore } from '../relay/index.js';
 
 const USAGE = 'Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id> | held | approve <id> | deny <id>  [--by NAME]';
 const SUBCOMMANDS = ['list', 'reconcile', 'mark-paid', 'mark-failed', 'held', 'approve', 'deny'];
@@ -74,7 +74,9 @@ export async function review(sub: string | undefined, rest: string[], by: string
     const decide = createReviews(settlements, ledger.get, settleByStatus, pay, limits);
     const r = await decide(id!, sub as 'mark-paid' | 'mark-failed' | 'approve' | 'deny', operator(by), paymentId);
     if (r.kind === 'refused') {
-      console.error(`${id} stays held: today's ${r.reason === 'daily_budget' ? 'budget' : r.reason === 'user_daily_cap' ? "player cap" : 'address cap'} has no room for it (${r.reason}).`);
+      console.error(
+        `${id} stays held: today's ${r.reason === 'daily_budget' ? 'budget' : r.reason === 'user_daily_cap' ? 'player cap' : 'address cap'} has no room for it (${r.reason}).`,
+      );
       return 1;
     }
     if (r.kind !== 'settled') {

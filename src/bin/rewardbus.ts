@@ -2,13 +2,13 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
-import { loadConfig, VERSION } from '../relay/index.js';
-import { createSandbox } from '../sandbox/index.js';
-import { isHost } from '../relay/config.js';
-import { listenErrorMessage, SettingError, SettingsError } from '../relay/settings-errors.js';
 import { shutdownGraceMs, startServer } from '../node/start-server.js';
-import { review } from './review.js';
+import { isHost } from '../relay/config.js';
+import { loadConfig, VERSION } from '../relay/index.js';
+import { listenErrorMessage, SettingError, SettingsError } from '../relay/settings-errors.js';
+import { createSandbox } from '../sandbox/index.js';
 import { backup } from './backup.js';
+import { review } from './review.js';
 
 const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
 
@@ -111,7 +111,9 @@ async function main(argv: string[]): Promise<number> {
     case 'start':
       // `npm run relay -- backup x` is `start backup x`: say so rather than start a relay.
       if (sub !== undefined) {
-        console.error(`start takes no arguments (given: ${[sub, ...rest].join(' ')}). Other commands: rewardbus-relay ${sub} … (in this repository: npm run review -- …, npm run backup -- FILE).`);
+        console.error(
+          `start takes no arguments (given: ${[sub, ...rest].join(' ')}). Other commands: rewardbus-relay ${sub} … (in this repository: npm run review -- …, npm run backup -- FILE).`,
+        );
         return 2;
       }
       return start();

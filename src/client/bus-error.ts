@@ -2,7 +2,10 @@ import type { RelayAnswer } from './relay-client.js';
 
 /** A failed link(), with the relay's problem code (`unknown_gamertag`, `relay_unreachable`, …). */
 export class RewardBusError extends Error {
-  constructor(readonly code: string, message = code) {
+  constructor(
+    readonly code: string,
+    message = code,
+  ) {
     super(message);
   }
 }

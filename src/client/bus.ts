@@ -1,11 +1,11 @@
 import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
 import { RewardBusError } from './bus-error.js';
 import type { Courier } from './courier.js';
+import { defaultStorage } from './default-storage.js';
 import type { RampResult, RewardBusEvents, RewardIntent, UnlockOptions } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import { INTENT, newIntent } from './new-intent.js';
 import type { RewardBusOptions } from './options.js';
-import { defaultStorage } from './default-storage.js';
 import type { RewardStorage } from './storage.js';
 import { createTabChannel, type TabChannel, type TabMessage } from './tab-channel.js';
 import { createWriteBatch, type WriteBatch } from './write-batch.js';
@@ -174,7 +174,11 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   #start(CourierClass: typeof Courier): Courier {
     if (this.#destroyed) throw new RewardBusError('destroyed', 'The bus was destroyed');
-    const courier = new CourierClass(this.#options, { bus: this, storage: this.#storage, writes: this.#writes, tabs: this.#tabs, error: (err) => this.#error(err) }, this.#unlockedEarly);
+    const courier = new CourierClass(
+      this.#options,
+      { bus: this, storage: this.#storage, writes: this.#writes, tabs: this.#tabs, error: (err) => this.#error(err) },
+      this.#unlockedEarly,
+    );
     this.#courier = courier;
     this.#loading = undefined;
     this.#stopRetrying();

@@ -89,7 +89,13 @@ export class Courier {
         writes: this.#writes,
         relay: this.#relay,
         // The queue renews tokens through the bus, so the event stream follows a renewed one.
-        sessions: { get current() { return sessions.current; }, forUser: (userId) => this.#sessionFor(userId), expire: (userId) => sessions.expire(userId) },
+        sessions: {
+          get current() {
+            return sessions.current;
+          },
+          forUser: (userId) => this.#sessionFor(userId),
+          expire: (userId) => sessions.expire(userId),
+        },
         earned: this.#earned,
         lockName: `rewardbus:${options.relayUrl}`,
         tab: randomId(),

@@ -1,5 +1,5 @@
-import type { CatalogEntry, RewardRecord } from '../wire/relay-api.js';
 import { repeatBlock } from '../wire/earning-rules.js';
+import type { CatalogEntry, RewardRecord } from '../wire/relay-api.js';
 import type { RewardIntent } from './events.js';
 
 /**

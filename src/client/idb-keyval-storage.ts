@@ -10,7 +10,6 @@ export function idbKeyvalStorage(dbName = 'rewardbus', storeName = 'queue'): Rew
     get: (key) => get(key, s()),
     setMany: (list) => setMany(list, s()),
     delMany: (keys) => delMany(keys, s()),
-    entries: async <T>(prefix: string) =>
-      (await entries<IDBValidKey, T>(s())).filter((e): e is [string, T] => typeof e[0] === 'string' && e[0].startsWith(prefix)),
+    entries: async <T>(prefix: string) => (await entries<IDBValidKey, T>(s())).filter((e): e is [string, T] => typeof e[0] === 'string' && e[0].startsWith(prefix)),
   };
 }

@@ -2,8 +2,8 @@ import type { RewardRecord } from '../wire/relay-api.js';
 import { backoffDelay, type RetryOptions } from './backoff.js';
 import type { LastEarned } from './earn-rules.js';
 import type { RewardIntent } from './events.js';
-import { eventOf } from './outcomes.js';
 import { INTENT } from './new-intent.js';
+import { eventOf } from './outcomes.js';
 import { pool } from './pool.js';
 import type { RelayAnswer, RelayClient } from './relay-client.js';
 import type { PlayerSessions } from './sessions.js';
@@ -11,7 +11,6 @@ import type { RewardStorage } from './storage.js';
 import type { FinalEvent } from './tab-channel.js';
 import { withTabLock } from './tab-lock.js';
 import type { WriteBatch } from './write-batch.js';
-
 
 /** What the queue tells the bus around it. */
 export interface QueueEvents {

@@ -9,12 +9,10 @@ import type { RampResult } from './events.js';
  * onClose become `ramp:success`, `ramp:error` and `ramp:close` on the bus; the overlay closes
  * after any of them. Resolves with how it ended. Browsers only.
  */
-export const openRamp = (bus: RewardBus, request: RampSessionRequest): Promise<RampResult> =>
-  import('./open-ramp.js').then((m) => m.openRamp(bus, request));
+export const openRamp = (bus: RewardBus, request: RampSessionRequest): Promise<RampResult> => import('./open-ramp.js').then((m) => m.openRamp(bus, request));
 
 /**
  * Shows a withdrawal request as a QR code of its `lightning:` URI, with its amount and expiry.
  * Resolves with a function that closes it. Browsers only.
  */
-export const showWithdrawal = (bus: RewardBus, id: string): Promise<() => void> =>
-  import('./show-withdrawal.js').then((m) => m.showWithdrawal(bus, id));
+export const showWithdrawal = (bus: RewardBus, id: string): Promise<() => void> => import('./show-withdrawal.js').then((m) => m.showWithdrawal(bus, id));

@@ -43,11 +43,7 @@ export function createRelayClient(options: RelayClientOptions) {
   /** Claims per request: more than one once the catalog says the relay takes batches. */
   let batchMax = 1;
 
-  async function call<T>(
-    method: 'GET' | 'POST',
-    path: string,
-    init: { token?: string; body?: unknown; key?: string; timeoutMs?: number },
-  ): Promise<RelayAnswer<T>> {
+  async function call<T>(method: 'GET' | 'POST', path: string, init: { token?: string; body?: unknown; key?: string; timeoutMs?: number }): Promise<RelayAnswer<T>> {
     const headers: Record<string, string> = {};
     const req: RequestInit = { method, headers, signal: AbortSignal.timeout(init.timeoutMs ?? timeoutMs) };
     if (init.body !== undefined) {
@@ -94,9 +90,15 @@ export function createRelayClient(options: RelayClientOptions) {
     claimAll: async (token: string, claims: BatchedRewardClaim[]): Promise<RelayAnswer<RewardRecord>[]> => {
       const a = await call<RewardClaimBatchResult>('POST', '/v1/rewards/batch', { token, body: { claims }, timeoutMs: claimTimeoutMs });
       const results = a.ok ? a.body?.results : undefined;
-      if (Array.isArray(results) && results.length === claims.length && results.every((r, i) => r?.idempotencyKey === claims[i]!.idempotencyKey && typeof r.status === 'number' && ('reward' in r || 'problem' in r))) {
+      if (
+        Array.isArray(results) &&
+        results.length === claims.length &&
+        results.every((r, i) => r?.idempotencyKey === claims[i]!.idempotencyKey && typeof r.status === 'number' && ('reward' in r || 'problem' in r))
+      ) {
         return results.map((r) =>
-          'reward' in r ? { ok: true, status: r.status, body: r.reward } : { ok: false, status: r.status, problem: r.problem, ...(r.retryAfter ? { retryAfterMs: r.retryAfter * 1000 } : {}) },
+          'reward' in r
+            ? { ok: true, status: r.status, body: r.reward }
+            : { ok: false, status: r.status, problem: r.problem, ...(r.retryAfter ? { retryAfterMs: r.retryAfter * 1000 } : {}) },
         );
       }
       // Not now (offline, a lapsed token, too many, the relay busy): each claim is told so, and waits.

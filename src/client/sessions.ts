@@ -83,6 +83,9 @@ export class PlayerSessions {
     const now = Date.now();
     this.#byUser.set(player.userId, player);
     this.#linkedAt.set(player.userId, now);
-    this.writes.write([[`session:${player.userId}`, player], [`linked:${player.userId}`, now]]);
+    this.writes.write([
+      [`session:${player.userId}`, player],
+      [`linked:${player.userId}`, now],
+    ]);
   }
 }

@@ -21,8 +21,7 @@ export async function showWithdrawal(bus: RewardBus, id: string): Promise<() => 
     <a data-role="open" style="display:inline-block;padding:10px 16px;border-radius:8px;background:#f7931a;color:#111;font-weight:600;text-decoration:none">Open in wallet</a>
     <p data-role="lnurl" style="font:11px monospace;word-break:break-all;color:#777"></p>`;
   box.querySelector('h2')!.textContent = `${w.amountSats.toLocaleString()} sats`;
-  box.querySelector('[data-role=status]')!.textContent =
-    w.status === 'pending' ? `Scan to claim · expires ${expires.toLocaleString()}` : `This request is ${w.status}`;
+  box.querySelector('[data-role=status]')!.textContent = w.status === 'pending' ? `Scan to claim · expires ${expires.toLocaleString()}` : `This request is ${w.status}`;
   box.querySelector('[data-role=qr]')!.innerHTML = qr.createSvgTag({ cellSize: 4, margin: 2, scalable: true });
   (box.querySelector('[data-role=open]') as HTMLAnchorElement).href = w.uri;
   box.querySelector('[data-role=lnurl]')!.textContent = w.lnurl;

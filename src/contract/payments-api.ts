@@ -91,10 +91,7 @@ export interface GamertagData {
   gamertag: string;
 }
 
-export type TransactionStatus =
-  | 'TRANSACTION_STATUS_COMPLETED'
-  | 'TRANSACTION_STATUS_PENDING'
-  | 'TRANSACTION_STATUS_FAILED';
+export type TransactionStatus = 'TRANSACTION_STATUS_COMPLETED' | 'TRANSACTION_STATUS_PENDING' | 'TRANSACTION_STATUS_FAILED';
 
 /** `GET /v0/gamertag/transaction/{id}`: "Get Reward Status". */
 export interface TransactionData {

@@ -73,7 +73,10 @@ export function gracefulShutdown(server: Server, logger: Logger): GracefulShutdo
         res.end();
       }
       const inFlight = active.size;
-      logger.info({ event: 'shutdown', inFlight, streams, graceMs }, `shutting down: ${keepListening ? 'refusing new requests' : 'no new connections'}, ${streams} event streams closed, waiting for ${inFlight} requests`);
+      logger.info(
+        { event: 'shutdown', inFlight, streams, graceMs },
+        `shutting down: ${keepListening ? 'refusing new requests' : 'no new connections'}, ${streams} event streams closed, waiting for ${inFlight} requests`,
+      );
       // A kept-alive socket is closed as soon as it is idle; Node does it once at close(), this
       // catches those that go idle after.
       server.closeIdleConnections();
@@ -92,7 +95,10 @@ export function gracefulShutdown(server: Server, logger: Logger): GracefulShutdo
       }
       await listening;
       const report = { inFlight, streams, cut, refused, ms: Date.now() - started };
-      logger.info({ event: 'shutdown_done', ...report }, `stopped in ${report.ms} ms: ${inFlight - cut} requests finished, ${cut} cut, ${refused} refused, ${streams} streams closed, the store closed`);
+      logger.info(
+        { event: 'shutdown_done', ...report },
+        `stopped in ${report.ms} ms: ${inFlight - cut} requests finished, ${cut} cut, ${refused} refused, ${streams} streams closed, the store closed`,
+      );
       logger.flush();
       return report;
     },

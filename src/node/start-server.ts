@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
-import { createRelay, leaseMs, loadCatalogFile, createLogger, openConfiguredStore, SECURITY_HEADERS, type Relay, type RelayConfig, type RelayOptions } from '../relay/index.js';
-import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { signingSecret } from '../relay/http/routes/webhooks.js';
+import { createLogger, createRelay, leaseMs, loadCatalogFile, openConfiguredStore, type Relay, type RelayConfig, type RelayOptions, SECURITY_HEADERS } from '../relay/index.js';
+import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { gracefulShutdown, type ShutdownReport } from './graceful-shutdown.js';
 
 /**
@@ -34,7 +34,11 @@ const notHere = () =>
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex) {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
   const [status, title, code] =
-    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'headers_too_large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'request_timeout'] : [400, 'Bad Request', 'bad_request'];
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'headers_too_large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'request_timeout']
+        : [400, 'Bad Request', 'bad_request'];
   const body = JSON.stringify({ type: 'about:blank', title, status, code });
   const headers = [['Content-Type', 'application/problem+json'], ['Content-Length', String(Buffer.byteLength(body))], ...SECURITY_HEADERS, ['Connection', 'close']];
   socket.end(`HTTP/1.1 ${status} ${title}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);

@@ -1,2 +1,2 @@
 export { RewardBusPlugin, type RewardBusPluginData } from './plugin.js';
-export { ToastScene, TOAST_SCENE_KEY, type Toast, type ToastOptions, type ToastVariant } from './toast-scene.js';
+export { TOAST_SCENE_KEY, type Toast, type ToastOptions, ToastScene, type ToastVariant } from './toast-scene.js';

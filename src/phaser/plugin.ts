@@ -1,9 +1,8 @@
 import * as Phaser from 'phaser';
-import { createRewardBus, openRamp, showWithdrawal, type RewardBus, type RewardBusEvents, type RewardBusOptions, type UnlockOptions } from '../client/index.js';
-import type { RampSessionRequest } from '../wire/relay-api.js';
-import type { CatalogEntry } from '../wire/relay-api.js';
+import { createRewardBus, openRamp, type RewardBus, type RewardBusEvents, type RewardBusOptions, showWithdrawal, type UnlockOptions } from '../client/index.js';
+import type { CatalogEntry, RampSessionRequest } from '../wire/relay-api.js';
 import type { SayToast, ToastEvent, ToastPayload } from './toast-events.js';
-import { ToastScene, TOAST_SCENE_KEY, type Toast, type ToastOptions } from './toast-scene.js';
+import { TOAST_SCENE_KEY, type Toast, type ToastOptions, ToastScene } from './toast-scene.js';
 import { TOAST_EVENTS } from './toast-types.js';
 
 /** The plugin's `data` in the game config. */
@@ -36,7 +35,10 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   override start() {
     const data = this.#data!;
     const bus = (this.#bus = createRewardBus(data));
-    void bus.catalog().then((c) => c.forEach((e) => this.#titles.set(e.id, e)), () => undefined);
+    void bus.catalog().then(
+      (c) => c.forEach((e) => this.#titles.set(e.id, e)),
+      () => undefined,
+    );
     if (data.toasts !== false) this.#startToasts(data.toasts ?? {});
   }
 

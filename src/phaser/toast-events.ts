@@ -3,6 +3,7 @@ import type { CatalogEntry } from '../wire/relay-api.js';
 import type { Toast, ToastEvent } from './toast-types.js';
 
 export type { ToastEvent } from './toast-types.js';
+
 import { toastText, waitingText } from './toast-text.js';
 
 export type ToastPayload<E extends ToastEvent> = Parameters<RewardBusEvents[E]>[0];
@@ -23,7 +24,14 @@ export function toastEvents(p: ToastSource) {
   const title = (id: string) => p.entry(id)?.title ?? id;
   const outcome = (o: RewardOutcome, event: Parameters<typeof toastText>[0]) => {
     const id = o.intent.achievementId;
-    p.toast({ variant: event.slice(7) as Toast['variant'], text: toastText(event, o, title(id)), sats: o.sats, gamertag: o.gamertag, achievementId: id, ...(o.reason ? { reason: o.reason } : {}) });
+    p.toast({
+      variant: event.slice(7) as Toast['variant'],
+      text: toastText(event, o, title(id)),
+      sats: o.sats,
+      gamertag: o.gamertag,
+      achievementId: id,
+      ...(o.reason ? { reason: o.reason } : {}),
+    });
   };
   // Sent before the player's play time: said once per intent, with when it will be paid.
   const waited = new Set<string>();
@@ -47,7 +55,14 @@ export function toastEvents(p: ToastSource) {
       waited.add(intent.id);
       const id = intent.achievementId;
       const entry = p.entry(id);
-      p.toast({ variant: 'waiting', text: waitingText(title(id), retryAt, Date.now(), entry?.minPlaySeconds), sats: entry?.sats ?? 0, gamertag: p.gamertag(), achievementId: id, reason: 'too_early' });
+      p.toast({
+        variant: 'waiting',
+        text: waitingText(title(id), retryAt, Date.now(), entry?.minPlaySeconds),
+        sats: entry?.sats ?? 0,
+        gamertag: p.gamertag(),
+        achievementId: id,
+        reason: 'too_early',
+      });
     },
     'reward:queued': ({ intent }) => queued(intent),
     'ramp:completed': ({ amount, currency }) => {

@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join, resolve } from 'node:path';
 import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
 import { loadCatalogFile } from './core/catalog.js';
 import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
-import type { RelayStore } from './store/relay-store.js';
-import { ListenConnectionError, openPgStore, SecretMismatchError } from './store/postgres/store.js';
-import type { StoreLog } from './store/postgres/event-log.js';
-import { openSqliteStore } from './store/sqlite/store.js';
 import { reason, SettingError, SettingsError } from './settings-errors.js';
+import type { StoreLog } from './store/postgres/event-log.js';
+import { ListenConnectionError, openPgStore, SecretMismatchError } from './store/postgres/store.js';
+import type { RelayStore } from './store/relay-store.js';
+import { openSqliteStore } from './store/sqlite/store.js';
 
 export { SettingError, SettingsError } from './settings-errors.js';
 
@@ -26,11 +26,13 @@ interface Setting<T> {
   secret?: boolean;
 }
 
-const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) => (v: string) => {
-  if (!/^\d+$/.test(v.trim())) return undefined;
-  const n = Number(v.trim());
-  return n >= min && n <= max ? n : undefined;
-};
+const wholeNumber =
+  (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  (v: string) => {
+    if (!/^\d+$/.test(v.trim())) return undefined;
+    const n = Number(v.trim());
+    return n >= min && n <= max ? n : undefined;
+  };
 const httpUrl = (v: string) => {
   try {
     const u = new URL(v);
@@ -102,7 +104,10 @@ const SETTINGS = {
   RELAY_SECRET: { read: secretList, accepts: 'at least 32 characters without spaces; to rotate, several such, separated by commas (the first signs, all verify)', secret: true },
   RELAY_ALLOWED_ORIGINS: {
     read: (v: string) => {
-      const list = v.split(',').map((o) => o.trim()).filter(Boolean);
+      const list = v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean);
       return list.every((o) => o === '*' || isOrigin(o)) ? list : undefined;
     },
     accepts: '* (any origin), or origins separated by commas, such as https://game.example.com,http://localhost:5173 (scheme, host and port only: no path, no trailing slash)',
@@ -125,17 +130,20 @@ const SETTINGS = {
     accepts: 'the signing secret as the service gave it: visible characters, no spaces or quotes around it',
     secret: true,
   },
-  WEBHOOK_ALLOW_UNSIGNED: { read: (v: string) => (v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : undefined), accepts: '1 (take unsigned deliveries: only behind something that checks them) or 0' },
+  WEBHOOK_ALLOW_UNSIGNED: {
+    read: (v: string) => (v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : undefined),
+    accepts: '1 (take unsigned deliveries: only behind something that checks them) or 0',
+  },
   WEBHOOK_TOLERANCE_SECONDS: count('seconds; 0: no check'),
   RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE: count('deliveries; 0: off'),
   RELAY_BODY_TIMEOUT_SECONDS: count('seconds a request body may take to arrive, 1 or more', 1),
   RELAY_STREAMS_PER_PLAYER: count('open event streams per player; 0: no cap'),
   RELAY_STREAMS_PER_ADDRESS: count('open event streams per client address; 0: no cap'),
   RELAY_PUBLIC_URL: { read: httpUrl, accepts: 'an http:// or https:// URL, such as https://rewards.example.com' },
-  RELAY_TRUST_PROXY: { read: (v: string) => v, accepts: 'a number of proxy hops (1), or the proxies\' IP addresses separated by commas' },
+  RELAY_TRUST_PROXY: { read: (v: string) => v, accepts: "a number of proxy hops (1), or the proxies' IP addresses separated by commas" },
   RELAY_ADMIN_TOKEN: { read: secretList, accepts: 'at least 32 characters without spaces; to rotate, several such, separated by commas (all are accepted)', secret: true },
   RELAY_WALLET_LOW_SATS: count("sats in the project wallet below which the operator is warned; default: one day's budget"),
-  LOG_LEVEL: { read: (v: string) => (LOG_LEVELS as readonly string[]).includes(v) ? (v as (typeof LOG_LEVELS)[number]) : undefined, accepts: `one of ${LOG_LEVELS.join(', ')}` },
+  LOG_LEVEL: { read: (v: string) => ((LOG_LEVELS as readonly string[]).includes(v) ? (v as (typeof LOG_LEVELS)[number]) : undefined), accepts: `one of ${LOG_LEVELS.join(', ')}` },
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof SETTINGS;
@@ -226,11 +234,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     throw new SettingError(setting, message, { cause });
   };
   if (!!e.PAYMENTS_API_KEY !== !!e.PAYMENTS_BASE_URL) {
-    fail(e.PAYMENTS_API_KEY ? 'PAYMENTS_BASE_URL' : 'PAYMENTS_API_KEY', `${e.PAYMENTS_API_KEY ? 'PAYMENTS_BASE_URL is missing beside PAYMENTS_API_KEY' : 'PAYMENTS_API_KEY is missing beside PAYMENTS_BASE_URL'}: set both to pay for real, or neither to use the embedded sandbox.`);
+    fail(
+      e.PAYMENTS_API_KEY ? 'PAYMENTS_BASE_URL' : 'PAYMENTS_API_KEY',
+      `${e.PAYMENTS_API_KEY ? 'PAYMENTS_BASE_URL is missing beside PAYMENTS_API_KEY' : 'PAYMENTS_API_KEY is missing beside PAYMENTS_BASE_URL'}: set both to pay for real, or neither to use the embedded sandbox.`,
+    );
   }
   const timeoutMs = e.PAYMENTS_TIMEOUT_MS ?? 10_000;
   if (e.RELAY_PAYMENT_LEASE_MS !== undefined && e.RELAY_PAYMENT_LEASE_MS <= 2 * timeoutMs) {
-    fail('RELAY_PAYMENT_LEASE_MS', `RELAY_PAYMENT_LEASE_MS must be longer than two PAYMENTS_TIMEOUT_MS (more than ${2 * timeoutMs}): a live relay must never lose a payment it is still making.`);
+    fail(
+      'RELAY_PAYMENT_LEASE_MS',
+      `RELAY_PAYMENT_LEASE_MS must be longer than two PAYMENTS_TIMEOUT_MS (more than ${2 * timeoutMs}): a live relay must never lose a payment it is still making.`,
+    );
   }
   if (e.RELAY_DATABASE_LISTEN_URL && !e.RELAY_DATABASE_URL) {
     fail('RELAY_DATABASE_LISTEN_URL', 'RELAY_DATABASE_LISTEN_URL is set without RELAY_DATABASE_URL: it is the session connection beside the database of RELAY_DATABASE_URL.');
@@ -301,7 +315,11 @@ function keptSecret(dataDir: string): string {
     writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
     return secret;
   } catch (err) {
-    throw new SettingError('RELAY_DATA_DIR', `RELAY_DATA_DIR ${dataDir} cannot hold the relay's files (${reason(err)}): it must be a directory this user can create and write, or set RELAY_SECRET.`, { cause: err });
+    throw new SettingError(
+      'RELAY_DATA_DIR',
+      `RELAY_DATA_DIR ${dataDir} cannot hold the relay's files (${reason(err)}): it must be a directory this user can create and write, or set RELAY_SECRET.`,
+      { cause: err },
+    );
   }
 }
 
@@ -327,7 +345,11 @@ export async function openConfiguredStore(config: RelayConfig, logger?: StoreLog
       await store.opened;
       return store;
     } catch (err) {
-      throw new SettingError('RELAY_DATA_DIR', `RELAY_DATA_DIR ${config.dataDir}: cannot open the ledger ${ledgerFile(config)} (${reason(err)}): it must be a directory this user can write.`, { cause: err });
+      throw new SettingError(
+        'RELAY_DATA_DIR',
+        `RELAY_DATA_DIR ${config.dataDir}: cannot open the ledger ${ledgerFile(config)} (${reason(err)}): it must be a directory this user can write.`,
+        { cause: err },
+      );
     }
   }
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -1,4 +1,4 @@
-export { createSandbox, type Sandbox, type SandboxOptions, type RampSessionRecord } from './sandbox.js';
+export { createSandbox, type RampSessionRecord, type Sandbox, type SandboxOptions } from './sandbox.js';
 export { TEST_GAMERTAGS } from './test-gamertags.js';
-export { SEEDED_WITHDRAWAL_REQUEST_IDS } from './withdrawal-requests.js';
 export type { SandboxPayment } from './wallet.js';
+export { SEEDED_WITHDRAWAL_REQUEST_IDS } from './withdrawal-requests.js';

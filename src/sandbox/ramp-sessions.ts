@@ -53,7 +53,10 @@ export function mountRampSessions(app: Hono, sessions: Map<string, RampSessionRe
     if (destination !== undefined && (typeof destination !== 'string' || !DESTINATION.test(destination))) {
       return rampError(c, 400, RAMP_ERRORS.invalidDestination, 'destination must be a lightning or Bitcoin address');
     }
-    for (const [name, value] of [['quote_currency', quote_currency], ['base_currency', base_currency]] as const) {
+    for (const [name, value] of [
+      ['quote_currency', quote_currency],
+      ['base_currency', base_currency],
+    ] as const) {
       if (value !== undefined && (typeof value !== 'string' || !CURRENCY.test(value))) {
         return rampError(c, 400, RAMP_ERRORS.invalidCurrency, `${name} must be a currency code such as USD or BTC`);
       }

@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Hono, type Context } from 'hono';
+import { type Context, Hono } from 'hono';
 import {
   API_KEY_HEADER,
   DESCRIPTION_MAX_LENGTH,
-  MESSAGES,
-  RAMP_ERRORS,
   type Envelope,
   type GamertagData,
+  MESSAGES,
+  RAMP_ERRORS,
   type SendPaymentData,
   type TransactionData,
   type UserIdData,
   type WalletData,
 } from '../contract/payments-api.js';
-import { mountRampSessions, rampError, type RampSessionRecord } from './ramp-sessions.js';
+import { mountRampSessions, type RampSessionRecord, rampError } from './ramp-sessions.js';
 import { mountRampWidget } from './ramp-widget.js';
-import { TEST_GAMERTAGS, isUnknownGamertag } from './test-gamertags.js';
+import { isUnknownGamertag, TEST_GAMERTAGS } from './test-gamertags.js';
 import { UserDirectory } from './users.js';
 import { ProjectWallet, type SandboxPayment } from './wallet.js';
 import { WithdrawalRequests } from './withdrawal-requests.js';
@@ -60,8 +60,7 @@ export interface Sandbox {
 }
 
 const ok = <T>(c: Context, message: string, data: T) => c.json({ success: true, message, data } satisfies Envelope<T>);
-const fail = (c: Context, status: 400 | 401 | 404 | 422, message: string) =>
-  c.json({ success: false, message } satisfies Envelope<never>, status);
+const fail = (c: Context, status: 400 | 401 | 404 | 422, message: string) => c.json({ success: false, message } satisfies Envelope<never>, status);
 const DIGITS = /^[0-9]{1,18}$/;
 
 async function jsonBody(c: Context): Promise<Record<string, unknown> | undefined> {

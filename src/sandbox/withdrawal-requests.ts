@@ -1,16 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { WITHDRAWAL_MIN_SATS, msatsFromSats, type WithdrawalRequest } from '../contract/payments-api.js';
+import { msatsFromSats, WITHDRAWAL_MIN_SATS, type WithdrawalRequest } from '../contract/payments-api.js';
 
 /** Fixed ids the sandbox always knows, documented in the README. */
-export const SEEDED_WITHDRAWAL_REQUEST_IDS = [
-  '7f3c2a10-5b8e-4d21-9c6f-0a1b2c3d4e5f',
-  'b2e4d6f8-1a3c-4e5f-8a7b-9c0d1e2f3a4b',
-  'c0ffee00-dead-4bee-8f00-123456789abc',
-] as const;
+export const SEEDED_WITHDRAWAL_REQUEST_IDS = ['7f3c2a10-5b8e-4d21-9c6f-0a1b2c3d4e5f', 'b2e4d6f8-1a3c-4e5f-8a7b-9c0d1e2f3a4b', 'c0ffee00-dead-4bee-8f00-123456789abc'] as const;
 
 // A made-up but bech32-looking LNURL: enough for a QR code and a `lightning:` link.
 function lnurlFor(id: string, fast: boolean): string {
-  const body = createHash('sha256').update(`${id}:${fast}`).digest('hex').replace(/[^a-z0-9]/g, '');
+  const body = createHash('sha256')
+    .update(`${id}:${fast}`)
+    .digest('hex')
+    .replace(/[^a-z0-9]/g, '');
   return `lnurl1dp68gurn8ghj7${fast ? body + body : body}`.toLowerCase();
 }
 

@@ -4,10 +4,7 @@
  */
 
 /** How often an achievement can pay a player. */
-export type RepeatPolicy =
-  | { kind: 'once' }
-  | { kind: 'daily' }
-  | { kind: 'cooldown'; seconds: number };
+export type RepeatPolicy = { kind: 'once' } | { kind: 'daily' } | { kind: 'cooldown'; seconds: number };
 
 /** One entry of `GET /v1/catalog`. */
 export interface CatalogEntry {

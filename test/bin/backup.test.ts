@@ -15,7 +15,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function backup(args: string[], env: Record<string, string> = {}, command = ['backup']) {
   try {
-    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', ...command, ...args], { env: { ...process.env, RELAY_DATA_DIR: dataDir, ...env }, timeout: 20_000 });
+    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', ...command, ...args], {
+      env: { ...process.env, RELAY_DATA_DIR: dataDir, ...env },
+      timeout: 20_000,
+    });
     return { code: 0, ...r };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -27,7 +30,13 @@ describe('rewardbus-relay backup', () => {
   it('copies the ledger while the relay is paying: the copy has every reward paid before, and passes integrity_check', async () => {
     const catalog = join(dir, 'catalog.json');
     writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
-    const relay = await startRelayProcess({ RELAY_DATA_DIR: dataDir, RELAY_CATALOG: catalog, RELAY_RATE_LIMIT_PER_MINUTE: '0', RELAY_USER_DAILY_CAP_SATS: '0', RELAY_DAILY_BUDGET_SATS: '0' });
+    const relay = await startRelayProcess({
+      RELAY_DATA_DIR: dataDir,
+      RELAY_CATALOG: catalog,
+      RELAY_RATE_LIMIT_PER_MINUTE: '0',
+      RELAY_USER_DAILY_CAP_SATS: '0',
+      RELAY_DAILY_BUDGET_SATS: '0',
+    });
     try {
       const players = await Promise.all(
         ['ana', 'bo', 'cy', 'di'].map(async (gamertag) => {

@@ -1,10 +1,11 @@
 // The review command on held claims, while the relay runs: list them, deny one, approve one (paid
 // once through the service), each audited with the operator's name.
-import { serve } from '@hono/node-server';
+
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
+import { serve } from '@hono/node-server';
 import { afterEach, expect, it } from 'vitest';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
@@ -30,7 +31,8 @@ it('review held lists held claims; deny refuses one, approve pays one once; both
   };
   const relay: TestRelay = await startTestRelay(env);
   cleanup.push(() => relay.stop());
-  const cli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', ...args], { env: { ...process.env, ...env, RELAY_DATA_DIR: relay.dataDir } });
+  const cli = (...args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', ...args], { env: { ...process.env, ...env, RELAY_DATA_DIR: relay.dataDir } });
 
   const alice = await relay.link('alice');
   const big = await relay.claim(alice.token, { achievementId: 'first-coin' });

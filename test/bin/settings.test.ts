@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -38,7 +38,13 @@ const CASES: Case[] = [
   { setting: 'PAYMENTS_TIMEOUT_MS', env: { PAYMENTS_TIMEOUT_MS: '10s' } },
   { setting: 'RELAY_DATA_DIR', env: { RELAY_DATA_DIR: '/dev/null/rewardbus' } },
   { setting: 'RELAY_DATABASE_URL', env: { RELAY_DATABASE_URL: 'mysql://root:hunter22@db/rewards', RELAY_SECRET: SECRET }, says: 'postgres://', hidden: 'hunter22' },
-  { setting: 'RELAY_DATABASE_URL', env: { RELAY_DATABASE_URL: 'postgres://rewardbus:hunter22@127.0.0.1:1/rewards', RELAY_SECRET: SECRET }, says: 'ECONNREFUSED', hidden: 'hunter22', late: true },
+  {
+    setting: 'RELAY_DATABASE_URL',
+    env: { RELAY_DATABASE_URL: 'postgres://rewardbus:hunter22@127.0.0.1:1/rewards', RELAY_SECRET: SECRET },
+    says: 'ECONNREFUSED',
+    hidden: 'hunter22',
+    late: true,
+  },
   {
     setting: 'RELAY_DATABASE_LISTEN_URL',
     env: { RELAY_DATABASE_URL: 'postgres://rewardbus@127.0.0.1:1/rewards', RELAY_DATABASE_LISTEN_URL: 'db.internal:5432', RELAY_SECRET: SECRET },
@@ -64,7 +70,11 @@ const CASES: Case[] = [
   { setting: 'RELAY_PAYMENT_LEASE_MS', env: { RELAY_PAYMENT_LEASE_MS: '5' } },
   { setting: 'RELAY_PAYMENT_LEASE_MS', env: { RELAY_PAYMENT_LEASE_MS: '15000' }, says: 'longer than two PAYMENTS_TIMEOUT_MS' },
   { setting: 'RELAY_CATALOG', env: { RELAY_CATALOG: join(dir, 'missing.json') }, says: 'no such file' },
-  { setting: 'RELAY_CATALOG', env: { RELAY_CATALOG: file('bad.json', '[{ "id": "first-coin", "title": "First", "sats": 0, "repeat": { "kind": "once" } }]') }, says: 'not a catalog' },
+  {
+    setting: 'RELAY_CATALOG',
+    env: { RELAY_CATALOG: file('bad.json', '[{ "id": "first-coin", "title": "First", "sats": 0, "repeat": { "kind": "once" } }]') },
+    says: 'not a catalog',
+  },
   { setting: 'RELAY_SECRET', env: { RELAY_SECRET: 'too-short' }, says: 'at least 32 characters', hidden: 'too-short' },
   { setting: 'RELAY_SECRET', env: { RELAY_SECRET: `${SECRET},short` }, hidden: SECRET },
   { setting: 'RELAY_ALLOWED_ORIGINS', env: { RELAY_ALLOWED_ORIGINS: 'not-an-origin' }, says: 'https://game.example.com' },
@@ -102,8 +112,11 @@ const CASES: Case[] = [
 function start(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !SETTINGS.includes(k) && k !== 'RELAY_ADMIN_FAILURES_PER_MINUTE'));
   return new Promise((resolve) => {
-    execFile(process.execPath, [...CLI, ...args], { env: { ...inherited, PORT: '0', RELAY_DATA_DIR: mkdtempSync(join(dir, 'data-')), ...env }, timeout: 20_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [...CLI, ...args],
+      { env: { ...inherited, PORT: '0', RELAY_DATA_DIR: mkdtempSync(join(dir, 'data-')), ...env }, timeout: 20_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
     );
   });
 }
@@ -112,19 +125,25 @@ function start(env: Record<string, string>, args: string[] = []): Promise<{ code
 async function pooled<T, R>(items: readonly T[], fn: (item: T) => Promise<R>, width = 4): Promise<R[]> {
   const out: R[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!);
+      }
+    }),
+  );
   return out;
 }
 
 describe('a setting the relay cannot run with', () => {
   it('every setting of .env.example has a bad value here', () => {
     expect(SETTINGS).toContain('RELAY_ADMIN_FAILURES_PER_MINUTE');
-    for (const setting of SETTINGS) expect(CASES.map((c) => c.setting), setting).toContain(setting);
+    for (const setting of SETTINGS)
+      expect(
+        CASES.map((c) => c.setting),
+        setting,
+      ).toContain(setting);
   });
 
   it('is named on the first line of stderr, with what is accepted, before any other output; the relay exits non-zero', { timeout: 120_000 }, async () => {

@@ -5,10 +5,10 @@ import { extname, join, normalize } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../src/node/start-server.js';
+import { type RunningServer, startServer } from '../../src/node/start-server.js';
 import type { Toast } from '../../src/phaser/index.js';
 import { describeInBrowser, launchChromium, testConfig, watchPageErrors } from '../e2e/harness.js';
-import { installAlone, makeGame, packClient, type Bundler, type GameProject } from './game-projects.js';
+import { type Bundler, type GameProject, installAlone, makeGame, packClient } from './game-projects.js';
 
 const BUNDLERS: Bundler[] = ['vite', 'webpack', 'esbuild'];
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript' };
@@ -75,7 +75,9 @@ describeInBrowser('a game from each Phaser template, with rewardbus from the pac
       expect(game.build.output).not.toMatch(/WARN[\s\S]{0,400}node_modules\/rewardbus/i);
       expect(game.build.code).toBe(0);
       const dist = join(game.dir, 'dist');
-      const scripts = readdirSync(dist, { recursive: true }).map(String).filter((f) => f.endsWith('.js'));
+      const scripts = readdirSync(dist, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith('.js'));
       expect(scripts.length).toBeGreaterThan(0);
       for (const f of scripts) expect(readFileSync(join(dist, f), 'utf8')).not.toMatch(/["']node:(fs|path)/);
     });
@@ -92,7 +94,9 @@ describeInBrowser('a game from each Phaser template, with rewardbus from the pac
 
   it('builds with plain `esbuild src/main.ts --bundle` (platform browser, no config)', async () => {
     const game = games.get('esbuild')!;
-    const { stderr } = await promisify(execFile)(join(game.dir, 'node_modules/.bin/esbuild'), ['src/main.ts', '--bundle', '--outfile=plain/main.js', '--log-level=warning'], { cwd: game.dir });
+    const { stderr } = await promisify(execFile)(join(game.dir, 'node_modules/.bin/esbuild'), ['src/main.ts', '--bundle', '--outfile=plain/main.js', '--log-level=warning'], {
+      cwd: game.dir,
+    });
     expect(stderr).not.toMatch(/error/i);
     expect(readFileSync(join(game.dir, 'plain/main.js'), 'utf8')).not.toMatch(/["']node:(fs|path)/);
   });
@@ -128,7 +132,11 @@ describeInBrowser('a game from each Phaser template, with rewardbus from the pac
     };
     for (const [name, html] of Object.entries(pages)) writeFileSync(join(game.dir, name), html);
     const server = await serveFiles((path) =>
-      path === '/rewardbus.iife.js' ? join(modules, 'rewardbus/dist/rewardbus.iife.js') : path === '/phaser.min.js' ? join(modules, 'phaser/dist/phaser.min.js') : join(game.dir, path),
+      path === '/rewardbus.iife.js'
+        ? join(modules, 'rewardbus/dist/rewardbus.iife.js')
+        : path === '/phaser.min.js'
+          ? join(modules, 'phaser/dist/phaser.min.js')
+          : join(game.dir, path),
     );
     const page = await (await browser.newContext()).newPage();
     const errors = watchPageErrors(page);

@@ -39,7 +39,7 @@ describe('the bus before its courier has come', () => {
     expect(paid.intent.id).toBe(id);
   });
 
-  it("hears another tab pay what it unlocked before its courier came: says it once, and neither stores nor claims it again", async () => {
+  it('hears another tab pay what it unlocked before its courier came: says it once, and neither stores nor claims it again', async () => {
     const relay = await start();
     chunk.back = true;
     const storage = memoryStorage();

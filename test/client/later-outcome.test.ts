@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fakeStream } from '../helpers/client.js';
 import { createRewardBus, memoryStorage, type RewardBus, type RewardOutcome, type RewardRecord } from '../../src/client/node.js';
+import { fakeStream } from '../helpers/client.js';
 
 /** The relay's API as far as these tests need it, in process: a player, a catalog, a history the test edits. */
 function fakeRelay() {
@@ -16,7 +16,16 @@ function fakeRelay() {
   return { fetch, history };
 }
 
-const review: RewardRecord = { id: 'r1', idempotencyKey: 'k1', achievementId: 'first-coin', userId: 'u-alice', sats: 21, status: 'needs_review', reason: 'payment_unclear', createdAt: '2026-11-23T10:00:00.000Z' };
+const review: RewardRecord = {
+  id: 'r1',
+  idempotencyKey: 'k1',
+  achievementId: 'first-coin',
+  userId: 'u-alice',
+  sats: 21,
+  status: 'needs_review',
+  reason: 'payment_unclear',
+  createdAt: '2026-11-23T10:00:00.000Z',
+};
 const paid: RewardRecord = { ...review, status: 'paid', reason: undefined, paymentId: 'pay-1', settledAt: '2026-11-23T10:07:00.000Z' } as RewardRecord;
 
 const buses: RewardBus[] = [];

@@ -3,8 +3,8 @@
 // ticket for every connection, and reconnects with a new one, resuming after the last event.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRewardBus, memoryStorage, type RewardBus, type RewardOutcome } from '../../src/client/node.js';
-import { PlayerStream, type EventSourceClass } from '../../src/client/relay-stream.js';
 import type { RelayAnswer } from '../../src/client/relay-client.js';
+import { type EventSourceClass, PlayerStream } from '../../src/client/relay-stream.js';
 import type { EventStreamTicket } from '../../src/wire/relay-api.js';
 import { fetchEventSource } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';

@@ -1,12 +1,13 @@
 // Issue 34, finding 8: docs/deploy.md §1's /etc/rewardbus/relay.env, read as systemd reads an
 // EnvironmentFile= (not as a shell would), must start a relay that reaches ready. With inline
 // comments (`RELAY_PUBLIC_URL=https://… # where…`) the comment was part of the value: exit 1.
-import { serve } from '@hono/node-server';
+
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serve } from '@hono/node-server';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { startRelayProcess, stop } from '../helpers/processes.js';

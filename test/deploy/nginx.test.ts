@@ -2,7 +2,7 @@
 // plain HTTP on loopback: its ssl_ lines dropped; the TLS form is checked with `nginx -t` and a
 // self-signed certificate) in front of two relay processes on one PostgreSQL database, paying the
 // standalone sandbox as the payments service (live mode).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -246,9 +246,16 @@ else
 
     it('a game on another origin: allowed through the proxy; an origin not listed is refused, logged, and health says so', async () => {
       const game = 'https://game.example.com';
-      const preflight = await fetch(`${d.url}/v1/rewards`, { method: 'OPTIONS', headers: { origin: game, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, idempotency-key' } });
+      const preflight = await fetch(`${d.url}/v1/rewards`, {
+        method: 'OPTIONS',
+        headers: { origin: game, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, idempotency-key' },
+      });
       expect(preflight.headers.get('access-control-allow-origin')).toBe(game);
-      const linked = await fetch(`${d.url}/v1/players`, { method: 'POST', headers: { origin: game, 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'cross-origin' }) });
+      const linked = await fetch(`${d.url}/v1/players`, {
+        method: 'POST',
+        headers: { origin: game, 'content-type': 'application/json' },
+        body: JSON.stringify({ gamertag: 'cross-origin' }),
+      });
       expect(linked.status).toBe(201);
       expect(linked.headers.get('access-control-allow-origin')).toBe(game);
       const stranger = 'https://elsewhere.example.net';
@@ -256,7 +263,9 @@ else
       expect(refused.headers.get('access-control-allow-origin')).toBeNull();
       expect(((await (await fetch(`${d.url}/v1/health`, { headers: { origin: stranger } })).json()) as { originAllowed: boolean }).originAllowed).toBe(false);
       expect(((await (await fetch(`${d.url}/v1/health`, { headers: { origin: game } })).json()) as { originAllowed: boolean }).originAllowed).toBe(true);
-      await expect.poll(() => d.relays.map((r) => r.logs()).join('\n')).toMatch(/"event":"origin_refused"[^\n]*elsewhere\.example\.net|elsewhere\.example\.net[^\n]*"event":"origin_refused"/);
+      await expect
+        .poll(() => d.relays.map((r) => r.logs()).join('\n'))
+        .toMatch(/"event":"origin_refused"[^\n]*elsewhere\.example\.net|elsewhere\.example\.net[^\n]*"event":"origin_refused"/);
     });
 
     it('streams events through the proxy, unbuffered: payouts made directly on either relay reach the stream', async () => {
@@ -317,7 +326,10 @@ else
       expect(paidIds).toHaveLength(200);
       expect(new Set(paidIds).size).toBe(200);
       // The relay said what it did: nothing cut, its store closed.
-      const done = a!.logs().split('\n').find((l) => l.includes('"event":"shutdown_done"'));
+      const done = a!
+        .logs()
+        .split('\n')
+        .find((l) => l.includes('"event":"shutdown_done"'));
       expect(done).toBeDefined();
       console.log(`relay A: ${JSON.parse(done!).msg}`);
       expect(JSON.parse(done!)).toMatchObject({ cut: 0 });
@@ -344,7 +356,9 @@ if (NGINX)
       const dir = mkdtempSync(join(tmpdir(), 'rewardbus-tls-'));
       dirs.push(dir);
       const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-      const made = await exec('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=rewards.example.com', '-keyout', key, '-out', cert]).catch(() => undefined);
+      const made = await exec('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=rewards.example.com', '-keyout', key, '-out', cert]).catch(
+        () => undefined,
+      );
       if (!made) return ctx.skip('no openssl to make a certificate');
       const [port, redirectPort] = [await freePort(), await freePort()];
       const nginxDir = writeNginx((logDir) => siteConf({ relays: ['127.0.0.1:1', '127.0.0.1:2'], port, redirectPort, logDir, tls: { cert, key } }));

@@ -37,10 +37,10 @@ async function clickFirstCoin(page: Page) {
 
 const toasts = (page: Page) => page.evaluate(() => (globalThis as DemoWindow).game.scene.getScene('__rewardbus_toasts')?.recent ?? []);
 const waitForToast = (page: Page, variant: string, achievementId: string) =>
-  page.waitForFunction(
-    ([v, a]) => ((globalThis as DemoWindow).game.scene.getScene('__rewardbus_toasts')?.recent ?? []).some((t) => t.variant === v && t.achievementId === a),
-    [variant, achievementId] as const,
-  );
+  page.waitForFunction(([v, a]) => ((globalThis as DemoWindow).game.scene.getScene('__rewardbus_toasts')?.recent ?? []).some((t) => t.variant === v && t.achievementId === a), [
+    variant,
+    achievementId,
+  ] as const);
 
 /** What the sandbox paid a player for one achievement (the description names it). */
 const paymentsFor = (gamertag: string, title: string) => server.sandbox!.payments().filter((p) => p.gamertag === gamertag && p.comment.startsWith(title));
@@ -122,7 +122,13 @@ describeInBrowser('the demo in a real browser', () => {
     context.on('response', (res) => {
       seen.push(JSON.stringify(res.headers()));
       // An event stream's body never ends while the page is open: its messages are not read here.
-      if (!res.headers()['content-type']?.includes('text/event-stream')) reading.push(res.text().then((t) => seen.push(t), () => undefined));
+      if (!res.headers()['content-type']?.includes('text/event-stream'))
+        reading.push(
+          res.text().then(
+            (t) => seen.push(t),
+            () => undefined,
+          ),
+        );
     });
     const page = await openGame(context);
     await linkAndPlay(page, 'keysafe');
@@ -144,9 +150,7 @@ describeInBrowser('the demo in a real browser', () => {
     await page.click('#buy');
     const widget = page.frameLocator('[data-rewardbus=overlay] iframe');
     await widget.locator('#buy').click();
-    await page.waitForFunction(() =>
-      ((globalThis as DemoWindow).game.scene.getScene('__rewardbus_toasts')?.recent ?? []).some((t) => t.text === 'Bought 1,000 sats'),
-    );
+    await page.waitForFunction(() => ((globalThis as DemoWindow).game.scene.getScene('__rewardbus_toasts')?.recent ?? []).some((t) => t.text === 'Bought 1,000 sats'));
     await page.waitForSelector('[data-rewardbus=overlay]', { state: 'detached' });
     await keepScreenshot(page, 'demo-bought-toast.png');
     expect(errors).toEqual([]);
@@ -257,10 +261,14 @@ describeInBrowser('the demo in a real browser', () => {
     await page.waitForTimeout(300); // the toast's fade-in, for the picture
     await keepScreenshot(page, 'demo-play-time.png');
     // daily-login 10 + first-coin 21 + level-complete 100, however late the last ones land.
-    await page.waitForFunction(() => {
-      const scene = (globalThis as unknown as { game: { scene: { getScene(k: string): { children: { list: Array<{ text?: string }> } } } } }).game.scene.getScene('results');
-      return scene.children.list.some((o) => o.text === '131 sats paid so far');
-    }, undefined, { timeout: 45_000 });
+    await page.waitForFunction(
+      () => {
+        const scene = (globalThis as unknown as { game: { scene: { getScene(k: string): { children: { list: Array<{ text?: string }> } } } } }).game.scene.getScene('results');
+        return scene.children.list.some((o) => o.text === '131 sats paid so far');
+      },
+      undefined,
+      { timeout: 45_000 },
+    );
     expect((await toasts(page)).filter((t) => t.variant === 'rejected')).toEqual([]);
     expect(paymentsFor('counter', 'Level complete')).toHaveLength(1);
     await waitForToast(page, 'paid', 'level-complete');

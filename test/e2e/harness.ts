@@ -1,8 +1,7 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { describe, it } from 'vitest';
 import { createLogger, loadConfig, type RelayConfig } from '../../src/relay/index.js';
 
@@ -17,9 +16,11 @@ export function describeInBrowser(name: string, body: () => void) {
   if (existsSync(CHROMIUM)) return describe(name, body);
   const how = `no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`;
   if (process.env.CI === 'true') {
-    return describe(name, () => it('needs a browser', () => {
-      throw new Error(how);
-    }));
+    return describe(name, () =>
+      it('needs a browser', () => {
+        throw new Error(how);
+      }),
+    );
   }
   console.warn(`Skipping "${name}": ${how}`);
   return describe.skip(name, body);

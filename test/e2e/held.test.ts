@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../src/node/start-server.js';
+import { type RunningServer, startServer } from '../../src/node/start-server.js';
 import type { RewardBusPlugin } from '../../src/phaser/index.js';
-import { type PluginPageWindow, capturedLogger, describeInBrowser, keepScreenshot, launchChromium, pluginPage, shownToasts, testConfig, watchPageErrors } from './harness.js';
+import { capturedLogger, describeInBrowser, keepScreenshot, launchChromium, type PluginPageWindow, pluginPage, shownToasts, testConfig, watchPageErrors } from './harness.js';
 
 const TOKEN = `operator-${randomUUID()}`;
 let server: RunningServer;
@@ -24,10 +24,13 @@ describeInBrowser('a claim held for approval, in the browser', () => {
     // The first coin waits for an operator whatever it is worth (hold), and so does anything
     // above 50 sats; no play time: this test is about holds, not witnessed play.
     const catalog = join(mkdtempSync(join(tmpdir(), 'rewardbus-held-')), 'catalog.json');
-    writeFileSync(catalog, JSON.stringify([
-      { id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' }, hold: true },
-      { id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' } },
-    ]));
+    writeFileSync(
+      catalog,
+      JSON.stringify([
+        { id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' }, hold: true },
+        { id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' } },
+      ]),
+    );
     server = await startServer(testConfig({ RELAY_ADMIN_TOKEN: TOKEN, RELAY_HOLD_ABOVE_SATS: '50', RELAY_CATALOG: catalog }), {
       logger: capturedLogger().logger,
       fallback,
@@ -55,7 +58,9 @@ describeInBrowser('a claim held for approval, in the browser', () => {
     });
     // The relay has it: out of the queue, not paid.
     expect(held).toEqual({ pending: 0, status: 'held' });
-    await player.waitForFunction(() => ((globalThis as PageWindow).game.scene.getScene((globalThis as PageWindow).TOAST_SCENE_KEY)?.recent ?? []).some((t) => t.variant === 'held'));
+    await player.waitForFunction(() =>
+      ((globalThis as PageWindow).game.scene.getScene((globalThis as PageWindow).TOAST_SCENE_KEY)?.recent ?? []).some((t) => t.variant === 'held'),
+    );
     expect((await toasts(player)).map((t) => t.text)).toEqual(['21 sats for First coin are waiting for approval']);
     expect(server.sandbox!.payments()).toHaveLength(0);
 

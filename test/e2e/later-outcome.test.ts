@@ -2,10 +2,10 @@
 // a second tab of the game toasts "paid after review".
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../src/node/start-server.js';
+import { type RunningServer, startServer } from '../../src/node/start-server.js';
 import type { RewardBusPlugin } from '../../src/phaser/index.js';
 import { TEST_GAMERTAGS } from '../../src/sandbox/index.js';
-import { type PluginPageWindow, capturedLogger, describeInBrowser, keepScreenshot, launchChromium, pluginPage, shownToasts, testConfig, watchPageErrors } from './harness.js';
+import { capturedLogger, describeInBrowser, keepScreenshot, launchChromium, type PluginPageWindow, pluginPage, shownToasts, testConfig, watchPageErrors } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -50,7 +50,9 @@ describeInBrowser('a settlement after review, in the browser', () => {
         rewards.unlock('first-coin');
       });
     }, TEST_GAMERTAGS.ambiguous);
-    await first.waitForFunction(() => ((globalThis as PageWindow).game.scene.getScene((globalThis as PageWindow).TOAST_SCENE_KEY)?.recent ?? []).some((t) => t.variant === 'review'));
+    await first.waitForFunction(() =>
+      ((globalThis as PageWindow).game.scene.getScene((globalThis as PageWindow).TOAST_SCENE_KEY)?.recent ?? []).some((t) => t.variant === 'review'),
+    );
 
     // A second tab of the same game (same player, same device storage), in front: the first goes
     // to the background, as in a browser window (headless Chromium calls every page visible).
@@ -92,7 +94,9 @@ describeInBrowser('a settlement after review, in the browser', () => {
     const trail = await fetch(`${server.url}/admin/api/recent`, { headers: { authorization: `Bearer ${server.adminToken}` } });
     const [entry] = ((await trail.json()) as { entries: Array<{ id: string; state: string }> }).entries;
     expect(entry?.state).toBe('paid');
-    const audit = (await (await fetch(`${server.url}/admin/api/rewards/${entry!.id}`, { headers: { authorization: `Bearer ${server.adminToken}` } })).json()) as { audit: Array<{ actor: string }> };
+    const audit = (await (await fetch(`${server.url}/admin/api/rewards/${entry!.id}`, { headers: { authorization: `Bearer ${server.adminToken}` } })).json()) as {
+      audit: Array<{ actor: string }>;
+    };
     expect(audit.audit.map((a) => a.actor)).toEqual(['Zoë Ops']);
     expect(server.sandbox!.payments()).toHaveLength(1);
     expect(errors).toEqual([]);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../src/node/start-server.js';
+import { type RunningServer, startServer } from '../../src/node/start-server.js';
 import { DEFAULT_CATALOG } from '../../src/relay/index.js';
 import { TEST_GAMERTAGS } from '../../src/sandbox/index.js';
 import { describeInBrowser, keepScreenshot, launchChromium, testConfig, watchPageErrors } from './harness.js';

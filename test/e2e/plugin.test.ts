@@ -2,7 +2,7 @@ import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { demoBuild } from '../../esbuild.config.mjs';
-import { startServer, type RunningServer } from '../../src/node/start-server.js';
+import { type RunningServer, startServer } from '../../src/node/start-server.js';
 import type { RewardBusPlugin } from '../../src/phaser/index.js';
 import { capturedLogger, describeInBrowser, launchChromium, testConfig, watchPageErrors } from './harness.js';
 
@@ -48,10 +48,12 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
   it('maps this.rewards in every scene and keeps its toasts above them', async () => {
     const page = await open();
     const errors = watchPageErrors(page);
-    expect(await page.evaluate(() => {
-      const w = globalThis as PageWindow;
-      return w.rewardsOf('one') === w.plugin() && w.rewardsOf('two') === w.plugin();
-    })).toBe(true);
+    expect(
+      await page.evaluate(() => {
+        const w = globalThis as PageWindow;
+        return w.rewardsOf('one') === w.plugin() && w.rewardsOf('two') === w.plugin();
+      }),
+    ).toBe(true);
     await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
     // A scene started later renders above the toasts for at most a frame.
     await page.evaluate(() => (globalThis as PageWindow).game.scene.start('two'));

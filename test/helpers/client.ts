@@ -1,7 +1,7 @@
-import { DEFAULT_CATALOG } from '../../src/relay/index.js';
-import type { RewardClaimBatch } from '../../src/wire/relay-api.js';
 import { afterEach } from 'vitest';
 import { createRewardBus, type RewardBus, type RewardBusEvents, type RewardStorage } from '../../src/client/node.js';
+import { DEFAULT_CATALOG } from '../../src/relay/index.js';
+import type { RewardClaimBatch } from '../../src/wire/relay-api.js';
 import { startTestRelay, type TestRelay } from './relay.js';
 
 export /** A fetch that counts claims per idempotency key (alone or in a batch) and can be told to fail. */
@@ -53,7 +53,6 @@ function controlledFetch() {
   return c;
 }
 
-
 /** Pays every time: for tests of the queue itself, where the repeat rules would only skip. */
 export const everyCoin = { relay: { catalog: [...DEFAULT_CATALOG, { id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown' as const, seconds: 0 } }] } };
 
@@ -63,7 +62,6 @@ export const noPlayTime = { relay: { catalog: DEFAULT_CATALOG.map(({ minPlaySeco
 export const next = <E extends keyof RewardBusEvents>(b: RewardBus, event: E) =>
   new Promise<Parameters<RewardBusEvents[E]>[0]>((resolve) => b.once(event, ((e: Parameters<RewardBusEvents[E]>[0]) => resolve(e)) as never));
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 
 /** Buses for a test's relay, each on fresh storage, with fast retries; destroyAll() after each test. */
 export function busMaker(relayUrl: () => string, storage: () => RewardStorage) {
@@ -153,7 +151,11 @@ export function fetchEventSource() {
           for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
             const lines = buffer.slice(0, end).split('\n');
             buffer = buffer.slice(end + 2);
-            const field = (name: string) => lines.find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
+            const field = (name: string) =>
+              lines
+                .find((l) => l.startsWith(`${name}:`))
+                ?.slice(name.length + 1)
+                .trim();
             const data = field('data');
             if (data !== undefined) this.dispatchEvent(new MessageEvent(field('event') ?? 'message', { data, lastEventId: field('id') ?? '' }));
           }

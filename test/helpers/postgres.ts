@@ -19,7 +19,9 @@ function binDir(): string | undefined {
   if (process.env.POSTGRES_BIN) return process.env.POSTGRES_BIN;
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] && join(root, versions[0], 'bin');
 }
 
@@ -50,7 +52,17 @@ export async function startPostgres(settings: readonly string[] = []): Promise<T
   }
   const port = await freePort();
   await run('initdb', ['-D', join(dir, 'data'), '-U', 'rewardbus', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
-  const start = () => run('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=300${settings.map((x) => ` -c ${x}`).join('')}`, 'start']);
+  const start = () =>
+    run('pg_ctl', [
+      '-D',
+      join(dir, 'data'),
+      '-l',
+      join(dir, 'log'),
+      '-w',
+      '-o',
+      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=300${settings.map((x) => ` -c ${x}`).join('')}`,
+      'start',
+    ]);
   await start();
   /** The postmaster and every backend: what a frozen machine would stop. */
   const processes = async () => {

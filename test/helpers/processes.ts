@@ -1,6 +1,6 @@
 // Child processes for tests and the bench: a relay (or any TypeScript entry) in its own process,
 // started and stopped the same way everywhere.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 
 /** Starts a Node child running a TypeScript entry and resolves once it prints `pattern`. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, type RunningServer, type ServeOptions } from '../../src/node/start-server.js';
+import { type RunningServer, type ServeOptions, startServer } from '../../src/node/start-server.js';
 import { createLogger, loadConfig } from '../../src/relay/index.js';
 import type { PlayerSession, RewardRecord } from '../../src/wire/relay-api.js';
 
@@ -17,11 +17,7 @@ export interface TestRelay extends RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startTestRelay(
-  env: Record<string, string> = {},
-  options: ServeOptions = {},
-  dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-')),
-): Promise<TestRelay> {
+export async function startTestRelay(env: Record<string, string> = {}, options: ServeOptions = {}, dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-'))): Promise<TestRelay> {
   const logs: string[] = [];
   const logger = createLogger('debug', { write: (line: string) => void logs.push(line) });
   const config = loadConfig({

@@ -24,7 +24,6 @@ export async function readSse(relayUrl: string, token: string, count: number, la
   return events;
 }
 
-
 export interface SseMessage {
   id: string;
   event: string;

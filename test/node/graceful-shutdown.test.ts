@@ -1,10 +1,11 @@
 // SIGTERM on `rewardbus-relay start`: what a client sees while the relay stops.
-import { serve } from '@hono/node-server';
+
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, type AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serve } from '@hono/node-server';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PATHS } from '../../src/contract/payments-api.js';
 import { createSandbox } from '../../src/sandbox/index.js';
@@ -43,7 +44,11 @@ describe('rewardbus-relay start on SIGTERM', () => {
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
 
     const link = async (gamertag: string) =>
-      ((await (await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag }) })).json()) as { token: string }).token;
+      (
+        (await (await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag }) })).json()) as {
+          token: string;
+        }
+      ).token;
     const [slow, alice] = await Promise.all([link('slowpoke'), link('alice')]);
 
     // An event stream, open when the signal comes.
@@ -61,7 +66,9 @@ describe('rewardbus-relay start on SIGTERM', () => {
     const socketClosed = new Promise((r) => socket.once('close', r));
     await new Promise((r) => socket.once('connect', r));
     const body = JSON.stringify({ achievementId: 'first-coin' });
-    socket.write(`POST /v1/rewards HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nAuthorization: Bearer ${slow}\r\nIdempotency-Key: ${randomUUID()}\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    socket.write(
+      `POST /v1/rewards HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nAuthorization: Bearer ${slow}\r\nIdempotency-Key: ${randomUUID()}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     await expect.poll(() => payoutLookups).toBe(1);
 
     const signalled = Date.now();
@@ -85,7 +92,10 @@ describe('rewardbus-relay start on SIGTERM', () => {
     expect(answers[1]).toContain('"code":"shutting_down"');
     expect(sandbox.payments()).toHaveLength(1);
     expect(Date.now() - signalled).toBeLessThan(2 * 4000 + 2000);
-    const done = logs.split('\n').filter((l) => l.includes('"event":"shutdown')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const done = logs
+      .split('\n')
+      .filter((l) => l.includes('"event":"shutdown'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(done.map((l) => l.event)).toEqual(['shutdown', 'shutdown_done']);
     expect(done[0]).toMatchObject({ inFlight: 1, streams: 1 });
     expect(done[1]).toMatchObject({ cut: 0, refused: 1 });

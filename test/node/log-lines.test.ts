@@ -1,9 +1,9 @@
-import { serve } from '@hono/node-server';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { startTestRelay } from '../helpers/relay.js';

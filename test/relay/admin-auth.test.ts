@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { operatorName, requireAdmin } from '../../src/relay/http/middleware/admin-auth.js';
 import type { RelayEnv } from '../../src/relay/http/context.js';
+import { operatorName, requireAdmin } from '../../src/relay/http/middleware/admin-auth.js';
 import { problemResponse, type RelayProblem } from '../../src/relay/http/problems.js';
 import { startTestRelay } from '../helpers/relay.js';
 

@@ -19,7 +19,9 @@ function startUpload(path: string, head: Record<string, string>, firstBytes: str
   socket.on('data', (d) => (answer += d.toString()));
   socket.on('close', () => (closed = true));
   socket.on('error', () => undefined);
-  const headers = Object.entries({ host: 'relay', 'content-type': 'application/json', ...head }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const headers = Object.entries({ host: 'relay', 'content-type': 'application/json', ...head })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   socket.write(`POST ${path} HTTP/1.1\r\n${headers}\r\n${firstBytes}`);
   return { socket: socket as Socket, answer: () => answer, closed: () => closed };
 }
@@ -72,7 +74,10 @@ describe('a client that gives up on its upload', () => {
     for (let i = 0; i < 2; i++) await (await fetch(`${relay.url}/v1/health`)).text();
     upload.socket.destroy();
     player.socket.destroy();
-    const scrape = async () => (await (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${relay!.adminToken}` } })).text()).split('\n').filter((l) => l.startsWith('rewardbus_http_requests_total'));
+    const scrape = async () =>
+      (await (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${relay!.adminToken}` } })).text())
+        .split('\n')
+        .filter((l) => l.startsWith('rewardbus_http_requests_total'));
     await expect.poll(async () => (await scrape()).filter((l) => l.includes('status="499"')).length, { timeout: 5000 }).toBe(2);
     expect((await scrape()).filter((l) => l.includes('status="500"'))).toEqual([]);
     const errors = relay.logs.filter((l) => /"level":(50|60)/.test(l));

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
-import { signUnlock, type CatalogEntry, type PlayerSession, type Problem, type RewardRecord } from '../../src/relay/index.js';
+import { type CatalogEntry, type PlayerSession, type Problem, type RewardRecord, signUnlock } from '../../src/relay/index.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { openSse } from '../helpers/sse.js';
@@ -31,7 +31,10 @@ const catalogFile = (name: string, entries: CatalogEntry[]) => {
   return path;
 };
 const DEFENDED_CATALOG = catalogFile('defended', ACHIEVEMENTS);
-const OPEN_CATALOG = catalogFile('open', ACHIEVEMENTS.map(({ minPlaySeconds: _m, proof: _p, hold: _h, ...plain }) => plain));
+const OPEN_CATALOG = catalogFile(
+  'open',
+  ACHIEVEMENTS.map(({ minPlaySeconds: _m, proof: _p, hold: _h, ...plain }) => plain),
+);
 
 /** Every defense on. The address cap is high here; the address farm runs with 20. */
 const DEFENDED = {
@@ -87,7 +90,11 @@ function bot(relay: TestRelay, address: string) {
       return { status: r.status, body: (await r.json()) as PlayerSession & Problem };
     },
     async claim(token: string, body: { achievementId: string; proof?: string }, key: string = randomUUID()) {
-      const r = await fetch(`${relay.url}/v1/rewards`, { method: 'POST', headers: headers({ authorization: `Bearer ${token}`, 'idempotency-key': key }), body: JSON.stringify(body) });
+      const r = await fetch(`${relay.url}/v1/rewards`, {
+        method: 'POST',
+        headers: headers({ authorization: `Bearer ${token}`, 'idempotency-key': key }),
+        body: JSON.stringify(body),
+      });
       return { status: r.status, headers: r.headers, body: (await r.json()) as Answer };
     },
   };
@@ -142,7 +149,9 @@ describe.each(BACKENDS)('a bot farm against the relay on $name', (backend) => {
       const conc = await Promise.all(Array.from({ length: 20 }, (_, i) => linked(relay, `198.18.1.${i + 1}`, `conc-${i}`)));
       const sequential: Answer[] = [];
       for (const b of seq) sequential.push((await bot(relay, '203.0.113.7').claim(b.token, { achievementId: 'daily-login' })).body);
-      const concurrent = await Promise.all(conc.map(async (b, i) => (await bot(relay, `2001:db8:1:2::${(i + 1).toString(16)}`).claim(b.token, { achievementId: 'daily-login' })).body));
+      const concurrent = await Promise.all(
+        conc.map(async (b, i) => (await bot(relay, `2001:db8:1:2::${(i + 1).toString(16)}`).claim(b.token, { achievementId: 'daily-login' })).body),
+      );
       return { sequential, concurrent };
     };
     const defended = await start(backend, { ...DEFENDED, RELAY_ADDRESS_DAILY_CAP_SATS: '20', RELAY_LINKS_PER_ADDRESS_PER_DAY: '0' });
@@ -188,7 +197,11 @@ describe.each(BACKENDS)('a bot farm against the relay on $name', (backend) => {
   it('proofs: unsigned, forged, expired, another player’s, another achievement’s and replayed ones are refused without a payment; the honest one pays once', async () => {
     const farm = async (relay: TestRelay) => {
       const sign = (gamertag: string, over: { achievementId?: string; ttlSeconds?: number; secret?: string } = {}) =>
-        signUnlock(over.secret ?? GAME_SECRET, { gamertag, achievementId: over.achievementId ?? 'boss', ...(over.ttlSeconds !== undefined ? { ttlSeconds: over.ttlSeconds } : {}) });
+        signUnlock(over.secret ?? GAME_SECRET, {
+          gamertag,
+          achievementId: over.achievementId ?? 'boss',
+          ...(over.ttlSeconds !== undefined ? { ttlSeconds: over.ttlSeconds } : {}),
+        });
       const alice = await linked(relay, '192.0.2.1', 'alice');
       const aliceProof = sign('Alice');
       const honest = await alice.claim(alice.token, { achievementId: 'boss', proof: aliceProof });
@@ -230,7 +243,10 @@ describe.each(BACKENDS)('a bot farm against the relay on $name', (backend) => {
   });
 
   it('a single proof raced under many keys pays once', async () => {
-    const relay = await start(backend, { ...DEFENDED, RELAY_CATALOG: catalogFile('repeat-boss', [{ id: 'boss', title: 'Boss', sats: 20, repeat: { kind: 'cooldown', seconds: 0 }, proof: 'server' }]) });
+    const relay = await start(backend, {
+      ...DEFENDED,
+      RELAY_CATALOG: catalogFile('repeat-boss', [{ id: 'boss', title: 'Boss', sats: 20, repeat: { kind: 'cooldown', seconds: 0 }, proof: 'server' }]),
+    });
     const alice = await linked(relay, '192.0.2.1', 'alice');
     const proof = signUnlock(GAME_SECRET, { gamertag: 'alice', achievementId: 'boss' });
     const racing = await Promise.all(Array.from({ length: 10 }, () => alice.claim(alice.token, { achievementId: 'boss', proof })));
@@ -292,17 +308,36 @@ describe.each(BACKENDS)('a bot farm against the relay on $name', (backend) => {
 
   it('a human check at link that refuses: 403 link_refused, no token', async () => {
     const seen: Array<{ gamertag: string; humanCheck?: string }> = [];
-    const relay = await start(backend, {}, { relay: { verifyLink: (_request, link) => {
-          seen.push(link);
-          return link.humanCheck === 'human';
-        }, } });
-    const refused = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'robot', humanCheck: 'beep' }) });
+    const relay = await start(
+      backend,
+      {},
+      {
+        relay: {
+          verifyLink: (_request, link) => {
+            seen.push(link);
+            return link.humanCheck === 'human';
+          },
+        },
+      },
+    );
+    const refused = await fetch(`${relay.url}/v1/players`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ gamertag: 'robot', humanCheck: 'beep' }),
+    });
     expect(refused.status).toBe(403);
     const body = (await refused.json()) as Problem & { token?: string };
     expect(body.code).toBe('link_refused');
     expect(body.token).toBeUndefined();
-    const passed = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'person', humanCheck: 'human' }) });
+    const passed = await fetch(`${relay.url}/v1/players`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ gamertag: 'person', humanCheck: 'human' }),
+    });
     expect(passed.status).toBe(201);
-    expect(seen.map((s) => [s.gamertag, s.humanCheck])).toEqual([['robot', 'beep'], ['person', 'human']]);
+    expect(seen.map((s) => [s.gamertag, s.humanCheck])).toEqual([
+      ['robot', 'beep'],
+      ['person', 'human'],
+    ]);
   });
 });

@@ -13,7 +13,8 @@ afterEach(async () => {
 describe('a late answer that contradicts a final decision', () => {
   it('puts the intent back in review, first on the page, and the once-only achievement cannot be paid again', async () => {
     relay = await startTestRelay({ PAYMENTS_TIMEOUT_MS: '200' }, { sandbox: { limboMs: 1200 } });
-    const admin = (path: string, init: RequestInit = {}) => fetch(`${relay!.url}/admin/api${path}`, { ...init, headers: { authorization: `Bearer ${relay!.adminToken}`, 'x-operator': 'ann' } });
+    const admin = (path: string, init: RequestInit = {}) =>
+      fetch(`${relay!.url}/admin/api${path}`, { ...init, headers: { authorization: `Bearer ${relay!.adminToken}`, 'x-operator': 'ann' } });
     const player = await relay.link(TEST_GAMERTAGS.ambiguous);
     const first = await relay.claim(player.token, { achievementId: 'first-coin' });
     expect(first.body.status).toBe('needs_review');
@@ -21,7 +22,10 @@ describe('a late answer that contradicts a final decision', () => {
     expect((await admin(`/review/${first.body.id}/mark-failed`, { method: 'POST' })).status).toBe(200);
     // The service's late answer: it was paid.
     await expect.poll(async () => ((await (await admin(`/rewards/${first.body.id}`)).json()) as { entry: { state: string } }).entry.state, { timeout: 5000 }).toBe('needs_review');
-    const trail = (await (await admin(`/rewards/${first.body.id}`)).json()) as { entry: { reason: string; paymentId: string }; audit: Array<{ actor: string; fromState: string; toState: string }> };
+    const trail = (await (await admin(`/rewards/${first.body.id}`)).json()) as {
+      entry: { reason: string; paymentId: string };
+      audit: Array<{ actor: string; fromState: string; toState: string }>;
+    };
     expect(trail.entry).toMatchObject({ reason: 'contradicted', paymentId: relay.sandbox!.payments()[0]!.transactionId });
     expect(trail.audit.map((a) => [a.actor, a.fromState, a.toState])).toEqual([
       ['ann', 'needs_review', 'failed'],

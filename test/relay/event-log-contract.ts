@@ -55,7 +55,7 @@ export function eventLogContract(name: string, backend: EventLogBackend) {
       expect(await log.since('carol', 0)).toEqual([]);
     });
 
-    it("takes a webhook delivery once, and tells the player only when it names one of their ramp sessions", async () => {
+    it('takes a webhook delivery once, and tells the player only when it names one of their ramp sessions', async () => {
       const log = await events();
       const ref = `ref-${randomUUID()}`;
       await log.rememberRampSession(ref, 'alice', 'session-1', Date.now() + 900_000);

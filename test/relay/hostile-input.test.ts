@@ -62,7 +62,13 @@ describe('hostile input gets a clear 4xx and changes nothing', () => {
     const before = process.memoryUsage().rss;
     const { port } = new URL(relay.url);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/webhooks/payments', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } });
+      const req = request({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/webhooks/payments',
+        headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      });
       req.on('response', (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
@@ -118,9 +124,33 @@ describe('a fuzz run of 5,000 random requests (seed 20261122)', () => {
   it('gets no 5xx and makes no payment', async () => {
     const rnd = seededRandom(20261122);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-    const paths = ['/v1/rewards', '/v1/players', '/v1/webhooks/payments', '/v1/ramp-sessions', '/v1/events', '/v1/catalog', '/v1/health', `/v1/rewards/${randomUUID()}`, '/v1/withdrawal-requests/%ZZ', '/v1/withdrawal-requests/x', '/v1/../v1/rewards', '/v1/rewards?limit=-1', '/v1/events?token=rb1.a.b'];
+    const paths = [
+      '/v1/rewards',
+      '/v1/players',
+      '/v1/webhooks/payments',
+      '/v1/ramp-sessions',
+      '/v1/events',
+      '/v1/catalog',
+      '/v1/health',
+      `/v1/rewards/${randomUUID()}`,
+      '/v1/withdrawal-requests/%ZZ',
+      '/v1/withdrawal-requests/x',
+      '/v1/../v1/rewards',
+      '/v1/rewards?limit=-1',
+      '/v1/events?token=rb1.a.b',
+    ];
     const strings = ['', 'a', '\ud800', '\u0000', '💰', 'x'.repeat(5000), 'first-coin ', 'null', '<script>', "'; DROP TABLE", '../../etc/passwd', '%00'];
-    const values = (): unknown => pick([() => pick(strings), () => rnd() * 1e12 - 5e11, () => null, () => true, () => [pick(strings)], () => ({ [pick(strings)]: pick(strings) }), () => -0, () => 1e308 * 10])();
+    const values = (): unknown =>
+      pick([
+        () => pick(strings),
+        () => rnd() * 1e12 - 5e11,
+        () => null,
+        () => true,
+        () => [pick(strings)],
+        () => ({ [pick(strings)]: pick(strings) }),
+        () => -0,
+        () => 1e308 * 10,
+      ])();
     const bodies = (): string =>
       pick([
         () => JSON.stringify({ achievementId: pick(['level-x', ...strings]), amount: values() }),

@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ClaimLimits, NewClaim, RelayStore, RewardRecord } from '../../src/relay/index.js';
-import type { RepeatPolicy } from '../../src/wire/relay-api.js';
 import { toRewardRecord } from '../../src/relay/store/reward-record.js';
+import type { RepeatPolicy } from '../../src/wire/relay-api.js';
 
 const NO_LIMITS: ClaimLimits = { userDailyCapSats: 0, dailyBudgetSats: 0 };
 const T0 = Date.parse('2026-11-22T10:00:00Z');
@@ -86,7 +86,10 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
     it('settles as a compare-and-set: from a state the entry is no longer in, nothing changes', async () => {
       const l = await ledger();
       const { entry } = await l.claim(claim(), NO_LIMITS, T0);
-      expect(await l.settle(entry.id, 'settle', { state: 'paid', paymentId: 'tx-1' }, { now: T0 + 5 })).toMatchObject({ from: 'sending', entry: { state: 'paid', paymentId: 'tx-1', settledAt: T0 + 5 } });
+      expect(await l.settle(entry.id, 'settle', { state: 'paid', paymentId: 'tx-1' }, { now: T0 + 5 })).toMatchObject({
+        from: 'sending',
+        entry: { state: 'paid', paymentId: 'tx-1', settledAt: T0 + 5 },
+      });
       expect(await l.settle(entry.id, 'settle', { state: 'failed', reason: 'x' })).toBeUndefined();
       expect(await l.settle(entry.id, 'late_answer', { state: 'failed', reason: 'x' })).toBeUndefined();
       expect(await l.get(entry.id)).toMatchObject({ state: 'paid', paymentId: 'tx-1' });
@@ -149,7 +152,9 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       const b = (await l.claim(claim({ userId: 'bob', achievementId: 'y', repeat: { kind: 'cooldown', seconds: 0 } }), NO_LIMITS, T0)).entry;
       await l.settle(a.id, 'settle', { state: 'paid', paymentId: 'tx' }, { now: T0 + 1 });
       await l.settle(b.id, 'settle', { state: 'needs_review', reason: 'timeout' }, { now: T0 + 1 });
-      expect(await l.settle(b.id, 'mark_failed', { state: 'failed', reason: 'operator_marked_failed' }, { now: T0 + 2, audit: { actor: 'ops@example.com', action: 'mark-failed' } })).toMatchObject({ entry: { state: 'failed' } });
+      expect(
+        await l.settle(b.id, 'mark_failed', { state: 'failed', reason: 'operator_marked_failed' }, { now: T0 + 2, audit: { actor: 'ops@example.com', action: 'mark-failed' } }),
+      ).toMatchObject({ entry: { state: 'failed' } });
       expect(await l.audits(b.id)).toEqual([{ rewardId: b.id, actor: 'ops@example.com', action: 'mark-failed', fromState: 'needs_review', toState: 'failed', at: T0 + 2 }]);
       expect(await l.audits(a.id)).toEqual([]);
       const report = await l.report('2026-11-22');
@@ -234,7 +239,13 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       // The operator lowers the price to 10 (no longer held); the bot re-sends its keys when due.
       const again = [];
       for (const k of keys) again.push((await l.claim(early(k, 10), limits, T0 + 5000)).entry);
-      expect(again.map((e) => [e.state, e.sats])).toEqual([['sending', 10], ['rejected', 10], ['rejected', 10], ['rejected', 10], ['rejected', 10]]);
+      expect(again.map((e) => [e.state, e.sats])).toEqual([
+        ['sending', 10],
+        ['rejected', 10],
+        ['rejected', 10],
+        ['rejected', 10],
+        ['rejected', 10],
+      ]);
       expect(new Set(again.slice(1).map((e) => e.reason))).toEqual(new Set(['already_claimed_today']));
       expect(await l.budgetUsed('2026-11-22')).toBe(10);
       // Its payment fails: exactly the 10 reserved is freed, never the 1,000 it was first priced at.
@@ -251,7 +262,10 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       // Day 2: another player takes 500 of the day's 1,000.
       expect((await l.claim(claim({ userId: 'user-2', achievementId: 'x', sats: 500 }), limits, T0 + DAY)).entry.state).toBe('sending');
       const audit = { actor: 'ann', action: 'approve' };
-      await expect(l.settle(held.entry.id, 'approve', { state: 'sending' }, { now: T0 + DAY + 1, audit, limits })).rejects.toMatchObject({ name: 'DayLimitRefusal', reason: 'daily_budget' });
+      await expect(l.settle(held.entry.id, 'approve', { state: 'sending' }, { now: T0 + DAY + 1, audit, limits })).rejects.toMatchObject({
+        name: 'DayLimitRefusal',
+        reason: 'daily_budget',
+      });
       expect(await l.get(held.entry.id)).toMatchObject({ state: 'held' });
       expect(await l.audits(held.entry.id)).toEqual([]);
       expect([await l.budgetUsed('2026-11-22'), await l.budgetUsed('2026-11-23')]).toEqual([600, 500]);
@@ -262,7 +276,7 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect((await l.report('2026-11-24')).find((r) => r.state === 'sending')).toMatchObject({ day: '2026-11-24', sats: 600 });
     });
 
-    it("caps the sats of one address per UTC day across players, exactly under a race, and frees what failed", async () => {
+    it('caps the sats of one address per UTC day across players, exactly under a race, and frees what failed', async () => {
       const l = await ledger();
       const limits = { userDailyCapSats: 0, dailyBudgetSats: 0, addressDailyCapSats: 40 };
       const racing = await Promise.all(Array.from({ length: 20 }, (_, i) => l.claim(claim({ userId: `bot-${i}`, address: '203.0.113.7', sats: 10 }), limits, T0)));
@@ -417,7 +431,7 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect(failed?.event?.data).toEqual(toRewardRecord(failed!.entry));
     });
 
-    it("stores what it is given exactly, quotes, backslashes and all (nothing of a claim is taken as SQL)", async () => {
+    it('stores what it is given exactly, quotes, backslashes and all (nothing of a claim is taken as SQL)', async () => {
       const l = await ledger();
       const odd = { userId: "o'brien\\'; DROP TABLE rewards; --", idempotencyKey: "k'$1\\x", achievementId: "a$2'b", occurredAt: "2026-11-22T10:00:00.000Z'" };
       const r = await l.claim(claim(odd), NO_LIMITS, T0);

@@ -13,16 +13,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createClaims } from '../../src/relay/core/claims.js';
 import { createCatalog } from '../../src/relay/core/catalog.js';
+import { createClaims } from '../../src/relay/core/claims.js';
 import { createPayouts } from '../../src/relay/core/payouts.js';
 import { createReviews } from '../../src/relay/core/reviews.js';
 import { createSettlements } from '../../src/relay/core/settlements.js';
 import { createLogger, openPgStore, openSqliteStore, type RelayStore } from '../../src/relay/index.js';
 import type { PaymentsClient } from '../../src/relay/payments/client.js';
 import type { ClaimLimits, LedgerEntry } from '../../src/relay/store/ledger.js';
-import type { CatalogEntry, RewardRecord } from '../../src/wire/relay-api.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
+import type { CatalogEntry, RewardRecord } from '../../src/wire/relay-api.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { LedgerModel, type ModelReward, type Service } from './ledger-model.js';
 
@@ -69,7 +69,10 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constant('approve' as const), pick: fc.nat(3), service }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('deny' as const), pick: fc.nat(3) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('again' as const), pick: fc.nat(3), service }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('review' as const), pick: fc.nat(3), action: fc.constantFrom('reconcile' as const, 'mark-paid' as const, 'mark-failed' as const) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant('review' as const), pick: fc.nat(3), action: fc.constantFrom('reconcile' as const, 'mark-paid' as const, 'mark-failed' as const) }),
+  },
 );
 const settings = fc.record({
   userDailyCapSats: fc.constantFrom(0, 50, 100),
@@ -241,7 +244,6 @@ async function expectSame(model: LedgerModel, cores: Cores, players: Array<{ id:
     expect({ store: c.name, rewards, budget, events, paid }).toEqual({ store: c.name, ...want });
   }
 }
-
 
 describe('the ledgers against the reference model', () => {
   it(`decide every sequence alike: ${RUNS} runs, seed ${SEED}`, { timeout: Math.max(120_000, RUNS * 4_000) }, async () => {

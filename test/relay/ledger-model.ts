@@ -4,11 +4,12 @@
 // it. The earning rules themselves (repeat, caps, budget, play time) are the relay's pure
 // functions (store/claim-decision.ts): the model keeps its own books, reservations as sums of the
 // rewards that reserve, in place of the stores' counters and functions.
+
+import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
 import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/store/claim-decision.js';
-import { STATES, type RewardState } from '../../src/relay/core/lifecycle.js';
 import type { ClaimLimits } from '../../src/relay/store/ledger.js';
-import type { CatalogEntry, RewardStatus } from '../../src/wire/relay-api.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
+import type { CatalogEntry, RewardStatus } from '../../src/wire/relay-api.js';
 
 /** How the service answers a payment: paid; refused; out of reach (nothing sent); timed out (paid or not); processing (completes or fails). */
 export type Service = { kind: 'pay' } | { kind: 'refuse' } | { kind: 'unavailable' } | { kind: 'timeout'; paid: boolean } | { kind: 'processing'; completes: boolean };
@@ -107,7 +108,18 @@ export class LedgerModel {
       };
       reason = refusal({ repeat: a.repeat, sats: a.sats }, facts, this.limits, now);
     }
-    const r: ModelReward = existing ?? { key, player: player.id, achievementId: a.id, hash, sats: 0, state: 'deferred', reason: undefined, day, createdAt: now, hasPaymentId: false };
+    const r: ModelReward = existing ?? {
+      key,
+      player: player.id,
+      achievementId: a.id,
+      hash,
+      sats: 0,
+      state: 'deferred',
+      reason: undefined,
+      day,
+      createdAt: now,
+      hasPaymentId: false,
+    };
     Object.assign(r, { sats: a.sats, day, createdAt: now });
     this.rewards.set(key, r);
     this.to(r, early ? 'deferred' : claimedState(reason, { hold }), reason);

@@ -11,7 +11,8 @@ afterEach(async () => {
 
 describe.each([['SQLite'], ['PostgreSQL']])('a NUL byte in a path or query, on %s', (store) => {
   it.runIf(store === 'SQLite' || postgresUrl)('is 400 bad_request, never a 500 from the database', async () => {
-    const database: Record<string, string> = store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
+    const database: Record<string, string> =
+      store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
     relay = await startTestRelay(database);
     const player = await relay.link('alice');
     const asPlayer = { authorization: `Bearer ${player.token}` };
@@ -23,7 +24,8 @@ describe.each([['SQLite'], ['PostgreSQL']])('a NUL byte in a path or query, on %
       await fetch(`${relay.url}/admin/api/recent?achievement=a%00`, { headers: asOperator }),
       await fetch(`${relay.url}/admin/api/review/%00/reconcile`, { method: 'POST', headers: asOperator, body: '{}' }),
     ];
-    for (const r of answers) expect([r.url.replace(relay.url, ''), r.status, r.headers.get('content-type')]).toEqual([r.url.replace(relay.url, ''), 400, 'application/problem+json']);
+    for (const r of answers)
+      expect([r.url.replace(relay.url, ''), r.status, r.headers.get('content-type')]).toEqual([r.url.replace(relay.url, ''), 400, 'application/problem+json']);
     // What is not a NUL still reads as before.
     expect((await fetch(`${relay.url}/v1/rewards/%2500`, { headers: asPlayer })).status).toBe(404);
   });

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger, createRelay, type RelayOptions } from '../../src/relay/index.js';
 import { createSandbox } from '../../src/sandbox/index.js';

@@ -30,7 +30,9 @@ describe('a refused origin is loud', () => {
 
   it('is logged once per origin per minute, naming RELAY_ALLOWED_ORIGINS and the origin', async () => {
     for (let i = 0; i < 3; i++) await fetch(`${relay.url}/v1/catalog`, { headers: { origin: 'https://third.example.com' } });
-    const lines = relay.logs.map((l) => JSON.parse(l) as { event?: string; origin?: string; msg: string }).filter((l) => l.event === 'origin_refused' && l.origin === 'https://third.example.com');
+    const lines = relay.logs
+      .map((l) => JSON.parse(l) as { event?: string; origin?: string; msg: string })
+      .filter((l) => l.event === 'origin_refused' && l.origin === 'https://third.example.com');
     expect(lines).toHaveLength(1);
     expect(lines[0]!.msg).toBe('refused a browser call from https://third.example.com: add it to RELAY_ALLOWED_ORIGINS to allow it (said once a minute per origin)');
   });
@@ -49,7 +51,12 @@ describe('originAllowed and the log, by the minute', () => {
   it('says a refused origin again after a minute, and each origin apart', async () => {
     let t = 0;
     const said: string[] = [];
-    const app = new Hono().use('*', cors([GAME], { warn: ((o: { origin: string }) => void said.push(o.origin)) as never }, () => t)).get('*', (c) => c.text('ok'));
+    const app = new Hono()
+      .use(
+        '*',
+        cors([GAME], { warn: ((o: { origin: string }) => void said.push(o.origin)) as never }, () => t),
+      )
+      .get('*', (c) => c.text('ok'));
     const call = (origin: string) => app.request('/v1/catalog', { headers: { origin } });
     await call(ELSEWHERE);
     await call(ELSEWHERE);

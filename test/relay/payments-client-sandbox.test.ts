@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPaymentsClient } from '../../src/relay/payments/client.js';
 import { createWalletBalance } from '../../src/relay/ops/wallet-balance.js';
+import { createPaymentsClient } from '../../src/relay/payments/client.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 
 let sandbox: Sandbox;
@@ -46,7 +46,10 @@ describe("the relay's payments client against the sandbox: the wallet and the ra
   it('still gets what the ramp route reads from the new ramp envelope, success and refusal', async () => {
     const payments = client();
     const ok = await payments.rampWidget({ email: 'p@example.com', webhook_url: 'http://localhost/hook', reference_id: 'rb_1' });
-    expect(ok).toMatchObject({ kind: 'ok', data: { session_token: expect.any(String), widget_url: expect.any(String), session_id: expect.any(String), expires_at: expect.any(String) } });
+    expect(ok).toMatchObject({
+      kind: 'ok',
+      data: { session_token: expect.any(String), widget_url: expect.any(String), session_id: expect.any(String), expires_at: expect.any(String) },
+    });
     expect(await payments.rampWidget({ email: 'nope', webhook_url: 'http://localhost/hook' })).toEqual({
       kind: 'refused',
       status: 400,

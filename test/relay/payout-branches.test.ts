@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Envelope, MESSAGES, PATHS, type SendPaymentData } from '../../src/contract/payments-api.js';
 import { createLogger, createRelay, DEFAULT_CATALOG, openSqliteStore, type PlayerSession, type RelayOptions, type RelayStore, type RewardRecord } from '../../src/relay/index.js';
@@ -49,7 +49,9 @@ async function start(answer: Answer, store: (s: RelayStore) => RelayStore = (s) 
   closers.push(() => relay.close());
   await relay.ready;
   const url = await listen(relay.fetch);
-  const player = (await (await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'alice' }) })).json()) as PlayerSession;
+  const player = (await (
+    await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: 'alice' }) })
+  ).json()) as PlayerSession;
   const claim = async (key = randomUUID(), achievementId = 'first-coin') => {
     const r = await fetch(`${url}/v1/rewards`, {
       method: 'POST',
@@ -82,30 +84,33 @@ describe('a payout the service answers in an unexpected way', () => {
     expect(first.status).toBe(201);
     const payment = relay.sandbox.payments()[0]!;
     expect(first.body).toMatchObject({ status: 'needs_review', reason: 'receiver_mismatch', paymentId: payment.transactionId });
-    expect(relay.logged('receiver_mismatch')).toEqual([expect.objectContaining({ level: ERROR, rewardId: first.body.id, userId: relay.player.userId, receiverId: 'someone-else' })]);
+    expect(relay.logged('receiver_mismatch')).toEqual([
+      expect.objectContaining({ level: ERROR, rewardId: first.body.id, userId: relay.player.userId, receiverId: 'someone-else' }),
+    ]);
     expect((await relay.claim(key)).body).toEqual(first.body);
     expect(await relay.record(first.body.id)).toMatchObject({ status: 'needs_review', reason: 'receiver_mismatch' });
     expect(relay.sandbox.payments()).toHaveLength(1);
   });
 
-  it.each([401, 403])('service_refused_key: a payment refused with %i is deferred (503 and Retry-After), pays nothing, logs an error, and the same key pays once the key is taken', async (status) => {
-    let refuse = true;
-    const relay = await start((request) =>
-      refuse && isPayment(request) ? Response.json({ success: false, message: MESSAGES.invalidApiKey }, { status }) : undefined,
-    );
-    const key = randomUUID();
-    const refused = await relay.claim(key);
-    expect(refused.status).toBe(503);
-    expect(refused.body.code).toBe('service_unavailable');
-    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(relay.sandbox.payments()).toHaveLength(0);
-    expect(relay.logged('service_refused_key')).toEqual([expect.objectContaining({ level: ERROR, status })]);
+  it.each([401, 403])(
+    'service_refused_key: a payment refused with %i is deferred (503 and Retry-After), pays nothing, logs an error, and the same key pays once the key is taken',
+    async (status) => {
+      let refuse = true;
+      const relay = await start((request) => (refuse && isPayment(request) ? Response.json({ success: false, message: MESSAGES.invalidApiKey }, { status }) : undefined));
+      const key = randomUUID();
+      const refused = await relay.claim(key);
+      expect(refused.status).toBe(503);
+      expect(refused.body.code).toBe('service_unavailable');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(relay.sandbox.payments()).toHaveLength(0);
+      expect(relay.logged('service_refused_key')).toEqual([expect.objectContaining({ level: ERROR, status })]);
 
-    refuse = false;
-    const paid = await relay.claim(key);
-    expect(paid.body.status).toBe('paid');
-    expect(relay.sandbox.payments()).toHaveLength(1);
-  });
+      refuse = false;
+      const paid = await relay.claim(key);
+      expect(paid.body.status).toBe('paid');
+      expect(relay.sandbox.payments()).toHaveLength(1);
+    },
+  );
 
   it('malformed_answer: a 200 to a payment without its envelope goes to review (the payment may have left), never sent again', async () => {
     const relay = await start(async (request, sandbox) => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
-import { openPgStore, type NewClaim, type RelayStore } from '../../src/relay/index.js';
+import { type NewClaim, openPgStore, type RelayStore } from '../../src/relay/index.js';
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
 import { ledgerContract } from './ledger-contract.js';
 
@@ -88,7 +88,8 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect((await l.claim(early, NONE, T0 + 1)).entry.state).toBe('deferred');
       await l.claim(claimOf('cy'), NONE, T0);
       const at = T0 + 30_000;
-      const outcome = (r: Awaited<ReturnType<typeof l.claim>>) => `${r.kind}:${r.entry.state}${r.entry.reason ? `:${r.entry.reason}` : ''}${'event' in r && r.event ? ':told' : ''}`;
+      const outcome = (r: Awaited<ReturnType<typeof l.claim>>) =>
+        `${r.kind}:${r.entry.state}${r.entry.reason ? `:${r.entry.reason}` : ''}${'event' in r && r.event ? ':told' : ''}`;
 
       // In one group: ann's key again, cy's achievement again (once), a new player.
       const group = await Promise.all([l.claim({ ...known, id: randomUUID() }, NONE, at), l.claim(claimOf('cy'), NONE, at), l.claim(claimOf('dee'), NONE, at)]);
@@ -158,7 +159,7 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
 
   // A group that cannot be made together is made again call by call; a later call on the same key
   // waits in the next group until those have ended, as it would have behind them alone.
-  it('keeps two settlements of one entry in order when the first one\'s group is made call by call (a value PostgreSQL refuses)', () =>
+  it("keeps two settlements of one entry in order when the first one's group is made call by call (a value PostgreSQL refuses)", () =>
     withOtherRelay(async (store, other) => {
       const l = store.ledger;
       const a = (await l.claim(claimOf('ann'), NONE)).entry.id;
@@ -184,7 +185,7 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect((await l.get(a))!.state).toBe('paid');
     }));
 
-  it("frees the budget of what a group settles as failed, and keeps what it pays", () =>
+  it('frees the budget of what a group settles as failed, and keeps what it pays', () =>
     withOtherRelay(async (store) => {
       const l = store.ledger;
       const budget = { userDailyCapSats: 0, dailyBudgetSats: 100 };

@@ -35,7 +35,9 @@ describe('the RELAY_SECRET mismatch hint (finding 10)', () => {
     expect(hint).not.toMatch(/NEW,OLD on each in turn/);
     const order = /OLD,NEW\b[^.]*\ball\b[^.]*NEW,OLD\b[^.]*\ball\b[^.]*\bNEW\b/;
     expect(hint).toMatch(order);
-    const row = readFileSync('docs/deploy.md', 'utf8').split('\n').find((l) => l.startsWith('| `RELAY_SECRET`'));
+    const row = readFileSync('docs/deploy.md', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('| `RELAY_SECRET`'));
     expect(row?.slice(row.indexOf('Several relays'))).toMatch(order);
   });
 });

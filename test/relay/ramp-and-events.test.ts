@@ -19,7 +19,11 @@ function deliver(body: unknown, headers: Record<string, string> = {}) {
 }
 
 async function openRamp(token: string, body: unknown = { email: 'player@example.com' }) {
-  const r = await fetch(`${relay!.url}/v1/ramp-sessions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+  const r = await fetch(`${relay!.url}/v1/ramp-sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
   return { status: r.status, body: (await r.json()) as RampSession & { code?: string } };
 }
 const referenceOf = (widgetUrl: string) => relay!.sandbox!.rampSessions.get(widgetUrl.split('/').pop()!)!.referenceId!;

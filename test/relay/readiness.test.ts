@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createLogger, createRelay, openPgStore, openSqliteStore } from '../../src/relay/index.js';
-import { freshDatabase } from '../helpers/postgres.js';
 import { createReadiness } from '../../src/relay/ops/readiness.js';
+import { freshDatabase } from '../helpers/postgres.js';
 import { startTestRelay } from '../helpers/relay.js';
 
 const dirs: string[] = [];

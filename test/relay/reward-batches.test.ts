@@ -17,7 +17,9 @@ afterEach(async () => {
   relay = undefined;
 });
 
-const everyCoin = { relay: { catalog: [...DEFAULT_CATALOG.map(({ minPlaySeconds: _wait, ...a }) => a), { id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown' as const, seconds: 0 } }] } };
+const everyCoin = {
+  relay: { catalog: [...DEFAULT_CATALOG.map(({ minPlaySeconds: _wait, ...a }) => a), { id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown' as const, seconds: 0 } }] },
+};
 
 async function batch(token: string | undefined, body: unknown) {
   const r = await fetch(`${relay!.url}/v1/rewards/batch`, {
@@ -61,7 +63,12 @@ describe.each(BACKENDS)('POST /v1/rewards/batch on $name', (backend) => {
     expect(relay.sandbox!.payments().map((p) => p.amount)).toEqual(['1000', '1000', '21000']);
 
     // The same batch again replays: nothing new is paid.
-    const again = await batch(player.token, { claims: [{ idempotencyKey: a, achievementId: 'coin' }, { idempotencyKey: b, achievementId: 'first-coin' }] });
+    const again = await batch(player.token, {
+      claims: [
+        { idempotencyKey: a, achievementId: 'coin' },
+        { idempotencyKey: b, achievementId: 'first-coin' },
+      ],
+    });
     expect(again.body.results.map((x) => 'reward' in x && x.replayed)).toEqual([true, true]);
     expect(relay.sandbox!.payments()).toHaveLength(3);
   });

@@ -121,9 +121,7 @@ describe('POST /v1/rewards', () => {
   it('never pays past the daily budget under 200 concurrent claims', async () => {
     relay = await startTestRelay({ RELAY_DAILY_BUDGET_SATS: '1000' });
     const players = await Promise.all(Array.from({ length: 100 }, (_, i) => relay!.link(`player${i}`)));
-    const answers = await Promise.all(
-      players.flatMap((p) => [relay!.claim(p.token, { achievementId: 'first-coin' }), relay!.claim(p.token, { achievementId: 'coin-streak' })]),
-    );
+    const answers = await Promise.all(players.flatMap((p) => [relay!.claim(p.token, { achievementId: 'first-coin' }), relay!.claim(p.token, { achievementId: 'coin-streak' })]));
     const paid = answers.filter((a) => a.body.status === 'paid');
     const paidSats = paid.reduce((s, a) => s + a.body.sats, 0);
     expect(paidSats).toBeLessThanOrEqual(1000);

@@ -4,13 +4,14 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TEST_GAMERTAGS } from '../../src/sandbox/index.js';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
+import { TEST_GAMERTAGS } from '../../src/sandbox/index.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { openSse, readSse } from '../helpers/sse.js';
 
 const run = promisify(execFile);
-const cli = (dataDir: string, ...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', ...args], { env: { ...process.env, RELAY_DATA_DIR: dataDir } });
+const cli = (dataDir: string, ...args: string[]) =>
+  run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', ...args], { env: { ...process.env, RELAY_DATA_DIR: dataDir } });
 
 let relay: TestRelay | undefined;
 const streams: Array<{ close(): Promise<void> }> = [];
@@ -26,7 +27,10 @@ async function setUp(gamertag: string, env: Record<string, string> = {}, sandbox
   const stream = await openSse(relay.url, player.token);
   streams.push(stream);
   const admin = (path: string, init: RequestInit = {}) =>
-    fetch(`${relay!.url}/admin/api${path}`, { ...init, headers: { authorization: `Bearer ${relay!.adminToken}`, 'x-operator': 'ops-ann', ...(init.body ? { 'content-type': 'application/json' } : {}) } });
+    fetch(`${relay!.url}/admin/api${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${relay!.adminToken}`, 'x-operator': 'ops-ann', ...(init.body ? { 'content-type': 'application/json' } : {}) },
+    });
   return { relay, player, stream, admin };
 }
 
@@ -92,7 +96,7 @@ describe('every settlement reaches the player', () => {
     expect(trail.audit).toMatchObject([{ actor: 'ops-ann', action: 'mark-failed', fromState: 'needs_review', toState: 'failed' }]);
   });
 
-  it('the review command while the relay runs: a limbo payout marked paid is on the player\'s resume and in the audit trail with the operator\'s name', async () => {
+  it("the review command while the relay runs: a limbo payout marked paid is on the player's resume and in the audit trail with the operator's name", async () => {
     const { relay, player, admin } = await setUp(TEST_GAMERTAGS.ambiguous, { PAYMENTS_TIMEOUT_MS: '200' }, { limboMs: 60_000 });
     const r = await relay.claim(player.token, { achievementId: 'first-coin' });
     expect(r.body.status).toBe('needs_review');

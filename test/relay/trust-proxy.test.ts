@@ -11,8 +11,10 @@ afterEach(async () => {
 describe('RELAY_TRUST_PROXY as a hop count', () => {
   it('believes X-Forwarded-For only from a socket on loopback or a private network, never from a client reaching the relay directly', () => {
     const trust = parseTrustProxy('1');
-    for (const proxy of ['127.0.0.1', '::1', '10.1.2.3', '172.20.0.5', '192.168.1.9', '::ffff:10.0.0.2', 'fd00::5']) expect([proxy, clientAddress(proxy, '6.6.6.6, 203.0.113.7', trust)]).toEqual([proxy, '203.0.113.7']);
-    for (const direct of ['203.0.113.9', '8.8.8.8', '2001:db8::1', '::ffff:203.0.113.9']) expect([direct, clientAddress(direct, '1.1.1.1', trust)]).toEqual([direct, direct.replace('::ffff:', '')]);
+    for (const proxy of ['127.0.0.1', '::1', '10.1.2.3', '172.20.0.5', '192.168.1.9', '::ffff:10.0.0.2', 'fd00::5'])
+      expect([proxy, clientAddress(proxy, '6.6.6.6, 203.0.113.7', trust)]).toEqual([proxy, '203.0.113.7']);
+    for (const direct of ['203.0.113.9', '8.8.8.8', '2001:db8::1', '::ffff:203.0.113.9'])
+      expect([direct, clientAddress(direct, '1.1.1.1', trust)]).toEqual([direct, direct.replace('::ffff:', '')]);
   });
 });
 
@@ -28,7 +30,10 @@ describe('RELAY_TRUST_PROXY as addresses', () => {
     for (const bad of ['10.0.0.0/33', 'proxy.internal', '1.2.3.4/x', '::1/129']) expect(() => parseTrustProxy(bad)).toThrow(/RELAY_TRUST_PROXY/);
   });
 
-  const ask = () => (xff: string) => fetch(`${relay!.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': xff }, body: '{"gamertag":"nobody"}' }).then((r) => r.status);
+  const ask = () => (xff: string) =>
+    fetch(`${relay!.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': xff }, body: '{"gamertag":"nobody"}' }).then(
+      (r) => r.status,
+    );
 
   it('with a CIDR that holds the proxy (127.0.0.0/8), limits each client behind it on its own', async () => {
     relay = await startTestRelay({ RELAY_RATE_LIMIT_PER_MINUTE: '2', RELAY_TRUST_PROXY: '127.0.0.0/8' });

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';

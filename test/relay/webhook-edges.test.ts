@@ -63,10 +63,15 @@ describe('webhook timestamps are a real time or a 400', () => {
 
 describe.each([['SQLite'], ['PostgreSQL']])('ids the database could not keep, on %s', (store) => {
   it.runIf(store === 'SQLite' || postgresUrl)('refuses a NUL byte in the id, type, reference or data, and an id over 512 characters, with 400', async () => {
-    const database: Record<string, string> = store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
+    const database: Record<string, string> =
+      store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
     relay = await startTestRelay({ WEBHOOK_SECRET: SECRET, ...database });
     const player = await relay.link('buyer');
-    const r = await fetch(`${relay.url}/v1/ramp-sessions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}` }, body: '{"email":"b@example.com"}' });
+    const r = await fetch(`${relay.url}/v1/ramp-sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}` },
+      body: '{"email":"b@example.com"}',
+    });
     const reference_id = relay.sandbox!.rampSessions.get(((await r.json()) as RampSession).widgetUrl.split('/').pop()!)!.referenceId!;
     for (const body of [
       { id: 'evt\u0000', type: 'ramp.kyc.completed', data: {} },
@@ -107,7 +112,11 @@ describe('webhook secrets rotate', () => {
     expect((await deliver({ id: 'd', type: 'ramp.kyc.completed', data: {} }, 'new-secret,old-secret')).status).toBe(401);
     // The embedded sandbox's own deliveries are signed with the first and taken.
     const player = await relay.link('buyer');
-    const r = await fetch(`${relay.url}/v1/ramp-sessions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}` }, body: '{"email":"b@example.com"}' });
+    const r = await fetch(`${relay.url}/v1/ramp-sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}` },
+      body: '{"email":"b@example.com"}',
+    });
     const session = (await r.json()) as RampSession;
     const done = (await (await fetch(`${session.widgetUrl}/complete`, { method: 'POST' })).json()) as { webhookStatus: number };
     expect(done.webhookStatus).toBe(200);

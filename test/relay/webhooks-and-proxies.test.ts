@@ -70,7 +70,13 @@ describe('webhooks are acted on once, and only while fresh', () => {
     const spoofed = await new Promise<number>((resolve, reject) => {
       const { port } = new URL(relay!.url);
       const req = httpRequest(
-        { host: '127.0.0.1', port, method: 'POST', path: '/v1/ramp-sessions', headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}`, host: 'evil.example.com' } },
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/v1/ramp-sessions',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}`, host: 'evil.example.com' },
+        },
         (res) => resolve(res.resume().statusCode ?? 0),
       );
       req.on('error', reject);
@@ -127,7 +133,8 @@ describe("the service's errors never carry a secret out", () => {
 });
 
 describe('behind a reverse proxy', () => {
-  const ask = (headers: Record<string, string>) => fetch(`${relay!.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{"gamertag":"nobody"}' }).then((r) => r.status);
+  const ask = (headers: Record<string, string>) =>
+    fetch(`${relay!.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{"gamertag":"nobody"}' }).then((r) => r.status);
 
   it('ignores X-Forwarded-For from anyone not trusted: spoofing it does not escape the limit', async () => {
     relay = await startTestRelay({ RELAY_RATE_LIMIT_PER_MINUTE: '2' });
@@ -143,7 +150,9 @@ describe('behind a reverse proxy', () => {
 });
 
 describe("the sandbox's test controls", () => {
-  const outside = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+  const outside = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
   it.runIf(outside)('answer this machine only when the relay listens beyond loopback', async () => {
     relay = await startTestRelay({ HOST: '0.0.0.0' });
     const { port } = new URL(relay.url);

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 
@@ -142,7 +142,13 @@ describe("the sandbox's ramp sessions, through the official ramp client's declar
   });
 
   it('answers a bad key in the ramp envelope: the client can read error.message', async () => {
-    const r = await initRampSession(base, { apikey: 'wrong', email: 'p@example.com', destination: 'player@zbd.gg', quote_currency: QuoteCurrencyEnum.USD, base_currency: BaseCurrencyEnum.BTC });
+    const r = await initRampSession(base, {
+      apikey: 'wrong',
+      email: 'p@example.com',
+      destination: 'player@zbd.gg',
+      quote_currency: QuoteCurrencyEnum.USD,
+      base_currency: BaseCurrencyEnum.BTC,
+    });
     expectError(r, 'INVALID_API_KEY');
     expect(r.error?.message).toBe('Invalid API key provided');
   });

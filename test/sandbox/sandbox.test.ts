@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Envelope, RampSessionData, SendPaymentData, TransactionData, UserIdData, WithdrawalRequest } from '../../src/contract/payments-api.js';
-import { createSandbox, SEEDED_WITHDRAWAL_REQUEST_IDS, TEST_GAMERTAGS, type Sandbox } from '../../src/sandbox/index.js';
+import { createSandbox, type Sandbox, SEEDED_WITHDRAWAL_REQUEST_IDS, TEST_GAMERTAGS } from '../../src/sandbox/index.js';
 
 let sandbox: Sandbox;
 let server: ServerType;
@@ -24,8 +24,7 @@ async function call<T>(method: string, path: string, body?: unknown, key = 'test
   });
   return { status: r.status, body: (await r.json()) as Envelope<T> & { error?: { code: string } } };
 }
-const pay = (gamertag: string, amount = '1000', description = 'test') =>
-  call<SendPaymentData>('POST', '/v0/gamertag/send-payment', { gamertag, amount, description });
+const pay = (gamertag: string, amount = '1000', description = 'test') => call<SendPaymentData>('POST', '/v0/gamertag/send-payment', { gamertag, amount, description });
 
 describe('sandbox of the payments service', () => {
   it('refuses a wrong or missing apikey with 401 and the documented message', async () => {
@@ -89,7 +88,20 @@ describe('sandbox of the payments service', () => {
     const r = await call<WithdrawalRequest>('GET', `/v0/withdrawal-requests/${SEEDED_WITHDRAWAL_REQUEST_IDS[0]}`);
     expect(r.status).toBe(200);
     const wr = r.body.data!;
-    expect(Object.keys(wr).sort()).toEqual(['amount', 'callbackUrl', 'confirmedAt', 'createdAt', 'description', 'expiresAt', 'fee', 'id', 'internalId', 'invoice', 'status', 'unit']);
+    expect(Object.keys(wr).sort()).toEqual([
+      'amount',
+      'callbackUrl',
+      'confirmedAt',
+      'createdAt',
+      'description',
+      'expiresAt',
+      'fee',
+      'id',
+      'internalId',
+      'invoice',
+      'status',
+      'unit',
+    ]);
     expect(wr.internalId).toMatch(/^[0-9a-f]{32}$/);
     expect(wr.invoice.uri).toBe(`lightning:${wr.invoice.request}`);
     expect(Date.parse(wr.expiresAt)).toBeGreaterThan(Date.parse(wr.createdAt));

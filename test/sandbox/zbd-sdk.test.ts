@@ -1,8 +1,8 @@
+import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { zbd } from '@zbd/node';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox, SEEDED_WITHDRAWAL_REQUEST_IDS, TEST_GAMERTAGS, type Sandbox } from '../../src/sandbox/index.js';
+import { createSandbox, type Sandbox, SEEDED_WITHDRAWAL_REQUEST_IDS, TEST_GAMERTAGS } from '../../src/sandbox/index.js';
 
 let sandbox: Sandbox;
 let server: ReturnType<typeof serve>;
@@ -78,18 +78,35 @@ describe("the sandbox, read through the service's own Node SDK (@zbd/node)", () 
     const control = await fetch(`${sdk.apiBaseUrl}/_sandbox/wallet`, { method: 'POST', body: JSON.stringify({ balanceSats: 2 }) });
     expect(await control.json()).toEqual({ ok: true, balanceMsats: '2000' });
     expect((await sdk.getWallet()).data.balance).toBe('2000');
-    await expect(sdk.sendGamertagPayment({ gamertag: 'sdk-wallet', amount: '3000', description: 'too much' })).rejects.toEqual({ status: 400, message: 'Insufficient balance in project wallet' });
+    await expect(sdk.sendGamertagPayment({ gamertag: 'sdk-wallet', amount: '3000', description: 'too much' })).rejects.toEqual({
+      status: 400,
+      message: 'Insufficient balance in project wallet',
+    });
     sandbox.setBalanceSats(1_000_000);
   });
 
   it('creates a withdrawal request with every field the SDK declares, then serves it by id', async () => {
     const before = sandbox.balanceMsats;
-    const created = await sdk.createWithdrawalRequest({ amount: '15000', description: 'Withdraw QR!', expiresIn: 300, internalId: '1b8h1-h1675', callbackUrl: 'https://example.com/zbd-callback' });
+    const created = await sdk.createWithdrawalRequest({
+      amount: '15000',
+      description: 'Withdraw QR!',
+      expiresIn: 300,
+      internalId: '1b8h1-h1675',
+      callbackUrl: 'https://example.com/zbd-callback',
+    });
     expect(created.success).toBe(true);
     hasStrings(created, ['message']);
     hasStrings(created.data, ['id', 'unit', 'amount', 'createdAt', 'callbackUrl', 'internalId', 'description', 'expiresAt', 'confirmedAt', 'status', 'fee']);
     hasStrings(created.data.invoice, ['request', 'uri', 'fastRequest', 'fastUri']);
-    expect(created.data).toMatchObject({ unit: 'msats', amount: '15000', status: 'pending', description: 'Withdraw QR!', internalId: '1b8h1-h1675', callbackUrl: 'https://example.com/zbd-callback', confirmedAt: '' });
+    expect(created.data).toMatchObject({
+      unit: 'msats',
+      amount: '15000',
+      status: 'pending',
+      description: 'Withdraw QR!',
+      internalId: '1b8h1-h1675',
+      callbackUrl: 'https://example.com/zbd-callback',
+      confirmedAt: '',
+    });
     expect(iso(created.data.expiresAt) - iso(created.data.createdAt)).toBe(300_000);
     expect((await sdk.getWithdrawalRequest(created.data.id)).data).toEqual(created.data);
     // Nothing leaves the wallet until the request is claimed.
@@ -97,11 +114,16 @@ describe("the sandbox, read through the service's own Node SDK (@zbd/node)", () 
   });
 
   it('refuses a withdrawal request below 10 sats, and a payment or withdrawal request without a description', async () => {
-    await expect(sdk.createWithdrawalRequest({ amount: '9999', description: 'small', expiresIn: 300, internalId: 'x', callbackUrl: 'https://example.com/cb' })).rejects.toEqual({ status: 400, message: 'amount must be at least 10 sats' });
+    await expect(sdk.createWithdrawalRequest({ amount: '9999', description: 'small', expiresIn: 300, internalId: 'x', callbackUrl: 'https://example.com/cb' })).rejects.toEqual({
+      status: 400,
+      message: 'amount must be at least 10 sats',
+    });
     // The SDK's types require a description; a JavaScript caller can still leave it out.
     const noDescription = { description: undefined as unknown as string };
     await expect(sdk.sendGamertagPayment({ gamertag: 'sdk-player', amount: '1000', ...noDescription })).rejects.toMatchObject({ status: 422 });
-    await expect(sdk.createWithdrawalRequest({ amount: '15000', expiresIn: 300, internalId: 'x', callbackUrl: 'https://example.com/cb', ...noDescription })).rejects.toMatchObject({ status: 422 });
+    await expect(sdk.createWithdrawalRequest({ amount: '15000', expiresIn: 300, internalId: 'x', callbackUrl: 'https://example.com/cb', ...noDescription })).rejects.toMatchObject({
+      status: 422,
+    });
   });
 
   it('refuses as the service does: the SDK sees the status and message', async () => {

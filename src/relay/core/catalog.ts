@@ -3,21 +3,26 @@ import { z } from 'zod';
 import type { CatalogEntry } from '../../wire/relay-api.js';
 import { SettingError } from '../settings-errors.js';
 
-const repeatSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('once') }),
-  z.object({ kind: z.literal('daily') }),
-  z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) }),
-], { error: 'must be { "kind": "once" | "daily" | "cooldown" } (cooldown with "seconds")' });
+const repeatSchema = z.discriminatedUnion(
+  'kind',
+  [z.object({ kind: z.literal('once') }), z.object({ kind: z.literal('daily') }), z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) })],
+  { error: 'must be { "kind": "once" | "daily" | "cooldown" } (cooldown with "seconds")' },
+);
 
-const entrySchema = z.object({
-  id: z.string({ error: 'must be a string' }).regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
-  title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-  sats: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'),
-  repeat: repeatSchema,
-  minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
-  proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
-  hold: z.boolean({ error: 'must be true or false' }).optional(),
-}, { error: 'must be an object { "id", "title", "sats", "repeat" }' });
+const entrySchema = z.object(
+  {
+    id: z
+      .string({ error: 'must be a string' })
+      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
+    title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+    sats: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'),
+    repeat: repeatSchema,
+    minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
+    proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
+    hold: z.boolean({ error: 'must be true or false' }).optional(),
+  },
+  { error: 'must be an object { "id", "title", "sats", "repeat" }' },
+);
 
 const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
 

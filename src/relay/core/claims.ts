@@ -43,7 +43,9 @@ export interface ClaimsDeps {
 
 // The proof is part of what was asked: a retry of the same intent (same key, same proof) replays.
 const requestHash = (c: RewardClaim) =>
-  createHash('sha256').update(`${c.achievementId}\n${c.occurredAt ?? ''}${c.proof === undefined ? '' : `\n${c.proof}`}`).digest('base64url');
+  createHash('sha256')
+    .update(`${c.achievementId}\n${c.occurredAt ?? ''}${c.proof === undefined ? '' : `\n${c.proof}`}`)
+    .digest('base64url');
 
 /**
  * The claim use case: an achievement id under an idempotency key becomes at most one payment.

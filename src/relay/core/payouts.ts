@@ -45,7 +45,10 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     if (r.kind === 'ok') {
       if (clean(r.data.gamertag, 64)) return r.data.gamertag;
       // Nothing was sent: no payment goes to a name the relay cannot even record.
-      logger.error({ event: 'malformed_answer', call: 'gamertag', userId, gamertag: JSON.stringify(r.data.gamertag).slice(0, 300) }, 'the service answered a gamertag the relay cannot use');
+      logger.error(
+        { event: 'malformed_answer', call: 'gamertag', userId, gamertag: JSON.stringify(r.data.gamertag).slice(0, 300) },
+        'the service answered a gamertag the relay cannot use',
+      );
       return { state: 'failed', reason: 'malformed_gamertag' };
     }
     if (r.kind === 'refused' && r.status < 500 && r.status !== 401 && r.status !== 403) return { state: 'failed', reason: 'unknown_user' };
@@ -59,7 +62,10 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
       case 'ok':
         if (!clean(r.data.transactionId)) {
           // Paid, perhaps: the id is logged as it came (escaped), and an operator settles it.
-          logger.error({ event: 'malformed_answer', call: 'send_payment', rewardId: entry.id, transactionId: JSON.stringify(r.data.transactionId).slice(0, 300) }, 'the service answered a transaction id the relay cannot store');
+          logger.error(
+            { event: 'malformed_answer', call: 'send_payment', rewardId: entry.id, transactionId: JSON.stringify(r.data.transactionId).slice(0, 300) },
+            'the service answered a transaction id the relay cannot store',
+          );
           return { state: 'needs_review', reason: 'malformed_answer', ...to };
         }
         if (r.data.receiverId && r.data.receiverId !== entry.userId) {
@@ -157,7 +163,14 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
    */
   async function keepTrying(entry: LedgerEntry, to: Settlement, err: unknown) {
     logger.error(
-      { event: 'settlement_not_recorded', rewardId: entry.id, userId: entry.userId, to: to.state, ...('paymentId' in to && to.paymentId ? { paymentId: to.paymentId } : {}), err: { message: (err as Error).message } },
+      {
+        event: 'settlement_not_recorded',
+        rewardId: entry.id,
+        userId: entry.userId,
+        to: to.state,
+        ...('paymentId' in to && to.paymentId ? { paymentId: to.paymentId } : {}),
+        err: { message: (err as Error).message },
+      },
       'the payment is done but the ledger could not record it: retrying',
     );
     for (let wait = 500; wait <= 64_000; wait *= 2) {

@@ -18,8 +18,7 @@ const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64url');
 const TOKEN = /^rb1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
 
 /** Secrets as configured: a list, or one string of comma-separated secrets (RELAY_SECRET). */
-export const secretList = (secrets: string | readonly string[]): string[] =>
-  (typeof secrets === 'string' ? secrets.split(',') : [...secrets]).map((s) => s.trim()).filter(Boolean);
+export const secretList = (secrets: string | readonly string[]): string[] => (typeof secrets === 'string' ? secrets.split(',') : [...secrets]).map((s) => s.trim()).filter(Boolean);
 
 /**
  * Compact HMAC-SHA256 tokens, `rb1.<payload>.<signature>`: only the relay can mint them, so a

@@ -1,7 +1,19 @@
 import type { Logger } from 'pino';
 import type { PlayerEvent } from '../store/event-log.js';
-import { DayLimitRefusal, type AuditNote, type ClaimLimits, type ClaimResult, type DayLimit, type Ledger, type LedgerEntry, type LedgerState, type NewClaim, type Settled, type Settlement } from '../store/ledger.js';
-import { allows, LIFECYCLE, LifecycleError, transition, type TransitionName } from './lifecycle.js';
+import {
+  type AuditNote,
+  type ClaimLimits,
+  type ClaimResult,
+  type DayLimit,
+  DayLimitRefusal,
+  type Ledger,
+  type LedgerEntry,
+  type LedgerState,
+  type NewClaim,
+  type Settled,
+  type Settlement,
+} from '../store/ledger.js';
+import { allows, LIFECYCLE, LifecycleError, type TransitionName, transition } from './lifecycle.js';
 
 /** What moved an intent: the claim, the payment's answer, or one of the ways a review ends. */
 export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' | 'recovery' | 'operator';
@@ -51,7 +63,8 @@ export function createSettlements({ ledger, publish, metrics, logger, clock }: S
   function after(s: Settled, cause: SettlementCause, audit?: AuditNote) {
     const { entry, from, event } = s;
     if (event) publish(event);
-    if (entry.state !== 'sending' && entry.state !== 'deferred' && entry.state !== 'held') metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined);
+    if (entry.state !== 'sending' && entry.state !== 'deferred' && entry.state !== 'held')
+      metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined);
     const line = {
       event: 'settlement',
       cause,

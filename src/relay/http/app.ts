@@ -1,11 +1,11 @@
-import { Hono, type Context } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { CatalogResponse, Health } from '../../wire/relay-api.js';
 import type { Claims } from '../core/claims.js';
 import type { EventHub } from '../core/live-events.js';
 import type { PlayerTokens } from '../core/player-tokens.js';
-import type { StreamTickets } from '../core/stream-tickets.js';
 import type { Reviews } from '../core/reviews.js';
+import type { StreamTickets } from '../core/stream-tickets.js';
 import type { Metrics } from '../ops/metrics.js';
 import { createReadiness } from '../ops/readiness.js';
 import type { WalletBalance } from '../ops/wallet-balance.js';
@@ -13,15 +13,16 @@ import type { Outcome, PaymentsClient } from '../payments/client.js';
 import type { ClaimLimits } from '../store/ledger.js';
 import { isStoreOutage } from '../store/outage.js';
 import type { RelayStore } from '../store/relay-store.js';
-import type { HttpOptions } from './options.js';
+import { VERSION } from '../version.js';
 import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
 import { addressKey, clientAddress } from './client-address.js';
-import { requirePlayer, socketAddress, type RelayEnv } from './context.js';
+import { type RelayEnv, requirePlayer, socketAddress } from './context.js';
 import { requireAdmin } from './middleware/admin-auth.js';
 import { allowedMethods } from './middleware/allowed-methods.js';
 import { cors, originAllowed } from './middleware/cors.js';
 import { refuseNulInUrl } from './middleware/nul-guard.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
+import type { HttpOptions } from './options.js';
 import { problemResponse, RelayProblem } from './problems.js';
 import { adminApi } from './routes/admin.js';
 import { eventsRoute } from './routes/events.js';
@@ -33,7 +34,6 @@ import { webhooksRoute } from './routes/webhooks.js';
 import { withdrawalsRoute } from './routes/withdrawals.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { createStreamCaps } from './stream-caps.js';
-import { VERSION } from '../version.js';
 
 const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
 
@@ -129,7 +129,10 @@ export function createApp(d: AppDeps) {
     }
     // The ledger out of reach is no bug of the client's nor the relay's: 503, come back shortly.
     if (isStoreOutage(err)) {
-      logger.warn({ event: 'store_unavailable', err: { message: (err as Error).message, code: (err as { code?: string }).code }, method: c.req.method, path: c.req.path }, 'the store cannot be reached');
+      logger.warn(
+        { event: 'store_unavailable', err: { message: (err as Error).message, code: (err as { code?: string }).code }, method: c.req.method, path: c.req.path },
+        'the store cannot be reached',
+      );
       return problemResponse(c, new RelayProblem('store_unavailable', undefined, { 'Retry-After': '5' }));
     }
     logger.error({ err, method: c.req.method, path: c.req.path }, 'relay error');
@@ -162,7 +165,7 @@ function warnOfUnknownAddresses(options: HttpOptions, logger: Logger): () => voi
     logger.warn(
       { event: 'client_address_unknown', limits, option: 'clientAddress' },
       `NO CLIENT ADDRESS ${when}: the per-address limits (${limits.join(', ')}) do not count such requests. ` +
-        'Give the relay the caller\'s address: createRelay({ clientAddress(request, env) { … } }) (docs/relay-api.md#addresses)',
+        "Give the relay the caller's address: createRelay({ clientAddress(request, env) { … } }) (docs/relay-api.md#addresses)",
     );
   };
   const node = typeof globalThis.process?.versions?.node === 'string' && !('Bun' in globalThis) && !('Deno' in globalThis);

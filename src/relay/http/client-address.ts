@@ -41,14 +41,30 @@ const holds = (list: BlockList, address: string) => isIP(address) !== 0 && list.
 
 /** Loopback and private networks: where a proxy the operator runs would connect from. */
 const PRIVATE = new BlockList();
-for (const [net, prefix] of [['127.0.0.0', 8], ['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['169.254.0.0', 16]] as const) PRIVATE.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::1', 128], ['fc00::', 7], ['fe80::', 10]] as const) PRIVATE.addSubnet(net, prefix, 'ipv6');
+for (const [net, prefix] of [
+  ['127.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['100.64.0.0', 10],
+  ['169.254.0.0', 16],
+] as const)
+  PRIVATE.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+] as const)
+  PRIVATE.addSubnet(net, prefix, 'ipv6');
 
 /** `RELAY_TRUST_PROXY`: a hop count (`1`), or a comma-separated list of proxy addresses and CIDR ranges. */
 export function parseTrustProxy(value: string): TrustProxy {
   if (/^\d+$/.test(value.trim())) return { hops: Number(value) };
   const proxies = new BlockList();
-  for (const entry of value.split(',').map((a) => a.trim()).filter(Boolean)) {
+  for (const entry of value
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean)) {
     const [address = '', prefix, ...rest] = entry.split('/');
     const ip = normalize(address);
     const bits = isIP(ip) === 6 ? 128 : 32;
@@ -68,7 +84,10 @@ export function parseTrustProxy(value: string): TrustProxy {
 export function clientAddress(socketAddress: string, forwardedFor: string | undefined, trust: TrustProxy | undefined): string {
   const socket = normalize(socketAddress);
   if (!trust || !forwardedFor) return socket;
-  const hops = forwardedFor.split(',').map((a) => normalize(a.trim())).filter((a) => isIP(a));
+  const hops = forwardedFor
+    .split(',')
+    .map((a) => normalize(a.trim()))
+    .filter((a) => isIP(a));
   if ('hops' in trust) return trust.hops > 0 && holds(PRIVATE, socket) ? (hops[Math.max(0, hops.length - trust.hops)] ?? socket) : socket;
   let address = socket;
   while (holds(trust.proxies, address) && hops.length) address = hops.pop()!;

@@ -3,8 +3,8 @@ import type { z } from 'zod';
 import type { PlayerClaims, PlayerTokens } from '../core/player-tokens.js';
 import type { StreamTickets } from '../core/stream-tickets.js';
 import { readWithin } from './middleware/body-deadline.js';
-import { RelayProblem } from './problems.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
+import { RelayProblem } from './problems.js';
 
 /** What the relay's handlers share: the authenticated player, and Node's socket when there is one. */
 export type RelayEnv = {

@@ -32,7 +32,8 @@ export function createStreamCaps(o: StreamCapOptions = {}) {
      * `address`: its addressKey; undefined (unknown) counts under the player only.
      */
     open(userId: string, address: string | undefined): () => void {
-      if (full(byPlayer, userId, perPlayer)) throw new RelayProblem('rate_limited', `This player has ${perPlayer} event streams open: close one first`, { 'Retry-After': retryAfter });
+      if (full(byPlayer, userId, perPlayer))
+        throw new RelayProblem('rate_limited', `This player has ${perPlayer} event streams open: close one first`, { 'Retry-After': retryAfter });
       if (address !== undefined && full(byAddress, address, perAddress)) {
         throw new RelayProblem('rate_limited', `This address has ${perAddress} event streams open: close one first`, { 'Retry-After': retryAfter });
       }

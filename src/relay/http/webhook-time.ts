@@ -16,10 +16,15 @@ export function webhookTimestamp(body: Record<string, unknown>): number | undefi
   if (!field) return undefined;
   const t = body[field];
   const ms =
-    typeof t === 'number' ? (Math.abs(t) < 1e12 ? t * 1000 : t)
-    : typeof t === 'string' && /^\d{1,13}$/.test(t) ? Number(t) * (t.length <= 10 ? 1000 : 1)
-    : typeof t === 'string' && !/^\d+$/.test(t) ? Date.parse(t)
-    : Number.NaN;
+    typeof t === 'number'
+      ? Math.abs(t) < 1e12
+        ? t * 1000
+        : t
+      : typeof t === 'string' && /^\d{1,13}$/.test(t)
+        ? Number(t) * (t.length <= 10 ? 1000 : 1)
+        : typeof t === 'string' && !/^\d+$/.test(t)
+          ? Date.parse(t)
+          : Number.NaN;
   if (!(Number.isFinite(ms) && ms >= 0 && ms <= MAX_DATE_MS)) throw new RelayProblem('bad_request', `The event's ${field} is not a time (ISO 8601, or epoch seconds or ms)`);
   return ms;
 }

@@ -1,5 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MiddlewareHandler } from 'hono';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PaymentsClient } from '../payments/client.js';
 
 /** What the scrape reads at the moment it asks: the ledger, and the project wallet (cached). */
@@ -47,7 +47,12 @@ export function createMetrics(ledger: LedgerGauges) {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const serviceErrors = new Counter({ name: 'rewardbus_service_errors_total', help: 'Calls to the payments service that did not succeed, by call and kind', labelNames: ['call', 'kind'], registers: [registry] });
+  const serviceErrors = new Counter({
+    name: 'rewardbus_service_errors_total',
+    help: 'Calls to the payments service that did not succeed, by call and kind',
+    labelNames: ['call', 'kind'],
+    registers: [registry],
+  });
   const contradictions = new Counter({
     name: 'rewardbus_contradictions_total',
     help: "The payments service's answer contradicted a final decision (the intent went back to review)",

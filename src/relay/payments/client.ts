@@ -1,21 +1,21 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { Logger } from 'pino';
 import {
   API_KEY_HEADER,
-  PATHS,
-  satsFromMsats,
   type GamertagData,
+  PATHS,
   type RampSessionData,
   type RampWidgetBody,
   type SendPaymentBody,
   type SendPaymentData,
+  satsFromMsats,
   type TransactionData,
   type UserIdData,
   type WalletData,
   type WithdrawalRequest,
 } from '../../contract/payments-api.js';
 import { scrub } from '../ops/scrub.js';
-import type { Logger } from 'pino';
 
 export interface PaymentsClientOptions {
   baseUrl: string;

@@ -25,7 +25,12 @@ export interface EventLog {
    * names a player's ramp session, `playerEvent` for that player (in the same transaction).
    * `fresh` is false for a repeated delivery.
    */
-  receiveWebhook(eventId: string, type: string, referenceId: string | undefined, playerEvent: { type: string; data: unknown } | undefined): Promise<{ fresh: boolean; event?: PlayerEvent }>;
+  receiveWebhook(
+    eventId: string,
+    type: string,
+    referenceId: string | undefined,
+    playerEvent: { type: string; data: unknown } | undefined,
+  ): Promise<{ fresh: boolean; event?: PlayerEvent }>;
   /** Whether a delivery with this event id was already received (accepted once, 200 however old). */
   webhookReceived(eventId: string): Promise<boolean>;
   /** The newest webhook deliveries, each once, and whether it reached a player. */

@@ -1,8 +1,7 @@
 import type { DailyLimits } from '../../wire/earning-rules.js';
 import type { RepeatPolicy } from '../../wire/relay-api.js';
-import type { PlayerEvent } from './event-log.js';
-
 import type { RewardState, TransitionName } from '../core/lifecycle.js';
+import type { PlayerEvent } from './event-log.js';
 
 /** Where an intent stands in the ledger: the lifecycle's states (core/lifecycle.ts). */
 export type LedgerState = RewardState;
@@ -215,5 +214,3 @@ export async function inChunks(chunk: () => Promise<number>): Promise<number> {
 
 /** The player's event type for a reward's change of state. */
 export const REWARD_EVENT = 'reward';
-
-

@@ -16,7 +16,9 @@ export function isStoreOutage(err: unknown): boolean {
   }
   if (typeof message === 'string') {
     // node-postgres's own words for a pool or a connection that gave up.
-    return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|the SQLite store is closed|Cannot use a pool after calling end/i.test(message);
+    return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|the SQLite store is closed|Cannot use a pool after calling end/i.test(
+      message,
+    );
   }
   return false;
 }

@@ -4,9 +4,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger, openSqliteStore, type NewClaim, type PlayerEvent, type RewardRecord } from '../../../src/relay/index.js';
 import { ALL_STATES, LIFECYCLE, LifecycleError, type RewardState, type Transition, type TransitionName } from '../../../src/relay/core/lifecycle.js';
 import { createSettlements } from '../../../src/relay/core/settlements.js';
+import { createLogger, type NewClaim, openSqliteStore, type PlayerEvent, type RewardRecord } from '../../../src/relay/index.js';
 import type { Settlement } from '../../../src/relay/store/ledger.js';
 
 const NO_LIMITS = { userDailyCapSats: 0, dailyBudgetSats: 0 };
@@ -23,8 +23,22 @@ async function core() {
   const counted: Array<[string, string, number, number | undefined]> = [];
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const settlements = createSettlements({ ledger: store.ledger, publish: (e) => published.push(e), metrics: { settled: (state, achievementId, sats, sinceMs) => void counted.push([state, achievementId, sats, sinceMs]) }, logger });
-  const claim = (over: Partial<NewClaim> = {}): NewClaim => ({ id: randomUUID(), userId: 'u1', idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'first-coin', sats: 21, repeat: { kind: 'once' }, ...over });
+  const settlements = createSettlements({
+    ledger: store.ledger,
+    publish: (e) => published.push(e),
+    metrics: { settled: (state, achievementId, sats, sinceMs) => void counted.push([state, achievementId, sats, sinceMs]) },
+    logger,
+  });
+  const claim = (over: Partial<NewClaim> = {}): NewClaim => ({
+    id: randomUUID(),
+    userId: 'u1',
+    idempotencyKey: randomUUID(),
+    requestHash: 'h',
+    achievementId: 'first-coin',
+    sats: 21,
+    repeat: { kind: 'once' },
+    ...over,
+  });
   const flushLogs = () => {
     logger.flush();
     return logs;
@@ -42,7 +56,9 @@ describe('the settlement core', () => {
     expect(published).toEqual(await store.events.since('u1', 0));
     expect((published[0]!.data as RewardRecord).status).toBe('paid');
     expect(counted).toEqual([['paid', 'first-coin', 21, entry.createdAt]]);
-    await expect.poll(() => flushLogs().filter((l) => l.event === 'settlement')).toMatchObject([{ cause: 'payout', from: 'sending', to: 'paid', rewardId: entry.id, paymentId: 'tx' }]);
+    await expect
+      .poll(() => flushLogs().filter((l) => l.event === 'settlement'))
+      .toMatchObject([{ cause: 'payout', from: 'sending', to: 'paid', rewardId: entry.id, paymentId: 'tx' }]);
   });
 
   it('does nothing after a compare-and-set that lost: no event, no count, no line', async () => {
@@ -51,7 +67,12 @@ describe('the settlement core', () => {
     await settlements.settle(entry.id, { transition: 'settle', to: { state: 'needs_review', reason: 'timeout' }, cause: 'payout' });
     const [a, b] = await Promise.all([
       settlements.settle(entry.id, { transition: 'late_answer', to: { state: 'paid', paymentId: 'tx' }, cause: 'late_answer' }),
-      settlements.settle(entry.id, { transition: 'mark_failed', to: { state: 'failed', reason: 'operator_marked_failed' }, cause: 'operator', audit: { actor: 'ann', action: 'mark-failed' } }),
+      settlements.settle(entry.id, {
+        transition: 'mark_failed',
+        to: { state: 'failed', reason: 'operator_marked_failed' },
+        cause: 'operator',
+        audit: { actor: 'ann', action: 'mark-failed' },
+      }),
     ]);
     expect([a?.state, b?.state].filter(Boolean)).toHaveLength(1);
     expect(published.map((e) => (e.data as RewardRecord).status)).toEqual(['needs_review', a ? 'paid' : 'failed']);
@@ -120,7 +141,9 @@ describe('the lifecycle table (core/lifecycle.ts), as the settlement core applie
     const before = await s.store.ledger.get(id);
     await expect(s.settlements.apply(id, { transition: 'late_answer', to: { state: 'sending' }, cause: 'late_answer' })).rejects.toThrow(LifecycleError);
     await expect(s.settlements.apply(id, { transition: 'mark_paid', to: { state: 'paid', paymentId: 'x' }, cause: 'operator' })).rejects.toThrow(/audit note/);
-    await expect(s.settlements.apply(id, { transition: 'late_answer', to: { state: 'paid', paymentId: 'x' }, cause: 'late_answer', audit: AUDIT })).rejects.toThrow(/not a decision by hand/);
+    await expect(s.settlements.apply(id, { transition: 'late_answer', to: { state: 'paid', paymentId: 'x' }, cause: 'late_answer', audit: AUDIT })).rejects.toThrow(
+      /not a decision by hand/,
+    );
     expect(await s.store.ledger.get(id)).toEqual(before);
   });
 

@@ -69,7 +69,17 @@ describe('the packs', () => {
       expect(relayEntries).toContain('dist/relay/index.js');
       // Found by path at run time, not through the manifest: the SQLite store's thread.
       for (const entry of [...relayEntries, 'dist/relay/sqlite-worker.js']) expect(relay, entry).toContain(entry);
-      for (const file of ['.env.example', 'docs/relay-api.md', 'docs/admin-api.md', 'docs/deploy.md', 'docs/deploy/nginx.conf', 'docs/deploy/rewardbus-relay.service', 'LICENSE', 'README.md']) expect(relay, file).toContain(file);
+      for (const file of [
+        '.env.example',
+        'docs/relay-api.md',
+        'docs/admin-api.md',
+        'docs/deploy.md',
+        'docs/deploy/nginx.conf',
+        'docs/deploy/rewardbus-relay.service',
+        'LICENSE',
+        'README.md',
+      ])
+        expect(relay, file).toContain(file);
     } finally {
       rmSync(tree, { recursive: true, force: true });
     }

@@ -3,9 +3,9 @@
 // SIGKILL five times and restarted on the same ledger (or, in its database mode, its PostgreSQL
 // restarted and frozen under it), then reconciled. Nothing may be paid
 // twice, nothing lost, and every sat the service paid is accounted for in the ledger.
-import { serve } from '@hono/node-server';
-import Database from 'better-sqlite3';
+
 import type { ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -13,12 +13,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { execFile } from 'node:child_process';
+import { serve } from '@hono/node-server';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../../src/sandbox/index.js';
-import pg from 'pg';
-import { freePort, startRelayProcess } from '../../helpers/processes.js';
 import { freshDatabase, POSTGRES_HOW, postgresInstalled, startPostgres } from '../../helpers/postgres.js';
+import { freePort, startRelayProcess } from '../../helpers/processes.js';
 import { seededRandom } from '../../helpers/seeded-random.js';
 import { tally } from '../../helpers/tally.js';
 
@@ -47,7 +48,9 @@ async function faultyService(rnd: () => number) {
       if (fault === 'reset') return void req.socket.destroy();
       if (fault === '500 before forwarding') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"success":false,"message":"Internal error"}');
       const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      const answer = await sandbox.fetch(new Request(`http://service${req.url}`, { method: req.method!, headers: req.headers as Record<string, string>, ...(body ? { body } : {}) }));
+      const answer = await sandbox.fetch(
+        new Request(`http://service${req.url}`, { method: req.method!, headers: req.headers as Record<string, string>, ...(body ? { body } : {}) }),
+      );
       const text = await answer.text();
       if (fault === 'forward, then drop the socket') return void req.socket.destroy();
       if (fault === 'forward, then 500') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"success":false,"message":"Internal error"}');

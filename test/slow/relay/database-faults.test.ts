@@ -1,13 +1,14 @@
 // Two relays on a real PostgreSQL that is restarted, frozen and stopped under load: streams come
 // back and miss nothing, answers are bounded 503s (never 500, never a hang), nothing is paid
 // twice, and every transaction id the service gave is in the ledger or in a relay's log.
-import { serve } from '@hono/node-server';
-import { spawn, type ChildProcess } from 'node:child_process';
+
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../../src/sandbox/index.js';
 import { freshDatabase, POSTGRES_HOW, postgresInstalled, startPostgres, type TestPostgres } from '../../helpers/postgres.js';
@@ -27,7 +28,10 @@ interface RelayProcess {
 
 /** A relay process whose every log line is kept (for the transaction ids it logged). */
 function startRelay(env: Record<string, string>): Promise<RelayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const log: string[] = [];
   let buffer = '';
   return new Promise((resolve, reject) => {

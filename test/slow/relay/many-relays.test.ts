@@ -1,13 +1,14 @@
 // Several relay processes on one PostgreSQL database, paying one payments service: the same
 // promises as one relay, whichever relay each request lands on.
-import { serve } from '@hono/node-server';
-import { execFile, type ChildProcess } from 'node:child_process';
+
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { serve } from '@hono/node-server';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { freshDatabase, POSTGRES_HOW } from '../../helpers/postgres.js';
@@ -42,7 +43,12 @@ async function fleet(n: number, env: Record<string, string> = {}): Promise<Fleet
   const catalog = join(dir, 'catalog.json');
   writeFileSync(
     catalog,
-    JSON.stringify({ achievements: [{ id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }, { id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' } }] }),
+    JSON.stringify({
+      achievements: [
+        { id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } },
+        { id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' } },
+      ],
+    }),
   );
   const base = {
     PAYMENTS_API_KEY: KEY,

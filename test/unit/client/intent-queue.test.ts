@@ -10,7 +10,14 @@ import type { PlayerSession, RewardRecord } from '../../../src/wire/relay-api.js
 
 const player: PlayerSession = { userId: 'u1', gamertag: 'alice', token: 'tok', expiresAt: '2999-01-01T00:00:00.000Z' };
 let n = 0;
-const intent = (achievementId = 'coin'): RewardIntent => ({ id: `intent-${++n}`, achievementId, occurredAt: new Date(Date.UTC(2026, 10, 23, 10, 0, n)).toISOString(), userId: 'u1', attempts: 0, nextAttemptAt: 0 });
+const intent = (achievementId = 'coin'): RewardIntent => ({
+  id: `intent-${++n}`,
+  achievementId,
+  occurredAt: new Date(Date.UTC(2026, 10, 23, 10, 0, n)).toISOString(),
+  userId: 'u1',
+  attempts: 0,
+  nextAttemptAt: 0,
+});
 const answer = (key: string, status: string): RelayAnswer<RewardRecord> => ({
   ok: true,
   status: 201,
@@ -84,7 +91,21 @@ function queueOn(
       },
     },
   );
-  return { queue, claims, claim, batches, maxBatchesInFlight: () => maxBatchesInFlight, settled, waiting, reachable, expire, earned, storage, writes, maxInFlight: () => maxInFlight };
+  return {
+    queue,
+    claims,
+    claim,
+    batches,
+    maxBatchesInFlight: () => maxBatchesInFlight,
+    settled,
+    waiting,
+    reachable,
+    expire,
+    earned,
+    storage,
+    writes,
+    maxInFlight: () => maxInFlight,
+  };
 }
 
 describe('IntentQueue', () => {
@@ -127,7 +148,11 @@ describe('IntentQueue', () => {
   });
 
   it('asks again while the relay says pending; needs_review, held, and a status it does not know, end it as waiting', async () => {
-    const statuses = new Map([['a', ['pending', 'needs_review']], ['b', ['held']], ['c', ['on_the_moon']]]);
+    const statuses = new Map([
+      ['a', ['pending', 'needs_review']],
+      ['b', ['held']],
+      ['c', ['on_the_moon']],
+    ]);
     const ids = new Map<string, string>();
     const q = queueOn((key, attempt) => answer(key, statuses.get(ids.get(key)!)![attempt - 1]!));
     const a = intent();
@@ -169,9 +194,7 @@ describe('IntentQueue', () => {
     expect(againAt).toBeGreaterThanOrEqual(retryAt);
     expect(againAt - retryAt).toBeLessThan(500);
     const calls = q.claim.mock.calls as unknown as Array<[string, string, unknown]>;
-    expect(calls.map(([, key, body]) => [key, body])).toEqual(
-      [1, 2].map(() => [i.id, { achievementId: 'coin', occurredAt: i.occurredAt, proof: 'signed-by-the-game-server' }]),
-    );
+    expect(calls.map(([, key, body]) => [key, body])).toEqual([1, 2].map(() => [i.id, { achievementId: 'coin', occurredAt: i.occurredAt, proof: 'signed-by-the-game-server' }]));
   });
 
   it('keeps intents through a reload of the same storage while the relay is out of reach, and sends them once it is back', async () => {
@@ -190,7 +213,12 @@ describe('IntentQueue', () => {
 
     const back = queueOn((key) => answer(key, 'paid'), { storage });
     await back.queue.load();
-    expect(back.queue.list().map((i) => i.id).sort()).toEqual(queued.map((i) => i.id).sort());
+    expect(
+      back.queue
+        .list()
+        .map((i) => i.id)
+        .sort(),
+    ).toEqual(queued.map((i) => i.id).sort());
     // Not before its backoff, even after a reload; then each once.
     await back.queue.flush();
     expect(back.claims.size).toBe(0);
@@ -215,10 +243,13 @@ describe('IntentQueue', () => {
   });
 
   it('drains a backlog a few at a time, each intent once', async () => {
-    const q = queueOn(async (key) => {
-      await new Promise((r) => setTimeout(r, 2));
-      return answer(key, 'paid');
-    }, { concurrency: 3 });
+    const q = queueOn(
+      async (key) => {
+        await new Promise((r) => setTimeout(r, 2));
+        return answer(key, 'paid');
+      },
+      { concurrency: 3 },
+    );
     const backlog = Array.from({ length: 20 }, () => intent());
     for (const i of backlog) q.queue.add(i);
     await vi.waitFor(() => expect(q.settled).toHaveLength(20));
@@ -227,9 +258,17 @@ describe('IntentQueue', () => {
   });
 
   it('sends a backlog in batches of what the relay takes, one player per batch, and ends each intent on its own answer', async () => {
-    const q = queueOn((key, attempt) => (key === backlog[3]!.id && attempt === 1 ? { ok: false, status: 503, retryAfterMs: 1 } : key === backlog[5]!.id ? { ok: false, status: 404, problem: { type: 'x', title: 'x', status: 404, code: 'unknown_achievement' } } : answer(key, 'paid')), {
-      batchMax: 4,
-    });
+    const q = queueOn(
+      (key, attempt) =>
+        key === backlog[3]!.id && attempt === 1
+          ? { ok: false, status: 503, retryAfterMs: 1 }
+          : key === backlog[5]!.id
+            ? { ok: false, status: 404, problem: { type: 'x', title: 'x', status: 404, code: 'unknown_achievement' } }
+            : answer(key, 'paid'),
+      {
+        batchMax: 4,
+      },
+    );
     const backlog = Array.from({ length: 9 }, () => intent());
     const other = { ...intent(), userId: 'u2' };
     for (const i of [...backlog, other]) q.queue.add(i);

@@ -10,10 +10,26 @@ import type { RewardRecord } from '../../../src/wire/relay-api.js';
 const USER = 'user-1';
 
 function record(id: string, status: string, extra: Partial<RewardRecord> = {}): RewardRecord {
-  return { id, idempotencyKey: `key-${id}`, achievementId: 'first-coin', userId: USER, sats: 21, status: status as RewardRecord['status'], createdAt: '2026-11-23T10:00:00.000Z', ...extra };
+  return {
+    id,
+    idempotencyKey: `key-${id}`,
+    achievementId: 'first-coin',
+    userId: USER,
+    sats: 21,
+    status: status as RewardRecord['status'],
+    createdAt: '2026-11-23T10:00:00.000Z',
+    ...extra,
+  };
 }
 
-const intentFor = (r: RewardRecord): RewardIntent => ({ id: r.idempotencyKey!, achievementId: r.achievementId, occurredAt: r.createdAt, userId: r.userId, attempts: 1, nextAttemptAt: 0 });
+const intentFor = (r: RewardRecord): RewardIntent => ({
+  id: r.idempotencyKey!,
+  achievementId: r.achievementId,
+  occurredAt: r.createdAt,
+  userId: r.userId,
+  attempts: 1,
+  nextAttemptAt: 0,
+});
 
 /** An Outcomes on `storage`, with a queue of `queued` intents, recording what it says and tells other tabs. */
 async function outcomesOn(storage: RewardStorage = memoryStorage(), queued: RewardIntent[] = []) {
@@ -96,12 +112,7 @@ describe('Outcomes', () => {
     o.outcomes.heardRecord(record('r1', 'paid'));
     o.outcomes.heardRecord(record('r2', 'held', { idempotencyKey: 'key-r2' }));
     o.outcomes.heardRecord(record('r2', 'rejected', { idempotencyKey: 'key-r2', reason: 'denied_by_operator' }));
-    expect(await o.settledSaid()).toEqual([
-      'reward:held',
-      'reward:paid after review (hold)',
-      'reward:held (remote)',
-      'reward:rejected after review (hold)',
-    ]);
+    expect(await o.settledSaid()).toEqual(['reward:held', 'reward:paid after review (hold)', 'reward:held (remote)', 'reward:rejected after review (hold)']);
   });
 
   it('on a later session, says the outcome of a hold it finds in the refreshed history, as after a hold', async () => {
@@ -173,7 +184,10 @@ describe('Outcomes', () => {
     const storage = memoryStorage();
     const o = await outcomesOn(storage);
     const at = (n: number) => new Date(Date.UTC(2026, 10, 1) + n * 60_000).toISOString();
-    o.outcomes.replaceHistory(USER, Array.from({ length: 100 }, (_, n) => record(`old${n}`, 'paid', { createdAt: at(100 - n) })));
+    o.outcomes.replaceHistory(
+      USER,
+      Array.from({ length: 100 }, (_, n) => record(`old${n}`, 'paid', { createdAt: at(100 - n) })),
+    );
     await o.writes.written;
     const setMany = vi.spyOn(storage, 'setMany');
     const delMany = vi.spyOn(storage, 'delMany');

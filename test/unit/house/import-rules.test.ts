@@ -38,10 +38,22 @@ const RULES: Rule[] = [
   { from: 'src/wire/', only: ['src/wire/'], why: 'the wire types are shared by both sides and depend on neither' },
   { from: 'src/contract/', only: ['src/contract/'], why: "the service's contract is shared by the relay and the sandbox and depends on neither" },
   { from: 'src/sandbox/', only: ['src/sandbox/', 'src/contract/', 'src/wire/'], why: 'the sandbox shares only the service’s contract with the relay' },
-  { from: 'src/relay/', not: ['src/client/', 'src/phaser/', 'src/sandbox/', 'src/node/', 'src/bin/'], why: 'the relay is a web-standard handler: Node, the CLI and the sandbox are shells around it' },
-  { from: 'src/relay/core/', not: ['src/relay/http/', 'src/relay/store/sqlite/', 'src/relay/store/postgres/', 'src/relay/ops/', 'src/relay/relay.ts'], why: 'the core knows the stores only by their ports' },
+  {
+    from: 'src/relay/',
+    not: ['src/client/', 'src/phaser/', 'src/sandbox/', 'src/node/', 'src/bin/'],
+    why: 'the relay is a web-standard handler: Node, the CLI and the sandbox are shells around it',
+  },
+  {
+    from: 'src/relay/core/',
+    not: ['src/relay/http/', 'src/relay/store/sqlite/', 'src/relay/store/postgres/', 'src/relay/ops/', 'src/relay/relay.ts'],
+    why: 'the core knows the stores only by their ports',
+  },
   { from: 'src/relay/store/', not: ['src/relay/http/', 'src/relay/ops/', 'src/relay/payments/', 'src/relay/relay.ts'], why: 'a store implements ports; it serves no request' },
-  { from: 'src/relay/http/', not: ['src/relay/relay.ts', 'src/relay/store/sqlite/', 'src/relay/store/postgres/'], why: 'http maps requests to use cases; the composition root wires it, never the other way' },
+  {
+    from: 'src/relay/http/',
+    not: ['src/relay/relay.ts', 'src/relay/store/sqlite/', 'src/relay/store/postgres/'],
+    why: 'http maps requests to use cases; the composition root wires it, never the other way',
+  },
 ];
 
 describe("the house's import rules", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { grouped, madeAlone, type GroupResult } from '../../../src/relay/store/postgres/group.js';
+import { type GroupResult, grouped, madeAlone } from '../../../src/relay/store/postgres/group.js';
 
 /** Calls keyed by their first letter (a player, say), and a log of what went out. */
 function keyedByLetter(send: (items: readonly string[]) => Promise<ReadonlyArray<GroupResult<string>>>) {
@@ -35,9 +35,7 @@ describe('grouped calls (store/postgres/group.ts)', () => {
   });
 
   it('answers each call made alone with its own outcome, and frees its key when it fails too', async () => {
-    const { call, log } = keyedByLetter(async (items) =>
-      items.map((item) => (item === 'a1' ? madeAlone(Promise.reject(new Error('refused'))) : madeAlone(Promise.resolve(item)))),
-    );
+    const { call, log } = keyedByLetter(async (items) => items.map((item) => (item === 'a1' ? madeAlone(Promise.reject(new Error('refused'))) : madeAlone(Promise.resolve(item)))));
     const [bad, good, next] = await Promise.allSettled([call('a1'), call('b1'), call('a2')]);
     expect(bad).toMatchObject({ status: 'rejected', reason: { message: 'refused' } });
     expect([good, next]).toEqual([

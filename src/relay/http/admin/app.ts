@@ -192,9 +192,13 @@ async function load() {
         })
       : [row(['Nothing is held.'])]),
   );
-  $('recent').replaceChildren(...recent.entries.map((e) => row([e.createdAt.replace('T', ' ').slice(0, 19), e.gamertag || e.userId, e.achievementId, e.sats, e.state.replace('_', ' '), e.reason])));
+  $('recent').replaceChildren(
+    ...recent.entries.map((e) => row([e.createdAt.replace('T', ' ').slice(0, 19), e.gamertag || e.userId, e.achievementId, e.sats, e.state.replace('_', ' '), e.reason])),
+  );
   $('webhooks').replaceChildren(
-    ...(webhooks.webhooks.length ? webhooks.webhooks.map((w) => row([w.receivedAt.replace('T', ' ').slice(0, 19), w.type, w.referenceId, w.actedOn ? 'yes' : 'no'])) : [row(['None yet.'])]),
+    ...(webhooks.webhooks.length
+      ? webhooks.webhooks.map((w) => row([w.receivedAt.replace('T', ' ').slice(0, 19), w.type, w.referenceId, w.actedOn ? 'yes' : 'no']))
+      : [row(['None yet.'])]),
   );
   $('wallet-warning').hidden = !health.walletLow;
   $('wallet-warning').textContent = health.walletLow
@@ -221,4 +225,8 @@ $('login').onsubmit = async (ev) => {
   }
 };
 $('filter').onclick = () => void load();
-if (sessionStorage.getItem(KEY)) load().then(() => show(true), () => undefined);
+if (sessionStorage.getItem(KEY))
+  load().then(
+    () => show(true),
+    () => undefined,
+  );

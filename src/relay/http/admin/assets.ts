@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 
 /** Lets the page's own script and styles run, and nothing else. */
-export const ADMIN_PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+export const ADMIN_PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 // From source the page and its TypeScript sit beside this module, and the script is compiled on
 // first use (esbuild is a dev dependency); the built package ships both ready under

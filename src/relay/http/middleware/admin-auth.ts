@@ -25,7 +25,10 @@ export interface AdminAuthOptions {
  * one too: otherwise each guess would still be an answer (401 or 200) and the limit no limit.
  */
 export function requireAdmin(tokens: string | readonly string[], options: AdminAuthOptions = {}): MiddlewareHandler<RelayEnv> {
-  const expected = (typeof tokens === 'string' ? tokens.split(',') : [...tokens]).map((t) => t.trim()).filter(Boolean).map(digest);
+  const expected = (typeof tokens === 'string' ? tokens.split(',') : [...tokens])
+    .map((t) => t.trim())
+    .filter(Boolean)
+    .map(digest);
   if (!expected.length) throw new Error('requireAdmin needs a token');
   const limit = Math.max(1, options.failuresPerMinute ?? 10);
   const now = options.now ?? Date.now;

@@ -1,14 +1,14 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { utcDay } from '../../../wire/earning-rules.js';
-import { readJson, type RelayEnv } from '../context.js';
-import type { EventLog } from '../../store/event-log.js';
-import type { ClaimLimits, Ledger, LedgerEntry } from '../../store/ledger.js';
+import type { ReviewAction, Reviews } from '../../core/reviews.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { WalletBalance } from '../../ops/wallet-balance.js';
-import type { Reviews, ReviewAction } from '../../core/reviews.js';
-import { RelayProblem } from '../problems.js';
+import type { EventLog } from '../../store/event-log.js';
+import type { ClaimLimits, Ledger, LedgerEntry } from '../../store/ledger.js';
+import { type RelayEnv, readJson } from '../context.js';
 import { operatorName } from '../middleware/admin-auth.js';
+import { RelayProblem } from '../problems.js';
 
 const DAY_MS = 86_400_000;
 
@@ -106,7 +106,8 @@ export function adminApi({ ledger, events, decide, limits, metrics, wallet }: Ad
       const action = c.req.param('action') as ReviewAction;
       const transactionId = action === 'mark-paid' ? (await readJson(c, markPaidSchema)).transactionId : undefined;
       const r = await decide(id, action, actor(c), transactionId);
-      if (r.kind === 'not_in_review') throw new RelayProblem('not_found', action === 'approve' || action === 'deny' ? 'No claim with this id is held for approval' : 'No intent with this id awaits review');
+      if (r.kind === 'not_in_review')
+        throw new RelayProblem('not_found', action === 'approve' || action === 'deny' ? 'No claim with this id is held for approval' : 'No intent with this id awaits review');
       if (r.kind === 'refused') throw new RelayProblem(r.reason);
       if (r.kind === 'unsettled') return c.json({ settled: false, entry: view(r.entry, Date.now()), detail: r.detail });
       return c.json({ settled: true, entry: view(r.entry, Date.now()), audit: await ledger.audits(id) });

@@ -1,10 +1,10 @@
 import { Hono } from 'hono';
-import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
-import { clientKey, type RelayEnv } from '../context.js';
-import type { EventHub } from '../../core/live-events.js';
-import type { EventLog, PlayerEvent } from '../../store/event-log.js';
+import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import type { EventStreamTicket } from '../../../wire/relay-api.js';
+import type { EventHub } from '../../core/live-events.js';
 import type { StreamTickets } from '../../core/stream-tickets.js';
+import type { EventLog, PlayerEvent } from '../../store/event-log.js';
+import { clientKey, type RelayEnv } from '../context.js';
 import { RelayProblem } from '../problems.js';
 import { createStreamCaps, type StreamCaps } from '../stream-caps.js';
 

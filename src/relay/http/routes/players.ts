@@ -1,17 +1,22 @@
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { PlayerSession } from '../../../wire/relay-api.js';
-import { addressScope, clientKey, rateLimited, readJsonText, type RelayContext, type RelayEnv } from '../context.js';
-import type { PaymentsClient } from '../../payments/client.js';
-import type { PlayerTokens } from '../../core/player-tokens.js';
-import { RelayProblem } from '../problems.js';
 import { nextUtcDay, utcDay } from '../../../wire/earning-rules.js';
+import type { PlayerSession } from '../../../wire/relay-api.js';
+import type { PlayerTokens } from '../../core/player-tokens.js';
+import type { PaymentsClient } from '../../payments/client.js';
 import type { Ledger } from '../../store/ledger.js';
+import { addressScope, clientKey, type RelayContext, type RelayEnv, rateLimited, readJsonText } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
+import { RelayProblem } from '../problems.js';
 
 const linkSchema = z.strictObject({
-  gamertag: z.string().trim().min(1).max(64).regex(/^[^/\\?#%\s]+$/, 'a gamertag has no spaces, slashes, ?, # or %'),
+  gamertag: z
+    .string()
+    .trim()
+    .min(1)
+    .max(64)
+    .regex(/^[^/\\?#%\s]+$/, 'a gamertag has no spaces, slashes, ?, # or %'),
   humanCheck: z.string().min(1).max(2048).optional(),
 });
 

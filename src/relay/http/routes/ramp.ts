@@ -3,16 +3,22 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { RampSession } from '../../../wire/relay-api.js';
-import { readJson, type RelayEnv } from '../context.js';
-import type { EventLog } from '../../store/event-log.js';
 import type { PaymentsClient } from '../../payments/client.js';
+import type { EventLog } from '../../store/event-log.js';
+import { type RelayEnv, readJson } from '../context.js';
 import { RelayProblem } from '../problems.js';
 
 const rampSchema = z.strictObject({
   email: z.email(),
   destination: z.string().min(1).max(200).optional(),
-  quoteCurrency: z.string().regex(/^[A-Z]{3}$/).optional(),
-  baseCurrency: z.string().regex(/^[A-Z]{3,4}$/).optional(),
+  quoteCurrency: z
+    .string()
+    .regex(/^[A-Z]{3}$/)
+    .optional(),
+  baseCurrency: z
+    .string()
+    .regex(/^[A-Z]{3,4}$/)
+    .optional(),
   referenceId: z.string().min(1).max(100).optional(),
   metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });

@@ -1,5 +1,5 @@
-import { Hono, type Context } from 'hono';
-import type { Readiness as ReadyBody, Problem } from '../../../wire/relay-api.js';
+import { type Context, Hono } from 'hono';
+import type { Problem, Readiness as ReadyBody } from '../../../wire/relay-api.js';
 import type { Readiness } from '../../ops/readiness.js';
 import type { RelayEnv } from '../context.js';
 import { PROBLEMS } from '../problems.js';

@@ -1,14 +1,21 @@
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type Problem, type RewardClaimBatchResult, type RewardClaimResult, type RewardHistory } from '../../../wire/relay-api.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  type Problem,
+  type RewardClaimBatchResult,
+  type RewardClaimResult,
+  type RewardHistory,
+} from '../../../wire/relay-api.js';
 import type { ClaimOutcome, Claims } from '../../core/claims.js';
+import { PROOF_MAX_LENGTH } from '../../core/unlock-proof.js';
 import type { Ledger, LedgerEntry } from '../../store/ledger.js';
 import { isStoreOutage } from '../../store/outage.js';
 import { toRewardRecord } from '../../store/reward-record.js';
-import { addressScope, clientKey, readJson, type RelayContext, type RelayEnv } from '../context.js';
+import { addressScope, clientKey, type RelayContext, type RelayEnv, readJson } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
-import { PROOF_MAX_LENGTH } from '../../core/unlock-proof.js';
 import { problemBody, RelayProblem } from '../problems.js';
 
 // Strict: an `amount` (or anything else) in the body is refused, not silently ignored.

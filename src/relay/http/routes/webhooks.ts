@@ -1,12 +1,12 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { addressScope, parseJsonObject, rateLimited, readText, type RelayEnv } from '../context.js';
+import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../../../contract/payments-api.js';
 import type { EventHub } from '../../core/live-events.js';
 import type { EventLog } from '../../store/event-log.js';
-import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../../../contract/payments-api.js';
-import { RelayProblem } from '../problems.js';
+import { addressScope, parseJsonObject, type RelayEnv, rateLimited, readText } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
+import { RelayProblem } from '../problems.js';
 import { webhookTimestamp } from '../webhook-time.js';
 
 export interface WebhookOptions {
@@ -45,8 +45,7 @@ export function signatureValid(secret: string, rawBody: string, header: string |
   return timingSafeEqual(Buffer.from(given, 'hex'), expected);
 }
 
-const kindOf = (type: string) =>
-  (Object.keys(RAMP_EVENTS) as Array<keyof typeof RAMP_EVENTS>).find((k) => (RAMP_EVENTS[k] as readonly string[]).includes(type));
+const kindOf = (type: string) => (Object.keys(RAMP_EVENTS) as Array<keyof typeof RAMP_EVENTS>).find((k) => (RAMP_EVENTS[k] as readonly string[]).includes(type));
 
 const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
 
@@ -76,7 +75,8 @@ export function webhooksRoute(events: EventLog, hub: EventHub, logger: Logger, l
   const toleranceMs = (o.toleranceSeconds ?? 300) * 1000;
   const secrets = webhookSecrets(o.secret);
   const unsigned = secrets.length === 0;
-  if (unsigned && o.allowUnsigned) logger.warn({ event: 'webhooks_unsigned' }, 'WEBHOOKS ARE UNAUTHENTICATED: no WEBHOOK_SECRET, unsigned deliveries allowed; only the service must reach /v1/webhooks/payments');
+  if (unsigned && o.allowUnsigned)
+    logger.warn({ event: 'webhooks_unsigned' }, 'WEBHOOKS ARE UNAUTHENTICATED: no WEBHOOK_SECRET, unsigned deliveries allowed; only the service must reach /v1/webhooks/payments');
   else if (unsigned) logger.error({ event: 'webhooks_refused' }, 'NO WEBHOOK_SECRET: every webhook delivery is refused (401); ramp purchases will not reach players');
   return new Hono<RelayEnv>().post('/', async (c) => {
     // Without a secret every unique delivery is a database write: limit who can make them.

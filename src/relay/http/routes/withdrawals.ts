@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
-import type { WithdrawalRequestView } from '../../../wire/relay-api.js';
-import type { RelayEnv } from '../context.js';
 import { satsFromMsats } from '../../../contract/payments-api.js';
+import type { WithdrawalRequestView } from '../../../wire/relay-api.js';
 import type { PaymentsClient } from '../../payments/client.js';
+import type { RelayEnv } from '../context.js';
 import { RelayProblem } from '../problems.js';
 
 /** `GET /v1/withdrawal-requests/{id}`: a withdrawal request, fetched through the service. */

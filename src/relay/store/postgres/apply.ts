@@ -1,7 +1,7 @@
 import { LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { AuditNote, LedgerState, Settled, Settlement } from '../ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
-import { eventOf, RESERVING, TOLD, type EventJson, type Row } from './rows.js';
+import { type EventJson, eventOf, RESERVING, type Row, TOLD } from './rows.js';
 
 /**
  * The PostgreSQL ledger's one write primitive (rewardbus_apply, migration 12): a batch of

@@ -1,13 +1,13 @@
 import { escapeLiteral, type Pool, type PoolClient } from 'pg';
-import { isStoreOutage } from '../outage.js';
 import { utcDay } from '../../../wire/earning-rules.js';
-import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import { LIFECYCLE } from '../../core/lifecycle.js';
+import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
 import type { ClaimLimits, ClaimResult, LedgerEntry, NewClaim } from '../ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
+import { isStoreOutage } from '../outage.js';
 import type { AppliedRow, Change } from './apply.js';
-import { grouped, madeAlone, type GroupResult } from './group.js';
-import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, TOLD, type Row } from './rows.js';
+import { type GroupResult, grouped, madeAlone } from './group.js';
+import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, type Row, TOLD } from './rows.js';
 import { BEGIN, RETRYABLE } from './transaction.js';
 
 /** A SQL string literal, for the statements sent without parameters (several in one round trip). */
@@ -153,7 +153,18 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
       return { kind: 'write', change: { op: 'insert', id: claim.id, user, key: k, hash, achievement, occurred: claim.occurredAt ?? null, ...decided } };
     }
     // A deferred key decided whole, as a new claim: today's price, day, time and address.
-    const change: Change = { op: 'update', id: existing!.id, from: LIFECYCLE.claim.from, unsent: false, payment: null, settled: null, actor: null, action: null, setAddress: true, ...decided };
+    const change: Change = {
+      op: 'update',
+      id: existing!.id,
+      from: LIFECYCLE.claim.from,
+      unsent: false,
+      payment: null,
+      settled: null,
+      actor: null,
+      action: null,
+      setAddress: true,
+      ...decided,
+    };
     return { kind: 'write', change };
   }
 
@@ -195,7 +206,9 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
   async function claimGroup(ps: readonly Prepared[]): Promise<ReadonlyArray<GroupResult<ClaimResult>>> {
     const decided = await onConnection(async (c): Promise<Array<ClaimResult | 'busy'>> => {
       const items = JSON.stringify(ps.map((p, i) => ({ i, ...factsArgs(p) })));
-      const results = (await c.query(`${BEGIN}; SELECT * FROM rewardbus_claim_facts_many(${literal(items)})`)) as unknown as Array<{ rows: Array<Facts & { i: number; busy: boolean }> }>;
+      const results = (await c.query(`${BEGIN}; SELECT * FROM rewardbus_claim_facts_many(${literal(items)})`)) as unknown as Array<{
+        rows: Array<Facts & { i: number; busy: boolean }>;
+      }>;
       const facts = results[results.length - 1]!.rows;
       // Reserved by the group's claims before this one, per day (a group can span midnight).
       const reserved = new Map<string, number>();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg, { type Pool, type PoolClient } from 'pg';
-import { refuseRewardEvent, type EventLog, type PlayerEvent } from '../event-log.js';
+import { type EventLog, type PlayerEvent, refuseRewardEvent } from '../event-log.js';
 import { BEGIN, inTransaction } from './transaction.js';
 
 /** Where the store says what happened to its connections (a pino logger fits). */
@@ -45,7 +45,11 @@ export async function appendEventIn(c: PoolClient, userId: string, type: string,
  * a listener then reads each named player's events after the last it handed on, in id order,
  * so a stream misses nothing and a resume from Last-Event-ID works on any relay.
  */
-export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog): EventLog & { subscribe(fn: (e: PlayerEvent) => void, listening?: (userId: string) => boolean): Promise<() => Promise<void>>; announce(userId: string): void } {
+export function pgEventLog(
+  pool: Pool,
+  connectionString: string,
+  log?: StoreLog,
+): EventLog & { subscribe(fn: (e: PlayerEvent) => void, listening?: (userId: string) => boolean): Promise<() => Promise<void>>; announce(userId: string): void } {
   const pending = new Set<string>();
   let scheduled = false;
 
@@ -65,7 +69,8 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
       try {
         // One round trip. The events are durable already: the notice need not wait for a disk.
         const notices = [];
-        for (let i = 0; i < users.length; i += USERS_PER_NOTIFY) notices.push(`SELECT pg_notify('${CHANNEL}', ${c.escapeLiteral(users.slice(i, i + USERS_PER_NOTIFY).join(','))});`);
+        for (let i = 0; i < users.length; i += USERS_PER_NOTIFY)
+          notices.push(`SELECT pg_notify('${CHANNEL}', ${c.escapeLiteral(users.slice(i, i + USERS_PER_NOTIFY).join(','))});`);
         await c.query(`${BEGIN}; SET LOCAL synchronous_commit = off; ${notices.join(' ')} COMMIT;`);
       } catch {
         await c.query('ROLLBACK').catch(() => undefined);
@@ -91,7 +96,15 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
     since,
     async receiveWebhook(eventId, type, referenceId, e) {
       const r = await transaction(async (c) => {
-        const fresh = (await c.query('INSERT INTO webhook_events (event_id, type, reference_id, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [eventId, type, referenceId ?? null, Date.now()])).rowCount === 1;
+        const fresh =
+          (
+            await c.query('INSERT INTO webhook_events (event_id, type, reference_id, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [
+              eventId,
+              type,
+              referenceId ?? null,
+              Date.now(),
+            ])
+          ).rowCount === 1;
         if (!fresh) return { fresh: false };
         const userId = e && referenceId && (await c.query<{ user_id: string }>('SELECT user_id FROM ramp_sessions WHERE reference_id = $1', [referenceId])).rows[0]?.user_id;
         return e && userId ? { fresh: true, event: await appendEventIn(c, userId, e.type, e.data) } : { fresh: true };
@@ -106,7 +119,13 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
           'SELECT w.*, r.user_id FROM webhook_events w LEFT JOIN ramp_sessions r ON r.reference_id = w.reference_id ORDER BY w.received_at DESC LIMIT $1',
           [limit],
         )
-      ).rows.map((w) => ({ eventId: w.event_id, type: w.type, ...(w.reference_id ? { referenceId: w.reference_id } : {}), receivedAt: Number(w.received_at), actedOn: w.user_id !== null })),
+      ).rows.map((w) => ({
+        eventId: w.event_id,
+        type: w.type,
+        ...(w.reference_id ? { referenceId: w.reference_id } : {}),
+        receivedAt: Number(w.received_at),
+        actedOn: w.user_id !== null,
+      })),
     rememberRampSession: async (referenceId, userId, sessionId, expiresAt) => {
       await pool.query(
         'INSERT INTO ramp_sessions (reference_id, user_id, session_id, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT (reference_id) DO UPDATE SET user_id = $2, session_id = $3, expires_at = $4',
@@ -209,23 +228,26 @@ export function pgEventLog(pool: Pool, connectionString: string, log?: StoreLog)
         }
       }
       function comeBack(attempt: number) {
-        retry = setTimeout(async () => {
-          if (stopped) return;
-          try {
-            await listen();
-          } catch {
-            return comeBack(attempt + 1);
-          }
-          // Whatever was appended while nobody listened (and a little before: commits land in
-          // any order across players) is read now, per player from where each was.
-          const since = (lostAt ?? Date.now()) - 30_000;
-          lostAt = undefined;
-          const { rows } = await pool
-            .query<{ user_id: string }>('SELECT DISTINCT user_id FROM events WHERE id > (SELECT coalesce(max(id), 0) FROM events WHERE created_at < $1)', [since])
-            .catch(() => ({ rows: [] as Array<{ user_id: string }> }));
-          deliver(rows.map((r) => r.user_id));
-          log?.info({ event: 'listener_back', players: rows.length }, 'the PostgreSQL listener is back; streams caught up');
-        }, Math.min(30_000, 250 * 2 ** attempt));
+        retry = setTimeout(
+          async () => {
+            if (stopped) return;
+            try {
+              await listen();
+            } catch {
+              return comeBack(attempt + 1);
+            }
+            // Whatever was appended while nobody listened (and a little before: commits land in
+            // any order across players) is read now, per player from where each was.
+            const since = (lostAt ?? Date.now()) - 30_000;
+            lostAt = undefined;
+            const { rows } = await pool
+              .query<{ user_id: string }>('SELECT DISTINCT user_id FROM events WHERE id > (SELECT coalesce(max(id), 0) FROM events WHERE created_at < $1)', [since])
+              .catch(() => ({ rows: [] as Array<{ user_id: string }> }));
+            deliver(rows.map((r) => r.user_id));
+            log?.info({ event: 'listener_back', players: rows.length }, 'the PostgreSQL listener is back; streams caught up');
+          },
+          Math.min(30_000, 250 * 2 ** attempt),
+        );
         retry.unref();
       }
       await listen();

@@ -36,7 +36,10 @@ export interface GroupOptions<I> {
  *
  * `send` answers each call in order; when it throws, every call of the group fails with it.
  */
-export function grouped<I, R>(send: (items: readonly I[]) => Promise<ReadonlyArray<GroupResult<R>>>, { max = 128, keys }: GroupOptions<I> = {}): (item: I, again?: boolean) => Promise<R> {
+export function grouped<I, R>(
+  send: (items: readonly I[]) => Promise<ReadonlyArray<GroupResult<R>>>,
+  { max = 128, keys }: GroupOptions<I> = {},
+): (item: I, again?: boolean) => Promise<R> {
   let waiting: Array<Waiting<I, R>> = [];
   let busy = false;
   /** The keys of calls made alone, until each ends (a count: two may share one). */

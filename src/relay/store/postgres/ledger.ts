@@ -1,11 +1,11 @@
 import type { Pool, PoolClient } from 'pg';
-import type { PlayerEvent } from '../event-log.js';
 import { utcDay } from '../../../wire/earning-rules.js';
 import { LIFECYCLE, RESERVING_STATES, type TransitionName } from '../../core/lifecycle.js';
 import { dayRefusal } from '../claim-decision.js';
-import { DayLimitRefusal, inChunks, PRUNE_CHUNK, type Ledger, type LedgerState, type SettleOptions, type SettleResult, type Settlement } from '../ledger.js';
-import { APPLY_SQL, applyParams, settledOf, settlementChange, type AppliedRow } from './apply.js';
+import type { PlayerEvent } from '../event-log.js';
+import { DayLimitRefusal, inChunks, type Ledger, type LedgerState, PRUNE_CHUNK, type Settlement, type SettleOptions, type SettleResult } from '../ledger.js';
 import { RESERVING_SQL, toLedgerEntry } from '../ledger-row.js';
+import { APPLY_SQL, type AppliedRow, applyParams, settledOf, settlementChange } from './apply.js';
 import { pgClaims } from './claims.js';
 import type { Row } from './rows.js';
 import { pgSettlements } from './settlements.js';
@@ -46,7 +46,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
   const settlements = pgSettlements(pool, groups, { owner, leaseMs });
 
   /** After the commit: every relay's streams read the new event. */
-  const heard = <T,>(r: T): T => {
+  const heard = <T>(r: T): T => {
     const event = r && typeof r === 'object' && 'event' in r ? (r.event as PlayerEvent | undefined) : undefined;
     if (event) announce?.(event.userId);
     return r;
@@ -71,7 +71,18 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
       await c.query('SELECT 1 FROM budget WHERE day = $1 FOR UPDATE', [row.day]);
       const { rows } = await c.query<{ user_sats: string; address_sats: string; project_sats: string | null }>(
         'SELECT * FROM rewardbus_claim_facts($1, $2, $3, $4, NULL, $5, $6, $7, $8, $9, $10)',
-        [row.user_id, row.idempotency_key, day, row.achievement_id, row.id, now, budgeted, (limits?.userDailyCapSats ?? 0) > 0, capped ? row.address : null, capped ? row.address : null],
+        [
+          row.user_id,
+          row.idempotency_key,
+          day,
+          row.achievement_id,
+          row.id,
+          now,
+          budgeted,
+          (limits?.userDailyCapSats ?? 0) > 0,
+          capped ? row.address : null,
+          capped ? row.address : null,
+        ],
       );
       const facts = rows[0]!;
       const refused =
@@ -109,7 +120,8 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
         // One link at a time per address and day, across relays.
         await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`l:${address}:${day}`]);
         if ((await c.query('SELECT 1 FROM address_links WHERE address = $1 AND day = $2 AND user_id = $3', [address, day, userId])).rowCount) return true;
-        if (max > 0 && Number((await c.query<{ n: string }>('SELECT count(*) AS n FROM address_links WHERE address = $1 AND day = $2', [address, day])).rows[0]!.n) >= max) return false;
+        if (max > 0 && Number((await c.query<{ n: string }>('SELECT count(*) AS n FROM address_links WHERE address = $1 AND day = $2', [address, day])).rows[0]!.n) >= max)
+          return false;
         await c.query('INSERT INTO address_links (address, day, user_id) VALUES ($1, $2, $3)', [address, day, userId]);
         return true;
       }),
@@ -124,10 +136,17 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
         )
       ).rows.map((r) => ({ day: r.day, state: r.state, count: Number(r.count), sats: Number(r.sats), players: Number(r.players) })),
     recent: ({ userId, achievementId }, limit) =>
-      one('SELECT * FROM rewards WHERE ($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR achievement_id = $2) ORDER BY seq DESC LIMIT $3', [userId ?? null, achievementId ?? null, limit]),
+      one('SELECT * FROM rewards WHERE ($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR achievement_id = $2) ORDER BY seq DESC LIMIT $3', [
+        userId ?? null,
+        achievementId ?? null,
+        limit,
+      ]),
     audits: async (id) =>
       (
-        await pool.query<{ reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: string }>('SELECT * FROM audit WHERE reward_id = $1 ORDER BY seq', [id])
+        await pool.query<{ reward_id: string; actor: string; action: string; from_state: LedgerState; to_state: LedgerState; at: string }>(
+          'SELECT * FROM audit WHERE reward_id = $1 ORDER BY seq',
+          [id],
+        )
       ).rows.map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: Number(a.at) })),
     // Reservations are sums over the day's entries here: only the links and the nonces to forget.
     // One relay prunes at a time: each chunk is a transaction under a transaction's lock (a
@@ -142,7 +161,10 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
           }),
         );
       return (
-        (await chunks(`DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < $1 LIMIT ${PRUNE_CHUNK})`, beforeDay)) +
+        (await chunks(
+          `DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < $1 LIMIT ${PRUNE_CHUNK})`,
+          beforeDay,
+        )) +
         (await chunks(`DELETE FROM proof_nonces WHERE nonce IN (SELECT nonce FROM proof_nonces WHERE at < $1 LIMIT ${PRUNE_CHUNK})`, spentBefore)) +
         (await chunks(PRUNE_DEFERRED, deferredBefore))
       );

@@ -1,8 +1,8 @@
 import type { Pool } from 'pg';
 import type { TransitionName } from '../../core/lifecycle.js';
-import { isStoreOutage } from '../outage.js';
 import type { AuditNote, Settled, Settlement } from '../ledger.js';
-import { APPLY_SQL, applyParams, settledOf, settlementChange, type AppliedRow, type UpdateChange } from './apply.js';
+import { isStoreOutage } from '../outage.js';
+import { APPLY_SQL, type AppliedRow, applyParams, settledOf, settlementChange, type UpdateChange } from './apply.js';
 import { grouped, madeAlone } from './group.js';
 import { BUSY_GROUPS, lockConflict } from './rows.js';
 
@@ -35,7 +35,13 @@ export function pgSettlements(pool: Pool, groups: Pool, { owner, leaseMs }: { ow
     async (calls) => {
       let rows: AppliedRow[];
       try {
-        ({ rows } = await groups.query<AppliedRow>(APPLY_SQL, applyParams(calls.map((c) => c.change), false)));
+        ({ rows } = await groups.query<AppliedRow>(
+          APPLY_SQL,
+          applyParams(
+            calls.map((c) => c.change),
+            false,
+          ),
+        ));
       } catch (err) {
         if (isStoreOutage(err) && !lockConflict(err)) throw err;
         // Each alone (a group holds one settlement of an entry); a second settlement of one of these

@@ -1,4 +1,4 @@
-import { refuseRewardEvent, type EventLog, type PlayerEvent } from '../event-log.js';
+import { type EventLog, type PlayerEvent, refuseRewardEvent } from '../event-log.js';
 import type { SqliteDb } from './db.js';
 
 interface Row {
@@ -50,7 +50,9 @@ export function sqliteEventLog({ db, write }: SqliteDb): EventLog {
       }),
     webhookReceived: async (eventId) => q.received.get(eventId) !== undefined,
     recentWebhooks: async (limit) =>
-      q.webhooks.all(limit).map((w) => ({ eventId: w.event_id, type: w.type, ...(w.reference_id ? { referenceId: w.reference_id } : {}), receivedAt: w.received_at, actedOn: w.user_id !== null })),
+      q.webhooks
+        .all(limit)
+        .map((w) => ({ eventId: w.event_id, type: w.type, ...(w.reference_id ? { referenceId: w.reference_id } : {}), receivedAt: w.received_at, actedOn: w.user_id !== null })),
     rememberRampSession: (referenceId, userId, sessionId, expiresAt) => write(() => void q.ramp.run(referenceId, userId, sessionId, expiresAt)),
   };
 }

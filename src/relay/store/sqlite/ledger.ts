@@ -1,27 +1,27 @@
-import type { SqliteDb } from './db.js';
 import { utcDay } from '../../../wire/earning-rules.js';
-import { LIFECYCLE, reserves, told as isTold, type TransitionName } from '../../core/lifecycle.js';
+import { told as isTold, LIFECYCLE, reserves, type TransitionName } from '../../core/lifecycle.js';
 import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../claim-decision.js';
-import { RESERVING_SQL, settledRow, toLedgerEntry, type LedgerRow as Row } from '../ledger-row.js';
+import type { PlayerEvent } from '../event-log.js';
 import {
-  DayLimitRefusal,
-  inChunks,
-  PRUNE_CHUNK,
-  REWARD_EVENT,
   type AuditNote,
   type ClaimLimits,
   type ClaimResult,
+  DayLimitRefusal,
+  inChunks,
   type Ledger,
   type LedgerState,
   type NewClaim,
+  PRUNE_CHUNK,
+  REWARD_EVENT,
+  type Settlement,
   type SettleOptions,
   type SettleResult,
-  type Settlement,
 } from '../ledger.js';
-import type { PlayerEvent } from '../event-log.js';
+import { RESERVING_SQL, type LedgerRow as Row, settledRow, toLedgerEntry } from '../ledger-row.js';
 import { toRewardRecord } from '../reward-record.js';
+import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
-import { ROW_COLUMNS, rowOf, type RawRow } from './reward-rows.js';
+import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
 
 /** The ledger on an open, migrated database (which its owner closes). */
 export function sqliteLedger({ db, write }: SqliteDb): Ledger {
@@ -73,9 +73,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     reserved: db.prepare<[string, string], number>('SELECT sats FROM reserved WHERE scope = ? AND day = ?').pluck(),
     reserve: db.prepare<[string, string, number]>('INSERT INTO reserved (scope, day, sats) VALUES (?, ?, ?) ON CONFLICT (scope, day) DO UPDATE SET sats = sats + excluded.sats'),
     // The project's own total ('*') stays: budgetUsed() reads it for any day.
-    pruneReserved: db.prepare<[string]>(
-      `DELETE FROM reserved WHERE (scope, day) IN (SELECT scope, day FROM reserved WHERE day < ? AND scope <> '*' LIMIT ${PRUNE_CHUNK})`,
-    ),
+    pruneReserved: db.prepare<[string]>(`DELETE FROM reserved WHERE (scope, day) IN (SELECT scope, day FROM reserved WHERE day < ? AND scope <> '*' LIMIT ${PRUNE_CHUNK})`),
     pruneLinks: db.prepare<[string]>(
       `DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < ? LIMIT ${PRUNE_CHUNK})`,
     ),
@@ -106,7 +104,8 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
    */
   function commit(before: Row | undefined, after: Row, at: number, audit?: AuditNote): PlayerEvent | undefined {
     const a = after;
-    if (before) q.update.run(a.state, a.phase, a.reason, a.payment_id, a.gamertag, a.sats, a.address, a.day, Number(a.created_at), a.settled_at === null ? null : Number(a.settled_at), a.id);
+    if (before)
+      q.update.run(a.state, a.phase, a.reason, a.payment_id, a.gamertag, a.sats, a.address, a.day, Number(a.created_at), a.settled_at === null ? null : Number(a.settled_at), a.id);
     else {
       const created = Number(a.created_at);
       q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.gamertag, a.occurred_at, a.address, a.day, created);

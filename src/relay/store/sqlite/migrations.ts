@@ -76,7 +76,8 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ) WITHOUT ROWID;
     `);
     // Ledgers from before send phases: what was sending then may have been sent.
-    if (!(db.pragma('table_info(rewards)') as Array<{ name: string }>).some((c) => c.name === 'phase')) db.exec(`ALTER TABLE rewards ADD COLUMN phase TEXT NOT NULL DEFAULT 'sent'`);
+    if (!(db.pragma('table_info(rewards)') as Array<{ name: string }>).some((c) => c.name === 'phase'))
+      db.exec(`ALTER TABLE rewards ADD COLUMN phase TEXT NOT NULL DEFAULT 'sent'`);
   },
   // A resuming stream reads only its player's events: without this, a reconnect with
   // Last-Event-ID: 0 scanned the whole table.

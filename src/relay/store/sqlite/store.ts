@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { EventLog } from '../event-log.js';
-import { DayLimitRefusal, type DayLimit, type Ledger } from '../ledger.js';
+import { type DayLimit, DayLimitRefusal, type Ledger } from '../ledger.js';
 import type { RelayStore } from '../relay-store.js';
 
 /** A call to the store's thread, and its answer (id 0: the database is open). */
@@ -22,11 +22,29 @@ function startWorker(file: string): Worker {
 
 // Every method each side answers: a method added to Ledger or EventLog fails to compile until listed.
 const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
-  find: true, claim: true, markSent: true, settle: true, get: true, history: true,
-  inState: true, abandoned: true, budgetUsed: true, linkAddress: true, linkedPlayers: true, report: true, recent: true, audits: true, prune: true,
+  find: true,
+  claim: true,
+  markSent: true,
+  settle: true,
+  get: true,
+  history: true,
+  inState: true,
+  abandoned: true,
+  budgetUsed: true,
+  linkAddress: true,
+  linkedPlayers: true,
+  report: true,
+  recent: true,
+  audits: true,
+  prune: true,
 };
 const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
-  append: true, since: true, receiveWebhook: true, webhookReceived: true, recentWebhooks: true, rememberRampSession: true,
+  append: true,
+  since: true,
+  receiveWebhook: true,
+  webhookReceived: true,
+  recentWebhooks: true,
+  rememberRampSession: true,
 };
 
 /** A DayLimitRefusal as the thread sends it (worker.ts), made whole again. */

@@ -38,9 +38,13 @@ describe('the catalog file (RELAY_CATALOG)', () => {
   });
 
   it('names a repeated id with both entries, an empty list, an object without achievements, bad JSON', () => {
-    expect(error(() => loadCatalogFile(file('dup.json', [coin, streak, { ...coin, title: 'Again' }])))).toContain('achievements[2] (id "first-coin"): id is already used by achievements[0]');
+    expect(error(() => loadCatalogFile(file('dup.json', [coin, streak, { ...coin, title: 'Again' }])))).toContain(
+      'achievements[2] (id "first-coin"): id is already used by achievements[0]',
+    );
     expect(error(() => loadCatalogFile(file('empty.json', [])))).toContain('the list must hold at least one achievement');
-    expect(error(() => loadCatalogFile(file('other.json', { items: [coin] })))).toMatch(/^RELAY_CATALOG: .* is not a catalog: it must be a list of achievements, or \{ "achievements": \[\.\.\.\] \}$/);
+    expect(error(() => loadCatalogFile(file('other.json', { items: [coin] })))).toMatch(
+      /^RELAY_CATALOG: .* is not a catalog: it must be a list of achievements, or \{ "achievements": \[\.\.\.\] \}$/,
+    );
     writeFileSync(join(dir, 'broken.json'), '[{ "id": ');
     expect(error(() => loadCatalogFile(join(dir, 'broken.json')))).toMatch(/^RELAY_CATALOG: .*broken\.json is not valid JSON/);
   });

@@ -9,7 +9,7 @@ const EXAMPLE = 'cmJwMQphbGljZQpib3NzLWRlZmVhdGVkCjE3OTU0MzU4MDAKbjBuY2UtMTIz.Ig
 const FOR = { gamertag: 'alice', achievementId: 'boss-defeated' };
 
 describe('unlock proofs', () => {
-  it("match the documented worked example, byte for byte", () => {
+  it('match the documented worked example, byte for byte', () => {
     expect(signUnlock(SECRET, { ...FOR, ttlSeconds: 600 }, NOW, 'n0nce-123')).toBe(EXAMPLE);
     expect(Buffer.from(EXAMPLE.split('.')[0]!, 'base64url').toString()).toBe('rbp1\nalice\nboss-defeated\n1795435800\nn0nce-123');
     expect(checkUnlock([SECRET], EXAMPLE, FOR, NOW)).toEqual({ ok: true, nonce: 'n0nce-123' });

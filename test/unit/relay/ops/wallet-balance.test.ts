@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { Outcome } from '../../../../src/relay/payments/client.js';
 import { createWalletBalance } from '../../../../src/relay/ops/wallet-balance.js';
+import type { Outcome } from '../../../../src/relay/payments/client.js';
 
 /** A payments client with only a wallet, answering what the test says, counting its calls; and a clock the test moves. */
 function setup(lowSats = 1000) {

@@ -1,5 +1,5 @@
-import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync } from 'node:fs';
+import * as esbuild from 'esbuild';
 
 await esbuild.build({
   entryPoints: ['src/main.ts'],
