@@ -8,11 +8,11 @@
 
 import { startServer } from '../src/node/start-server.js';
 import { LIFECYCLE } from '../src/relay/core/lifecycle.js';
+import type { EventLog, PlayerEvent } from '../src/relay/core/ports/event-log.js';
+import type { Ledger, LedgerEntry, Settled } from '../src/relay/core/ports/ledger.js';
+import type { RelayStore } from '../src/relay/core/ports/relay-store.js';
+import { toRewardRecord } from '../src/relay/core/reward-record.js';
 import { loadConfig } from '../src/relay/index.js';
-import type { EventLog, PlayerEvent } from '../src/relay/store/event-log.js';
-import type { Ledger, LedgerEntry, Settled } from '../src/relay/store/ledger.js';
-import type { RelayStore } from '../src/relay/store/relay-store.js';
-import { toRewardRecord } from '../src/relay/store/reward-record.js';
 
 function memoryStore(): RelayStore {
   const byId = new Map<string, LedgerEntry>();

@@ -4,11 +4,11 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadCatalogFile } from './core/catalog.js';
+import type { RelayStore } from './core/ports/relay-store.js';
 import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
 import { reason, SettingError, SettingsError } from './settings-errors.js';
 import type { StoreLog } from './store/postgres/event-log.js';
 import { ListenConnectionError, openPgStore, SecretMismatchError } from './store/postgres/store.js';
-import type { RelayStore } from './store/relay-store.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 
 export { SettingError, SettingsError } from './settings-errors.js';

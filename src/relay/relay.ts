@@ -6,6 +6,8 @@ import { createClaims, type VerifyClaim } from './core/claims.js';
 import { createEventHub } from './core/live-events.js';
 import { createPayouts } from './core/payouts.js';
 import { createPlayerTokens, secretList } from './core/player-tokens.js';
+import type { ClaimLimits, LedgerEntry } from './core/ports/ledger.js';
+import type { RelayStore } from './core/ports/relay-store.js';
 import { createReviews } from './core/reviews.js';
 import { createSettlements } from './core/settlements.js';
 import { createStreamTickets } from './core/stream-tickets.js';
@@ -18,8 +20,6 @@ import { createLogger } from './ops/logger.js';
 import { createMetrics } from './ops/metrics.js';
 import { createWalletBalance } from './ops/wallet-balance.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
-import type { ClaimLimits, LedgerEntry } from './store/ledger.js';
-import type { RelayStore } from './store/relay-store.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 
 export { VERSION } from './version.js';

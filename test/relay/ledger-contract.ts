@@ -1,8 +1,8 @@
 // What every ledger backend must do, as one suite: run it with a factory for each backend.
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { toRewardRecord } from '../../src/relay/core/reward-record.js';
 import type { ClaimLimits, NewClaim, RelayStore, RewardRecord } from '../../src/relay/index.js';
-import { toRewardRecord } from '../../src/relay/store/reward-record.js';
 import type { RepeatPolicy } from '../../src/wire/relay-api.js';
 
 const NO_LIMITS: ClaimLimits = { userDailyCapSats: 0, dailyBudgetSats: 0 };

@@ -2,12 +2,12 @@
 // and each decision by hand must do to a reward, its reservation and the player's events. The
 // differential test (ledger-differential.test.ts) holds both ledgers, through the relay's core, to
 // it. The earning rules themselves (repeat, caps, budget, play time) are the relay's pure
-// functions (store/claim-decision.ts): the model keeps its own books, reservations as sums of the
+// functions (core/claim-decision.ts): the model keeps its own books, reservations as sums of the
 // rewards that reserve, in place of the stores' counters and functions.
 
+import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
-import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/store/claim-decision.js';
-import type { ClaimLimits } from '../../src/relay/store/ledger.js';
+import type { ClaimLimits } from '../../src/relay/core/ports/ledger.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
 import type { CatalogEntry, RewardStatus } from '../../src/wire/relay-api.js';
 

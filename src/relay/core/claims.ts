@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { RewardClaim } from '../../wire/relay-api.js';
-import type { ClaimLimits, Ledger, LedgerEntry } from '../store/ledger.js';
 import type { Catalog } from './catalog.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
+import type { ClaimLimits, Ledger, LedgerEntry } from './ports/ledger.js';
 import type { Settlements } from './settlements.js';
 import { checkUnlock } from './unlock-proof.js';
 import { uuid7 } from './uuid7.js';

@@ -1,4 +1,4 @@
-import type { PlayerEvent } from '../store/event-log.js';
+import type { PlayerEvent } from './ports/event-log.js';
 
 type Listener = (event: PlayerEvent) => void;
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats, type SendPaymentData } from '../../contract/payments-api.js';
 import type { Outcome, PaymentsClient } from '../payments/client.js';
-import type { AuditNote, Ledger, LedgerEntry, Settlement } from '../store/ledger.js';
+import type { AuditNote, Ledger, LedgerEntry, Settlement } from './ports/ledger.js';
 import type { Settlements } from './settlements.js';
 
 /** Told at once when the service refuses a payment for the project wallet's balance (ops/wallet-balance.ts). */

@@ -1,4 +1,4 @@
-import type { AuditNote, ClaimLimits, LedgerEntry } from '../store/ledger.js';
+import type { AuditNote, ClaimLimits, LedgerEntry } from './ports/ledger.js';
 import type { Settlements } from './settlements.js';
 
 /** Asks the payment-status endpoint and settles the entry when the service knows (payouts.settleByStatus). */

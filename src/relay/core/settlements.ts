@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { PlayerEvent } from '../store/event-log.js';
+import { allows, LIFECYCLE, LifecycleError, type TransitionName, transition } from './lifecycle.js';
+import type { PlayerEvent } from './ports/event-log.js';
 import {
   type AuditNote,
   type ClaimLimits,
@@ -12,8 +13,7 @@ import {
   type NewClaim,
   type Settled,
   type Settlement,
-} from '../store/ledger.js';
-import { allows, LIFECYCLE, LifecycleError, type TransitionName, transition } from './lifecycle.js';
+} from './ports/ledger.js';
 
 /** What moved an intent: the claim, the payment's answer, or one of the ways a review ends. */
 export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' | 'recovery' | 'operator';

@@ -1,4 +1,4 @@
-import { type LedgerEntry, type LedgerState, RESERVING_STATES, type SendPhase, type Settlement } from './ledger.js';
+import { type LedgerEntry, type LedgerState, RESERVING_STATES, type SendPhase, type Settlement } from '../core/ports/ledger.js';
 
 /** A ledger entry as both SQL backends store it (PostgreSQL hands bigints back as strings). */
 export interface LedgerRow {

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ALL_STATES, LIFECYCLE, LifecycleError, type RewardState, type Transition, type TransitionName } from '../../../src/relay/core/lifecycle.js';
+import type { Settlement } from '../../../src/relay/core/ports/ledger.js';
 import { createSettlements } from '../../../src/relay/core/settlements.js';
 import { createLogger, type NewClaim, openSqliteStore, type PlayerEvent, type RewardRecord } from '../../../src/relay/index.js';
-import type { Settlement } from '../../../src/relay/store/ledger.js';
 
 const NO_LIMITS = { userDailyCapSats: 0, dailyBudgetSats: 0 };
 const stores: Array<{ close(): Promise<void> }> = [];

@@ -1,11 +1,11 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { utcDay } from '../../../wire/earning-rules.js';
+import type { EventLog } from '../../core/ports/event-log.js';
+import type { ClaimLimits, Ledger, LedgerEntry } from '../../core/ports/ledger.js';
 import type { ReviewAction, Reviews } from '../../core/reviews.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { WalletBalance } from '../../ops/wallet-balance.js';
-import type { EventLog } from '../../store/event-log.js';
-import type { ClaimLimits, Ledger, LedgerEntry } from '../../store/ledger.js';
 import { type RelayEnv, readJson } from '../context.js';
 import { operatorName } from '../middleware/admin-auth.js';
 import { RelayProblem } from '../problems.js';

@@ -3,8 +3,8 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { RampSession } from '../../../wire/relay-api.js';
+import type { EventLog } from '../../core/ports/event-log.js';
 import type { PaymentsClient } from '../../payments/client.js';
-import type { EventLog } from '../../store/event-log.js';
 import { type RelayEnv, readJson } from '../context.js';
 import { RelayProblem } from '../problems.js';
 

@@ -10,10 +10,10 @@ import {
   type RewardHistory,
 } from '../../../wire/relay-api.js';
 import type { ClaimOutcome, Claims } from '../../core/claims.js';
+import type { Ledger, LedgerEntry } from '../../core/ports/ledger.js';
+import { isStoreOutage } from '../../core/ports/outage.js';
+import { toRewardRecord } from '../../core/reward-record.js';
 import { PROOF_MAX_LENGTH } from '../../core/unlock-proof.js';
-import type { Ledger, LedgerEntry } from '../../store/ledger.js';
-import { isStoreOutage } from '../../store/outage.js';
-import { toRewardRecord } from '../../store/reward-record.js';
 import { addressScope, clientKey, type RelayContext, type RelayEnv, readJson } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
 import { problemBody, RelayProblem } from '../problems.js';

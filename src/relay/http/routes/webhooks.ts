@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../../../contract/payments-api.js';
 import type { EventHub } from '../../core/live-events.js';
-import type { EventLog } from '../../store/event-log.js';
+import type { EventLog } from '../../core/ports/event-log.js';
 import { addressScope, parseJsonObject, type RelayEnv, rateLimited, readText } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
 import { RelayProblem } from '../problems.js';

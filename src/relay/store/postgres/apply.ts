@@ -1,5 +1,5 @@
 import { LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
-import type { AuditNote, LedgerState, Settled, Settlement } from '../ledger.js';
+import type { AuditNote, LedgerState, Settled, Settlement } from '../../core/ports/ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
 import { type EventJson, eventOf, RESERVING, type Row, TOLD } from './rows.js';
 

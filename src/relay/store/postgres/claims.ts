@@ -1,10 +1,10 @@
 import { escapeLiteral, type Pool, type PoolClient } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
+import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../../core/claim-decision.js';
 import { LIFECYCLE } from '../../core/lifecycle.js';
-import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../claim-decision.js';
-import type { ClaimLimits, ClaimResult, LedgerEntry, NewClaim } from '../ledger.js';
+import type { ClaimLimits, ClaimResult, LedgerEntry, NewClaim } from '../../core/ports/ledger.js';
+import { isStoreOutage } from '../../core/ports/outage.js';
 import { toLedgerEntry } from '../ledger-row.js';
-import { isStoreOutage } from '../outage.js';
 import type { AppliedRow, Change } from './apply.js';
 import { type GroupResult, grouped, madeAlone } from './group.js';
 import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, type Row, TOLD } from './rows.js';
@@ -105,7 +105,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
   });
 
   /**
-   * What the facts mean for the claim (store/claim-decision.ts, the same as SQLite's): the key's
+   * What the facts mean for the claim (core/claim-decision.ts, the same as SQLite's): the key's
    * entry as the answer, or the entry to write. `projectSats`: the day's budget as this claim
    * sees it, with what the claims before it in its group reserved.
    */

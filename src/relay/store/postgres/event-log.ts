@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg, { type Pool, type PoolClient } from 'pg';
-import { type EventLog, type PlayerEvent, refuseRewardEvent } from '../event-log.js';
+import { type EventLog, type PlayerEvent, refuseRewardEvent } from '../../core/ports/event-log.js';
 import { BEGIN, inTransaction } from './transaction.js';
 
 /** Where the store says what happened to its connections (a pino logger fits). */

@@ -1,9 +1,9 @@
 import type { Pool, PoolClient } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
+import { dayRefusal } from '../../core/claim-decision.js';
 import { LIFECYCLE, RESERVING_STATES, type TransitionName } from '../../core/lifecycle.js';
-import { dayRefusal } from '../claim-decision.js';
-import type { PlayerEvent } from '../event-log.js';
-import { DayLimitRefusal, inChunks, type Ledger, type LedgerState, PRUNE_CHUNK, type Settlement, type SettleOptions, type SettleResult } from '../ledger.js';
+import type { PlayerEvent } from '../../core/ports/event-log.js';
+import { DayLimitRefusal, inChunks, type Ledger, type LedgerState, PRUNE_CHUNK, type Settlement, type SettleOptions, type SettleResult } from '../../core/ports/ledger.js';
 import { RESERVING_SQL, toLedgerEntry } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, settlementChange } from './apply.js';
 import { pgClaims } from './claims.js';

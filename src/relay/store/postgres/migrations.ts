@@ -63,7 +63,7 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE address_links (address text NOT NULL, day text NOT NULL, user_id text NOT NULL, PRIMARY KEY (address, day, user_id));`,
   // A payout's phases each in one round trip: the player's reward event built and appended in
   // the statement that changes the entry. rewardbus_reward_record is toRewardRecord
-  // (store/reward-record.ts) in SQL; the ledger contract checks the two agree.
+  // (core/reward-record.ts) in SQL; the ledger contract checks the two agree.
   `CREATE FUNCTION rewardbus_iso(ms bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $$
      SELECT to_char(to_timestamp(ms / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.' || lpad((ms % 1000)::text, 3, '0') || 'Z'
    $$;

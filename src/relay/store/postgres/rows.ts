@@ -1,6 +1,6 @@
 // What the PostgreSQL ledger's statements share: the row, the states they name, an event as JSON.
-import type { PlayerEvent } from '../event-log.js';
-import { RESERVING_STATES, TOLD_STATES } from '../ledger.js';
+import type { PlayerEvent } from '../../core/ports/event-log.js';
+import { RESERVING_STATES, TOLD_STATES } from '../../core/ports/ledger.js';
 import type { LedgerRow } from '../ledger-row.js';
 
 /** An entry's row, with whether its sats are counted in the day's budget. */

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { TransitionName } from '../../core/lifecycle.js';
-import type { AuditNote, Settled, Settlement } from '../ledger.js';
-import { isStoreOutage } from '../outage.js';
+import type { AuditNote, Settled, Settlement } from '../../core/ports/ledger.js';
+import { isStoreOutage } from '../../core/ports/outage.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, settlementChange, type UpdateChange } from './apply.js';
 import { grouped, madeAlone } from './group.js';
 import { BUSY_GROUPS, lockConflict } from './rows.js';

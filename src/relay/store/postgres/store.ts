@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import pg, { type Pool } from 'pg';
-import type { RelayStore } from '../relay-store.js';
+import type { RelayStore } from '../../core/ports/relay-store.js';
 import { pgEventLog, type StoreLog } from './event-log.js';
 import { pgLedger } from './ledger.js';
 import { migrate } from './migrations.js';

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { isStoreOutage } from '../outage.js';
+import { isStoreOutage } from '../../core/ports/outage.js';
 
 /**
  * How a transaction begins: with the server's bounds on it (a lock waited for in 5 s, a statement

@@ -1,4 +1,4 @@
-import { type EventLog, type PlayerEvent, refuseRewardEvent } from '../event-log.js';
+import { type EventLog, type PlayerEvent, refuseRewardEvent } from '../../core/ports/event-log.js';
 import type { SqliteDb } from './db.js';
 
 interface Row {

@@ -1,7 +1,7 @@
 import { utcDay } from '../../../wire/earning-rules.js';
+import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../core/claim-decision.js';
 import { told as isTold, LIFECYCLE, reserves, type TransitionName } from '../../core/lifecycle.js';
-import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../claim-decision.js';
-import type { PlayerEvent } from '../event-log.js';
+import type { PlayerEvent } from '../../core/ports/event-log.js';
 import {
   type AuditNote,
   type ClaimLimits,
@@ -16,9 +16,9 @@ import {
   type Settlement,
   type SettleOptions,
   type SettleResult,
-} from '../ledger.js';
+} from '../../core/ports/ledger.js';
+import { toRewardRecord } from '../../core/reward-record.js';
 import { RESERVING_SQL, type LedgerRow as Row, settledRow, toLedgerEntry } from '../ledger-row.js';
-import { toRewardRecord } from '../reward-record.js';
 import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';

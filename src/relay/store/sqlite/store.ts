@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import type { EventLog } from '../event-log.js';
-import { type DayLimit, DayLimitRefusal, type Ledger } from '../ledger.js';
-import type { RelayStore } from '../relay-store.js';
+import type { EventLog } from '../../core/ports/event-log.js';
+import { type DayLimit, DayLimitRefusal, type Ledger } from '../../core/ports/ledger.js';
+import type { RelayStore } from '../../core/ports/relay-store.js';
 
 /** A call to the store's thread, and its answer (id 0: the database is open). */
 export type StoreCall = { id: number; target: 'ledger' | 'events' | 'ping' | 'close'; method: string; args: unknown[] };

@@ -3,7 +3,7 @@
 // a commit is waiting are committed together in the next one (sqlite-db.ts), and their answers
 // go back together too.
 import { parentPort, workerData } from 'node:worker_threads';
-import { DayLimitRefusal } from '../ledger.js';
+import { DayLimitRefusal } from '../../core/ports/ledger.js';
 import { openSqliteDb } from './db.js';
 import { sqliteEventLog } from './event-log.js';
 import { sqliteLedger } from './ledger.js';

@@ -1,7 +1,7 @@
 // The claim's decision, pure: what both ledgers ask once they have read a claim's facts under
-// their locks (store/claim-decision.ts). The ledgers' own tests check they read the facts right.
+// their locks (core/claim-decision.ts). The ledgers' own tests check they read the facts right.
 import { describe, expect, it } from 'vitest';
-import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../../../src/relay/store/claim-decision.js';
+import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../../../src/relay/core/claim-decision.js';
 
 const T = Date.parse('2026-11-25T12:00:00Z');
 const NONE = { userDailyCapSats: 0, dailyBudgetSats: 0 };

@@ -1,5 +1,5 @@
 import { limitBlock, repeatBlock } from '../../wire/earning-rules.js';
-import type { ClaimLimits, LedgerState, NewClaim } from './ledger.js';
+import type { ClaimLimits, LedgerState, NewClaim } from './ports/ledger.js';
 
 /**
  * The claim's decision, in the order both ledgers apply it under their locks. Pure: each ledger

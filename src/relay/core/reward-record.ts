@@ -1,5 +1,5 @@
 import type { RewardRecord, RewardStatus } from '../../wire/relay-api.js';
-import type { LedgerEntry, LedgerState } from './ledger.js';
+import type { LedgerEntry, LedgerState } from './ports/ledger.js';
 
 const STATUS: Record<LedgerState, RewardStatus> = {
   sending: 'pending',

@@ -1,6 +1,6 @@
-import type { DailyLimits } from '../../wire/earning-rules.js';
-import type { RepeatPolicy } from '../../wire/relay-api.js';
-import type { RewardState, TransitionName } from '../core/lifecycle.js';
+import type { DailyLimits } from '../../../wire/earning-rules.js';
+import type { RepeatPolicy } from '../../../wire/relay-api.js';
+import type { RewardState, TransitionName } from '../lifecycle.js';
 import type { PlayerEvent } from './event-log.js';
 
 /** Where an intent stands in the ledger: the lifecycle's states (core/lifecycle.ts). */
@@ -200,7 +200,7 @@ export interface DayReport {
   players: number;
 }
 
-export { RESERVING_STATES, TOLD_STATES } from '../core/lifecycle.js';
+export { RESERVING_STATES, TOLD_STATES } from '../lifecycle.js';
 
 /** Rows prune() deletes per transaction: small enough that a claim never waits long behind it. */
 export const PRUNE_CHUNK = 1_000;
