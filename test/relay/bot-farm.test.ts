@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { type CatalogEntry, type PlayerSession, type Problem, type RewardRecord, signUnlock } from '../../src/relay/index.js';
-import { freshDatabase } from '../helpers/postgres.js';
+import { type Backend, relayBackends } from '../helpers/backends.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { openSse } from '../helpers/sse.js';
 
@@ -46,11 +46,7 @@ const DEFENDED = {
 };
 const OPEN = { RELAY_CATALOG: OPEN_CATALOG };
 
-type Backend = { name: string; env: () => Promise<Record<string, string>> };
-const BACKENDS: Backend[] = [
-  { name: 'SQLite', env: async () => ({}) },
-  ...(postgresUrl ? [{ name: 'PostgreSQL', env: async () => ({ RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: `${randomUUID()}${randomUUID()}` }) }] : []),
-];
+const BACKENDS = relayBackends(postgresUrl);
 
 /** The farm's take, per backend and attack: with the defenses on, and off. */
 const takes: Record<string, Record<string, { defended: number; open: number }>> = {};

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import type { CatalogEntry } from '../../src/relay/index.js';
-import { freshDatabase } from '../helpers/postgres.js';
+import { relayBackends } from '../helpers/backends.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 const postgresUrl = inject('postgresUrl');
@@ -22,11 +22,7 @@ const ACHIEVEMENTS: CatalogEntry[] = [
 const CATALOG = join(dir, 'catalog.json');
 writeFileSync(CATALOG, JSON.stringify({ achievements: ACHIEVEMENTS }));
 
-type Backend = { name: string; env: () => Promise<Record<string, string>> };
-const BACKENDS: Backend[] = [
-  { name: 'SQLite', env: async () => ({}) },
-  ...(postgresUrl ? [{ name: 'PostgreSQL', env: async () => ({ RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: `${randomUUID()}${randomUUID()}` }) }] : []),
-];
+const BACKENDS = relayBackends(postgresUrl);
 
 const relays: TestRelay[] = [];
 afterEach(async () => {

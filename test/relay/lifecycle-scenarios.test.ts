@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import type { CatalogEntry } from '../../src/relay/index.js';
 import { TEST_GAMERTAGS } from '../../src/sandbox/index.js';
-import { freshDatabase } from '../helpers/postgres.js';
+import { relayBackends } from '../helpers/backends.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 const postgresUrl = inject('postgresUrl');
@@ -23,11 +23,7 @@ const catalog = (sats: number, over: Partial<CatalogEntry> = {}) => {
   return path;
 };
 
-type Backend = { name: string; env: () => Promise<Record<string, string>> };
-const BACKENDS: Backend[] = [
-  { name: 'SQLite', env: async () => ({}) },
-  ...(postgresUrl ? [{ name: 'PostgreSQL', env: async () => ({ RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: `${randomUUID()}${randomUUID()}` }) }] : []),
-];
+const BACKENDS = relayBackends(postgresUrl);
 
 const relays: TestRelay[] = [];
 afterEach(async () => {
