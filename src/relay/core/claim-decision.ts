@@ -78,8 +78,9 @@ export function addressBlock(claim: Pick<NewClaim, 'sats' | 'address'>, addressS
 export const addressCapped = (claim: Pick<NewClaim, 'address'>, limits: ClaimLimits): claim is NewClaim & { address: string } =>
   claim.address !== undefined && (limits.addressDailyCapSats ?? 0) > 0;
 
-/** The state a decided claim is recorded in: refused, held for an operator, or on its way to be paid. */
-export const claimedState = (reason: string | undefined, claim: Pick<NewClaim, 'hold'> = {}): LedgerState => (reason ? 'rejected' : claim.hold ? 'held' : 'sending');
+/** The state a decided claim is recorded in: refused, held for an operator, or on its way to be paid (or, in balance mode, credited). */
+export const claimedState = (reason: string | undefined, claim: Pick<NewClaim, 'hold' | 'credit'> = {}): LedgerState =>
+  reason ? 'rejected' : claim.hold ? 'held' : claim.credit ? 'credited' : 'sending';
 
 /**
  * A held claim approved on a later UTC day counts on that day: whether that day's player cap,
