@@ -22,8 +22,8 @@ import {
   type WithdrawalLimits,
   WithdrawalRefusal,
 } from '../../core/ports/ledger.js';
-import { withdrawalDecision } from '../../core/withdrawal-decision.js';
 import { toRewardRecord } from '../../core/reward-record.js';
+import { withdrawalDecision } from '../../core/withdrawal-decision.js';
 import { RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
