@@ -118,6 +118,14 @@ const SETTINGS = {
   RELAY_LINKS_PER_ADDRESS_PER_DAY: count('different players one client address may link per UTC day; 0: no cap'),
   RELAY_HOLD_ABOVE_SATS: count("sats above which a claim waits for an operator's approval; 0: none"),
   RELAY_DENIAL_COOLDOWN_HOURS: count("hours an operator's denial refuses the same player's claims of the same achievement; 0: off"),
+  RELAY_PAYOUT_MODE: {
+    read: (v: string) => (v === 'instant' || v === 'balance' ? v : undefined),
+    accepts: "instant (each claim paid at once) or balance (credited to the player's balance, withdrawn later)",
+  },
+  RELAY_MIN_WITHDRAWAL_SATS: count('the smallest withdrawal from a balance', 1),
+  RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: count('sats a player may withdraw per UTC day; 0: no daily limit'),
+  RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: count("sats a player's withdrawal allowance grows per minute of witnessed play; 0: no allowance"),
+  RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: count("a player's withdrawal allowance before any play"),
   RELAY_GAME_SERVER_SECRET: {
     read: secretList,
     accepts: "at least 32 characters without spaces, shared with the game's server; to rotate, several such, separated by commas (the first is current, all verify)",
@@ -190,6 +198,12 @@ export interface RelayConfig {
   holdAboveSats: number;
   /** Hours a denial refuses the same player's claims of the same achievement (`denied_recently`); 0: off. */
   denialCooldownHours: number;
+  /** instant: each claim paid at once; balance: credited to the player's balance. */
+  payoutMode: 'instant' | 'balance';
+  minWithdrawalSats: number;
+  withdrawalDailyLimitSats: number;
+  withdrawalAllowancePerPlayMinuteSats: number;
+  withdrawalAllowanceStartSats: number;
   /** Checks unlock proofs (comma-separated: the first current, all verify). */
   gameServerSecret?: string;
   rateLimitPerMinute: number;
@@ -284,6 +298,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     linksPerAddressPerDay: e.RELAY_LINKS_PER_ADDRESS_PER_DAY ?? 0,
     holdAboveSats: e.RELAY_HOLD_ABOVE_SATS ?? 0,
     denialCooldownHours: e.RELAY_DENIAL_COOLDOWN_HOURS ?? 24,
+    payoutMode: e.RELAY_PAYOUT_MODE ?? 'instant',
+    minWithdrawalSats: e.RELAY_MIN_WITHDRAWAL_SATS ?? 100,
+    withdrawalDailyLimitSats: e.RELAY_WITHDRAWAL_DAILY_LIMIT_SATS ?? 0,
+    withdrawalAllowancePerPlayMinuteSats: e.RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS ?? 0,
+    withdrawalAllowanceStartSats: e.RELAY_WITHDRAWAL_ALLOWANCE_START_SATS ?? 0,
     ...(e.RELAY_GAME_SERVER_SECRET ? { gameServerSecret: e.RELAY_GAME_SERVER_SECRET.join(',') } : {}),
     rateLimitPerMinute: e.RELAY_RATE_LIMIT_PER_MINUTE ?? 60,
     adminFailuresPerMinute: e.RELAY_ADMIN_FAILURES_PER_MINUTE ?? 10,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../wire/earning-rules.js';
-import type { CatalogEntry, CatalogResponse } from '../wire/relay-api.js';
+import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-api.js';
+import { createBalances } from './core/balances.js';
 import { type Catalog, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
 import { createClaims, type VerifyClaim } from './core/claims.js';
 import { createEventHub } from './core/live-events.js';
@@ -68,6 +69,20 @@ export interface RelayOptions extends HttpOptions {
   logger?: Logger;
   /** Below this balance the project wallet is low: a warning in the log and on the operator's page. Default: one day's budget. */
   walletLowSats?: number;
+  /**
+   * RELAY_PAYOUT_MODE: `instant` (default) pays each claim at once; `balance` credits it to the
+   * player's balance, which the player withdraws from (`POST /v1/withdrawals`). An achievement's
+   * own `payout` wins over it.
+   */
+  payoutMode?: PayoutMode;
+  /** RELAY_MIN_WITHDRAWAL_SATS: the smallest withdrawal. Default 100. */
+  minWithdrawalSats?: number;
+  /** RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: what a player may withdraw per UTC day; 0 (default): no daily limit. */
+  withdrawalDailyLimitSats?: number;
+  /** RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: the allowance grows by this per minute of witnessed play; 0 (default): no allowance. */
+  withdrawalAllowancePerPlayMinuteSats?: number;
+  /** RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: the allowance before any play. Default 0. */
+  withdrawalAllowanceStartSats?: number;
 }
 
 export interface Relay {
@@ -125,10 +140,39 @@ export function createRelay(options: RelayOptions): Relay {
     throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
   const settlements = createSettlements({ ledger, publish: hub.publish, metrics: metrics ?? NO_SETTLEMENT_METRICS, logger });
   const payouts = createPayouts(ledger, settlements, payments, logger, wallet);
-  const claim = createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim: options.verifyClaim, gameServerSecrets, holdAboveSats: options.holdAboveSats ?? 0 });
+  const claim = createClaims({
+    ledger,
+    settlements,
+    catalog,
+    payouts,
+    limits,
+    verifyClaim: options.verifyClaim,
+    gameServerSecrets,
+    holdAboveSats: options.holdAboveSats ?? 0,
+    payoutMode: options.payoutMode ?? 'instant',
+  });
+  const balanceMode = options.payoutMode === 'balance' || [...catalog.values()].some((a) => a.payout === 'balance');
+  const balances = balanceMode
+    ? createBalances({
+        ledger,
+        settlements,
+        payouts,
+        limits: {
+          minWithdrawalSats: options.minWithdrawalSats ?? 100,
+          dailyLimitSats: options.withdrawalDailyLimitSats ?? 0,
+          allowancePerPlayMinuteSats: options.withdrawalAllowancePerPlayMinuteSats ?? 0,
+          allowanceStartSats: options.withdrawalAllowanceStartSats ?? 0,
+          holdAboveSats: options.holdAboveSats ?? 0,
+        },
+      })
+    : undefined;
   const payApproved = (entry: LedgerEntry) => payouts.pay(entry, catalog.get(entry.achievementId)?.title ?? entry.achievementId);
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
+  const userIdOf = async (gamertag: string) => {
+    const r = await payments.userIdByGamertag(gamertag);
+    return r.kind === 'ok' ? r.data.id : undefined;
+  };
   const catalogBody: CatalogResponse = { achievements: [...catalog.values()], claimTimeoutMs: 2 * serviceTimeoutMs + 1_000, claimBatchMax: CLAIM_BATCH_MAX };
 
   const app = createApp({
@@ -149,6 +193,7 @@ export function createRelay(options: RelayOptions): Relay {
     ...(metrics ? { metrics } : {}),
     wallet,
     decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved, limits),
+    ...(balances ? { balances, gameServerSecrets, userIdOf } : {}),
   });
 
   let draining = false;

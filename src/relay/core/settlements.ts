@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { allows, LIFECYCLE, LifecycleError, type TransitionName, transition } from './lifecycle.js';
+import { allows, LIFECYCLE, LifecycleError, type TransitionName, told, transition } from './lifecycle.js';
 import type { PlayerEvent } from './ports/event-log.js';
 import {
   type AuditNote,
@@ -11,8 +11,10 @@ import {
   type LedgerEntry,
   type LedgerState,
   type NewClaim,
+  type NewWithdrawal,
   type Settled,
   type Settlement,
+  type WithdrawalLimits,
 } from './ports/ledger.js';
 
 /** What moved an intent: the claim, the payment's answer, or one of the ways a review ends. */
@@ -81,7 +83,8 @@ export function createSettlements({ ledger, publish, metrics, logger, clock }: S
     if (entry.reason === 'contradicted' && entry.state === 'needs_review') {
       metrics.contradicted?.();
       logger.error(line, 'the payments service contradicts a final decision: back to review');
-    } else if (entry.state === 'paid' || entry.state === 'rejected' || entry.state === 'sending' || entry.state === 'held') logger.info(line, entry.state);
+    } else if (entry.state === 'paid' || entry.state === 'credited' || entry.state === 'rejected' || entry.state === 'sending' || entry.state === 'held')
+      logger.info(line, entry.state);
     else logger.warn(line, entry.state);
   }
 
@@ -110,13 +113,27 @@ export function createSettlements({ ledger, publish, metrics, logger, clock }: S
   }
 
   return {
-    /** Records a claim (sending; rejected or held, and told; deferred too early); a known key comes back untouched. */
+    /** Records a claim (sending; rejected, held or credited, and told; deferred too early); a known key comes back untouched. */
     async claim(claim: NewClaim, limits: ClaimLimits): Promise<ClaimResult> {
       const r = await ledger.claim(claim, limits, clock?.());
       if (r.kind === 'created') {
         // The store decided it; the table says what a claim may become.
         if (!LIFECYCLE.claim.to.includes(r.entry.state as never)) throw new LifecycleError(`a claim cannot become ${r.entry.state}`);
-        if (r.entry.state === 'rejected' || r.entry.state === 'held') after({ entry: r.entry, from: 'sending', ...(r.event ? { event: r.event } : {}) }, 'claim');
+        if (told(r.entry.state)) after({ entry: r.entry, from: 'sending', ...(r.event ? { event: r.event } : {}) }, 'claim');
+      }
+      return r;
+    },
+
+    /**
+     * Records a withdrawal from the player's balance (sending; held, and told). A known key comes
+     * back untouched; a refusal (WithdrawalRefusal) is thrown with nothing written.
+     */
+    async withdraw(w: NewWithdrawal, limits: WithdrawalLimits): Promise<ClaimResult> {
+      if (!ledger.withdraw) throw new Error('this ledger keeps no balances: balance mode needs the SQLite or PostgreSQL store');
+      const r = await ledger.withdraw(w, limits, clock?.());
+      if (r.kind === 'created') {
+        if (!LIFECYCLE.withdraw.to.includes(r.entry.state as never)) throw new LifecycleError(`a withdrawal cannot become ${r.entry.state}`);
+        if (told(r.entry.state)) after({ entry: r.entry, from: 'sending', ...(r.event ? { event: r.event } : {}) }, 'claim');
       }
       return r;
     },

@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { CatalogResponse, Health } from '../../wire/relay-api.js';
+import type { Balances } from '../core/balances.js';
 import type { Claims } from '../core/claims.js';
 import type { EventHub } from '../core/live-events.js';
 import type { PlayerTokens } from '../core/player-tokens.js';
@@ -25,6 +26,7 @@ import type { RateLimiter } from './middleware/rate-limit.js';
 import type { HttpOptions } from './options.js';
 import { problemResponse, RelayProblem } from './problems.js';
 import { adminApi } from './routes/admin.js';
+import { allowanceRoute, balanceRoutes } from './routes/balance.js';
 import { eventsRoute } from './routes/events.js';
 import { playersRoute } from './routes/players.js';
 import { rampRoute } from './routes/ramp.js';
@@ -60,6 +62,12 @@ export interface AppDeps {
   metrics?: Metrics;
   wallet: WalletBalance;
   decide: Reviews;
+  /** Balance mode's routes, when it is on (RELAY_PAYOUT_MODE=balance, or an achievement credited to a balance). */
+  balances?: Balances;
+  /** RELAY_GAME_SERVER_SECRET: the game's server's bearer for `/v1/server/*`. */
+  gameServerSecrets?: readonly string[];
+  /** A gamertag's userId, through the service (the game's server may name a player by gamertag). */
+  userIdOf?: (gamertag: string) => Promise<string | undefined>;
 }
 
 /**
@@ -108,6 +116,15 @@ export function createApp(d: AppDeps) {
   app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
   app.route('/v1/webhooks/payments', webhooksRoute(events, d.hub, logger, d.webhookLimiter, options.webhooks ?? {}));
+  if (d.balances) {
+    for (const path of ['/v1/balance', '/v1/withdrawals', '/v1/play']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
+    app.route('/v1', balanceRoutes(d.balances));
+    if (d.gameServerSecrets?.length && d.userIdOf) {
+      const server = requireAdmin(d.gameServerSecrets, { required: "The game's server secret (RELAY_GAME_SERVER_SECRET) is required" });
+      app.use('/v1/server/withdrawal-allowance', server);
+      app.route('/v1/server/withdrawal-allowance', allowanceRoute(d.balances, d.userIdOf));
+    }
+  }
 
   if (metrics && options.adminToken) {
     const admin = requireAdmin(options.adminToken, { failuresPerMinute: options.adminFailuresPerMinute });
