@@ -4,6 +4,7 @@ import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-ap
 import { createBalances } from './core/balances.js';
 import { type Catalog, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
 import { createClaims, type VerifyClaim } from './core/claims.js';
+import { createGuests } from './core/guests.js';
 import { createEventHub } from './core/live-events.js';
 import { createPayouts } from './core/payouts.js';
 import { createPlayerTokens, secretList } from './core/player-tokens.js';
@@ -193,7 +194,9 @@ export function createRelay(options: RelayOptions): Relay {
     ...(metrics ? { metrics } : {}),
     wallet,
     decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved, limits),
-    ...(balances ? { balances, gameServerSecrets, userIdOf } : {}),
+    ...(balances
+      ? { balances, guests: createGuests({ settlements, tokens, catalog, mergedInto: (id) => ledger.mergedInto?.(id) ?? Promise.resolve(undefined) }), gameServerSecrets, userIdOf }
+      : {}),
   });
 
   let draining = false;

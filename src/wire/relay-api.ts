@@ -36,9 +36,11 @@ export interface CatalogResponse {
   claimBatchMax?: number;
 }
 
-/** `POST /v1/players` body. */
+/** `POST /v1/players` body; `{}` makes a guest (balance mode). */
 export interface LinkPlayerRequest {
-  gamertag: string;
+  gamertag?: string;
+  /** A guest's token: linking merges the guest's credits into the player's balance, and the guest's token stops working. */
+  guestToken?: string;
   /** For a relay with a human check at link (a captcha's response token): passed to its hook. */
   humanCheck?: string;
 }
@@ -46,10 +48,23 @@ export interface LinkPlayerRequest {
 /** `POST /v1/players` answer: the player token authorizes the player's own rewards. */
 export interface PlayerSession {
   userId: string;
+  /** Empty for a guest. */
   gamertag: string;
   token: string;
   /** ISO 8601; link again after it. */
   expiresAt: string;
+  /** A guest (balance mode, `POST /v1/players` with `{}`): earns under a relay-made id, withdraws once it links a gamertag. */
+  guest?: true;
+  /** A link with a `guestToken`: what moved from the guest's balance to the player's. */
+  merge?: GuestMerge;
+}
+
+/** A guest's credits moved to the player who linked; those the player already held (by the repeat rules) are dropped. */
+export interface GuestMerge {
+  guestId: string;
+  moved: number;
+  movedSats: number;
+  dropped: Array<{ id: string; achievementId: string; sats: number; reason: string }>;
 }
 
 /** `POST /v1/events/ticket`: a single-use pass for `GET /v1/events?ticket=…`, good for `expiresIn` seconds. */

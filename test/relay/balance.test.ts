@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import type { CatalogEntry } from '../../src/relay/index.js';
-import { TEST_GAMERTAGS } from '../../src/sandbox/index.js';
-import type { BalanceView, WithdrawalList, WithdrawalView } from '../../src/wire/relay-api.js';
+import { type SandboxOptions, TEST_GAMERTAGS } from '../../src/sandbox/index.js';
+import type { BalanceView, PlayerSession, WithdrawalList, WithdrawalView } from '../../src/wire/relay-api.js';
 import { relayBackends } from '../helpers/backends.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
@@ -19,6 +19,7 @@ const ACHIEVEMENTS: CatalogEntry[] = [
   { id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' } },
   { id: 'coin', title: 'A coin', sats: 50, repeat: { kind: 'cooldown', seconds: 0 } },
   { id: 'boss', title: 'Boss beaten', sats: 400, repeat: { kind: 'cooldown', seconds: 0 } },
+  { id: 'instant-coin', title: 'A coin, paid at once', sats: 5, repeat: { kind: 'cooldown', seconds: 0 }, payout: 'instant' },
 ];
 const CATALOG = join(dir, 'catalog.json');
 writeFileSync(CATALOG, JSON.stringify({ achievements: ACHIEVEMENTS }));
@@ -48,15 +49,18 @@ const withdraw = (relay: TestRelay, token: string, sats?: number, key = randomUU
   call<WithdrawalView>(relay, token, 'POST', '/v1/withdrawals', sats === undefined ? {} : { sats }, key);
 
 describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => {
-  async function start(env: Record<string, string> = {}) {
-    const relay = await startTestRelay({
-      RELAY_CATALOG: CATALOG,
-      RELAY_PAYOUT_MODE: 'balance',
-      RELAY_MIN_WITHDRAWAL_SATS: '50',
-      RELAY_GAME_SERVER_SECRET: SERVER_SECRET,
-      ...(await backend.env()),
-      ...env,
-    });
+  async function start(env: Record<string, string> = {}, sandbox: SandboxOptions = {}) {
+    const relay = await startTestRelay(
+      {
+        RELAY_CATALOG: CATALOG,
+        RELAY_PAYOUT_MODE: 'balance',
+        RELAY_MIN_WITHDRAWAL_SATS: '50',
+        RELAY_GAME_SERVER_SECRET: SERVER_SECRET,
+        ...(await backend.env()),
+        ...env,
+      },
+      { sandbox },
+    );
     relays.push(relay);
     return relay;
   }
@@ -155,6 +159,58 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     expect(list.body.withdrawals[0]).toMatchObject({ id: w.body.id, status: 'paid' });
   });
 
+  it('keeps a withdrawal whose answer timed out debited and in review, never sends it again, and settles it by the late answer', async () => {
+    const relay = await start({ PAYMENTS_TIMEOUT_MS: '200' }, { limboMs: 600 });
+    const { token } = await earner(relay, TEST_GAMERTAGS.ambiguous, 2);
+    const key = randomUUID();
+    const w = await withdraw(relay, token, 100, key);
+    expect(w.body).toMatchObject({ status: 'needs_review', reason: 'timeout' });
+    expect((await balanceOf(relay, token)).sats).toBe(0);
+    // The client's retry is answered from the ledger: nothing is sent again.
+    expect((await withdraw(relay, token, 100, key)).body).toEqual(w.body);
+    const listed = async () => (await call<WithdrawalList>(relay, token, 'GET', '/v1/withdrawals')).body.withdrawals[0];
+    await expect.poll(listed, { timeout: 3000 }).toMatchObject({ status: 'paid' });
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+    expect((await balanceOf(relay, token)).sats).toBe(0);
+  });
+
+  it('lets a guest earn before a gamertag, and merges its credits into the player who links, once-only rules applied', async () => {
+    const relay = await start();
+    const made = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(made.status).toBe(201);
+    const guest = (await made.json()) as PlayerSession;
+    expect(guest).toMatchObject({ guest: true, gamertag: '' });
+    expect(guest.userId).toMatch(/^guest_/);
+    for (const achievementId of ['first-coin', 'coin', 'coin']) expect((await relay.claim(guest.token, { achievementId })).body.status).toBe('credited');
+    expect((await balanceOf(relay, guest.token)).sats).toBe(121);
+    expect((await withdraw(relay, guest.token, 100)).body.code).toBe('gamertag_required');
+    expect((await relay.claim(guest.token, { achievementId: 'instant-coin' })).body.code).toBe('gamertag_required');
+
+    // The player already earned first-coin (once only): the guest's is dropped, the coins move.
+    const before = await relay.link('ada');
+    expect((await relay.claim(before.token, { achievementId: 'first-coin' })).body.status).toBe('credited');
+    const linked = await fetch(`${relay.url}/v1/players`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ gamertag: 'ada', guestToken: guest.token }),
+    });
+    expect(linked.status).toBe(201);
+    const session = (await linked.json()) as PlayerSession;
+    expect(session.merge).toMatchObject({ guestId: guest.userId, moved: 2, movedSats: 100, dropped: [{ achievementId: 'first-coin', sats: 21, reason: 'already_claimed' }] });
+    expect(await balanceOf(relay, session.token)).toMatchObject({ sats: 121 });
+    // The guest's token stops working; linking with it again moves nothing.
+    expect((await call(relay, guest.token, 'GET', '/v1/balance')).status).toBe(401);
+    const again = await fetch(`${relay.url}/v1/players`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ gamertag: 'ada', guestToken: guest.token }),
+    });
+    expect(((await again.json()) as PlayerSession).merge).toMatchObject({ moved: 0, dropped: [] });
+    expect((await balanceOf(relay, session.token)).sats).toBe(121);
+    expect((await withdraw(relay, session.token, 121)).body).toMatchObject({ status: 'paid', sats: 121 });
+    expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '121000']]);
+  });
+
   it('grows the withdrawal allowance with witnessed play and the game server’s raises', async () => {
     vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
     const relay = await start({ RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: '10', RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: '20' });
@@ -194,6 +250,8 @@ describe('instant mode', () => {
     relays.push(plain);
     const p = await plain.link('ada');
     expect((await call(plain, p.token, 'GET', '/v1/balance')).status).toBe(404);
+    const guest = await fetch(`${plain.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect([guest.status, ((await guest.json()) as { code: string }).code]).toEqual([400, 'bad_request']);
 
     const mixed = await startTestRelay({ RELAY_CATALOG: catalog });
     relays.push(mixed);

@@ -19,6 +19,8 @@ export type ClaimOutcome =
   /** Recorded (paid, rejected, failed or in review), or replayed as it stands now. */
   | { kind: 'answered'; entry: LedgerEntry; replayed: boolean }
   | { kind: 'unknown_achievement' }
+  /** A guest claimed an achievement paid at once: it must link a gamertag first. */
+  | { kind: 'gamertag_required' }
   /** The key was used with another body. */
   | { kind: 'key_reused' }
   /** The key's first request is still being paid: ask again shortly. */
@@ -68,6 +70,8 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
     const achievement = catalog.get(body.achievementId);
     if (!achievement) return { kind: 'unknown_achievement' };
     const hash = requestHash(body);
+    const credit = (achievement.payout ?? payoutMode) === 'balance';
+    if (player.guest && !credit) return { kind: 'gamertag_required' };
 
     let rejectReason: string | undefined;
     let proofNonce: string | undefined;
@@ -102,7 +106,7 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
         ...(minPlayMs ? { minPlayMs, playStartedAt: player.iat } : {}),
         ...(proofNonce ? { proofNonce } : {}),
         ...(achievement.hold || (holdAboveSats > 0 && achievement.sats > holdAboveSats) ? { hold: true } : {}),
-        ...((achievement.payout ?? payoutMode) === 'balance' ? { credit: true } : {}),
+        ...(credit ? { credit: true } : {}),
       },
       limits,
     );

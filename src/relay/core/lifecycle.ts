@@ -104,6 +104,11 @@ export const LIFECYCLE = {
   deny: { from: ['held'], to: ['rejected'], audit: 'required' },
   mark_paid: { from: ['needs_review'], to: ['paid'], audit: 'required' },
   mark_failed: { from: ['needs_review'], to: ['failed'], audit: 'required' },
+  /**
+   * A guest linked a gamertag: each of the guest's credits moves to the player (credited), or is
+   * dropped (rejected) when the player's own repeat rules already hold it. Audited (the link).
+   */
+  merge: { from: ['credited'], to: ['credited', 'rejected'], audit: 'required' },
 } as const satisfies Record<string, Transition>;
 
 export type TransitionName = keyof typeof LIFECYCLE;

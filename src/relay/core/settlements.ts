@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { RepeatPolicy } from '../../wire/relay-api.js';
 import { allows, LIFECYCLE, LifecycleError, type TransitionName, told, transition } from './lifecycle.js';
 import type { PlayerEvent } from './ports/event-log.js';
 import {
@@ -7,6 +8,7 @@ import {
   type ClaimResult,
   type DayLimit,
   DayLimitRefusal,
+  type GuestMerge,
   type Ledger,
   type LedgerEntry,
   type LedgerState,
@@ -18,7 +20,7 @@ import {
 } from './ports/ledger.js';
 
 /** What moved an intent: the claim, the payment's answer, or one of the ways a review ends. */
-export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' | 'recovery' | 'operator';
+export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' | 'recovery' | 'operator' | 'merge';
 
 /** The metrics a settlement records (ops/metrics.ts; a no-op without the operator's surface). */
 export interface SettlementMetrics {
@@ -139,6 +141,18 @@ export function createSettlements({ ledger, publish, metrics, logger, clock }: S
     },
 
     apply,
+
+    /**
+     * A guest linked a gamertag: the lifecycle's `merge` of each of its credits into the player
+     * (moved, or dropped as one the player already holds), in one transaction; each change is told.
+     */
+    async merge(guestId: string, userId: string, repeats: ReadonlyMap<string, RepeatPolicy>, audit: AuditNote): Promise<GuestMerge> {
+      if (!ledger.mergeGuest) throw new Error('this ledger keeps no balances: balance mode needs the SQLite or PostgreSQL store');
+      transition('merge', 'credited', true);
+      const r = await ledger.mergeGuest(guestId, userId, repeats, audit, (clock ?? Date.now)());
+      for (const s of [...r.moved, ...r.dropped]) after(s, 'merge', audit);
+      return r;
+    },
 
     /** `apply`, for the transitions no day's limits can refuse: the entry as committed, or undefined when it had moved on. */
     async settle(id: string, request: SettleRequest): Promise<LedgerEntry | undefined> {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { CatalogResponse, Health } from '../../wire/relay-api.js';
 import type { Balances } from '../core/balances.js';
 import type { Claims } from '../core/claims.js';
+import type { Guests } from '../core/guests.js';
 import type { EventHub } from '../core/live-events.js';
 import type { PlayerTokens } from '../core/player-tokens.js';
 import type { ClaimLimits } from '../core/ports/ledger.js';
@@ -64,6 +65,8 @@ export interface AppDeps {
   decide: Reviews;
   /** Balance mode's routes, when it is on (RELAY_PAYOUT_MODE=balance, or an achievement credited to a balance). */
   balances?: Balances;
+  /** Balance mode's guests. */
+  guests?: Guests;
   /** RELAY_GAME_SERVER_SECRET: the game's server's bearer for `/v1/server/*`. */
   gameServerSecrets?: readonly string[];
   /** A gamertag's userId, through the service (the game's server may name a player by gamertag). */
@@ -107,17 +110,21 @@ export function createApp(d: AppDeps) {
   app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck, draining: d.draining })));
   app.get('/v1/catalog', (c) => c.json(d.catalogBody));
-  app.route('/v1/players', playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0, logger }));
+  app.route(
+    '/v1/players',
+    playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0, logger, guests: d.guests }),
+  );
+  const retired = d.guests?.retired;
   // Matches /v1/rewards itself too.
-  app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
+  app.use('/v1/rewards/*', requirePlayer(tokens, limiter, undefined, retired));
   app.route('/v1/rewards', rewardsRoute({ ledger, claim: d.claim, limiter, logger }));
-  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter, d.tickets));
+  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter, d.tickets, retired));
   app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(options.streamCaps), d.tickets));
   app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
   app.route('/v1/webhooks/payments', webhooksRoute(events, d.hub, logger, d.webhookLimiter, options.webhooks ?? {}));
   if (d.balances) {
-    for (const path of ['/v1/balance', '/v1/withdrawals', '/v1/play']) app.use(`${path}/*`, requirePlayer(tokens, limiter));
+    for (const path of ['/v1/balance', '/v1/withdrawals', '/v1/play']) app.use(`${path}/*`, requirePlayer(tokens, limiter, undefined, retired));
     app.route('/v1', balanceRoutes(d.balances));
     if (d.gameServerSecrets?.length && d.userIdOf) {
       const server = requireAdmin(d.gameServerSecrets, { required: "The game's server secret (RELAY_GAME_SERVER_SECRET) is required" });

@@ -129,10 +129,17 @@ const TICKET_REFUSED = {
  * EventSource cannot send headers: `GET /v1/events` also takes a single-use `?ticket=` (and,
  * deprecated, `?token=`, which puts the long-lived token in access logs).
  */
-export function requirePlayer(tokens: PlayerTokens, limiter: RateLimiter, tickets?: StreamTickets): MiddlewareHandler<RelayEnv> {
+export function requirePlayer(
+  tokens: PlayerTokens,
+  limiter: RateLimiter,
+  tickets?: StreamTickets,
+  /** Balance mode: a guest's token stops working once the guest linked a gamertag. */
+  retired?: (player: PlayerClaims) => Promise<boolean>,
+): MiddlewareHandler<RelayEnv> {
   return async function requirePlayer(c, next) {
     rateLimited(limiter, addressScope(c, 'ip'));
     const player = playerOf(c);
+    if (player.guest && retired && (await retired(player))) throw new RelayProblem('unauthorized', "This guest linked a gamertag: use the player's token");
     rateLimited(limiter, `user:${player.userId}`);
     c.set('player', player);
     await next();

@@ -111,6 +111,14 @@ export class WithdrawalRefusal extends Error {
   }
 }
 
+/** What a guest's merge did: the settled changes (each with its player's event), in order. */
+export interface GuestMerge {
+  /** False when the guest was merged before (nothing moved this time). */
+  merged: boolean;
+  moved: Settled[];
+  dropped: Settled[];
+}
+
 /** A raise of a player's withdrawal allowance by the game's server, once per key. */
 export interface AllowanceRaise {
   userId: string;
@@ -256,6 +264,16 @@ export interface Ledger {
   beat?(userId: string, now: number, maxGapMs: number): Promise<number>;
   /** The game's server raises the allowance: true when recorded, false when its key was known. */
   raiseAllowance?(raise: AllowanceRaise, now: number): Promise<boolean>;
+  /**
+   * A guest linked a gamertag: in one transaction, the lifecycle's `merge` of each of the guest's
+   * credits, oldest first, into `userId` (credited, its reservation moved), or dropped (rejected
+   * with the repeat rule's reason) when the player's entries of that achievement already hold it
+   * (`repeats`: each achievement's policy; one not listed is moved). The guest is recorded as
+   * merged: from then on `mergedInto(guestId)` names the player. A guest merged before moves nothing.
+   */
+  mergeGuest?(guestId: string, userId: string, repeats: ReadonlyMap<string, RepeatPolicy>, audit: AuditNote, now: number): Promise<GuestMerge>;
+  /** The player a guest was merged into, if it was. */
+  mergedInto?(guestId: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { nextUtcDay, utcDay } from '../../../wire/earning-rules.js';
 import type { PlayerSession } from '../../../wire/relay-api.js';
+import type { Guests } from '../../core/guests.js';
 import type { PlayerTokens } from '../../core/player-tokens.js';
 import type { Ledger } from '../../core/ports/ledger.js';
 import type { PaymentsClient } from '../../payments/client.js';
@@ -16,8 +17,10 @@ const linkSchema = z.strictObject({
     .trim()
     .min(1)
     .max(64)
-    .regex(/^[^/\\?#%\s]+$/, 'a gamertag has no spaces, slashes, ?, # or %'),
+    .regex(/^[^/\\?#%\s]+$/, 'a gamertag has no spaces, slashes, ?, # or %')
+    .optional(),
   humanCheck: z.string().min(1).max(2048).optional(),
+  guestToken: z.string().min(1).max(2048).optional(),
 });
 
 /**
@@ -35,6 +38,8 @@ export interface PlayersRouteOptions {
   linksPerAddressPerDay?: number;
   /** Where a link the service could not answer (`link_failed`) or a hook that threw (`link_check_failed`) is said, at warn. */
   logger?: Pick<Logger, 'warn'>;
+  /** Balance mode: `{}` makes a guest, and a link with a `guestToken` merges the guest's credits. */
+  guests?: Guests | undefined;
 }
 
 /** Gamertags this relay remembers the userId of, at most; then it starts again. */
@@ -54,7 +59,7 @@ export function playersRoute(
   ledger: Pick<Ledger, 'linkAddress' | 'linkedPlayers'>,
   options: PlayersRouteOptions = {},
 ) {
-  const { verifyLink, linksPerAddressPerDay: cap = 0, logger } = options;
+  const { verifyLink, linksPerAddressPerDay: cap = 0, logger, guests } = options;
   // Whose gamertag is whose, as the service last said here: lets a capped address link again a
   // player it already linked today (free, as ever) before the lookup. A hint only: the lookup
   // still names the player, and linkAddress has the last word. A relay that never saw the
@@ -66,6 +71,19 @@ export function playersRoute(
   };
   const tooMany = (now: number) =>
     new RelayProblem('too_many_players', `This address may link ${cap} players a day`, { 'Retry-After': `${Math.ceil((nextUtcDay(now) - now) / 1000)}` });
+
+  /** A guest: counted against the address's links like a player, checked by the same human check. */
+  async function guest(c: RelayContext, text: string, humanCheckToken: string | undefined) {
+    if (!guests) throw new RelayProblem('bad_request', 'gamertag: a gamertag is required (guests play only in balance mode)');
+    const now = Date.now();
+    const address = cap > 0 ? clientKey(c) : undefined;
+    if (address !== undefined && (await ledger.linkedPlayers(address, utcDay(now))).length >= cap) throw tooMany(now);
+    await humanCheck(c, text, { gamertag: '', ...(humanCheckToken ? { humanCheck: humanCheckToken } : {}) });
+    const { token, claims } = guests.start(now);
+    if (address !== undefined && !(await ledger.linkAddress(address, utcDay(now), claims.userId, cap))) throw tooMany(now);
+    c.header('Cache-Control', 'no-store');
+    return c.json({ userId: claims.userId, gamertag: '', token, expiresAt: new Date(claims.exp).toISOString(), guest: true } satisfies PlayerSession, 201);
+  }
 
   async function humanCheck(c: RelayContext, text: string, link: { gamertag: string; humanCheck?: string }) {
     if (!verifyLink) return;
@@ -86,6 +104,13 @@ export function playersRoute(
     rateLimited(limiter, addressScope(c, 'ip'));
     const { data, text } = await readJsonText(c, linkSchema);
     const { gamertag } = data;
+    if (gamertag === undefined) {
+      if (data.guestToken !== undefined) throw new RelayProblem('bad_request', 'gamertag: a guest links with a gamertag and its guestToken');
+      return guest(c, text, data.humanCheck);
+    }
+    // The guest is checked before anything is asked of the service: a bad token costs nothing.
+    const fromGuest = data.guestToken === undefined ? undefined : guests?.guestOf(data.guestToken);
+    if (data.guestToken !== undefined && !fromGuest) throw new RelayProblem('bad_request', "guestToken: not a guest's token from this relay (or it expired)");
     const now = Date.now();
     const day = utcDay(now);
     // Without an address (the relay warned) there is nothing to count links under.
@@ -109,9 +134,10 @@ export function playersRoute(
     // Linking the same player again is free; another player past the cap waits for the next UTC day.
     if (address !== undefined && !(await ledger.linkAddress(address, day, userId, cap))) throw tooMany(now);
 
+    const merge = fromGuest && guests ? await guests.merge(fromGuest, userId, gamertag) : undefined;
     const { token, claims } = tokens.issue(userId, gamertag);
     // A bearer token: no cache, shared or private, may keep it.
     c.header('Cache-Control', 'no-store');
-    return c.json({ userId: claims.userId, gamertag, token, expiresAt: new Date(claims.exp).toISOString() } satisfies PlayerSession, 201);
+    return c.json({ userId: claims.userId, gamertag, token, expiresAt: new Date(claims.exp).toISOString(), ...(merge ? { merge } : {}) } satisfies PlayerSession, 201);
   });
 }

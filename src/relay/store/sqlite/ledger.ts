@@ -1,5 +1,6 @@
 import { utcDay } from '../../../wire/earning-rules.js';
-import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../core/claim-decision.js';
+import type { RepeatPolicy } from '../../../wire/relay-api.js';
+import { claimedState, dayRefusal, keyDecision, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
 import { type EntryKind, told as isTold, LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import {
@@ -8,6 +9,7 @@ import {
   type ClaimLimits,
   type ClaimResult,
   DayLimitRefusal,
+  type GuestMerge,
   inChunks,
   type Ledger,
   type LedgerState,
@@ -15,6 +17,7 @@ import {
   type NewWithdrawal,
   PRUNE_CHUNK,
   REWARD_EVENT,
+  type Settled,
   type Settlement,
   type SettleOptions,
   type SettleResult,
@@ -69,9 +72,15 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       'INSERT INTO allowance_raises (user_id, idempotency_key, sats, reason, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
     ),
     // Every column a transition may change, from the row the primitive built.
-    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, string]>(
-      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?, sats = ?, address = ?, day = ?, created_at = ?, settled_at = ? WHERE id = ?`,
+    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, string, string]>(
+      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?, sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, user_id = ? WHERE id = ?`,
     ),
+    guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state = 'credited' ORDER BY created_at, seq`).raw(),
+    reservingTimes: db
+      .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND kind <> 'withdrawal' AND ${RESERVING_SQL}`)
+      .pluck(),
+    mergedInto: db.prepare<[string], string>('SELECT user_id FROM merged_guests WHERE guest_id = ?').pluck(),
+    merged: db.prepare<[string, string, number]>('INSERT INTO merged_guests (guest_id, user_id, at) VALUES (?, ?, ?)'),
     spendNonce: db.prepare<[string, string, number]>('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
     linked: db.prepare<[string, string, string], { n: number }>('SELECT 1 AS n FROM address_links WHERE address = ? AND day = ? AND user_id = ?'),
     links: db.prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM address_links WHERE address = ? AND day = ?'),
@@ -126,7 +135,20 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   function commit(before: Row | undefined, after: Row, at: number, audit?: AuditNote): PlayerEvent | undefined {
     const a = after;
     if (before)
-      q.update.run(a.state, a.phase, a.reason, a.payment_id, a.gamertag, a.sats, a.address, a.day, Number(a.created_at), a.settled_at === null ? null : Number(a.settled_at), a.id);
+      q.update.run(
+        a.state,
+        a.phase,
+        a.reason,
+        a.payment_id,
+        a.gamertag,
+        a.sats,
+        a.address,
+        a.day,
+        Number(a.created_at),
+        a.settled_at === null ? null : Number(a.settled_at),
+        a.user_id,
+        a.id,
+      );
     else {
       const created = Number(a.created_at);
       q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.gamertag, a.occurred_at, a.address, a.day, created, a.kind);
@@ -134,7 +156,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     // A withdrawal's sats left the balance: they count on no cap or budget (its credits did).
     const was = before && reservesClaims(before) ? before : undefined;
     const is = reservesClaims(a) ? a : undefined;
-    if (!was || !is || was.sats !== is.sats || was.day !== is.day || was.address !== is.address) {
+    if (!was || !is || was.sats !== is.sats || was.day !== is.day || was.address !== is.address || was.user_id !== is.user_id) {
       if (was) reserve(was, -was.sats);
       if (is) reserve(is, is.sats);
     }
@@ -222,6 +244,28 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
   }
 
+  function mergeNow(guestId: string, userId: string, repeats: ReadonlyMap<string, RepeatPolicy>, audit: AuditNote, now: number): GuestMerge {
+    if (q.mergedInto.get(guestId) !== undefined) return { merged: false, moved: [], dropped: [] };
+    q.merged.run(guestId, userId, now);
+    const moved: Settled[] = [];
+    const dropped: Settled[] = [];
+    const times = new Map<string, number[]>();
+    for (const raw of q.guestCredits.all(guestId)) {
+      const row = rowOf(raw);
+      const at = Number(row.created_at);
+      const mine = times.get(row.achievement_id) ?? q.reservingTimes.all(userId, row.achievement_id);
+      times.set(row.achievement_id, mine);
+      const taken = q.byKey.get(userId, row.idempotency_key) !== undefined;
+      const reason = taken ? 'already_claimed' : mergeRefusal(repeats.get(row.achievement_id), at, mine);
+      // A dropped credit stays the guest's, rejected: the player's own record is untouched.
+      const after: Row = reason ? { ...row, state: 'rejected', reason } : { ...row, user_id: userId };
+      if (!reason) mine.push(at);
+      const event = commit(row, after, now, audit);
+      (reason ? dropped : moved).push({ entry: toLedgerEntry(after), from: row.state, ...(event ? { event } : {}) });
+    }
+    return { merged: true, moved, dropped };
+  }
+
   function settleNow(id: string, name: TransitionName, to: Settlement, now: number, { audit, limits }: SettleOptions): SettleResult | DayLimitRefusal {
     const t = LIFECYCLE[name];
     const row = one(q.byId.get(id));
@@ -297,6 +341,8 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
         q.beat.run(userId, playMs, Math.max(now, last?.last_beat_at ?? now));
         return playMs;
       }),
+    mergeGuest: (guestId, userId, repeats, audit, now) => write(() => mergeNow(guestId, userId, repeats, audit, now)),
+    mergedInto: async (guestId) => q.mergedInto.get(guestId),
     raiseAllowance: (r, now) => write(() => q.raise.run(r.userId, r.idempotencyKey, r.sats, r.reason, now).changes === 1),
     close: async () => undefined,
   };

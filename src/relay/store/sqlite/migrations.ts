@@ -118,8 +118,8 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
     `),
   // Balance mode: what each entry is (a payout, a credit to the player's balance, a withdrawal from
   // it), read by the player's balance through its own index; the state triggers again, with the
-  // lifecycle's states as they are now (`credited`); witnessed play and the game server's raises
-  // of the withdrawal allowance.
+  // lifecycle's states as they are now (`credited`); witnessed play, the game server's raises
+  // of the withdrawal allowance, and the guests merged into players.
   (db) =>
     db.exec(`
       ALTER TABLE rewards ADD COLUMN kind TEXT NOT NULL DEFAULT 'payout';
@@ -135,6 +135,7 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
         user_id TEXT NOT NULL, idempotency_key TEXT NOT NULL, sats INTEGER NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL,
         PRIMARY KEY (user_id, idempotency_key)
       ) WITHOUT ROWID;
+      CREATE TABLE merged_guests (guest_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
     `),
 ];
 

@@ -41,6 +41,8 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   balance: true,
   beat: true,
   raiseAllowance: true,
+  mergeGuest: true,
+  mergedInto: true,
 };
 const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
   append: true,
