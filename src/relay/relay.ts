@@ -118,6 +118,7 @@ export function createRelay(options: RelayOptions): Relay {
         held: async () => (await ledger.inState('held')).length,
         budgetUsedSats: () => ledger.budgetUsed(utcDay(Date.now())),
         walletBalanceSats: async () => (await wallet.read()).balanceSats,
+        ...(ledger.balancesOwed ? { balancesOwedSats: () => ledger.balancesOwed!() } : {}),
       })
     : undefined;
   const payments = metrics ? metrics.instrument(client) : client;

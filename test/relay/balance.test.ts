@@ -157,6 +157,13 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['hopper', '150000']]);
     const list = await call<WithdrawalList>(relay, token, 'GET', '/v1/withdrawals');
     expect(list.body.withdrawals[0]).toMatchObject({ id: w.body.id, status: 'paid' });
+    // The operator sees what the relay owes beside the wallet, and withdrawals by status.
+    const auth = { authorization: `Bearer ${relay.adminToken}` };
+    const summary = (await (await fetch(`${relay.url}/admin/api/summary`, { headers: auth })).json()) as { balances: Record<string, unknown> };
+    expect(summary.balances).toMatchObject({ owedSats: 50, short: false });
+    const metrics = await (await fetch(`${relay.url}/metrics`, { headers: auth })).text();
+    expect(metrics).toMatch(/^rewardbus_balances_owed_sats 50$/m);
+    expect(metrics).toMatch(/^rewardbus_withdrawals_total\{status="paid"\} 1$/m);
   });
 
   it('keeps a withdrawal whose answer timed out debited and in review, never sends it again, and settles it by the late answer', async () => {

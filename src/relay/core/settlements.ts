@@ -24,7 +24,7 @@ export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' |
 
 /** The metrics a settlement records (ops/metrics.ts; a no-op without the operator's surface). */
 export interface SettlementMetrics {
-  settled(state: LedgerState, achievementId: string, sats: number, sinceMs?: number): void;
+  settled(state: LedgerState, achievementId: string, sats: number, sinceMs?: number, kind?: LedgerEntry['kind']): void;
   /** The service's answer disagreed with a final decision (see payouts' late answers). */
   contradicted?(): void;
 }
@@ -68,7 +68,7 @@ export function createSettlements({ ledger, publish, metrics, logger, clock }: S
     const { entry, from, event } = s;
     if (event) publish(event);
     if (entry.state !== 'sending' && entry.state !== 'deferred' && entry.state !== 'held')
-      metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined);
+      metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined, entry.kind);
     const line = {
       event: 'settlement',
       cause,

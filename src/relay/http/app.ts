@@ -137,7 +137,7 @@ export function createApp(d: AppDeps) {
     const admin = requireAdmin(options.adminToken, { failuresPerMinute: options.adminFailuresPerMinute });
     app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
     app.use('/admin/api/*', admin);
-    app.route('/admin/api', adminApi({ ledger, events, decide: d.decide, limits: d.limits, metrics, wallet: d.wallet }));
+    app.route('/admin/api', adminApi({ ledger, events, decide: d.decide, limits: d.limits, metrics, wallet: d.wallet, balanceMode: d.balances !== undefined }));
     // The page and its script hold no data: they ask for the token, then read the API with it.
     const page = (pick: 'html' | 'js', type: string) => async (c: Context) =>
       c.body((await adminAssets())[pick], 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });

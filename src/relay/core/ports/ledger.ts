@@ -274,6 +274,8 @@ export interface Ledger {
   mergeGuest?(guestId: string, userId: string, repeats: ReadonlyMap<string, RepeatPolicy>, audit: AuditNote, now: number): Promise<GuestMerge>;
   /** The player a guest was merged into, if it was. */
   mergedInto?(guestId: string): Promise<string | undefined>;
+  /** What the relay owes its players: every balance together (credits minus withdrawals paid or under way). */
+  balancesOwed?(): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -20,6 +20,8 @@ export interface AdminDeps {
   decide: Reviews;
   limits: ClaimLimits;
   wallet: WalletBalance;
+  /** Balance mode is on: the summary says what the relay owes its players. */
+  balanceMode?: boolean;
   metrics: Metrics;
 }
 
@@ -70,7 +72,7 @@ async function serviceHealth(metrics: Metrics, wallet: WalletBalance) {
  * the last 7 days, the review queue and its three actions, claims held for approval (approve, deny), recent payouts, webhooks, the service's
  * health. Every decision by hand is recorded with who and when.
  */
-export function adminApi({ ledger, events, decide, limits, metrics, wallet }: AdminDeps) {
+export function adminApi({ ledger, events, decide, limits, metrics, wallet, balanceMode = false }: AdminDeps) {
   const actor = (c: { req: { header(n: string): string | undefined } }) => operatorName(c.req.header('x-operator'));
   return new Hono<RelayEnv>()
     .get('/summary', async (c) => {
@@ -79,6 +81,9 @@ export function adminApi({ ledger, events, decide, limits, metrics, wallet }: Ad
       const rows = await ledger.report(utcDay(now - 6 * DAY_MS));
       const todays = rows.filter((r) => r.day === today);
       const used = await ledger.budgetUsed(today);
+      // Balance mode: what the players could withdraw, beside what the wallet holds to pay it.
+      const owed = balanceMode && ledger.balancesOwed ? await ledger.balancesOwed() : undefined;
+      const walletSats = owed === undefined ? undefined : (await wallet.read()).balanceSats;
       const days = Array.from({ length: 7 }, (_, i) => utcDay(now - (6 - i) * DAY_MS));
       return c.json({
         today: {
@@ -88,6 +93,7 @@ export function adminApi({ ledger, events, decide, limits, metrics, wallet }: Ad
           playersPaid: todays.find((r) => r.state === 'paid')?.players ?? 0,
           budget: { limit: limits.dailyBudgetSats || null, used, left: limits.dailyBudgetSats ? Math.max(0, limits.dailyBudgetSats - used) : null },
         },
+        ...(owed !== undefined ? { balances: { owedSats: owed, walletBalanceSats: walletSats ?? null, short: walletSats !== undefined && walletSats < owed } } : {}),
         last7Days: days.map((day) => ({ day, satsPaid: rows.filter((r) => r.day === day && r.state === 'paid').reduce((s, r) => s + r.sats, 0) })),
       });
     })

@@ -79,6 +79,12 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     reservingTimes: db
       .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND kind <> 'withdrawal' AND ${RESERVING_SQL}`)
       .pluck(),
+    owed: db
+      .prepare<[], number>(
+        `SELECT coalesce(sum(CASE WHEN kind = 'credit' THEN sats ELSE -sats END), 0) FROM rewards
+         WHERE (kind = 'credit' AND state = 'credited') OR (kind = 'withdrawal' AND ${RESERVING_SQL})`,
+      )
+      .pluck(),
     mergedInto: db.prepare<[string], string>('SELECT user_id FROM merged_guests WHERE guest_id = ?').pluck(),
     merged: db.prepare<[string, string, number]>('INSERT INTO merged_guests (guest_id, user_id, at) VALUES (?, ?, ?)'),
     spendNonce: db.prepare<[string, string, number]>('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
@@ -343,6 +349,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       }),
     mergeGuest: (guestId, userId, repeats, audit, now) => write(() => mergeNow(guestId, userId, repeats, audit, now)),
     mergedInto: async (guestId) => q.mergedInto.get(guestId),
+    balancesOwed: async () => q.owed.get() ?? 0,
     raiseAllowance: (r, now) => write(() => q.raise.run(r.userId, r.idempotencyKey, r.sats, r.reason, now).changes === 1),
     close: async () => undefined,
   };

@@ -43,6 +43,7 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   raiseAllowance: true,
   mergeGuest: true,
   mergedInto: true,
+  balancesOwed: true,
 };
 const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
   append: true,
