@@ -7,7 +7,8 @@
 
 import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
-import type { ClaimLimits } from '../../src/relay/core/ports/ledger.js';
+import type { BalanceFacts, ClaimLimits, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
+import { withdrawalDecision } from '../../src/relay/core/withdrawal-decision.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
 import type { CatalogEntry, RewardStatus } from '../../src/wire/relay-api.js';
 
@@ -27,6 +28,8 @@ export interface ModelReward {
   /** Known to the service: a processing payment's fate, for reconcile. */
   pending?: { completes: boolean };
   hasPaymentId: boolean;
+  /** A credit to the player's balance, or a withdrawal from it; absent: paid at once. */
+  kind?: 'credit' | 'withdrawal';
 }
 
 export interface ModelEvent {
@@ -46,9 +49,23 @@ export class LedgerModel {
   constructor(
     readonly limits: ClaimLimits,
     readonly holdAboveSats: number,
+    readonly withdrawals: WithdrawalLimits = { minWithdrawalSats: 10, dailyLimitSats: 0, allowancePerPlayMinuteSats: 0, allowanceStartSats: 0, holdAboveSats },
   ) {}
 
-  private reserving = (r: ModelReward) => STATES[r.state].reserves;
+  /** What counts on the caps, the budget and the repeat rules: a reward that reserves, never a withdrawal. */
+  private reserving = (r: ModelReward) => STATES[r.state].reserves && r.kind !== 'withdrawal';
+  /** A player's balance facts: credits credited, withdrawals paid or under way. */
+  balance(player: string, now: number): BalanceFacts {
+    const mine = [...this.rewards.values()].filter((r) => r.player === player);
+    const out = mine.filter((r) => r.kind === 'withdrawal' && STATES[r.state].reserves);
+    return {
+      creditedSats: mine.filter((r) => r.kind === 'credit' && r.state === 'credited').reduce((s, r) => s + r.sats, 0),
+      withdrawnSats: out.reduce((s, r) => s + r.sats, 0),
+      withdrawnTodaySats: out.filter((r) => r.day === utcDay(now)).reduce((s, r) => s + r.sats, 0),
+      playMs: 0,
+      raisedSats: 0,
+    };
+  }
   private sum = (pick: (r: ModelReward) => boolean) => [...this.rewards.values()].filter((r) => this.reserving(r) && pick(r)).reduce((s, r) => s + r.sats, 0);
   budgetUsed = (day: string) => this.sum((r) => r.day === day);
 
@@ -97,6 +114,7 @@ export class LedgerModel {
     const day = utcDay(now);
     const early = tooEarly({ playStartedAt: player.iat, minPlayMs }, now) !== undefined;
     const hold = a.hold === true || (this.holdAboveSats > 0 && a.sats > this.holdAboveSats);
+    const credit = a.payout === 'balance';
     let reason: string | undefined = early ? 'too_early' : undefined;
     if (!early) {
       const last = Math.max(-1, ...[...this.rewards.values()].filter((r) => r.player === player.id && r.achievementId === a.id && this.reserving(r)).map((r) => r.createdAt));
@@ -121,8 +139,24 @@ export class LedgerModel {
       hasPaymentId: false,
     };
     Object.assign(r, { sats: a.sats, day, createdAt: now });
+    if (credit) r.kind = 'credit';
     this.rewards.set(key, r);
-    this.to(r, early ? 'deferred' : claimedState(reason, { hold }), reason);
+    this.to(r, early ? 'deferred' : claimedState(reason, { hold, credit }), reason);
+    if (r.state === 'sending') this.send(r, service);
+    return r.state;
+  }
+
+  /** A withdrawal under `key` of `sats` (undefined: all withdrawable); a refusal's code, or the entry's state. */
+  withdraw(player: string, key: string, sats: number | undefined, hash: string, now: number, service: Service): string {
+    const existing = this.rewards.get(key);
+    const decision = keyDecision(existing && { state: existing.state, requestHash: existing.hash }, { requestHash: hash });
+    if (decision === 'existing') return existing!.hash === hash ? existing!.state : 'key_reused';
+    const decided = withdrawalDecision(sats, this.balance(player, now), this.withdrawals);
+    if ('refusal' in decided) return decided.refusal;
+    const r: ModelReward = existing ?? { key, player, achievementId: '', hash, sats: 0, state: 'deferred', reason: undefined, day: '', createdAt: now, hasPaymentId: false };
+    Object.assign(r, { sats: decided.sats, day: utcDay(now), createdAt: now, kind: 'withdrawal' });
+    this.rewards.set(key, r);
+    this.to(r, decided.hold ? 'held' : 'sending');
     if (r.state === 'sending') this.send(r, service);
     return r.state;
   }
@@ -131,13 +165,16 @@ export class LedgerModel {
     const r = this.rewards.get(key);
     if (r?.state !== 'held') return 'not_in_review';
     const day = utcDay(now);
-    if (day !== r.day) {
+    if (day !== r.day && r.kind !== 'withdrawal') {
       const others = (pick: (x: ModelReward) => boolean) => this.sum((x) => x !== r && x.day === day && pick(x));
       if (dayRefusal({ sats: r.sats }, { userSats: others((x) => x.player === r.player), projectSats: others(() => true) }, this.limits)) return 'refused';
       r.day = day;
     }
-    this.to(r, 'sending');
-    this.send(r, service);
+    if (r.kind === 'credit') this.to(r, 'credited');
+    else {
+      this.to(r, 'sending');
+      this.send(r, service);
+    }
     return 'settled';
   }
 
