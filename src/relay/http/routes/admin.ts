@@ -29,7 +29,9 @@ const view = (e: LedgerEntry, now: number) => ({
   id: e.id,
   userId: e.userId,
   gamertag: e.gamertag ?? null,
-  achievementId: e.achievementId,
+  // A withdrawal has no achievement: the operator's tables name it so.
+  achievementId: e.kind === 'withdrawal' ? '(withdrawal)' : e.achievementId,
+  kind: e.kind ?? 'payout',
   sats: e.sats,
   state: e.state,
   reason: e.reason ?? null,
