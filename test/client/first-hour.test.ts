@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { randomId } from '../../src/client/intent/index.js';
 import { memoryStorage, type RewardOutcome, type RewardRecord } from '../../src/client/node.js';
-import { randomId } from '../../src/client/random-id.js';
 import { busesOnTestRelay, controlledFetch, fakeStream, next, noPlayTime } from '../helpers/client.js';
 
 const { bus, start } = busesOnTestRelay(memoryStorage);

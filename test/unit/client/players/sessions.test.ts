@@ -1,9 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { RelayClient } from '../../../src/client/relay-client.js';
-import { PlayerSessions } from '../../../src/client/sessions.js';
-import { memoryStorage, type RewardStorage } from '../../../src/client/storage.js';
-import { createWriteBatch } from '../../../src/client/write-batch.js';
-import type { PlayerSession } from '../../../src/wire/relay-api.js';
+import type { RelayClient } from '../../../../src/client/delivery/index.js';
+import { PlayerSessions } from '../../../../src/client/players/index.js';
+import { createWriteBatch, memoryStorage, type RewardStorage } from '../../../../src/client/storage/index.js';
+import type { PlayerSession } from '../../../../src/wire/relay-api.js';
 
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
 const IN_AN_HOUR = inAnHour();
