@@ -33,11 +33,13 @@ export interface OutcomesOptions {
 }
 
 /**
- * The one place where an intent ends and its outcome becomes an event. The same outcome can
- * arrive four ways (this tab's HTTP answer, another tab, the relay's event stream, the history
- * at link or reload), in any order: each (reward, outcome) is said once, and nothing after a
- * final one. A reward first said as `reward:review` is said again when it settles, with
- * `afterReview`. Keeps the player's recent history in step, in storage one record per key.
+ * The one place where an intent's outcome becomes an event; the intent has left the queue by
+ * then (the queue deletes its own on a final answer, the courier one that another tab or the
+ * stream heard). The same outcome can arrive four ways (this tab's HTTP answer, another tab, the
+ * relay's event stream, the history at link or reload), in any order: each (reward, outcome) is
+ * said once, and nothing after a final one. A reward first said as `reward:review` is said
+ * again when it settles, with `afterReview`. Keeps the player's recent history in step, in
+ * storage one record per key.
  */
 export class Outcomes {
   #history: RewardRecord[] = [];
