@@ -1,4 +1,4 @@
-import type { RelayAnswer } from './relay-client.js';
+import type { RelayAnswer } from './delivery/index.js';
 
 /** A failed link(), with the relay's problem code (`unknown_gamertag`, `relay_unreachable`, …). */
 export class RewardBusError extends Error {

@@ -1,14 +1,12 @@
 import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
 import { RewardBusError } from './bus-error.js';
 import type { Courier } from './courier.js';
-import { defaultStorage } from './default-storage.js';
 import type { RampResult, RewardBusEvents, RewardIntent, UnlockOptions } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
-import { INTENT, newIntent } from './new-intent.js';
+import { INTENT, newIntent } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
-import type { RewardStorage } from './storage.js';
-import { createTabChannel, type TabChannel, type TabMessage } from './tab-channel.js';
-import { createWriteBatch, type WriteBatch } from './write-batch.js';
+import { createWriteBatch, defaultStorage, type RewardStorage, type WriteBatch } from './storage/index.js';
+import { createTabChannel, type TabChannel, type TabMessage } from './tabs/index.js';
 
 export type { RewardBusOptions };
 

@@ -1,20 +1,16 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
 import { answer, RewardBusError } from './bus-error.js';
-import { CatalogCache } from './catalog-cache.js';
-import { earnBlock, LastEarned, lastEarned } from './earn-rules.js';
-import type { RampResult, RewardBusEvents, RewardIntent, RewardOutcome, UnlockOptions } from './events.js';
-import { IntentQueue } from './intent-queue.js';
-import { newIntent } from './new-intent.js';
+import { createRelayClient, PlayerStream, type RelayClient } from './delivery/index.js';
+import { eventOf, type RampResult, type RewardBusEvents, type RewardIntent, type RewardOutcome, type UnlockOptions } from './events.js';
+import { newIntent, randomId } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
-import { Outcomes } from './outcomes.js';
-import { randomId } from './random-id.js';
-import { createRelayClient, type RelayClient } from './relay-client.js';
-import { PlayerStream } from './relay-stream.js';
-import { PlayerSessions } from './sessions.js';
-import type { RewardStorage } from './storage.js';
-import type { TabChannel, TabMessage } from './tab-channel.js';
-import type { WriteBatch } from './write-batch.js';
+import { Outcomes } from './outcomes/index.js';
+import { PlayerSessions } from './players/index.js';
+import { IntentQueue } from './queue/index.js';
+import { CatalogCache, earnBlock, LastEarned, lastEarned } from './rules/index.js';
+import type { RewardStorage, WriteBatch } from './storage/index.js';
+import type { TabChannel, TabMessage } from './tabs/index.js';
 
 /** Ramp sessions are reused until this close to their expiry. */
 const RAMP_RENEW_BEFORE_MS = 60_000;
@@ -68,7 +64,7 @@ export class Courier {
     this.#stream = new PlayerStream(
       this.#relay,
       {
-        reward: (r) => this.#outcomes.heardRecord(r),
+        reward: (r) => this.#heardRecord(r),
         // A purchase that ended ends its session: the next "buy" opens a new one.
         completed: (e) => {
           this.#ramp = undefined;
@@ -120,7 +116,6 @@ export class Courier {
       storage: this.#storage,
       writes: this.#writes,
       tabs: this.#tabs,
-      queue: this.#queue,
       earned: this.#earned,
       describe: (intent, record, reason, remote) => this.#outcome(intent, record, reason, remote),
     });
@@ -277,7 +272,19 @@ export class Courier {
       if (m.player.userId !== this.#sessions.current?.userId) void this.#adopt(m.player);
       return;
     }
+    // Another tab had the relay's final answer: the intent leaves this tab's queue too.
+    this.#queue.forget(m.outcome.intent.id);
     this.#outcomes.settle(m.outcome, m.event);
+  }
+
+  /** A record on the event stream: an answer for good to an intent still queued here ends it. */
+  #heardRecord(record: RewardRecord) {
+    if (!eventOf(record.status)) return;
+    const id = record.idempotencyKey ?? record.id;
+    // Said as this tab's own (with a toast) only when this tab is sending it: another tab of
+    // the game may hold the same stored intent and will hear its own answer.
+    const own = this.#queue.sending(id);
+    this.#outcomes.heardRecord(record, this.#queue.forget(id), own);
   }
 
   #refresh(): Promise<unknown> {

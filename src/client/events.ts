@@ -55,6 +55,20 @@ export interface RewardOutcome {
   afterHold?: true;
 }
 
+/** The events that end an intent on this device: the last two are waits the relay settles later. */
+export type FinalEvent = 'reward:paid' | 'reward:rejected' | 'reward:failed' | 'reward:review' | 'reward:held';
+
+/**
+ * The event a record's status calls for. paid, rejected and failed are final; pending has none
+ * (the relay is still at it); held waits for an operator (`reward:held`); needs_review, and any
+ * status this client does not know, is a wait: `reward:review`. Both waits are settled later.
+ */
+export function eventOf(status: string): FinalEvent | undefined {
+  if (status === 'pending') return undefined;
+  if (status === 'held') return 'reward:held';
+  return status === 'paid' || status === 'rejected' || status === 'failed' ? `reward:${status}` : 'reward:review';
+}
+
 /** How the ramp widget ended: from openRamp(), or told by rampEnded(). */
 export type RampResult = { type: 'success'; data: unknown } | { type: 'error'; error: unknown } | { type: 'close' };
 

@@ -1,4 +1,4 @@
-import { mapStorage, type RewardStorage } from './storage.js';
+import { mapStorage, type RewardStorage } from './storage/index.js';
 
 /**
  * A JSON file for Node: every write replaces the file atomically (write a temp file, fsync,

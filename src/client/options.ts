@@ -1,6 +1,5 @@
-import type { RetryOptions } from './backoff.js';
-import type { EventSourceClass } from './relay-stream.js';
-import type { RewardStorage } from './storage.js';
+import type { EventSourceClass, RetryOptions } from './delivery/index.js';
+import type { RewardStorage } from './storage/index.js';
 
 /** What createRewardBus() takes. */
 export interface RewardBusOptions {

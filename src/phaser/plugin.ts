@@ -1,5 +1,5 @@
 import * as Phaser from 'phaser';
-import { createRewardBus, openRamp, type RewardBus, type RewardBusEvents, type RewardBusOptions, showWithdrawal, type UnlockOptions } from '../client/index.js';
+import { createRewardBus, openRamp, type RewardBus, type RewardBusEvents, type RewardBusOptions, showWithdrawal } from '../client/index.js';
 import type { CatalogEntry, RampSessionRequest } from '../wire/relay-api.js';
 import type { SayToast, ToastEvent, ToastPayload } from './toast-events.js';
 import { TOAST_SCENE_KEY, type Toast, type ToastOptions, ToastScene } from './toast-scene.js';
@@ -12,13 +12,24 @@ export interface RewardBusPluginData extends RewardBusOptions {
 }
 
 /**
+ * The bus's methods a scene calls on `this.rewards`: the bus's own (their signatures and docs are
+ * the bus's), called on the plugin's bus of the moment, not written again here.
+ */
+const BUS_METHODS = ['link', 'unlock', 'catalog', 'pending', 'history', 'flush'] as const satisfies ReadonlyArray<keyof RewardBus>;
+
+// The class below has these from the bus (defined on its prototype after it); this tells the compiler.
+export interface RewardBusPlugin extends Pick<RewardBus, (typeof BUS_METHODS)[number]> {}
+
+/**
  * A Phaser global plugin: register it with `mapping: 'rewards'` and every scene has
- * `this.rewards`, the reward bus, with payout toasts drawn above all scenes.
+ * `this.rewards`, with the bus's link(), unlock(), catalog(), pending(), history() and flush(),
+ * the bus itself as `this.rewards.bus`, and payout toasts drawn above all scenes.
  *
  * ```ts
  * plugins: { global: [{ key: 'rewards', plugin: RewardBusPlugin, start: true, mapping: 'rewards', data: { relayUrl } }] }
  * ```
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: each method of the interface is defined on the prototype, from BUS_METHODS, below.
 export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   #data: RewardBusPluginData | undefined;
   #bus: RewardBus | undefined;
@@ -61,29 +72,11 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     return this.#bus;
   }
 
+  /** The linked player, if any (undefined too while the plugin is stopped). */
   get player() {
     return this.#bus?.player;
   }
 
-  link(gamertag: string) {
-    return this.bus.link(gamertag);
-  }
-  /** Returns the intent id, or undefined when the player cannot earn it now. `options.proof`: the game server's unlock proof. */
-  unlock(achievementId: string, details?: Parameters<RewardBus['unlock']>[1], options?: UnlockOptions) {
-    return this.bus.unlock(achievementId, details, options);
-  }
-  catalog() {
-    return this.bus.catalog();
-  }
-  pending() {
-    return this.bus.pending();
-  }
-  history() {
-    return this.bus.history();
-  }
-  flush() {
-    return this.bus.flush();
-  }
   /** Shows the buy-sats widget above the game; resolves with how it ended. */
   openRamp(request: RampSessionRequest) {
     return openRamp(this.bus, request);
@@ -139,4 +132,17 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   #listen<E extends keyof RewardBusEvents>(event: E, fn: RewardBusEvents[E]) {
     this.#unsubscribe.push(this.on(event, fn));
   }
+}
+
+// link(), unlock(), catalog(), pending(), history() and flush(): the bus's, on the bus of the moment
+// (`bus` throws while the plugin is stopped). Three arguments, the most a bus method takes, rather
+// than a rest parameter: unlock() is called in the game loop, and a rest parameter makes an array.
+for (const name of BUS_METHODS) {
+  Object.defineProperty(RewardBusPlugin.prototype, name, {
+    value: function fromBus(this: RewardBusPlugin, a?: never, b?: never, c?: never) {
+      return (this.bus[name] as (a?: never, b?: never, c?: never) => unknown)(a, b, c);
+    },
+    writable: true,
+    configurable: true,
+  });
 }

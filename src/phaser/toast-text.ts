@@ -1,5 +1,4 @@
-import type { RewardOutcome } from '../client/events.js';
-import type { FinalEvent } from '../client/tab-channel.js';
+import type { FinalEvent, RewardOutcome } from '../client/events.js';
 
 /** The relay's reason codes, as a player reads them. */
 const REASONS: Record<string, string> = {

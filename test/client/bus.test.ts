@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fileStorage, idbStorage, memoryStorage, type RewardOutcome, type RewardStorage } from '../../src/client/node.js';
 import type { PlayerSession } from '../../src/wire/relay-api.js';
-import { busMaker, controlledFetch, everyCoin, next, noPlayTime, sleep } from '../helpers/client.js';
+import { busMaker, controlledFetch, everyCoin, next, noPlayTime } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
@@ -95,7 +95,8 @@ describe('the reward bus', () => {
     const refused = next(b, 'reward:rejected');
     const id2 = b.unlock('daily-login')!;
     expect((await refused).reason).toBe('x');
-    await sleep(100);
+    // Said once its deletion is stored: nothing is left to send again, and a drain sends nothing.
+    expect(b.pending()).toEqual([]);
     await b.flush();
     expect([net.claims.get(id), net.claims.get(id2)]).toEqual([1, 1]);
     expect(b.pending()).toEqual([]);
@@ -277,19 +278,31 @@ describe('the reward bus', () => {
     b.on('reward:sent', () => attempts++);
     net.offline = true;
     const before = net.tries;
-    for (let i = 0; i < 30; i++) b.unlock('coin');
-    await b.flush();
-    await sleep(200);
-    const early = attempts;
-    const requests = net.tries - before;
-    await sleep(400);
-    // A pass of at most `concurrency` requests (and a probe per flush), then quiet until the backoff is up.
-    expect(early).toBeGreaterThan(0);
-    expect(requests).toBeGreaterThan(0);
-    expect(requests).toBeLessThanOrEqual(8);
-    expect(attempts).toBe(early);
-    expect(net.tries - before).toBe(requests);
-    expect(b.pending()).toHaveLength(30);
+    // The clock is the test's from here: the backoff's 2 s to 4 s pass without waiting for them.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      for (let i = 0; i < 30; i++) b.unlock('coin');
+      const flushed = b.flush();
+      // The storage lease's own short waits (Node has no Web Locks), well inside the least backoff.
+      await vi.advanceTimersByTimeAsync(500);
+      await flushed;
+      const early = attempts;
+      const requests = net.tries - before;
+      // A pass of at most `concurrency` requests (and a probe per flush), then quiet until the backoff is up.
+      expect(early).toBeGreaterThan(0);
+      expect(requests).toBeGreaterThan(0);
+      expect(requests).toBeLessThanOrEqual(8);
+      await vi.advanceTimersByTimeAsync(1_400);
+      expect(attempts).toBe(early);
+      expect(net.tries - before).toBe(requests);
+      expect(b.pending()).toHaveLength(30);
+      // Once the backoff is up, it tries again: the quiet above was the backoff, not a stopped queue.
+      await vi.advanceTimersByTimeAsync(4_000);
+      expect(net.tries - before).toBeGreaterThan(requests);
+      expect(b.pending()).toHaveLength(30);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('links again when the token has expired', async () => {

@@ -4,9 +4,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { randomId } from '../../src/client/intent/index.js';
 import { memoryStorage, type RewardOutcome, type RewardRecord } from '../../src/client/node.js';
-import { randomId } from '../../src/client/random-id.js';
 import { busesOnTestRelay, controlledFetch, fakeStream, next, noPlayTime } from '../helpers/client.js';
 
 const { bus, start } = busesOnTestRelay(memoryStorage);
@@ -79,7 +79,8 @@ describe('what the README promises a game developer', () => {
         if (String(input).endsWith('/v1/rewards') && init?.method === 'POST') {
           const record = (await res.clone().json()) as RewardRecord;
           stream.send('reward', record);
-          await new Promise((r) => setTimeout(r, 50));
+          // The HTTP answer comes only once the bus has said the stream's copy.
+          await vi.waitFor(() => expect(heard).toHaveLength(1));
         }
         return res;
       },
@@ -98,8 +99,10 @@ describe('what the README promises a game developer', () => {
     const other = { ...heard[0]!.record!, id: 'other-record', idempotencyKey: randomId(), achievementId: 'daily-login' };
     stream.send('reward', other);
     stream.send('reward', other);
-    await new Promise((r) => setTimeout(r, 20));
-    expect(heard).toHaveLength(2);
+    // A third reward after the copy: once it is said, the copy before it has been heard too.
+    const third = { ...other, id: 'third-record', idempotencyKey: randomId(), achievementId: 'coin-streak' };
+    stream.send('reward', third);
+    await expect.poll(() => heard.map((o) => o.record?.id)).toEqual([heard[0]!.record!.id, 'other-record', 'third-record']);
     expect(heard[1]!.remote).toBe(true);
   });
 

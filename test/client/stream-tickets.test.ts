@@ -2,9 +2,8 @@
 // token in the URL (`/v1/events?token=rb1.…`), which access logs keep. It now asks for a single-use
 // ticket for every connection, and reconnects with a new one, resuming after the last event.
 import { afterEach, describe, expect, it } from 'vitest';
+import { type EventSourceClass, PlayerStream, type RelayAnswer } from '../../src/client/delivery/index.js';
 import { createRewardBus, memoryStorage, type RewardBus, type RewardOutcome } from '../../src/client/node.js';
-import type { RelayAnswer } from '../../src/client/relay-client.js';
-import { type EventSourceClass, PlayerStream } from '../../src/client/relay-stream.js';
 import type { EventStreamTicket } from '../../src/wire/relay-api.js';
 import { fetchEventSource } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';

@@ -12,9 +12,26 @@ const log = capturedLogger();
 type DemoWindow = typeof globalThis & {
   game: {
     scene: { getScene(key: string): { recent?: Toast[] } | null; isActive(key: string): boolean };
-    plugins: { get(key: string): { unlock(id: string): string | undefined; pending(): unknown[] } };
+    plugins: {
+      get(key: string): {
+        unlock(id: string): string | undefined;
+        pending(): unknown[];
+        on(event: string, fn: (e: { intent?: { achievementId: string }; achievementId?: string }) => void): () => void;
+      };
+    };
   };
+  /** What the bus said, as `<event> <achievementId>`: recorded by hear(). */
+  heard?: string[];
 };
+
+/** Records on the page what its bus says of these events, from now on (in `heard`). */
+const hear = (page: Page, events: string[]) =>
+  page.evaluate((names) => {
+    const w = globalThis as DemoWindow;
+    w.heard ??= [];
+    for (const name of names) w.game.plugins.get('rewards').on(name, (e) => w.heard!.push(`${name} ${e.intent?.achievementId ?? e.achievementId}`));
+  }, events);
+const waitToHear = (page: Page, said: string) => page.waitForFunction((s) => ((globalThis as DemoWindow).heard ?? []).includes(s), said);
 
 async function openGame(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
@@ -102,12 +119,14 @@ describeInBrowser('the demo in a real browser', () => {
     await linkAndPlay(a, 'tabby');
     await waitForToast(a, 'paid', 'daily-login');
     const b = await openGame(context);
+    await Promise.all([hear(a, ['reward:paid']), hear(b, ['reward:paid'])]);
     await clickFirstCoin(a);
     await b.evaluate(() => (globalThis as DemoWindow).game.plugins.get('rewards').unlock('coin-streak'));
     await Promise.race([waitForToast(a, 'paid', 'coin-streak'), waitForToast(b, 'paid', 'coin-streak')]);
     await Promise.race([waitForToast(a, 'paid', 'first-coin'), waitForToast(b, 'paid', 'first-coin')]);
-    // Waiting for an absence: a second toast for an intent, if any, would show within this time.
-    await new Promise((r) => setTimeout(r, 500));
+    // Both tabs have said both payouts (one as its own, the other as heard): a reward is said once
+    // per tab and never after its final outcome, so no toast for them can follow.
+    for (const page of [a, b]) for (const id of ['first-coin', 'coin-streak']) await waitToHear(page, `reward:paid ${id}`);
     const all = [...(await toasts(a)), ...(await toasts(b))];
     for (const id of ['first-coin', 'coin-streak', 'daily-login']) expect(all.filter((t) => t.achievementId === id && t.variant === 'paid')).toHaveLength(1);
     expect(paymentsFor('tabby', 'First coin')).toHaveLength(1);
@@ -188,10 +207,12 @@ describeInBrowser('the demo in a real browser', () => {
     const page = await openGame(context);
     const claims: string[] = [];
     page.on('request', (r) => r.method() === 'POST' && r.url().endsWith('/v1/rewards') && claims.push(r.url()));
+    await hear(page, ['reward:skipped', 'reward:queued']);
     await linkAndPlay(page, 'returner');
-    // Waiting for an absence: a claim, if the bus were to send one, would leave within this time.
-    await new Promise((r) => setTimeout(r, 300));
-    // daily-login was earned today on the other device: no request, no orange toast.
+    // daily-login was earned today on the other device: unlock() skipped it, so no intent was made
+    // and no claim can follow; no request, no orange toast.
+    await waitToHear(page, 'reward:skipped daily-login');
+    expect(await page.evaluate(() => (globalThis as DemoWindow).heard)).toEqual(['reward:skipped daily-login']);
     expect(claims).toEqual([]);
     expect((await toasts(page)).filter((t) => t.variant !== 'paid')).toEqual([]);
 

@@ -60,15 +60,22 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
     await page.waitForFunction(() => (globalThis as PageWindow).game.scene.isActive('two'));
     await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
 
-    // Through the plugin, the bus pays.
-    await page.evaluate(async () => {
+    // Through the plugin, the bus pays: the bus's own methods, on this.rewards.
+    const seen = await page.evaluate(async () => {
       const rewards = (globalThis as PageWindow).plugin()!;
       await rewards.link('phaserfan');
+      const catalog = (await rewards.catalog()).map((c) => c.id);
+      let pending = -1;
       await new Promise<void>((resolve) => {
         rewards.on('reward:paid', () => resolve());
         rewards.unlock('first-coin');
+        pending = rewards.pending().length;
       });
+      await rewards.flush();
+      return { catalog, pending, player: rewards.player?.gamertag, history: (await rewards.history()).map((r) => r.achievementId) };
     });
+    expect(seen).toMatchObject({ pending: 1, player: 'phaserfan', history: ['first-coin'] });
+    expect(seen.catalog).toContain('first-coin');
     expect(server.sandbox!.payments().filter((p) => p.gamertag === 'phaserfan')).toHaveLength(1);
     expect(errors).toEqual([]);
     await page.close();
@@ -83,16 +90,24 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
       const bus = plugin.bus;
       const before = bus.eventNames().length;
       w.game.plugins.stop('rewards');
-      let busGone = false;
-      try {
-        void plugin.bus;
-      } catch {
-        busGone = true;
-      }
-      return { before, listenersAfter: bus.eventNames().length, busGone, toastScene: w.game.scene.getScene(w.TOAST_SCENE_KEY) !== null };
+      const thrown = (fn: () => unknown) => {
+        try {
+          fn();
+          return undefined;
+        } catch (err) {
+          return (err as Error).message;
+        }
+      };
+      return {
+        before,
+        listenersAfter: bus.eventNames().length,
+        busGone: thrown(() => plugin.bus),
+        unlockAfter: thrown(() => plugin.unlock('first-coin')),
+        toastScene: w.game.scene.getScene(w.TOAST_SCENE_KEY) !== null,
+      };
     });
     expect(after.before).toBeGreaterThan(0);
-    expect(after).toMatchObject({ listenersAfter: 0, busGone: true, toastScene: false });
+    expect(after).toMatchObject({ listenersAfter: 0, busGone: 'RewardBusPlugin is not started', unlockAfter: 'RewardBusPlugin is not started', toastScene: false });
 
     await page.evaluate(() => (globalThis as PageWindow).game.plugins.start('rewards'));
     await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);

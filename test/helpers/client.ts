@@ -61,7 +61,6 @@ export const noPlayTime = { relay: { catalog: DEFAULT_CATALOG.map(({ minPlaySeco
 
 export const next = <E extends keyof RewardBusEvents>(b: RewardBus, event: E) =>
   new Promise<Parameters<RewardBusEvents[E]>[0]>((resolve) => b.once(event, ((e: Parameters<RewardBusEvents[E]>[0]) => resolve(e)) as never));
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Buses for a test's relay, each on fresh storage, with fast retries; destroyAll() after each test. */
 export function busMaker(relayUrl: () => string, storage: () => RewardStorage) {

@@ -2,7 +2,8 @@
 // the import, when one runs the wrong way. The rooms (../shared/STYLE.md, docs/layout.md):
 // client ← phaser; relay ← sandbox only through the service's contract; client and relay share
 // only the relay API's wire types; inside the relay, http → core → store's ports, the stores
-// implement them, and nothing imports the composition root (relay.ts).
+// implement them, and nothing imports the composition root (relay.ts). The client's rooms are
+// reached only through their index.ts, and import each other one way.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -73,6 +74,36 @@ describe("the house's import rules", () => {
       expect(broken).toEqual([]);
     });
   }
+
+  // The client's rooms (src/client/<room>/): each has one door, its index.ts, and they import
+  // each other in one direction only. The top (the bus, its courier, the events, the entries) composes them.
+  const CLIENT = 'src/client/';
+  const roomOf = (f: string) => (f.startsWith(CLIENT) && f.slice(CLIENT.length).includes('/') ? f.slice(CLIENT.length).split('/')[0] : undefined);
+
+  it("src/client/<room>/: reached from outside the room only through the room's index.ts", () => {
+    const broken = all
+      .flatMap((f) => importsOf(f).map((to) => ({ f, to })))
+      .filter(({ f, to }) => roomOf(to) !== undefined && roomOf(to) !== roomOf(f) && to !== `${CLIENT}${roomOf(to)}/index.ts`)
+      .map(({ f, to }) => `${f} -> ${relative('.', to)}`);
+    expect(broken).toEqual([]);
+  });
+
+  it("has no circle of the client's rooms importing each other", () => {
+    const rooms = new Map<string, Set<string>>();
+    for (const f of all) {
+      const from = roomOf(f);
+      if (!from) continue;
+      for (const to of importsOf(f).map(roomOf)) if (to && to !== from) (rooms.get(from) ?? rooms.set(from, new Set()).get(from)!).add(to);
+    }
+    const circles: string[] = [];
+    const visit = (room: string, path: string[]) => {
+      if (path.includes(room)) return void circles.push([...path.slice(path.indexOf(room)), room].join(' -> '));
+      for (const next of rooms.get(room) ?? []) visit(next, [...path, room]);
+    };
+    for (const room of rooms.keys()) visit(room, []);
+    expect(rooms.size).toBeGreaterThan(3);
+    expect(circles).toEqual([]);
+  });
 
   it('has no circle of files importing each other', () => {
     const graph = new Map(all.map((f) => [f, importsOf(f).filter((t) => all.includes(t))]));

@@ -1,12 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { LastEarned, lastEarned } from '../../../src/client/earn-rules.js';
-import type { RewardIntent } from '../../../src/client/events.js';
-import { IntentQueue } from '../../../src/client/intent-queue.js';
-import type { RelayAnswer, RelayClient } from '../../../src/client/relay-client.js';
-import { memoryStorage, type RewardStorage } from '../../../src/client/storage.js';
-import type { FinalEvent } from '../../../src/client/tab-channel.js';
-import { createWriteBatch } from '../../../src/client/write-batch.js';
-import type { PlayerSession, RewardRecord } from '../../../src/wire/relay-api.js';
+import type { RelayAnswer, RelayClient } from '../../../../src/client/delivery/index.js';
+import type { FinalEvent, RewardIntent } from '../../../../src/client/events.js';
+import { IntentQueue } from '../../../../src/client/queue/index.js';
+import { LastEarned, lastEarned } from '../../../../src/client/rules/index.js';
+import { createWriteBatch, memoryStorage, type RewardStorage } from '../../../../src/client/storage/index.js';
+import type { PlayerSession, RewardRecord } from '../../../../src/wire/relay-api.js';
 
 const player: PlayerSession = { userId: 'u1', gamertag: 'alice', token: 'tok', expiresAt: '2999-01-01T00:00:00.000Z' };
 let n = 0;
@@ -24,13 +22,16 @@ const answer = (key: string, status: string): RelayAnswer<RewardRecord> => ({
   body: { id: `rec-${key}`, idempotencyKey: key, achievementId: 'coin', userId: 'u1', sats: 1, status: status as RewardRecord['status'], createdAt: '2026-11-23T10:00:00.000Z' },
 });
 
-/**
- * A queue on `storage` whose relay answers each claim with `reply(key, attempt)`; what it settles
- * is forgotten, as Outcomes does.
- */
+/** A queue on `storage` whose relay answers each claim with `reply(key, attempt)`. */
 function queueOn(
   reply: (key: string, attempt: number) => RelayAnswer<RewardRecord> | Promise<RelayAnswer<RewardRecord>>,
-  { storage = memoryStorage(), concurrency = 6, baseMs = 5, batchMax = 1 }: { storage?: RewardStorage; concurrency?: number; baseMs?: number; batchMax?: number } = {},
+  {
+    storage = memoryStorage(),
+    concurrency = 6,
+    baseMs = 5,
+    batchMax = 1,
+    onSettled,
+  }: { storage?: RewardStorage; concurrency?: number; baseMs?: number; batchMax?: number; onSettled?: (intent: RewardIntent) => void } = {},
 ) {
   const claims = new Map<string, number>();
   let inFlight = 0;
@@ -82,7 +83,7 @@ function queueOn(
       sent: () => undefined,
       waiting: (i, retryAt) => waiting.push({ id: i.id, retryAt }),
       settled: (i, event, _record, reason) => {
-        queue.forget(i.id);
+        onSettled?.(i);
         settled.push({ id: i.id, event, reason });
       },
       reachable: (online) => reachable.push(online),
@@ -118,6 +119,21 @@ describe('IntentQueue', () => {
     expect(q.claim.mock.calls.every(([token, key]) => token === 'tok' && key === i.id)).toBe(true);
     await q.writes.written;
     expect(q.queue.list()).toEqual([]);
+    expect(await q.storage.entries('intent:')).toEqual([]);
+  });
+
+  it('deletes its own intent on the final answer, before its listener hears of it; an answer that is no final one keeps it', async () => {
+    const heard: Array<{ listed: boolean; deleting: boolean }> = [];
+    const q = queueOn((key, attempt) => answer(key, attempt === 1 ? 'pending' : 'held'), {
+      onSettled: (i) => heard.push({ listed: q.queue.list().some((x) => x.id === i.id), deleting: q.writes.pending(`intent:${i.id}`) }),
+    });
+    const i = intent();
+    q.queue.add(i);
+    await vi.waitFor(() => expect(q.settled).toEqual([{ id: i.id, event: 'reward:held', reason: undefined }]));
+    // `pending` was sent again, with the same key; `held` is the relay's to settle: the intent left.
+    expect(q.claims.get(i.id)).toBe(2);
+    expect(heard).toEqual([{ listed: false, deleting: true }]);
+    await q.writes.written;
     expect(await q.storage.entries('intent:')).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
-import type { RampSessionRequest } from '../wire/relay-api.js';
-import type { RewardBus } from './bus.js';
-import type { RampResult } from './events.js';
+import type { RampSessionRequest } from '../../wire/relay-api.js';
+import type { RewardBus } from '../bus.js';
+import type { RampResult } from '../events.js';
 
 // The overlays are DOM code a game needs only when a player buys or claims: loaded then.
 

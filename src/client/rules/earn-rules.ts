@@ -1,6 +1,6 @@
-import { repeatBlock } from '../wire/earning-rules.js';
-import type { CatalogEntry, RewardRecord } from '../wire/relay-api.js';
-import type { RewardIntent } from './events.js';
+import { repeatBlock } from '../../wire/earning-rules.js';
+import type { CatalogEntry, RewardRecord } from '../../wire/relay-api.js';
+import type { RewardIntent } from '../events.js';
 
 /**
  * Why the player cannot earn an achievement now: unknown to the catalog, or blocked by its

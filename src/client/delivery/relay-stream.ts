@@ -1,6 +1,6 @@
-import type { PlayerSession, RewardRecord } from '../wire/relay-api.js';
+import type { PlayerSession, RewardRecord } from '../../wire/relay-api.js';
+import type { RewardBusEvents } from '../events.js';
 import { backoffDelay } from './backoff.js';
-import type { RewardBusEvents } from './events.js';
 import type { RelayClient } from './relay-client.js';
 
 export interface RelayStreamHandlers {

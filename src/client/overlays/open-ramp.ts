@@ -1,6 +1,6 @@
-import type { RampSessionRequest } from '../wire/relay-api.js';
-import type { RewardBus } from './bus.js';
-import type { RampResult } from './events.js';
+import type { RampSessionRequest } from '../../wire/relay-api.js';
+import type { RewardBus } from '../bus.js';
+import type { RampResult } from '../events.js';
 import { createOverlay } from './overlay.js';
 
 /**

@@ -1,9 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { RelayClient } from '../../../src/client/relay-client.js';
-import { PlayerSessions } from '../../../src/client/sessions.js';
-import { memoryStorage, type RewardStorage } from '../../../src/client/storage.js';
-import { createWriteBatch } from '../../../src/client/write-batch.js';
-import type { PlayerSession } from '../../../src/wire/relay-api.js';
+import type { RelayClient } from '../../../../src/client/delivery/index.js';
+import { PlayerSessions } from '../../../../src/client/players/index.js';
+import { createWriteBatch, memoryStorage, type RewardStorage } from '../../../../src/client/storage/index.js';
+import type { PlayerSession } from '../../../../src/wire/relay-api.js';
 
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
 const IN_AN_HOUR = inAnHour();
@@ -31,20 +30,26 @@ describe('PlayerSessions', () => {
   });
 
   it('knows when the session began (its play time counts from the link), across a reload, and anew after a renewal', async () => {
-    const first = sessionsOn(memoryStorage(), () => ({ ok: true, status: 201, body: alice('renewed', inAnHour()) }));
-    const before = Date.now();
-    first.sessions.adopt(alice('t1', new Date(Date.now() + 30_000).toISOString()));
-    const linkedAt = first.sessions.linkedAt('u-alice')!;
-    expect(linkedAt).toBeGreaterThanOrEqual(before);
-    await first.writes.written;
-    const reloaded = sessionsOn(first.storage, () => ({ ok: true, status: 201, body: alice('renewed', inAnHour()) }));
-    await reloaded.sessions.load();
-    expect(reloaded.sessions.linkedAt('u-alice')).toBe(linkedAt);
-    await new Promise((r) => setTimeout(r, 5));
-    // The token lapses within the minute: linking again begins a new session.
-    expect(await reloaded.sessions.forUser('u-alice')).toMatchObject({ token: 'renewed' });
-    expect(reloaded.sessions.linkedAt('u-alice')).toBeGreaterThan(linkedAt);
-    expect(reloaded.sessions.linkedAt('u-nobody')).toBeUndefined();
+    // The clock is the test's: the renewal comes a known 5 s after the link.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const linkedAt = Date.parse('2026-11-25T10:00:00.000Z');
+      vi.setSystemTime(linkedAt);
+      const first = sessionsOn(memoryStorage(), () => ({ ok: true, status: 201, body: alice('renewed', inAnHour()) }));
+      first.sessions.adopt(alice('t1', new Date(linkedAt + 30_000).toISOString()));
+      expect(first.sessions.linkedAt('u-alice')).toBe(linkedAt);
+      await first.writes.written;
+      const reloaded = sessionsOn(first.storage, () => ({ ok: true, status: 201, body: alice('renewed', inAnHour()) }));
+      await reloaded.sessions.load();
+      expect(reloaded.sessions.linkedAt('u-alice')).toBe(linkedAt);
+      vi.setSystemTime(linkedAt + 5_000);
+      // The token lapses within the minute: linking again begins a new session, now.
+      expect(await reloaded.sessions.forUser('u-alice')).toMatchObject({ token: 'renewed' });
+      expect(reloaded.sessions.linkedAt('u-alice')).toBe(linkedAt + 5_000);
+      expect(reloaded.sessions.linkedAt('u-nobody')).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('uses a fresh token as it is, without asking the relay', async () => {

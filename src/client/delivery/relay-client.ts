@@ -11,7 +11,7 @@ import type {
   RewardHistory,
   RewardRecord,
   WithdrawalRequestView,
-} from '../wire/relay-api.js';
+} from '../../wire/relay-api.js';
 
 /** What one request to the relay came to. `unreachable`: no answer (network, timeout). */
 export type RelayAnswer<T> =

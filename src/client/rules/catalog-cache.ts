@@ -1,7 +1,6 @@
-import type { CatalogEntry } from '../wire/relay-api.js';
-import type { RelayClient } from './relay-client.js';
-import type { RewardStorage } from './storage.js';
-import type { WriteBatch } from './write-batch.js';
+import type { CatalogEntry } from '../../wire/relay-api.js';
+import type { RelayClient } from '../delivery/index.js';
+import type { RewardStorage, WriteBatch } from '../storage/index.js';
 
 /**
  * The relay's catalog as this device knows it: the last one seen (kept in storage, for play

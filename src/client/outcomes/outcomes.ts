@@ -1,26 +1,14 @@
-import type { RewardRecord } from '../wire/relay-api.js';
-import type { LastEarned } from './earn-rules.js';
-import type { RewardBusEvents, RewardIntent, RewardOutcome } from './events.js';
-import type { RewardStorage } from './storage.js';
-import type { FinalEvent, TabChannel } from './tab-channel.js';
-import type { WriteBatch } from './write-batch.js';
+import type { RewardRecord } from '../../wire/relay-api.js';
+import { eventOf, type FinalEvent, type RewardBusEvents, type RewardIntent, type RewardOutcome } from '../events.js';
+import type { LastEarned } from '../rules/index.js';
+import type { RewardStorage, WriteBatch } from '../storage/index.js';
+import type { TabChannel } from '../tabs/index.js';
 
 const HISTORY_KEPT = 100;
 /** Outcomes remembered for dedupe: far more than can be in flight at once. */
 const SAID_KEPT = 1000;
 /** Storage key prefix of the player's history, `reward:<userId>:<recordId>`: an outcome writes one small key. */
 const REWARD = 'reward:';
-
-/**
- * The event a record's status calls for. paid, rejected and failed are final; pending has none
- * (the relay is still at it); held waits for an operator (`reward:held`); needs_review, and any
- * status this client does not know, is a wait: `reward:review`. Both waits are settled later.
- */
-export function eventOf(status: string): FinalEvent | undefined {
-  if (status === 'pending') return undefined;
-  if (status === 'held') return 'reward:held';
-  return status === 'paid' || status === 'rejected' || status === 'failed' ? `reward:${status}` : 'reward:review';
-}
 
 const isFinal = (event: FinalEvent | undefined) => event !== undefined && event !== 'reward:review' && event !== 'reward:held';
 /**
@@ -39,19 +27,19 @@ export interface OutcomesOptions {
   storage: RewardStorage;
   writes: WriteBatch;
   tabs: TabChannel;
-  /** The intents waiting for an answer: an outcome ends its intent there. */
-  queue: { forget(id: string): RewardIntent | undefined; sending(id: string): boolean };
   earned: LastEarned;
   /** Makes the outcome listeners hear: sats from the catalog, the gamertag from the sessions. */
   describe(intent: RewardIntent, record: RewardRecord | undefined, reason: string | undefined, remote: boolean): RewardOutcome;
 }
 
 /**
- * The one place where an intent ends and its outcome becomes an event. The same outcome can
- * arrive four ways (this tab's HTTP answer, another tab, the relay's event stream, the history
- * at link or reload), in any order: each (reward, outcome) is said once, and nothing after a
- * final one. A reward first said as `reward:review` is said again when it settles, with
- * `afterReview`. Keeps the player's recent history in step, in storage one record per key.
+ * The one place where an intent's outcome becomes an event; the intent has left the queue by
+ * then (the queue deletes its own on a final answer, the courier one that another tab or the
+ * stream heard). The same outcome can arrive four ways (this tab's HTTP answer, another tab, the
+ * relay's event stream, the history at link or reload), in any order: each (reward, outcome) is
+ * said once, and nothing after a final one. A reward first said as `reward:review` is said
+ * again when it settles, with `afterReview`. Keeps the player's recent history in step, in
+ * storage one record per key.
  */
 export class Outcomes {
   #history: RewardRecord[] = [];
@@ -102,23 +90,20 @@ export class Outcomes {
 
   /**
    * An intent's outcome: this tab's own answer from the relay, or one another tab announced
-   * (`remote`). Said once the queue's deletion is stored (a listener may rely on it); this
-   * tab's own is then told to the other tabs.
+   * (`remote`). The queue has let the intent go already: said once that deletion is stored (a
+   * listener may rely on it); this tab's own is then told to the other tabs.
    */
   settle(outcome: RewardOutcome, event: FinalEvent) {
-    this.o.queue.forget(outcome.intent.id);
     this.#say(outcome, event);
   }
 
-  /** A record from the relay's event stream: perhaps this device's own intent, perhaps a later outcome. */
-  heardRecord(record: RewardRecord) {
+  /**
+   * A record from the relay's event stream: perhaps this device's own intent (`intent`, which the
+   * queue has just let go; `own` when this tab was sending it), perhaps a later outcome.
+   */
+  heardRecord(record: RewardRecord, intent?: RewardIntent, own = false) {
     const event = eventOf(record.status);
     if (!event) return;
-    const id = record.idempotencyKey ?? record.id;
-    // Said as this tab's own (with a toast) only when this tab is sending it: another tab of
-    // the game may hold the same stored intent and will hear its own answer.
-    const own = this.o.queue.sending(id);
-    const intent = this.o.queue.forget(id);
     const later = !own && this.#wasWaiting(intent ?? intentOf(record), record);
     this.#say(this.o.describe(intent ?? intentOf(record), record, record.reason, !own && !(later && shownHere())), event);
   }

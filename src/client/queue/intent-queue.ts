@@ -1,23 +1,19 @@
-import type { RewardRecord } from '../wire/relay-api.js';
-import { backoffDelay, type RetryOptions } from './backoff.js';
-import type { LastEarned } from './earn-rules.js';
-import type { RewardIntent } from './events.js';
-import { INTENT } from './new-intent.js';
-import { eventOf } from './outcomes.js';
+import type { RewardRecord } from '../../wire/relay-api.js';
+import { backoffDelay, type RelayAnswer, type RelayClient, type RetryOptions } from '../delivery/index.js';
+import { eventOf, type FinalEvent, type RewardIntent } from '../events.js';
+import { INTENT } from '../intent/index.js';
+import type { PlayerSessions } from '../players/index.js';
+import type { LastEarned } from '../rules/index.js';
+import type { RewardStorage, WriteBatch } from '../storage/index.js';
 import { pool } from './pool.js';
-import type { RelayAnswer, RelayClient } from './relay-client.js';
-import type { PlayerSessions } from './sessions.js';
-import type { RewardStorage } from './storage.js';
-import type { FinalEvent } from './tab-channel.js';
 import { withTabLock } from './tab-lock.js';
-import type { WriteBatch } from './write-batch.js';
 
 /** What the queue tells the bus around it. */
 export interface QueueEvents {
   sent(intent: RewardIntent, attempt: number): void;
   /** The relay said it is too early (425 `too_early`): the intent stays queued until `retryAt` (ms). */
   waiting(intent: RewardIntent, retryAt: number): void;
-  /** The relay answered for good: the listener ends the intent (Outcomes calls forget()), or it is sent again. */
+  /** The relay answered for good: the intent has left the queue (its deletion is in the write batch). */
   settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): void;
   reachable(online: boolean): void;
   error(err: unknown): void;
@@ -127,7 +123,11 @@ export class IntentQueue {
     return this.#sending.has(id);
   }
 
-  /** The relay answered this intent for good (here, in another tab, on the stream): it leaves the queue. Returns it if this tab had it. */
+  /**
+   * The relay answered this intent for good: it leaves the queue, in storage too. The queue calls
+   * this on its own answers; the courier on those another tab or the event stream heard.
+   * Returns the intent if this tab had it.
+   */
   forget(id: string): RewardIntent | undefined {
     const intent = this.#intents().get(id);
     if (intent) {
@@ -296,7 +296,9 @@ export class IntentQueue {
     return 'retry';
   }
 
+  /** The relay's final answer: the intent is deleted here, before anyone hears of it. */
   #finish(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): 'done' {
+    this.forget(intent.id);
     this.events.settled(intent, event, record, reason);
     return 'done';
   }

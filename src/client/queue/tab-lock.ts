@@ -1,4 +1,4 @@
-import type { RewardStorage } from './storage.js';
+import type { RewardStorage } from '../storage/index.js';
 
 /**
  * Runs `work` while no other tab of the game does: Web Locks where the browser has them,

@@ -1,4 +1,4 @@
-import type { RewardIntent, UnlockOptions } from './events.js';
+import type { RewardIntent, UnlockOptions } from '../events.js';
 import { isoTime } from './iso-time.js';
 import { randomId } from './random-id.js';
 

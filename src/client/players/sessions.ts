@@ -1,7 +1,6 @@
-import type { PlayerSession } from '../wire/relay-api.js';
-import type { RelayClient } from './relay-client.js';
-import type { RewardStorage } from './storage.js';
-import type { WriteBatch } from './write-batch.js';
+import type { PlayerSession } from '../../wire/relay-api.js';
+import type { RelayClient } from '../delivery/index.js';
+import type { RewardStorage, WriteBatch } from '../storage/index.js';
 
 /** A token this close to its expiry is renewed before use. */
 const RENEW_BEFORE_MS = 60_000;

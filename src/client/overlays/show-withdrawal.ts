@@ -1,4 +1,4 @@
-import type { RewardBus } from './bus.js';
+import type { RewardBus } from '../bus.js';
 import { createOverlay } from './overlay.js';
 
 /**

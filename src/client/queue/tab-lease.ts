@@ -1,4 +1,4 @@
-import type { RewardStorage } from './storage.js';
+import type { RewardStorage } from '../storage/index.js';
 
 const LEASE_KEY = 'lease';
 const LEASE_MS = 15_000;

@@ -1,8 +1,6 @@
-import type { PlayerSession } from '../wire/relay-api.js';
-import type { RewardOutcome } from './events.js';
+import type { PlayerSession } from '../../wire/relay-api.js';
+import type { FinalEvent, RewardOutcome } from '../events.js';
 
-/** The events that end an intent on this device: the last two are waits the relay settles later. */
-export type FinalEvent = 'reward:paid' | 'reward:rejected' | 'reward:failed' | 'reward:review' | 'reward:held';
 export type TabMessage = { type: 'outcome'; event: FinalEvent; outcome: RewardOutcome } | { type: 'linked'; player: PlayerSession };
 
 /** The game's other tabs, over a BroadcastChannel where there is one (not in every runtime). */

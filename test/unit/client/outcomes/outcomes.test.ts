@@ -1,11 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { LastEarned } from '../../../src/client/earn-rules.js';
-import type { RewardIntent, RewardOutcome } from '../../../src/client/events.js';
-import { Outcomes } from '../../../src/client/outcomes.js';
-import { memoryStorage, type RewardStorage } from '../../../src/client/storage.js';
-import type { FinalEvent, TabMessage } from '../../../src/client/tab-channel.js';
-import { createWriteBatch } from '../../../src/client/write-batch.js';
-import type { RewardRecord } from '../../../src/wire/relay-api.js';
+import type { FinalEvent, RewardIntent, RewardOutcome } from '../../../../src/client/events.js';
+import { Outcomes } from '../../../../src/client/outcomes/index.js';
+import { LastEarned } from '../../../../src/client/rules/index.js';
+import { createWriteBatch, memoryStorage, type RewardStorage } from '../../../../src/client/storage/index.js';
+import type { TabMessage } from '../../../../src/client/tabs/index.js';
+import type { RewardRecord } from '../../../../src/wire/relay-api.js';
 
 const USER = 'user-1';
 
@@ -31,12 +30,10 @@ const intentFor = (r: RewardRecord): RewardIntent => ({
   nextAttemptAt: 0,
 });
 
-/** An Outcomes on `storage`, with a queue of `queued` intents, recording what it says and tells other tabs. */
-async function outcomesOn(storage: RewardStorage = memoryStorage(), queued: RewardIntent[] = []) {
+/** An Outcomes on `storage`, recording what it says and tells other tabs. */
+async function outcomesOn(storage: RewardStorage = memoryStorage()) {
   const said: Array<{ event: FinalEvent; outcome: RewardOutcome }> = [];
   const posted: TabMessage[] = [];
-  const queue = new Map(queued.map((i) => [i.id, i]));
-  const sending = new Set<string>();
   const writes = createWriteBatch(storage, (err) => {
     throw err;
   });
@@ -46,14 +43,6 @@ async function outcomesOn(storage: RewardStorage = memoryStorage(), queued: Rewa
     storage,
     writes,
     tabs: { post: (m) => posted.push(m), close: () => undefined },
-    queue: {
-      forget: (id) => {
-        const i = queue.get(id);
-        queue.delete(id);
-        return i;
-      },
-      sending: (id) => sending.has(id),
-    },
     earned,
     describe: (intent, rec, reason, remote) => ({ intent, ...(rec ? { record: rec } : {}), sats: rec?.sats ?? 0, gamertag: 'alice', ...(reason ? { reason } : {}), remote }),
   });
@@ -64,7 +53,7 @@ async function outcomesOn(storage: RewardStorage = memoryStorage(), queued: Rewa
     await writes.written;
     return said.map((s) => `${s.event}${s.outcome.afterReview ? ' after review' : ''}${s.outcome.afterHold ? ' (hold)' : ''}${s.outcome.remote ? ' (remote)' : ''}`);
   };
-  return { outcomes, said, settledSaid, posted, queue, sending, writes, earned, storage };
+  return { outcomes, said, settledSaid, posted, writes, earned, storage };
 }
 
 describe('Outcomes', () => {
@@ -166,16 +155,14 @@ describe('Outcomes', () => {
     expect(o.outcomes.history.map((r) => r.id)).toEqual(['r1', 'r2', 'r3']);
   });
 
-  it("ends the intent in the queue, and says the stream's copy as this tab's own only while this tab sends it", async () => {
+  it("says the stream's copy as this tab's own only while this tab sends it, with the intent the queue let go", async () => {
     const mine = record('r1', 'paid');
     const theirs = record('r2', 'paid');
-    const o = await outcomesOn(memoryStorage(), [intentFor(mine), intentFor(theirs)]);
-    o.sending.add('key-r1');
-    o.outcomes.heardRecord(mine);
-    o.outcomes.heardRecord(theirs);
+    const o = await outcomesOn();
+    o.outcomes.heardRecord(mine, intentFor(mine), true);
+    o.outcomes.heardRecord(theirs, intentFor(theirs), false);
     expect(await o.settledSaid()).toEqual(['reward:paid', 'reward:paid (remote)']);
     expect(o.said[0]!.outcome.intent.attempts).toBe(1);
-    expect([...o.queue.keys()]).toEqual([]);
     // Only this tab's own outcome is told to the other tabs.
     expect(o.posted).toHaveLength(1);
   });

@@ -1,0 +1,2 @@
+// Where an intent's outcome becomes an event, said once, and the player's history kept in step.
+export { intentOf, Outcomes, type OutcomesOptions } from './outcomes.js';
