@@ -175,7 +175,12 @@ export function createRelay(options: RelayOptions): Relay {
     const r = await payments.userIdByGamertag(gamertag);
     return r.kind === 'ok' ? r.data.id : undefined;
   };
-  const catalogBody: CatalogResponse = { achievements: [...catalog.values()], claimTimeoutMs: 2 * serviceTimeoutMs + 1_000, claimBatchMax: CLAIM_BATCH_MAX };
+  const catalogBody: CatalogResponse = {
+    achievements: [...catalog.values()],
+    claimTimeoutMs: 2 * serviceTimeoutMs + 1_000,
+    claimBatchMax: CLAIM_BATCH_MAX,
+    ...(options.payoutMode === 'balance' ? { payoutMode: 'balance' as const } : {}),
+  };
 
   const app = createApp({
     options,

@@ -34,6 +34,12 @@ export interface CatalogResponse {
   claimTimeoutMs?: number;
   /** The most claims `POST /v1/rewards/batch` takes at once; absent: the relay takes one claim per request. */
   claimBatchMax?: number;
+  /**
+   * `balance`: the relay credits claims to the player's balance (RELAY_PAYOUT_MODE=balance); a player
+   * may earn as a guest before linking a gamertag, and withdraws later. Absent: instant (an
+   * achievement's own `payout` may still say `balance`).
+   */
+  payoutMode?: PayoutMode;
 }
 
 /** `POST /v1/players` body; `{}` makes a guest (balance mode). */
