@@ -2,7 +2,8 @@
 // the import, when one runs the wrong way. The rooms (../shared/STYLE.md, docs/layout.md):
 // client ← phaser; relay ← sandbox only through the service's contract; client and relay share
 // only the relay API's wire types; inside the relay, http → core → store's ports, the stores
-// implement them, and nothing imports the composition root (relay.ts).
+// implement them, http reaches the payments service only through the core's use cases, and
+// nothing imports the composition root (relay.ts).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -56,8 +57,8 @@ const RULES: Rule[] = [
   { from: 'src/relay/store/', not: ['src/relay/http/', 'src/relay/ops/', 'src/relay/payments/', 'src/relay/relay.ts'], why: 'a store implements ports; it serves no request' },
   {
     from: 'src/relay/http/',
-    not: ['src/relay/relay.ts', 'src/relay/store/'],
-    why: 'http maps requests to use cases and ports; the composition root wires it, never the other way',
+    not: ['src/relay/relay.ts', 'src/relay/store/', 'src/relay/payments/'],
+    why: 'http maps requests to use cases and ports (the service only through the core); the composition root wires it, never the other way',
   },
 ];
 
