@@ -102,7 +102,7 @@ export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAd
     // Linking the same player again is free; another player past the cap waits for the next UTC day.
     if (address !== undefined && !(await ledger.linkAddress(address, day, userId, cap))) throw tooMany(now);
 
-    const { token, claims } = tokens.issue(userId, gamertag);
+    const { token, claims } = tokens.issue(userId, gamertag, now);
     return { userId: claims.userId, gamertag, token, expiresAt: new Date(claims.exp).toISOString() };
   }
 
