@@ -43,6 +43,8 @@ export interface CoreDeps {
   linksPerAddressPerDay?: number | undefined;
   /** The relay's address as the service reaches it, without a trailing slash (ramp sessions' webhooks). */
   publicUrl?: string | undefined;
+  /** The core's clock (a test's controlled one); by default a claim's time is the store's (core/settlements.ts). */
+  clock?: (() => number) | undefined;
 }
 
 /** A service that is not there: a call to it is a mistake of the caller's, never an answer to settle by. */
@@ -66,7 +68,13 @@ export function createCore(deps: CoreDeps) {
   const { store, catalog, limits, logger } = deps;
   const { ledger, events } = store;
   const payments = deps.payments ?? NO_SERVICE;
-  const settlements = createSettlements({ ledger, publish: deps.publish ?? (() => undefined), metrics: deps.metrics ?? NO_SETTLEMENT_METRICS, logger });
+  const settlements = createSettlements({
+    ledger,
+    publish: deps.publish ?? (() => undefined),
+    metrics: deps.metrics ?? NO_SETTLEMENT_METRICS,
+    logger,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+  });
   const payouts = createPayouts(ledger, settlements, payments, logger, deps.wallet);
   const title = (entry: LedgerEntry) => catalog.get(entry.achievementId)?.title ?? entry.achievementId;
   const payApproved = deps.payments ? (entry: LedgerEntry) => payouts.pay(entry, title(entry)) : undefined;
