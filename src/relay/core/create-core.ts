@@ -4,7 +4,7 @@ import type { Catalog } from './catalog.js';
 import { createClaims, type VerifyClaim } from './claims.js';
 import { createPayouts, type WalletWatch } from './payouts.js';
 import type { PlayerTokens } from './player-tokens.js';
-import { createPlayers, type VerifyLink } from './players.js';
+import { createPlayers, type Players, type VerifyLink } from './players.js';
 import type { PlayerEvent } from './ports/event-log.js';
 import type { ClaimLimits, LedgerEntry } from './ports/ledger.js';
 import type { RelayStore } from './ports/relay-store.js';
@@ -79,7 +79,7 @@ export function createCore(deps: CoreDeps) {
   const title = (entry: LedgerEntry) => catalog.get(entry.achievementId)?.title ?? entry.achievementId;
   const payApproved = deps.payments ? (entry: LedgerEntry) => payouts.pay(entry, title(entry)) : undefined;
   const tokens = deps.tokens;
-  const players = tokens
+  const players: Players = tokens
     ? createPlayers({ payments, tokens, ledger, verifyLink: deps.verifyLink, linksPerAddressPerDay: deps.linksPerAddressPerDay ?? 0, logger })
     : { link: () => Promise.reject(new Error('linking players needs player tokens')) };
   return {
