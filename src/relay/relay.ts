@@ -2,19 +2,18 @@ import type { Logger } from 'pino';
 import { utcDay } from '../wire/earning-rules.js';
 import type { CatalogEntry, CatalogResponse } from '../wire/relay-api.js';
 import { type Catalog, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
-import { createClaims, type VerifyClaim } from './core/claims.js';
+import type { VerifyClaim } from './core/claims.js';
+import { createCore } from './core/create-core.js';
 import { createEventHub } from './core/live-events.js';
-import { createPayouts } from './core/payouts.js';
 import { createPlayerTokens, secretList } from './core/player-tokens.js';
-import type { ClaimLimits, LedgerEntry } from './core/ports/ledger.js';
+import type { VerifyLink } from './core/players.js';
+import type { ClaimLimits } from './core/ports/ledger.js';
 import type { RelayStore } from './core/ports/relay-store.js';
-import { createReviews } from './core/reviews.js';
-import { createSettlements } from './core/settlements.js';
 import { createStreamTickets } from './core/stream-tickets.js';
 import { PROOF_MAX_TTL_SECONDS } from './core/unlock-proof.js';
 import { createApp } from './http/app.js';
 import { createRateLimiter } from './http/middleware/rate-limit.js';
-import type { HttpOptions } from './http/options.js';
+import { type HttpOptions, httpSettings } from './http/options.js';
 import { CLAIM_BATCH_MAX } from './http/routes/rewards.js';
 import { createLogger } from './ops/logger.js';
 import { createMetrics } from './ops/metrics.js';
@@ -24,7 +23,6 @@ import { openSqliteStore } from './store/sqlite/store.js';
 
 export { VERSION } from './version.js';
 
-const NO_SETTLEMENT_METRICS = { settled: () => undefined };
 const DAY_MS = 86_400_000;
 /** How often the ledger forgets what only past days' limits read (and at start). */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -68,6 +66,10 @@ export interface RelayOptions extends HttpOptions {
   logger?: Logger;
   /** Below this balance the project wallet is low: a warning in the log and on the operator's page. Default: one day's budget. */
   walletLowSats?: number;
+  /** A human check at link (a captcha's server-side verification): false refuses the link (403 `link_refused`). */
+  verifyLink?: VerifyLink;
+  /** The relay's address as the service reaches it, for webhook_url. Without it, no ramp sessions. */
+  publicUrl?: string;
 }
 
 export interface Relay {
@@ -123,18 +125,32 @@ export function createRelay(options: RelayOptions): Relay {
   const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
   if (needsProof.length && !gameServerSecrets.length)
     throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
-  const settlements = createSettlements({ ledger, publish: hub.publish, metrics: metrics ?? NO_SETTLEMENT_METRICS, logger });
-  const payouts = createPayouts(ledger, settlements, payments, logger, wallet);
-  const claim = createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim: options.verifyClaim, gameServerSecrets, holdAboveSats: options.holdAboveSats ?? 0 });
-  const payApproved = (entry: LedgerEntry) => payouts.pay(entry, catalog.get(entry.achievementId)?.title ?? entry.achievementId);
+  const core = createCore({
+    store,
+    payments,
+    catalog,
+    limits,
+    logger,
+    tokens,
+    publish: hub.publish,
+    metrics,
+    wallet,
+    verifyClaim: options.verifyClaim,
+    gameServerSecrets,
+    holdAboveSats: options.holdAboveSats ?? 0,
+    verifyLink: options.verifyLink,
+    linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0,
+    publicUrl: options.publicUrl?.replace(/\/$/, ''),
+  });
+  const { payouts } = core;
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
   const catalogBody: CatalogResponse = { achievements: [...catalog.values()], claimTimeoutMs: 2 * serviceTimeoutMs + 1_000, claimBatchMax: CLAIM_BATCH_MAX };
 
   const app = createApp({
-    options,
+    settings: httpSettings(options),
+    core,
     store,
-    payments,
     serviceCheck: () => client.wallet(),
     draining: () => draining,
     tokens,
@@ -142,13 +158,10 @@ export function createRelay(options: RelayOptions): Relay {
     limiter,
     webhookLimiter,
     catalogBody,
-    claim,
     hub,
-    limits,
     logger,
     ...(metrics ? { metrics } : {}),
     wallet,
-    decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved, limits),
   });
 
   let draining = false;

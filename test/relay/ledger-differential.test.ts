@@ -14,11 +14,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCatalog } from '../../src/relay/core/catalog.js';
-import { createClaims } from '../../src/relay/core/claims.js';
-import { createPayouts } from '../../src/relay/core/payouts.js';
-import type { ClaimLimits, LedgerEntry } from '../../src/relay/core/ports/ledger.js';
-import { createReviews } from '../../src/relay/core/reviews.js';
-import { createSettlements } from '../../src/relay/core/settlements.js';
+import { createCore } from '../../src/relay/core/create-core.js';
+import type { ClaimLimits } from '../../src/relay/core/ports/ledger.js';
+import type { ReviewAction } from '../../src/relay/core/reviews.js';
 import { createLogger, openPgStore, openSqliteStore, type RelayStore } from '../../src/relay/index.js';
 import type { PaymentsClient } from '../../src/relay/payments/client.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
@@ -122,17 +120,15 @@ function scriptedService() {
 const logger = createLogger('silent');
 function coreOn(store: RelayStore, limits: ClaimLimits, holdAboveSats: number, clock: () => number) {
   const service = scriptedService();
-  const settlements = createSettlements({ ledger: store.ledger, publish: () => undefined, metrics: { settled: () => undefined }, logger, clock });
-  const payouts = createPayouts(store.ledger, settlements, service.client, logger);
-  let catalog = createCatalog(ACHIEVEMENTS);
-  const claims = () => createClaims({ ledger: store.ledger, settlements, catalog, payouts, limits, holdAboveSats });
-  const reviews = createReviews(settlements, store.ledger.get, payouts.settleByStatus, (e: LedgerEntry) => payouts.pay(e, e.achievementId), limits);
+  // The relay's own wiring (createCore); repricing makes the core anew over the same store and service.
+  const coreWith = (entries: CatalogEntry[]) => createCore({ store, payments: service.client, catalog: createCatalog(entries), limits, logger, holdAboveSats, clock });
+  let core = coreWith(ACHIEVEMENTS);
   return {
     service,
-    reviews,
-    reprice: (entries: CatalogEntry[]) => (catalog = createCatalog(entries)),
+    reviews: (id: string, action: ReviewAction, actor: string, transactionId?: string) => core.decide(id, action, actor, transactionId),
+    reprice: (entries: CatalogEntry[]) => (core = coreWith(entries)),
     claim: (player: { id: string; iat: number }, key: string, achievementId: string) =>
-      claims()({ userId: player.id, gamertag: player.id, iat: player.iat, exp: player.iat + DAY }, key, { achievementId }, new Request('http://relay/v1/rewards')),
+      core.claim({ userId: player.id, gamertag: player.id, iat: player.iat, exp: player.iat + DAY }, key, { achievementId }, new Request('http://relay/v1/rewards')),
   };
 }
 

@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { utcDay } from '../../../wire/earning-rules.js';
 import type { EventLog } from '../../core/ports/event-log.js';
-import type { ClaimLimits, Ledger, LedgerEntry } from '../../core/ports/ledger.js';
+import type { Ledger, LedgerEntry } from '../../core/ports/ledger.js';
+import type { Reports } from '../../core/reports.js';
 import type { ReviewAction, Reviews } from '../../core/reviews.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { WalletBalance } from '../../ops/wallet-balance.js';
@@ -10,15 +10,13 @@ import { type RelayEnv, readJson } from '../context.js';
 import { operatorName } from '../middleware/admin-auth.js';
 import { RelayProblem } from '../problems.js';
 
-const DAY_MS = 86_400_000;
-
 const markPaidSchema = z.strictObject({ transactionId: z.string().trim().min(1).max(128) });
 
 export interface AdminDeps {
   ledger: Ledger;
   events: EventLog;
   decide: Reviews;
-  limits: ClaimLimits;
+  reports: Reports;
   wallet: WalletBalance;
   metrics: Metrics;
 }
@@ -70,27 +68,10 @@ async function serviceHealth(metrics: Metrics, wallet: WalletBalance) {
  * the last 7 days, the review queue and its three actions, claims held for approval (approve, deny), recent payouts, webhooks, the service's
  * health. Every decision by hand is recorded with who and when.
  */
-export function adminApi({ ledger, events, decide, limits, metrics, wallet }: AdminDeps) {
+export function adminApi({ ledger, events, decide, reports, metrics, wallet }: AdminDeps) {
   const actor = (c: { req: { header(n: string): string | undefined } }) => operatorName(c.req.header('x-operator'));
   return new Hono<RelayEnv>()
-    .get('/summary', async (c) => {
-      const now = Date.now();
-      const today = utcDay(now);
-      const rows = await ledger.report(utcDay(now - 6 * DAY_MS));
-      const todays = rows.filter((r) => r.day === today);
-      const used = await ledger.budgetUsed(today);
-      const days = Array.from({ length: 7 }, (_, i) => utcDay(now - (6 - i) * DAY_MS));
-      return c.json({
-        today: {
-          day: today,
-          satsPaid: todays.filter((r) => r.state === 'paid').reduce((s, r) => s + r.sats, 0),
-          byState: Object.fromEntries(todays.map((r) => [r.state, r.count])),
-          playersPaid: todays.find((r) => r.state === 'paid')?.players ?? 0,
-          budget: { limit: limits.dailyBudgetSats || null, used, left: limits.dailyBudgetSats ? Math.max(0, limits.dailyBudgetSats - used) : null },
-        },
-        last7Days: days.map((day) => ({ day, satsPaid: rows.filter((r) => r.day === day && r.state === 'paid').reduce((s, r) => s + r.sats, 0) })),
-      });
-    })
+    .get('/summary', async (c) => c.json(await reports.summary(Date.now())))
     .get('/review', async (c) => {
       const now = Date.now();
       // What the service contradicted comes first: a decision already taken is in doubt.
