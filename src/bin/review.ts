@@ -1,7 +1,5 @@
 import { userInfo } from 'node:os';
-import { createPayouts } from '../relay/core/payouts.js';
-import { createReviews } from '../relay/core/reviews.js';
-import { createSettlements } from '../relay/core/settlements.js';
+import { createCore } from '../relay/core/create-core.js';
 import { createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, type LedgerEntry, loadCatalogFile, loadConfig, openConfiguredStore } from '../relay/index.js';
 
 const USAGE = 'Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id> | held | approve <id> | deny <id>  [--by NAME]';
@@ -45,10 +43,20 @@ export async function review(sub: string | undefined, rest: string[], by: string
   }
   const store = await openConfiguredStore(config);
   const { ledger } = store;
-  const logger = createLogger('warn');
-  // Nobody streams from this process: the player's event is in the store for the relays to deliver.
-  const settlements = createSettlements({ ledger, publish: () => undefined, metrics: { settled: () => undefined }, logger });
   const payments = config.payments && createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
+  // The relay's own core. Nobody streams from this process: the player's event is in the store for the relays to deliver.
+  const core = createCore({
+    store,
+    payments,
+    catalog: config.catalogFile ? loadCatalogFile(config.catalogFile) : createCatalog(DEFAULT_CATALOG),
+    limits: {
+      userDailyCapSats: config.userDailyCapSats,
+      dailyBudgetSats: config.dailyBudgetSats,
+      addressDailyCapSats: config.addressDailyCapSats,
+      denialCooldownHours: config.denialCooldownHours,
+    },
+    logger: createLogger('warn'),
+  });
   try {
     if (sub === 'list') {
       const open = await ledger.inState('needs_review');
@@ -63,16 +71,11 @@ export async function review(sub: string | undefined, rest: string[], by: string
       return 0;
     }
     if (sub === 'reconcile') {
-      const r = await createPayouts(ledger, settlements, payments!, logger).reconcile();
+      const r = await core.payouts.reconcile();
       console.log(`settled ${r.settled}, still open ${r.open}`);
       return 0;
     }
-    const settleByStatus = async () => undefined;
-    const catalog = config.catalogFile ? loadCatalogFile(config.catalogFile) : createCatalog(DEFAULT_CATALOG);
-    const pay = payments ? (e: LedgerEntry) => createPayouts(ledger, settlements, payments, logger).pay(e, catalog.get(e.achievementId)?.title ?? e.achievementId) : undefined;
-    const limits = { userDailyCapSats: config.userDailyCapSats, dailyBudgetSats: config.dailyBudgetSats, addressDailyCapSats: config.addressDailyCapSats };
-    const decide = createReviews(settlements, ledger.get, settleByStatus, pay, limits);
-    const r = await decide(id!, sub as 'mark-paid' | 'mark-failed' | 'approve' | 'deny', operator(by), paymentId);
+    const r = await core.decide(id!, sub as 'mark-paid' | 'mark-failed' | 'approve' | 'deny', operator(by), paymentId);
     if (r.kind === 'refused') {
       console.error(
         `${id} stays held: today's ${r.reason === 'daily_budget' ? 'budget' : r.reason === 'user_daily_cap' ? 'player cap' : 'address cap'} has no room for it (${r.reason}).`,

@@ -1,22 +1,19 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../wire/earning-rules.js';
 import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-api.js';
-import { createBalances } from './core/balances.js';
 import { type Catalog, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
-import { createClaims, type VerifyClaim } from './core/claims.js';
-import { createGuests } from './core/guests.js';
+import type { VerifyClaim } from './core/claims.js';
+import { createCore, DEFAULT_WITHDRAWALS } from './core/create-core.js';
 import { createEventHub } from './core/live-events.js';
-import { createPayouts } from './core/payouts.js';
 import { createPlayerTokens, secretList } from './core/player-tokens.js';
-import type { ClaimLimits, LedgerEntry } from './core/ports/ledger.js';
+import type { VerifyLink } from './core/players.js';
+import type { ClaimLimits } from './core/ports/ledger.js';
 import type { RelayStore } from './core/ports/relay-store.js';
-import { createReviews } from './core/reviews.js';
-import { createSettlements } from './core/settlements.js';
 import { createStreamTickets } from './core/stream-tickets.js';
 import { PROOF_MAX_TTL_SECONDS } from './core/unlock-proof.js';
 import { createApp } from './http/app.js';
 import { createRateLimiter } from './http/middleware/rate-limit.js';
-import type { HttpOptions } from './http/options.js';
+import { type HttpOptions, httpSettings } from './http/options.js';
 import { CLAIM_BATCH_MAX } from './http/routes/rewards.js';
 import { createLogger } from './ops/logger.js';
 import { createMetrics } from './ops/metrics.js';
@@ -26,7 +23,6 @@ import { openSqliteStore } from './store/sqlite/store.js';
 
 export { VERSION } from './version.js';
 
-const NO_SETTLEMENT_METRICS = { settled: () => undefined };
 const DAY_MS = 86_400_000;
 /** How often the ledger forgets what only past days' limits read (and at start). */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -70,10 +66,14 @@ export interface RelayOptions extends HttpOptions {
   logger?: Logger;
   /** Below this balance the project wallet is low: a warning in the log and on the operator's page. Default: one day's budget. */
   walletLowSats?: number;
+  /** A human check at link (a captcha's server-side verification): false refuses the link (403 `link_refused`). */
+  verifyLink?: VerifyLink;
+  /** The relay's address as the service reaches it, for webhook_url. Without it, no ramp sessions. */
+  publicUrl?: string;
   /**
    * RELAY_PAYOUT_MODE: `instant` (default) pays each claim at once; `balance` credits it to the
    * player's balance, which the player withdraws from (`POST /v1/withdrawals`). An achievement's
-   * own `payout` wins over it.
+   * own `payout` wins over it. docs/balance.md.
    */
   payoutMode?: PayoutMode;
   /** RELAY_MIN_WITHDRAWAL_SATS: the smallest withdrawal. Default 100. */
@@ -140,41 +140,33 @@ export function createRelay(options: RelayOptions): Relay {
   const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
   if (needsProof.length && !gameServerSecrets.length)
     throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
-  const settlements = createSettlements({ ledger, publish: hub.publish, metrics: metrics ?? NO_SETTLEMENT_METRICS, logger });
-  const payouts = createPayouts(ledger, settlements, payments, logger, wallet);
-  const claim = createClaims({
-    ledger,
-    settlements,
+  const core = createCore({
+    store,
+    payments,
     catalog,
-    payouts,
     limits,
+    logger,
+    tokens,
+    publish: hub.publish,
+    metrics,
+    wallet,
     verifyClaim: options.verifyClaim,
     gameServerSecrets,
     holdAboveSats: options.holdAboveSats ?? 0,
-    payoutMode: options.payoutMode ?? 'instant',
+    verifyLink: options.verifyLink,
+    linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0,
+    publicUrl: options.publicUrl?.replace(/\/$/, ''),
+    payoutMode: options.payoutMode,
+    withdrawals: {
+      minWithdrawalSats: options.minWithdrawalSats ?? DEFAULT_WITHDRAWALS.minWithdrawalSats,
+      dailyLimitSats: options.withdrawalDailyLimitSats ?? DEFAULT_WITHDRAWALS.dailyLimitSats,
+      allowancePerPlayMinuteSats: options.withdrawalAllowancePerPlayMinuteSats ?? DEFAULT_WITHDRAWALS.allowancePerPlayMinuteSats,
+      allowanceStartSats: options.withdrawalAllowanceStartSats ?? DEFAULT_WITHDRAWALS.allowanceStartSats,
+    },
   });
-  const balanceMode = options.payoutMode === 'balance' || [...catalog.values()].some((a) => a.payout === 'balance');
-  const balances = balanceMode
-    ? createBalances({
-        ledger,
-        settlements,
-        payouts,
-        limits: {
-          minWithdrawalSats: options.minWithdrawalSats ?? 100,
-          dailyLimitSats: options.withdrawalDailyLimitSats ?? 0,
-          allowancePerPlayMinuteSats: options.withdrawalAllowancePerPlayMinuteSats ?? 0,
-          allowanceStartSats: options.withdrawalAllowanceStartSats ?? 0,
-          holdAboveSats: options.holdAboveSats ?? 0,
-        },
-      })
-    : undefined;
-  const payApproved = (entry: LedgerEntry) => payouts.pay(entry, catalog.get(entry.achievementId)?.title ?? entry.achievementId);
+  const { payouts } = core;
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
-  const userIdOf = async (gamertag: string) => {
-    const r = await payments.userIdByGamertag(gamertag);
-    return r.kind === 'ok' ? r.data.id : undefined;
-  };
   const catalogBody: CatalogResponse = {
     achievements: [...catalog.values()],
     claimTimeoutMs: 2 * serviceTimeoutMs + 1_000,
@@ -183,9 +175,9 @@ export function createRelay(options: RelayOptions): Relay {
   };
 
   const app = createApp({
-    options,
+    settings: httpSettings(options),
+    core,
     store,
-    payments,
     serviceCheck: () => client.wallet(),
     draining: () => draining,
     tokens,
@@ -193,16 +185,11 @@ export function createRelay(options: RelayOptions): Relay {
     limiter,
     webhookLimiter,
     catalogBody,
-    claim,
     hub,
-    limits,
     logger,
     ...(metrics ? { metrics } : {}),
     wallet,
-    decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved, limits),
-    ...(balances
-      ? { balances, guests: createGuests({ settlements, tokens, catalog, mergedInto: (id) => ledger.mergedInto?.(id) ?? Promise.resolve(undefined) }), gameServerSecrets, userIdOf }
-      : {}),
+    gameServerSecrets,
   });
 
   let draining = false;

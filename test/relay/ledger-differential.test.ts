@@ -1,8 +1,7 @@
 // Both ledgers decide money alike: random sequences of what players, the payments service and
 // operators do (claims, retries under the same key, claims before their play time, price changes,
 // cap and budget edges, payments paid, refused, out of reach or timed out, approvals on later
-// days, denials and the claims refused after them, reconcile, mark-paid, mark-failed, credits to
-// a balance and withdrawals from it) run through the relay's core on SQLite, on PostgreSQL
+// days, denials and the claims refused after them, reconcile, mark-paid, mark-failed) run through the relay's core on SQLite, on PostgreSQL
 // and on a reference model (ledger-model.ts); the rewards, the reservations, the player's events
 // and what the service paid must be the model's after every step.
 //
@@ -14,13 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createBalances } from '../../src/relay/core/balances.js';
 import { createCatalog } from '../../src/relay/core/catalog.js';
-import { createClaims } from '../../src/relay/core/claims.js';
-import { createPayouts } from '../../src/relay/core/payouts.js';
-import type { ClaimLimits, LedgerEntry, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
-import { createReviews } from '../../src/relay/core/reviews.js';
-import { createSettlements } from '../../src/relay/core/settlements.js';
+import { createCore } from '../../src/relay/core/create-core.js';
+import type { ClaimLimits } from '../../src/relay/core/ports/ledger.js';
+import type { ReviewAction } from '../../src/relay/core/reviews.js';
 import { createLogger, openPgStore, openSqliteStore, type RelayStore } from '../../src/relay/index.js';
 import type { PaymentsClient } from '../../src/relay/payments/client.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
@@ -39,9 +35,6 @@ const ACHIEVEMENTS: CatalogEntry[] = [
   { id: 'boss', title: 'Boss', sats: 30, repeat: { kind: 'once' } },
   { id: 'marathon', title: 'Marathon', sats: 40, repeat: { kind: 'cooldown', seconds: 0 }, minPlaySeconds: 60 },
   { id: 'trophy', title: 'Trophy', sats: 25, repeat: { kind: 'cooldown', seconds: 3600 }, hold: true },
-  // Balance mode: credited to the player's balance, which the `withdraw` steps draw on.
-  { id: 'gem', title: 'Gem', sats: 15, repeat: { kind: 'cooldown', seconds: 0 }, payout: 'balance' },
-  { id: 'chest', title: 'Chest', sats: 35, repeat: { kind: 'daily' }, payout: 'balance' },
 ];
 const PLAYERS = 3;
 
@@ -54,9 +47,7 @@ type Op =
   | { op: 'deny'; pick: number }
   /** The player claims again, under a new key, the achievement of the n-th reward rejected or held (after a denial, say). */
   | { op: 'again'; pick: number; service: Service }
-  | { op: 'review'; pick: number; action: 'reconcile' | 'mark-paid' | 'mark-failed' }
-  /** A withdrawal from the player's balance under one of a few keys (a retry, a deferred one asked again); `sats` absent: all withdrawable. */
-  | { op: 'withdraw'; player: number; key: number; sats: number | undefined; service: Service };
+  | { op: 'review'; pick: number; action: 'reconcile' | 'mark-paid' | 'mark-failed' };
 
 const service: fc.Arbitrary<Service> = fc.oneof(
   { weight: 6, arbitrary: fc.constant({ kind: 'pay' as const }) },
@@ -77,16 +68,6 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('deny' as const), pick: fc.nat(3) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('again' as const), pick: fc.nat(3), service }) },
   {
-    weight: 4,
-    arbitrary: fc.record({
-      op: fc.constant('withdraw' as const),
-      player: fc.nat(PLAYERS - 1),
-      key: fc.nat(4),
-      sats: fc.constantFrom(undefined, 5, 10, 20, 40),
-      service,
-    }),
-  },
-  {
     weight: 2,
     arbitrary: fc.record({ op: fc.constant('review' as const), pick: fc.nat(3), action: fc.constantFrom('reconcile' as const, 'mark-paid' as const, 'mark-failed' as const) }),
   },
@@ -96,7 +77,6 @@ const settings = fc.record({
   dailyBudgetSats: fc.constantFrom(0, 80, 200),
   holdAboveSats: fc.constantFrom(0, 30),
   denialCooldownHours: fc.constantFrom(0, 24),
-  withdrawalDailyLimitSats: fc.constantFrom(0, 40),
 });
 
 /** The payments service, answering each payment as the step says; it records what it paid. */
@@ -138,22 +118,17 @@ function scriptedService() {
 
 /** The relay's core on a store, with a controlled clock and the scripted service. */
 const logger = createLogger('silent');
-function coreOn(store: RelayStore, limits: ClaimLimits, holdAboveSats: number, withdrawals: WithdrawalLimits, clock: () => number) {
+function coreOn(store: RelayStore, limits: ClaimLimits, holdAboveSats: number, clock: () => number) {
   const service = scriptedService();
-  const settlements = createSettlements({ ledger: store.ledger, publish: () => undefined, metrics: { settled: () => undefined }, logger, clock });
-  const payouts = createPayouts(store.ledger, settlements, service.client, logger);
-  let catalog = createCatalog(ACHIEVEMENTS);
-  const claims = () => createClaims({ ledger: store.ledger, settlements, catalog, payouts, limits, holdAboveSats });
-  const reviews = createReviews(settlements, store.ledger.get, payouts.settleByStatus, (e: LedgerEntry) => payouts.pay(e, e.achievementId), limits);
-  const balances = createBalances({ ledger: store.ledger, settlements, payouts, limits: withdrawals });
+  // The relay's own wiring (createCore); repricing makes the core anew over the same store and service.
+  const coreWith = (entries: CatalogEntry[]) => createCore({ store, payments: service.client, catalog: createCatalog(entries), limits, logger, holdAboveSats, clock });
+  let core = coreWith(ACHIEVEMENTS);
   return {
     service,
-    reviews,
-    withdraw: (player: { id: string; iat: number }, key: string, sats: number | undefined) =>
-      balances.withdraw({ userId: player.id, gamertag: player.id, iat: player.iat, exp: player.iat + DAY }, key, sats === undefined ? {} : { sats }),
-    reprice: (entries: CatalogEntry[]) => (catalog = createCatalog(entries)),
+    reviews: (id: string, action: ReviewAction, actor: string, transactionId?: string) => core.decide(id, action, actor, transactionId),
+    reprice: (entries: CatalogEntry[]) => (core = coreWith(entries)),
     claim: (player: { id: string; iat: number }, key: string, achievementId: string) =>
-      claims()({ userId: player.id, gamertag: player.id, iat: player.iat, exp: player.iat + DAY }, key, { achievementId }, new Request('http://relay/v1/rewards')),
+      core.claim({ userId: player.id, gamertag: player.id, iat: player.iat, exp: player.iat + DAY }, key, { achievementId }, new Request('http://relay/v1/rewards')),
   };
 }
 
@@ -172,27 +147,15 @@ let run = 0;
 let deniedRecently = 0;
 
 /** One sequence on every store and on the model, compared after each step. */
-async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawalDailyLimitSats: number }, ops: Op[]) {
-  const withdrawals: WithdrawalLimits = {
-    minWithdrawalSats: 10,
-    dailyLimitSats: limits.withdrawalDailyLimitSats,
-    allowancePerPlayMinuteSats: 0,
-    allowanceStartSats: 0,
-    holdAboveSats: limits.holdAboveSats,
-  };
+async function replay(limits: ClaimLimits & { holdAboveSats: number }, ops: Op[]) {
   // Each run on days and players of its own: the stores are shared by every run.
   const start = Date.parse('2030-01-01T00:00:00Z') + run++ * 40 * DAY + 11 * 3_600_000;
   const ns = randomUUID().slice(0, 8);
   let now = start;
   const clock = () => now;
   const players = Array.from({ length: PLAYERS }, (_, i) => ({ id: `${ns}-p${i}`, iat: start }));
-  const model = new LedgerModel(limits, limits.holdAboveSats, withdrawals);
-  const cores = Object.entries(stores).map(([name, store]) => ({
-    name,
-    store,
-    core: coreOn(store, limits, limits.holdAboveSats, withdrawals, clock),
-    ids: new Map<string, string>(),
-  }));
+  const model = new LedgerModel(limits, limits.holdAboveSats);
+  const cores = Object.entries(stores).map(([name, store]) => ({ name, store, core: coreOn(store, limits, limits.holdAboveSats, clock), ids: new Map<string, string>() }));
   let prices = ACHIEVEMENTS.map((a) => ({ ...a }));
   const days = new Set<string>();
   const keyOf = (player: number, key: number) => `${players[player]!.id}-k${key}`;
@@ -215,19 +178,7 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawalD
       for (const c of cores) c.core.reprice(prices);
       continue;
     }
-    if (step.op === 'withdraw') {
-      const player = players[step.player]!;
-      const key = `${player.id}-w${step.key}`;
-      // The relay's request hash is of the sats asked: the model's hash the same words.
-      const want = model.withdraw(player.id, key, step.sats, `${step.sats ?? 'all'}`, now, step.service);
-      for (const c of cores) {
-        c.core.service.answer(step.service);
-        const r = await c.core.withdraw(player, key, step.sats);
-        const got = r.kind === 'answered' ? r.entry.state : r.kind === 'refused' ? r.reason : r.kind === 'deferred' ? 'deferred' : r.kind;
-        if (r.kind === 'answered') c.ids.set(key, r.entry.id);
-        expect({ store: c.name, step, answer: got }).toEqual({ store: c.name, step, answer: want === 'key_reused' ? 'key_reused' : want });
-      }
-    } else if (step.op === 'claim' || step.op === 'again') {
+    if (step.op === 'claim' || step.op === 'again') {
       let player: { id: string; iat: number };
       let key: string;
       let a: CatalogEntry;
@@ -236,7 +187,7 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawalD
         player = players[step.player]!;
         key = keyOf(step.player, step.key);
       } else {
-        const r = pickReward((x) => (x.state === 'rejected' || x.state === 'held') && x.kind !== 'withdrawal', step.pick);
+        const r = pickReward((x) => x.state === 'rejected' || x.state === 'held', step.pick);
         if (!r) continue;
         a = prices.find((x) => x.id === r.achievementId)!;
         player = players.find((p) => p.id === r.player)!;

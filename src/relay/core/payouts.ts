@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
-import { DESCRIPTION_MAX_LENGTH, MESSAGES, msatsFromSats, type SendPaymentData } from '../../contract/payments-api.js';
+import { DESCRIPTION_MAX_LENGTH, msatsFromSats, type SendPaymentData } from '../../contract/payments-api.js';
 import type { Outcome, PaymentsClient } from '../payments/client.js';
+import { recipientOf, settlementOf, statusSettlement } from './payout-outcome.js';
 import type { AuditNote, Ledger, LedgerEntry, Settlement } from './ports/ledger.js';
 import type { Settlements } from './settlements.js';
 
@@ -9,13 +10,6 @@ export interface WalletWatch {
   noteInsufficientBalance(): void;
 }
 const NO_WALLET_WATCH: WalletWatch = { noteInsufficientBalance: () => undefined };
-
-/**
- * A string the service answered with, fit to store and to send on: bounded, free of control
- * characters (a NUL makes PostgreSQL refuse the row after the payment was made) and of lone
- * surrogates (a store writes U+FFFD for one: an id the service never gave).
- */
-const clean = (s: unknown, max = 256): s is string => typeof s === 'string' && s.length > 0 && s.length <= max && !/[\p{Cc}\p{Cs}]/u.test(s);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -42,55 +36,30 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
       lookups.set(userId, lookup);
     }
     const r = await lookup;
-    if (r.kind === 'ok') {
-      if (clean(r.data.gamertag, 64)) return r.data.gamertag;
-      // Nothing was sent: no payment goes to a name the relay cannot even record.
+    const to = recipientOf(r);
+    // Nothing was sent: no payment goes to a name the relay cannot even record.
+    if (r.kind === 'ok' && typeof to !== 'string')
       logger.error(
         { event: 'malformed_answer', call: 'gamertag', userId, gamertag: JSON.stringify(r.data.gamertag).slice(0, 300) },
         'the service answered a gamertag the relay cannot use',
       );
-      return { state: 'failed', reason: 'malformed_gamertag' };
-    }
-    if (r.kind === 'refused' && r.status < 500 && r.status !== 401 && r.status !== 403) return { state: 'failed', reason: 'unknown_user' };
-    return { state: 'deferred', reason: r.kind === 'refused' ? `service_refused_${r.status}` : r.reason };
+    return to;
   }
 
-  /** The settlement a payment's answer means for the entry it paid. */
-  function settlementOf(entry: LedgerEntry, r: Outcome<SendPaymentData>, gamertag?: string): Settlement | undefined {
-    const to = gamertag ? { gamertag } : {};
-    switch (r.kind) {
-      case 'ok':
-        if (!clean(r.data.transactionId)) {
-          // Paid, perhaps: the id is logged as it came (escaped), and an operator settles it.
-          logger.error(
-            { event: 'malformed_answer', call: 'send_payment', rewardId: entry.id, transactionId: JSON.stringify(r.data.transactionId).slice(0, 300) },
-            'the service answered a transaction id the relay cannot store',
-          );
-          return { state: 'needs_review', reason: 'malformed_answer', ...to };
-        }
-        if (r.data.receiverId && r.data.receiverId !== entry.userId) {
-          logger.error({ event: 'receiver_mismatch', rewardId: entry.id, userId: entry.userId, receiverId: r.data.receiverId });
-          return { state: 'needs_review', reason: 'receiver_mismatch', paymentId: r.data.transactionId, ...to };
-        }
-        return r.data.status === 'settled'
-          ? { state: 'paid', paymentId: r.data.transactionId, ...to }
-          : { state: 'needs_review', reason: `payment_${r.data.status}`, paymentId: r.data.transactionId, ...to };
-      case 'refused':
-        if (r.status === 401 || r.status === 403) {
-          // service_refused_key is logged by the payments client, once per refused call.
-          return { state: 'deferred', reason: `service_refused_${r.status}` };
-        }
-        if (r.message === MESSAGES.noUser) return { state: 'failed', reason: 'unknown_gamertag', ...to };
-        if (r.message === MESSAGES.insufficientBalance) {
-          wallet.noteInsufficientBalance();
-          return { state: 'failed', reason: 'insufficient_balance', ...to };
-        }
-        return { state: 'failed', reason: 'payment_refused', ...to };
-      case 'unavailable':
-        return { state: 'deferred', reason: r.reason };
-      case 'unclear':
-        return gamertag === undefined ? undefined : { state: 'needs_review', reason: r.reason, ...to };
-    }
+  /** The settlement a payment's answer means for the entry it paid (core/payout-outcome.ts), and what it tells the log and the wallet's watch. */
+  function answered(entry: LedgerEntry, r: Outcome<SendPaymentData>, gamertag?: string): Settlement | undefined {
+    const to = settlementOf(r, { userId: entry.userId, gamertag });
+    if (r.kind === 'ok' && to?.state === 'needs_review' && to.reason === 'malformed_answer')
+      // Paid, perhaps: the id is logged as it came (escaped), and an operator settles it.
+      logger.error(
+        { event: 'malformed_answer', call: 'send_payment', rewardId: entry.id, transactionId: JSON.stringify(r.data.transactionId).slice(0, 300) },
+        'the service answered a transaction id the relay cannot store',
+      );
+    if (r.kind === 'ok' && to?.state === 'needs_review' && to.reason === 'receiver_mismatch')
+      logger.error({ event: 'receiver_mismatch', rewardId: entry.id, userId: entry.userId, receiverId: r.data.receiverId });
+    // service_refused_key is logged by the payments client, once per refused call.
+    if (to?.state === 'failed' && to.reason === 'insufficient_balance') wallet.noteInsufficientBalance();
+    return to;
   }
 
   async function send(entry: LedgerEntry, title: string, onLate: (late: Promise<Outcome<SendPaymentData>>) => void): Promise<Settlement> {
@@ -111,7 +80,7 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     const description = `${title} (rewardbus ${entry.id})`.slice(0, DESCRIPTION_MAX_LENGTH);
     const r = await payments.sendPayment({ gamertag, amount: msatsFromSats(entry.sats), description });
     if (r.kind === 'unclear' && r.late) onLate(r.late);
-    return settlementOf(entry, r, gamertag)!;
+    return answered(entry, r, gamertag)!;
   }
 
   /**
@@ -120,7 +89,7 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
    */
   async function settleLate(entry: LedgerEntry, late: Promise<Outcome<SendPaymentData>>) {
     const r = await late;
-    const to = r.kind === 'ok' || r.kind === 'refused' ? settlementOf(entry, r) : undefined;
+    const to = r.kind === 'ok' || r.kind === 'refused' ? answered(entry, r) : undefined;
     if (!to || to.state === 'deferred') return;
     if (await settlements.settle(entry.id, { transition: 'late_answer', to, cause: 'late_answer' })) return;
     // Settled meanwhile (an operator, the payment-status endpoint). When the service's own answer
@@ -223,9 +192,8 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
    */
   async function settleByStatus(entry: LedgerEntry, audit?: AuditNote): Promise<LedgerEntry | undefined> {
     if (!entry.paymentId) return undefined;
-    const r = await payments.transaction(entry.paymentId);
-    if (r.kind !== 'ok' || r.data.status === 'TRANSACTION_STATUS_PENDING') return undefined;
-    const to: Settlement = r.data.status === 'TRANSACTION_STATUS_COMPLETED' ? { state: 'paid', paymentId: entry.paymentId } : { state: 'failed', reason: 'payment_failed' };
+    const to = statusSettlement(await payments.transaction(entry.paymentId), entry.paymentId);
+    if (!to) return undefined;
     return settlements.settle(entry.id, { transition: 'reconcile', to, cause: 'reconcile', ...(audit ? { audit } : {}) });
   }
 

@@ -1,20 +1,16 @@
 import { type Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { CatalogResponse, Health } from '../../wire/relay-api.js';
-import type { Balances } from '../core/balances.js';
-import type { Claims } from '../core/claims.js';
-import type { Guests } from '../core/guests.js';
+import type { Core } from '../core/create-core.js';
 import type { EventHub } from '../core/live-events.js';
 import type { PlayerTokens } from '../core/player-tokens.js';
-import type { ClaimLimits } from '../core/ports/ledger.js';
 import { isStoreOutage } from '../core/ports/outage.js';
 import type { RelayStore } from '../core/ports/relay-store.js';
-import type { Reviews } from '../core/reviews.js';
+import { Refusal } from '../core/refusal.js';
 import type { StreamTickets } from '../core/stream-tickets.js';
 import type { Metrics } from '../ops/metrics.js';
-import { createReadiness } from '../ops/readiness.js';
+import { createReadiness, type ReadinessOptions } from '../ops/readiness.js';
 import type { WalletBalance } from '../ops/wallet-balance.js';
-import type { Outcome, PaymentsClient } from '../payments/client.js';
 import { VERSION } from '../version.js';
 import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
 import { addressKey, clientAddress } from './client-address.js';
@@ -24,8 +20,8 @@ import { allowedMethods } from './middleware/allowed-methods.js';
 import { cors, originAllowed } from './middleware/cors.js';
 import { refuseNulInUrl } from './middleware/nul-guard.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
-import type { HttpOptions } from './options.js';
-import { problemResponse, RelayProblem } from './problems.js';
+import type { HttpSettings } from './options.js';
+import { problemOf, problemResponse, RelayProblem } from './problems.js';
 import { adminApi } from './routes/admin.js';
 import { allowanceRoute, balanceRoutes } from './routes/balance.js';
 import { eventsRoute } from './routes/events.js';
@@ -40,13 +36,19 @@ import { createStreamCaps } from './stream-caps.js';
 
 const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
 
-/** What the HTTP side is made of: the relay's options, and the core and stores built from them. */
-export interface AppDeps {
-  options: HttpOptions;
+/**
+ * What the HTTP side is made of: the core's use cases, the stores' read side, the door's limiters
+ * and its own settings. Nothing else of the relay's options reaches it.
+ */
+export interface HttpDeps {
+  settings: HttpSettings;
+  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf'>;
+  /** RELAY_GAME_SERVER_SECRET: the game's server's bearer for `/v1/server/*`. */
+  gameServerSecrets?: readonly string[];
+  /** Readiness pings it; rewards' history, the event streams, the webhooks' inbox and the operator read it. */
   store: RelayStore;
-  payments: PaymentsClient;
   /** A cheap call to the service, for readiness. */
-  serviceCheck: () => Promise<Outcome<number>>;
+  serviceCheck: ReadinessOptions['service'];
   /** True once the relay began to stop: readiness says no at once. */
   draining: () => boolean;
   tokens: PlayerTokens;
@@ -55,42 +57,31 @@ export interface AppDeps {
   limiter: RateLimiter;
   webhookLimiter: RateLimiter;
   catalogBody: CatalogResponse;
-  claim: Claims;
   hub: EventHub;
-  limits: ClaimLimits;
   logger: Logger;
   /** Present with the operator's surface (an admin token). */
   metrics?: Metrics;
   wallet: WalletBalance;
-  decide: Reviews;
-  /** Balance mode's routes, when it is on (RELAY_PAYOUT_MODE=balance, or an achievement credited to a balance). */
-  balances?: Balances;
-  /** Balance mode's guests. */
-  guests?: Guests;
-  /** RELAY_GAME_SERVER_SECRET: the game's server's bearer for `/v1/server/*`. */
-  gameServerSecrets?: readonly string[];
-  /** A gamertag's userId, through the service (the game's server may name a player by gamertag). */
-  userIdOf?: (gamertag: string) => Promise<string | undefined>;
 }
 
 /**
  * The relay's HTTP surface as a web-standard handler: middleware one concern each, then thin
  * routes that parse, call the core and answer. The operator's surface exists only with a token.
  */
-export function createApp(d: AppDeps) {
-  const { options, store, payments, tokens, limiter, logger, metrics } = d;
+export function createApp(d: HttpDeps) {
+  const { settings, core, store, tokens, limiter, logger, metrics } = d;
   const { ledger, events } = store;
-  const origins = options.allowedOrigins ?? [];
-  const trustProxy = options.trustProxy;
-  const maxBodyBytes = options.maxBodyBytes ?? 4096;
+  const origins = settings.allowedOrigins;
+  const trustProxy = settings.trustProxy;
+  const maxBodyBytes = settings.maxBodyBytes;
   const app = new Hono<RelayEnv>();
 
-  const unknownAddress = warnOfUnknownAddresses(options, logger);
+  const unknownAddress = warnOfUnknownAddresses(settings, logger);
   app.use('*', async function securityHeaders(c, next) {
     // Set before the handler answers, so @hono/node-server keeps its light Response.
     for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
     // The one place the caller's address is decided, and the key every per-address limit counts it under.
-    const peer = options.clientAddress?.(c.req.raw, c.env) || socketAddress(c);
+    const peer = settings.clientAddress?.(c.req.raw, c.env) || socketAddress(c);
     const key = addressKey(peer && trustProxy ? clientAddress(peer, c.req.header('x-forwarded-for'), trustProxy) : peer);
     if (key === undefined) unknownAddress();
     c.set('clientKey', key);
@@ -103,41 +94,39 @@ export function createApp(d: AppDeps) {
   // Every route that reads a body (the game's, the webhooks', the operator's) reads it bounded.
   app.use('*', async function bodyLimit(c, next) {
     c.set('maxBodyBytes', maxBodyBytes);
-    if (options.bodyTimeoutMs) c.set('bodyTimeoutMs', options.bodyTimeoutMs);
+    if (settings.bodyTimeoutMs) c.set('bodyTimeoutMs', settings.bodyTimeoutMs);
     await next();
   });
 
-  app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
+  app.get('/v1/health', (c) => c.json({ ok: true, mode: settings.mode, version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck, draining: d.draining })));
   app.get('/v1/catalog', (c) => c.json(d.catalogBody));
-  app.route(
-    '/v1/players',
-    playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0, logger, guests: d.guests }),
-  );
-  const retired = d.guests?.retired;
+  app.route('/v1/players', playersRoute(core.link, limiter));
+  // Balance mode: a guest's token stops working once the guest linked a gamertag.
+  const retired = core.guests?.retired;
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter, undefined, retired));
-  app.route('/v1/rewards', rewardsRoute({ ledger, claim: d.claim, limiter, logger }));
+  app.route('/v1/rewards', rewardsRoute({ ledger, claim: core.claim, limiter, logger }));
   for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter, d.tickets, retired));
-  app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(options.streamCaps), d.tickets));
-  app.route('/v1/ramp-sessions', rampRoute(payments, events, options.publicUrl?.replace(/\/$/, ''), logger));
-  app.route('/v1/withdrawal-requests', withdrawalsRoute(payments));
-  app.route('/v1/webhooks/payments', webhooksRoute(events, d.hub, logger, d.webhookLimiter, options.webhooks ?? {}));
-  if (d.balances) {
+  app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(settings.streamCaps), d.tickets));
+  app.route('/v1/ramp-sessions', rampRoute(core.openRampSession));
+  app.route('/v1/withdrawal-requests', withdrawalsRoute(core.withdrawalRequest));
+  app.route('/v1/webhooks/payments', webhooksRoute(events, d.hub, logger, d.webhookLimiter, settings.webhooks));
+  if (core.balances) {
     for (const path of ['/v1/balance', '/v1/withdrawals', '/v1/play']) app.use(`${path}/*`, requirePlayer(tokens, limiter, undefined, retired));
-    app.route('/v1', balanceRoutes(d.balances));
-    if (d.gameServerSecrets?.length && d.userIdOf) {
+    app.route('/v1', balanceRoutes(core.balances));
+    if (d.gameServerSecrets?.length) {
       const server = requireAdmin(d.gameServerSecrets, { required: "The game's server secret (RELAY_GAME_SERVER_SECRET) is required" });
       app.use('/v1/server/withdrawal-allowance', server);
-      app.route('/v1/server/withdrawal-allowance', allowanceRoute(d.balances, d.userIdOf));
+      app.route('/v1/server/withdrawal-allowance', allowanceRoute(core.balances, core.userIdOf));
     }
   }
 
-  if (metrics && options.adminToken) {
-    const admin = requireAdmin(options.adminToken, { failuresPerMinute: options.adminFailuresPerMinute });
+  if (metrics && settings.adminToken) {
+    const admin = requireAdmin(settings.adminToken, { failuresPerMinute: settings.adminFailuresPerMinute });
     app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
     app.use('/admin/api/*', admin);
-    app.route('/admin/api', adminApi({ ledger, events, decide: d.decide, limits: d.limits, metrics, wallet: d.wallet, balanceMode: d.balances !== undefined }));
+    app.route('/admin/api', adminApi({ ledger, events, decide: core.decide, reports: core.reports, metrics, wallet: d.wallet }));
     // The page and its script hold no data: they ask for the token, then read the API with it.
     const page = (pick: 'html' | 'js', type: string) => async (c: Context) =>
       c.body((await adminAssets())[pick], 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });
@@ -146,7 +135,9 @@ export function createApp(d: AppDeps) {
   }
 
   app.notFound((c) => problemResponse(c, new RelayProblem('not_found')));
-  app.onError((err, c) => {
+  app.onError((thrown, c) => {
+    // A use case's refusal is the problem of the same code.
+    const err = thrown instanceof Refusal ? problemOf(thrown) : thrown;
     if (err instanceof RelayProblem) {
       logger.info({ event: 'problem', code: err.code, method: c.req.method, path: c.req.path });
       return problemResponse(c, err);
@@ -174,15 +165,8 @@ export function createApp(d: AppDeps) {
  * the seventh is refused). Said loudly: at start where the runtime plainly gives no socket (Bun,
  * Deno, an edge runtime), else at the first such request; once.
  */
-function warnOfUnknownAddresses(options: HttpOptions, logger: Logger): () => void {
-  const limits = [
-    (options.rateLimitPerMinute ?? 60) > 0 && 'RELAY_RATE_LIMIT_PER_MINUTE',
-    (options.linksPerAddressPerDay ?? 0) > 0 && 'RELAY_LINKS_PER_ADDRESS_PER_DAY',
-    (options.addressDailyCapSats ?? 0) > 0 && 'RELAY_ADDRESS_DAILY_CAP_SATS',
-    (options.streamCaps?.perAddress ?? 20) > 0 && 'RELAY_STREAMS_PER_ADDRESS',
-    (options.webhookRateLimitPerMinute ?? 600) > 0 && 'RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE',
-    options.adminToken !== undefined && 'RELAY_ADMIN_FAILURES_PER_MINUTE',
-  ].filter((l): l is string => typeof l === 'string');
+function warnOfUnknownAddresses(settings: HttpSettings, logger: Logger): () => void {
+  const limits = settings.addressLimits;
   let warned = limits.length === 0;
   const warn = (when: string) => {
     warned = true;
@@ -193,8 +177,8 @@ function warnOfUnknownAddresses(options: HttpOptions, logger: Logger): () => voi
     );
   };
   const node = typeof globalThis.process?.versions?.node === 'string' && !('Bun' in globalThis) && !('Deno' in globalThis);
-  if (!warned && !options.clientAddress && !node) warn('on this runtime (no socket, no clientAddress option)');
+  if (!warned && !settings.clientAddress && !node) warn('on this runtime (no socket, no clientAddress option)');
   return () => {
-    if (!warned) warn(options.clientAddress ? 'from clientAddress or a socket for a request' : 'for a request (no socket, no clientAddress option)');
+    if (!warned) warn(settings.clientAddress ? 'from clientAddress or a socket for a request' : 'for a request (no socket, no clientAddress option)');
   };
 }

@@ -1,12 +1,11 @@
 import type { Health } from '../../wire/relay-api.js';
 import type { TrustProxy } from './client-address.js';
-import type { VerifyLink } from './routes/players.js';
 import type { WebhookOptions } from './routes/webhooks.js';
 import type { StreamCapOptions } from './stream-caps.js';
 
 /**
- * What the HTTP side reads of the relay's options. The composition root (relay.ts) hands them on
- * (its RelayOptions extends these), so nothing here imports it.
+ * The relay's options about its HTTP surface (RelayOptions extends these). The HTTP side is not
+ * handed them: the composition root (relay.ts) gives it `httpSettings(options)`, what it reads.
  */
 export interface HttpOptions {
   /** Origins allowed to call from a browser; `*` for any. Default: none (same origin only). */
@@ -36,8 +35,6 @@ export interface HttpOptions {
   maxBodyBytes?: number;
   /** A body that takes longer than this to arrive is refused with 408. Default 10 s. */
   bodyTimeoutMs?: number;
-  /** A human check at link (a captcha's server-side verification): false refuses the link (403 `link_refused`). */
-  verifyLink?: VerifyLink;
   /** Sats paid per client address (IPv6 by /64) per UTC day, every player together; 0: no cap. Default 0. */
   addressDailyCapSats?: number;
   /** Different players one client address may link per UTC day (429 `too_many_players` past it); 0: no cap. Default 0. */
@@ -46,6 +43,44 @@ export interface HttpOptions {
   mode?: Health['mode'];
   /** The service's webhooks: the signing secret and header names. */
   webhooks?: WebhookOptions;
-  /** The relay's address as the service reaches it, for webhook_url. Without it, no ramp sessions. */
-  publicUrl?: string;
+}
+
+/** What the HTTP side reads, its defaults applied: no secret, store or service in it. */
+export interface HttpSettings {
+  allowedOrigins: readonly string[];
+  trustProxy?: TrustProxy | undefined;
+  clientAddress?: HttpOptions['clientAddress'];
+  streamCaps?: StreamCapOptions | undefined;
+  adminToken?: string | undefined;
+  adminFailuresPerMinute?: number | undefined;
+  maxBodyBytes: number;
+  bodyTimeoutMs?: number | undefined;
+  mode: Health['mode'];
+  webhooks: WebhookOptions;
+  /** The per-address limits in force, by their settings' names: a request without a client address passes them, which is warned of. */
+  addressLimits: readonly string[];
+}
+
+/** The HTTP side's settings from the relay's options. */
+export function httpSettings(o: HttpOptions): HttpSettings {
+  return {
+    allowedOrigins: o.allowedOrigins ?? [],
+    trustProxy: o.trustProxy,
+    clientAddress: o.clientAddress,
+    streamCaps: o.streamCaps,
+    adminToken: o.adminToken,
+    adminFailuresPerMinute: o.adminFailuresPerMinute,
+    maxBodyBytes: o.maxBodyBytes ?? 4096,
+    bodyTimeoutMs: o.bodyTimeoutMs,
+    mode: o.mode ?? 'live',
+    webhooks: o.webhooks ?? {},
+    addressLimits: [
+      (o.rateLimitPerMinute ?? 60) > 0 && 'RELAY_RATE_LIMIT_PER_MINUTE',
+      (o.linksPerAddressPerDay ?? 0) > 0 && 'RELAY_LINKS_PER_ADDRESS_PER_DAY',
+      (o.addressDailyCapSats ?? 0) > 0 && 'RELAY_ADDRESS_DAILY_CAP_SATS',
+      (o.streamCaps?.perAddress ?? 20) > 0 && 'RELAY_STREAMS_PER_ADDRESS',
+      (o.webhookRateLimitPerMinute ?? 600) > 0 && 'RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE',
+      o.adminToken !== undefined && 'RELAY_ADMIN_FAILURES_PER_MINUTE',
+    ].filter((l): l is string => typeof l === 'string'),
+  };
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Problem } from '../../wire/relay-api.js';
+import type { Refusal } from '../core/refusal.js';
 
 /** Every error the relay answers, with its status. Codes are stable; titles are for people. */
 export const PROBLEMS = {
@@ -62,6 +63,9 @@ export class RelayProblem extends Error {
     this.headers = { ...PROBLEM_HEADERS[code], ...headers };
   }
 }
+
+/** A use case's refusal (core/refusal.ts) as the problem it is: its codes are problem codes. */
+export const problemOf = (r: Refusal): RelayProblem => new RelayProblem(r.code, r.detail, r.retryAfterSeconds === undefined ? {} : { 'Retry-After': `${r.retryAfterSeconds}` });
 
 /**
  * The problem as an answer through the request's context, so the headers middleware set before

@@ -2,8 +2,9 @@
 // the import, when one runs the wrong way. The rooms (../shared/STYLE.md, docs/layout.md):
 // client ← phaser; relay ← sandbox only through the service's contract; client and relay share
 // only the relay API's wire types; inside the relay, http → core → store's ports, the stores
-// implement them, and nothing imports the composition root (relay.ts). The client's rooms are
-// reached only through their index.ts, and import each other one way.
+// implement them, http reaches the payments service only through the core's use cases, and
+// nothing imports the composition root (relay.ts). The client's rooms are reached only through
+// their index.ts, and import each other one way.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,10 +18,10 @@ function files(dir: string): string[] {
   });
 }
 
-/** Every relative import of a file (static, dynamic and re-exports), as a path under the repository. */
+/** Every relative import of a file (static, side-effect only, dynamic and re-exports), as a path under the repository. */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specs = [...text.matchAll(/(?:from|import\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]!);
+  const specs = [...text.matchAll(/(?:from|import\(?)\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]!);
   return specs.map((s) => normalize(join(dirname(file), s)).replace(/\.js$/, '.ts'));
 }
 
@@ -57,8 +58,13 @@ const RULES: Rule[] = [
   { from: 'src/relay/store/', not: ['src/relay/http/', 'src/relay/ops/', 'src/relay/payments/', 'src/relay/relay.ts'], why: 'a store implements ports; it serves no request' },
   {
     from: 'src/relay/http/',
-    not: ['src/relay/relay.ts', 'src/relay/store/'],
-    why: 'http maps requests to use cases and ports; the composition root wires it, never the other way',
+    not: ['src/relay/relay.ts', 'src/relay/store/', 'src/relay/payments/'],
+    why: 'http maps requests to use cases and ports (the service only through the core); the composition root wires it, never the other way',
+  },
+  {
+    from: 'src/bin/',
+    not: ['src/relay/core/settlements.ts', 'src/relay/core/payouts.ts', 'src/relay/core/reviews.ts', 'src/relay/core/claims.ts'],
+    why: 'the CLI takes its core from createCore, wired as the relay wires it, never piece by piece',
   },
 ];
 

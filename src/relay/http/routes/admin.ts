@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { utcDay } from '../../../wire/earning-rules.js';
 import type { EventLog } from '../../core/ports/event-log.js';
-import type { ClaimLimits, Ledger, LedgerEntry } from '../../core/ports/ledger.js';
+import type { Ledger, LedgerEntry } from '../../core/ports/ledger.js';
+import type { Reports } from '../../core/reports.js';
 import type { ReviewAction, Reviews } from '../../core/reviews.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { WalletBalance } from '../../ops/wallet-balance.js';
@@ -10,18 +10,14 @@ import { type RelayEnv, readJson } from '../context.js';
 import { operatorName } from '../middleware/admin-auth.js';
 import { RelayProblem } from '../problems.js';
 
-const DAY_MS = 86_400_000;
-
 const markPaidSchema = z.strictObject({ transactionId: z.string().trim().min(1).max(128) });
 
 export interface AdminDeps {
   ledger: Ledger;
   events: EventLog;
   decide: Reviews;
-  limits: ClaimLimits;
+  reports: Reports;
   wallet: WalletBalance;
-  /** Balance mode is on: the summary says what the relay owes its players. */
-  balanceMode?: boolean;
   metrics: Metrics;
 }
 
@@ -74,29 +70,17 @@ async function serviceHealth(metrics: Metrics, wallet: WalletBalance) {
  * the last 7 days, the review queue and its three actions, claims held for approval (approve, deny), recent payouts, webhooks, the service's
  * health. Every decision by hand is recorded with who and when.
  */
-export function adminApi({ ledger, events, decide, limits, metrics, wallet, balanceMode = false }: AdminDeps) {
+export function adminApi({ ledger, events, decide, reports, metrics, wallet }: AdminDeps) {
   const actor = (c: { req: { header(n: string): string | undefined } }) => operatorName(c.req.header('x-operator'));
   return new Hono<RelayEnv>()
     .get('/summary', async (c) => {
-      const now = Date.now();
-      const today = utcDay(now);
-      const rows = await ledger.report(utcDay(now - 6 * DAY_MS));
-      const todays = rows.filter((r) => r.day === today);
-      const used = await ledger.budgetUsed(today);
+      const summary = await reports.summary(Date.now());
+      if (!summary.balances) return c.json(summary);
       // Balance mode: what the players could withdraw, beside what the wallet holds to pay it.
-      const owed = balanceMode && ledger.balancesOwed ? await ledger.balancesOwed() : undefined;
-      const walletSats = owed === undefined ? undefined : (await wallet.read()).balanceSats;
-      const days = Array.from({ length: 7 }, (_, i) => utcDay(now - (6 - i) * DAY_MS));
+      const walletSats = (await wallet.read()).balanceSats;
       return c.json({
-        today: {
-          day: today,
-          satsPaid: todays.filter((r) => r.state === 'paid').reduce((s, r) => s + r.sats, 0),
-          byState: Object.fromEntries(todays.map((r) => [r.state, r.count])),
-          playersPaid: todays.find((r) => r.state === 'paid')?.players ?? 0,
-          budget: { limit: limits.dailyBudgetSats || null, used, left: limits.dailyBudgetSats ? Math.max(0, limits.dailyBudgetSats - used) : null },
-        },
-        ...(owed !== undefined ? { balances: { owedSats: owed, walletBalanceSats: walletSats ?? null, short: walletSats !== undefined && walletSats < owed } } : {}),
-        last7Days: days.map((day) => ({ day, satsPaid: rows.filter((r) => r.day === day && r.state === 'paid').reduce((s, r) => s + r.sats, 0) })),
+        ...summary,
+        balances: { ...summary.balances, walletBalanceSats: walletSats ?? null, short: walletSats !== undefined && walletSats < summary.balances.owedSats },
       });
     })
     .get('/review', async (c) => {

@@ -1,0 +1,18 @@
+/**
+ * Why a use case refused, in the problem codes of the relay's API (http/problems.ts maps each to
+ * its status): the core says no without knowing about HTTP. A refusal changes nothing.
+ */
+export type RefusalCode = 'bad_request' | 'not_found' | 'unknown_gamertag' | 'link_refused' | 'link_check_unavailable' | 'too_many_players' | 'service_unavailable';
+
+/** Thrown by a use case; the HTTP side answers it as its problem. */
+export class Refusal extends Error {
+  constructor(
+    readonly code: RefusalCode,
+    readonly detail?: string,
+    /** When asking again may succeed, in seconds (`Retry-After`). */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(detail ?? code);
+    this.name = 'Refusal';
+  }
+}
