@@ -1,5 +1,5 @@
 import { LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
-import type { AuditNote, LedgerState, Settled, Settlement } from '../../core/ports/ledger.js';
+import type { AuditNote, EntryKind, LedgerState, Settled, Settlement } from '../../core/ports/ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
 import { type EventJson, eventOf, RESERVING, type Row, TOLD } from './rows.js';
 
@@ -10,9 +10,11 @@ import { type EventJson, eventOf, RESERVING, type Row, TOLD } from './rows.js';
  * of one. Claims and settlements both write through it.
  */
 
-/** A new entry, as a claim decided it. */
+/** A new entry, as a claim (or a withdrawal) decided it. */
 export interface InsertChange {
   op: 'insert';
+  /** A payout, a credit to the player's balance, or a withdrawal from it (never in the budget). */
+  kind: EntryKind;
   id: string;
   user: string;
   key: string;

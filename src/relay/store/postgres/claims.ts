@@ -150,7 +150,8 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     };
     if (key === 'insert') {
       const { userId: user, idempotencyKey: k, requestHash: hash, achievementId: achievement } = claim;
-      return { kind: 'write', change: { op: 'insert', id: claim.id, user, key: k, hash, achievement, occurred: claim.occurredAt ?? null, ...decided } };
+      const kind = claim.credit ? 'credit' : 'payout';
+      return { kind: 'write', change: { op: 'insert', kind, id: claim.id, user, key: k, hash, achievement, occurred: claim.occurredAt ?? null, ...decided } };
     }
     // A deferred key decided whole, as a new claim: today's price, day, time and address.
     const change: Change = {
