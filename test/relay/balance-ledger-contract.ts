@@ -212,6 +212,36 @@ export function balanceLedgerContract(name: string, open: () => Promise<RelaySto
       expect((await l.claim(credit({ sats: 10, userId: 'user-3' }), limits, T0 + 5)).entry.state).toBe('credited');
     });
 
+    it('decides a deferred claim again whole, as credited or paid as it is asked now; a key of the other sort (claim, withdrawal) is that entry', async () => {
+      const l = await ledger();
+      const early = { playStartedAt: T0, minPlayMs: 10_000 };
+      const c = credit({ sats: 30, ...early });
+      expect((await l.claim(c, NO_LIMITS, T0)).entry).toMatchObject({ state: 'deferred', kind: 'credit' });
+      // Paid at once now (the relay's payout mode changed meanwhile): a payout.
+      const paid = await l.claim({ ...c, id: randomUUID(), credit: false }, NO_LIMITS, T0 + 10_000);
+      expect(paid).toMatchObject({ kind: 'created', entry: { id: c.id, state: 'sending' } });
+      expect(paid.entry).not.toHaveProperty('kind');
+      const p = credit({ sats: 40, achievementId: 'b', credit: false, ...early });
+      await l.claim(p, NO_LIMITS, T0);
+      expect((await l.claim({ ...p, id: randomUUID(), credit: true }, NO_LIMITS, T0 + 10_000)).entry).toMatchObject({ id: p.id, state: 'credited', kind: 'credit' });
+      expect((await l.balance!(USER, T0)).creditedSats).toBe(40);
+
+      // A withdrawal under a claim's key, and a claim under a withdrawal's: the entry the key has, nothing written.
+      const deferredClaim = credit({ achievementId: 'c', requestHash: 'w-hash', ...early });
+      await l.claim(deferredClaim, NO_LIMITS, T0);
+      expect(await l.withdraw!(withdrawal({ idempotencyKey: deferredClaim.idempotencyKey, sats: 10 }), OPEN, T0 + 10_000)).toMatchObject({
+        kind: 'existing',
+        entry: { id: deferredClaim.id, state: 'deferred', kind: 'credit' },
+      });
+      const w = await l.withdraw!(withdrawal({ sats: 10, requestHash: 'hash-a' }), OPEN, T0);
+      await l.settle(w.entry.id, 'release', { state: 'deferred', reason: 'unreachable' }, { now: T0 + 1 });
+      expect(await l.claim(credit({ idempotencyKey: w.entry.idempotencyKey, achievementId: 'd' }), NO_LIMITS, T0 + 2)).toMatchObject({
+        kind: 'existing',
+        entry: { id: w.entry.id, state: 'deferred', kind: 'withdrawal' },
+      });
+      expect(await l.balance!(USER, T0)).toEqual(facts({ creditedSats: 40 }));
+    });
+
     it('holds a withdrawal above the threshold for an operator (debited, told as a withdrawal); approved on a later day, it goes on as sending on its own day', async () => {
       const { ledger: l, events } = await store();
       await l.claim(credit({ sats: 100 }), NO_LIMITS, T0);

@@ -52,6 +52,8 @@ export interface UpdateChange {
   at: number;
   actor: string | null;
   action: string | null;
+  /** Decided again (a deferred claim): a credit where it was a payout, or the other way. Null: as it was. */
+  kind: EntryKind | null;
   /** Decided again (a deferred claim, an approval on a later day): its new price, day, time, address and budget share. Null: as it was. */
   sats: number | null;
   day: string | null;
@@ -106,6 +108,7 @@ export function settlementChange(
     at: now,
     actor: audit?.actor ?? null,
     action: audit?.action ?? null,
+    kind: null,
     sats: null,
     day: move?.day ?? null,
     created: null,

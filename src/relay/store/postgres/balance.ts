@@ -1,6 +1,5 @@
 import { escapeLiteral, type Pool } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
-import { keyDecision } from '../../core/claim-decision.js';
 import { LIFECYCLE } from '../../core/lifecycle.js';
 import {
   type AllowanceRaise,
@@ -12,7 +11,7 @@ import {
   WithdrawalRefusal,
 } from '../../core/ports/ledger.js';
 import { withdrawalDecision } from '../../core/withdrawal-decision.js';
-import { RESERVING_SQL, toLedgerEntry } from '../ledger-row.js';
+import { keyDecisionOf, RESERVING_SQL, toLedgerEntry } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, type Change } from './apply.js';
 import { eventOf, type Row } from './rows.js';
 import { BEGIN, inTransaction } from './transaction.js';
@@ -80,7 +79,7 @@ export function pgBalances(pool: Pool, { owner, leaseMs }: { owner: string; leas
           [w.userId, day, w.idempotencyKey],
         );
         const { existing, ...read } = rows[0]!;
-        const key = keyDecision(existing ? { state: existing.state, requestHash: existing.request_hash } : undefined, w);
+        const key = keyDecisionOf(existing, w, true);
         if (key === 'existing') return { rollback: { kind: 'existing', entry: toLedgerEntry(existing!) } };
         const facts = factsOf(read);
         const decided = withdrawalDecision(w.sats, facts, limits);
@@ -88,6 +87,7 @@ export function pgBalances(pool: Pool, { owner, leaseMs }: { owner: string; leas
         const state = decided.hold ? 'held' : 'sending';
         const sending = state === 'sending';
         const decidedRow = {
+          kind: 'withdrawal',
           state,
           reason: null,
           sats: decided.sats,
@@ -106,7 +106,6 @@ export function pgBalances(pool: Pool, { owner, leaseMs }: { owner: string; leas
           key === 'insert'
             ? {
                 op: 'insert',
-                kind: 'withdrawal',
                 id: w.id,
                 user: w.userId,
                 key: w.idempotencyKey,

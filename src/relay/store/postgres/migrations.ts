@@ -589,7 +589,7 @@ const MIGRATIONS: readonly string[] = [
          UPDATE rewards r SET state = t.state, reason = t.reason, payment_id = coalesce(t.payment, r.payment_id), gamertag = coalesce(t.gamertag, r.gamertag),
            settled_at = t.settled, phase = CASE WHEN t.state = 'sending' THEN 'claimed' ELSE r.phase END, owner = t.owner, lease_until = t.lease,
            sats = coalesce(t.sats, r.sats), day = coalesce(t.day, r.day), created_at = coalesce(t.created, r.created_at),
-           address = CASE WHEN coalesce(t."setAddress", false) THEN t.address ELSE r.address END,
+           address = CASE WHEN coalesce(t."setAddress", false) THEN t.address ELSE r.address END, kind = coalesce(t.kind, r.kind),
            -- A withdrawal is never in the budget: its sats were counted when they were credited.
            budgeted = CASE WHEN r.kind = 'withdrawal' THEN false ELSE coalesce(t.budgeted, CASE
              WHEN old.budgeted AND NOT (t.state = ANY(p_reserving)) THEN false

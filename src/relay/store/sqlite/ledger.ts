@@ -1,5 +1,5 @@
 import { utcDay } from '../../../wire/earning-rules.js';
-import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../core/claim-decision.js';
+import { claimedState, dayRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
 import { type EntryKind, told as isTold, LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import {
@@ -24,7 +24,7 @@ import {
 } from '../../core/ports/ledger.js';
 import { toRewardRecord } from '../../core/reward-record.js';
 import { withdrawalDecision } from '../../core/withdrawal-decision.js';
-import { RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
+import { keyDecisionOf, RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
@@ -69,8 +69,9 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       'INSERT INTO allowance_raises (user_id, idempotency_key, sats, reason, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
     ),
     // Every column a transition may change, from the row the primitive built.
-    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, string]>(
-      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?, sats = ?, address = ?, day = ?, created_at = ?, settled_at = ? WHERE id = ?`,
+    // (A deferred claim decided again may be credited where it was to be paid, or the other way.)
+    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, EntryKind, string]>(
+      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?, sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ? WHERE id = ?`,
     ),
     spendNonce: db.prepare<[string, string, number]>('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
     linked: db.prepare<[string, string, string], { n: number }>('SELECT 1 AS n FROM address_links WHERE address = ? AND day = ? AND user_id = ?'),
@@ -126,7 +127,20 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   function commit(before: Row | undefined, after: Row, at: number, audit?: AuditNote): PlayerEvent | undefined {
     const a = after;
     if (before)
-      q.update.run(a.state, a.phase, a.reason, a.payment_id, a.gamertag, a.sats, a.address, a.day, Number(a.created_at), a.settled_at === null ? null : Number(a.settled_at), a.id);
+      q.update.run(
+        a.state,
+        a.phase,
+        a.reason,
+        a.payment_id,
+        a.gamertag,
+        a.sats,
+        a.address,
+        a.day,
+        Number(a.created_at),
+        a.settled_at === null ? null : Number(a.settled_at),
+        a.kind,
+        a.id,
+      );
     else {
       const created = Number(a.created_at);
       q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.gamertag, a.occurred_at, a.address, a.day, created, a.kind);
@@ -144,7 +158,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
 
   function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
     const existing = one(q.byKey.get(c.userId, c.idempotencyKey));
-    const decision = keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, c);
+    const decision = keyDecisionOf(existing, c, false);
     if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const day = utcDay(now);
     // The earning rules, on what this transaction reads (better-sqlite3 runs it alone).
@@ -194,7 +208,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
 
   function withdrawNow(w: NewWithdrawal, limits: WithdrawalLimits, now: number): ClaimResult | WithdrawalRefusal {
     const existing = one(q.byKey.get(w.userId, w.idempotencyKey));
-    const decision = keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, w);
+    const decision = keyDecisionOf(existing, w, true);
     if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const facts = balanceFacts(w.userId, now);
     const decided = withdrawalDecision(w.sats, facts, limits);
