@@ -26,6 +26,8 @@ export interface ModelReward {
   createdAt: number;
   /** Known to the service: a processing payment's fate, for reconcile. */
   pending?: { completes: boolean };
+  /** Balance mode: decided as any claim, credited to the player's balance in place of a payment. */
+  credit?: boolean;
   hasPaymentId: boolean;
 }
 
@@ -51,6 +53,8 @@ export class LedgerModel {
   private reserving = (r: ModelReward) => STATES[r.state].reserves;
   private sum = (pick: (r: ModelReward) => boolean) => [...this.rewards.values()].filter((r) => this.reserving(r) && pick(r)).reduce((s, r) => s + r.sats, 0);
   budgetUsed = (day: string) => this.sum((r) => r.day === day);
+  /** A player's balance: their credits (a credit held for an operator is not on it yet). */
+  credited = (player: string) => [...this.rewards.values()].filter((r) => r.player === player && r.state === 'credited').reduce((s, r) => s + r.sats, 0);
 
   private to(r: ModelReward, state: RewardState, reason?: string) {
     r.state = state;
@@ -88,8 +92,8 @@ export class LedgerModel {
     }
   }
 
-  /** A claim under `key`; what the relay answers (a status code's meaning, or the reward's state). */
-  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service): string {
+  /** A claim under `key` (`credit`: in balance mode); what the relay answers (a status code's meaning, or the reward's state). */
+  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service, credit = false): string {
     const existing = this.rewards.get(key);
     const decision = keyDecision(existing && { state: existing.state, requestHash: existing.hash }, { requestHash: hash });
     if (decision === 'existing') return existing!.hash === hash ? existing!.state : 'key_reused';
@@ -120,9 +124,10 @@ export class LedgerModel {
       createdAt: now,
       hasPaymentId: false,
     };
-    Object.assign(r, { sats: a.sats, day, createdAt: now });
+    // Decided whole, as it is asked now: credited or paid.
+    Object.assign(r, { sats: a.sats, day, createdAt: now, credit });
     this.rewards.set(key, r);
-    this.to(r, early ? 'deferred' : claimedState(reason, { hold }), reason);
+    this.to(r, early ? 'deferred' : claimedState(reason, { hold, credit }), reason);
     if (r.state === 'sending') this.send(r, service);
     return r.state;
   }
@@ -135,6 +140,11 @@ export class LedgerModel {
       const others = (pick: (x: ModelReward) => boolean) => this.sum((x) => x !== r && x.day === day && pick(x));
       if (dayRefusal({ sats: r.sats }, { userSats: others((x) => x.player === r.player), projectSats: others(() => true) }, this.limits)) return 'refused';
       r.day = day;
+    }
+    // A credit approved is on the balance: nothing to send.
+    if (r.credit) {
+      this.to(r, 'credited');
+      return 'settled';
     }
     this.to(r, 'sending');
     this.send(r, service);
