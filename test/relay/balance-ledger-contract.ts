@@ -242,6 +242,38 @@ export function balanceLedgerContract(name: string, open: () => Promise<RelaySto
       expect(await l.balance!(USER, T0)).toEqual(facts({ creditedSats: 40 }));
     });
 
+    it('tells each state of a withdrawal and of a credit in exactly the record a client reads (toRewardRecord of the entry)', async () => {
+      const { ledger: l, events } = await store();
+      await l.claim(credit({ sats: 100 }), NO_LIMITS, T0 + 7);
+      const held = await l.claim(credit({ sats: 5, hold: true }), NO_LIMITS, T0 + 8);
+      await l.settle(held.entry.id, 'deny', { state: 'rejected', reason: 'denied_by_operator' }, { now: T0 + 9, audit: { actor: 'ann', action: 'deny' } });
+      const w = await l.withdraw!(withdrawal({ sats: 60 }), { ...OPEN, holdAboveSats: 50 }, T0 + 10);
+      await l.settle(w.entry.id, 'deny', { state: 'rejected', reason: 'denied_by_operator' }, { now: T0 + 11, audit: { actor: 'ann', action: 'deny' } });
+      const sent = await l.withdraw!(withdrawal({ sats: 20 }), OPEN, T0 + 12);
+      await l.markSent(sent.entry.id);
+      await l.settle(sent.entry.id, 'settle', { state: 'needs_review', reason: 'timeout', paymentId: 'tx-w' }, { now: T0 + 13 });
+      await l.settle(sent.entry.id, 'mark_failed', { state: 'failed', reason: 'operator_marked_failed' }, { now: T0 + 14, audit: { actor: 'ann', action: 'mark-failed' } });
+      const paid = await l.withdraw!(withdrawal({ sats: 30 }), OPEN, T0 + 15);
+      await l.settle(paid.entry.id, 'settle', { state: 'paid', paymentId: 'tx-p' }, { now: T0 + 16 });
+      const told = await events.since(USER, 0, 100);
+      const records = told.map((e) => e.data as RewardRecord);
+      expect(records.map((r) => `${r.status}${r.kind ? `:${r.kind}` : ''}`)).toEqual([
+        'credited',
+        'held',
+        'rejected',
+        'held:withdrawal',
+        'rejected:withdrawal',
+        'needs_review:withdrawal',
+        'failed:withdrawal',
+        'paid:withdrawal',
+      ]);
+      // Each as the entry was when it was told: the last one of each entry is the entry now.
+      for (const id of [held.entry.id, w.entry.id, sent.entry.id, paid.entry.id]) {
+        const last = records.filter((r) => r.id === id).at(-1);
+        expect(last).toEqual(toRewardRecord((await l.get(id))!));
+      }
+    });
+
     it('holds a withdrawal above the threshold for an operator (debited, told as a withdrawal); approved on a later day, it goes on as sending on its own day', async () => {
       const { ledger: l, events } = await store();
       await l.claim(credit({ sats: 100 }), NO_LIMITS, T0);
