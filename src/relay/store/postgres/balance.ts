@@ -127,8 +127,9 @@ export function pgBalances(pool: Pool, { owner, leaseMs }: { owner: string; leas
                 ...decidedRow,
               };
         const applied = (await c.query<AppliedRow>(APPLY_SQL, applyParams([change], true))).rows[0];
-        // The compare-and-set lost (the deferred entry moved meanwhile, which the lock makes all but impossible): the entry is the answer.
-        if (!applied?.entry) return { rollback: { kind: 'existing', entry: toLedgerEntry(existing!) } };
+        // Under the player's lock nothing else moves a deferred entry (only a claim or a withdrawal
+        // does, and pruning skips a player whose lock is taken): a lost compare-and-set is a defect.
+        if (!applied?.entry) throw new Error(`withdrawal ${w.idempotencyKey}: its deferred entry moved under the player's lock`);
         return { kind: 'created', entry: toLedgerEntry(applied.entry), ...(applied.event ? { event: eventOf(applied.event) } : {}) };
       },
       begin,
