@@ -1,6 +1,6 @@
 import { utcDay } from '../../../wire/earning-rules.js';
 import type { RepeatPolicy } from '../../../wire/relay-api.js';
-import { claimedState, dayRefusal, keyDecision, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
+import { claimedState, dayRefusal, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
 import { type EntryKind, told as isTold, LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import {
@@ -27,7 +27,7 @@ import {
 } from '../../core/ports/ledger.js';
 import { toRewardRecord } from '../../core/reward-record.js';
 import { withdrawalDecision } from '../../core/withdrawal-decision.js';
-import { RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
+import { keyDecisionOf, RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
@@ -72,8 +72,9 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       'INSERT INTO allowance_raises (user_id, idempotency_key, sats, reason, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
     ),
     // Every column a transition may change, from the row the primitive built.
-    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, string, string]>(
-      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?, sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, user_id = ? WHERE id = ?`,
+    // (A deferred claim decided again may be credited where it was to be paid, or the other way; a guest's credit merged moves to its player.)
+    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, EntryKind, string, string]>(
+      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?, sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ?, user_id = ? WHERE id = ?`,
     ),
     guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state = 'credited' ORDER BY created_at, seq`).raw(),
     reservingTimes: db
@@ -152,6 +153,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
         a.day,
         Number(a.created_at),
         a.settled_at === null ? null : Number(a.settled_at),
+        a.kind,
         a.user_id,
         a.id,
       );
@@ -172,7 +174,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
 
   function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
     const existing = one(q.byKey.get(c.userId, c.idempotencyKey));
-    const decision = keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, c);
+    const decision = keyDecisionOf(existing, c, false);
     if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const day = utcDay(now);
     // The earning rules, on what this transaction reads (better-sqlite3 runs it alone).
@@ -222,7 +224,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
 
   function withdrawNow(w: NewWithdrawal, limits: WithdrawalLimits, now: number): ClaimResult | WithdrawalRefusal {
     const existing = one(q.byKey.get(w.userId, w.idempotencyKey));
-    const decision = keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, w);
+    const decision = keyDecisionOf(existing, w, true);
     if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const facts = balanceFacts(w.userId, now);
     const decided = withdrawalDecision(w.sats, facts, limits);
