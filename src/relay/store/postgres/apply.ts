@@ -39,6 +39,8 @@ export interface InsertChange {
 export interface UpdateChange {
   op: 'update';
   id: string;
+  /** Moves the entry to this player (a guest's credit merged into the player who linked). */
+  user?: string;
   from: readonly LedgerState[];
   unsent: boolean;
   state: LedgerState;

@@ -8,6 +8,7 @@ import { RESERVING_SQL, toLedgerEntry } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, settlementChange } from './apply.js';
 import { pgBalances } from './balance.js';
 import { pgClaims } from './claims.js';
+import { pgGuests } from './guests.js';
 import type { Row } from './rows.js';
 import { pgSettlements } from './settlements.js';
 import { inTransaction } from './transaction.js';
@@ -46,6 +47,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
   const claim = pgClaims(pool, { owner, leaseMs });
   const settlements = pgSettlements(pool, groups, { owner, leaseMs });
   const balances = pgBalances(pool, { owner, leaseMs });
+  const guests = pgGuests(pool);
 
   /** After the commit: every relay's streams read the new event. */
   const heard = <T>(r: T): T => {
@@ -179,6 +181,13 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     balance: balances.balance,
     beat: balances.beat,
     raiseAllowance: balances.raiseAllowance,
+    mergeGuest: async (guestId, userId, repeats, audit, now) => {
+      const r = await guests.mergeGuest(guestId, userId, repeats, audit, now);
+      for (const s of [...r.moved, ...r.dropped]) heard(s);
+      return r;
+    },
+    mergedInto: guests.mergedInto,
+    balancesOwed: guests.balancesOwed,
     close: async () => undefined,
   };
 }

@@ -516,7 +516,8 @@ const MIGRATIONS: readonly string[] = [
   // withdrawal from it), read by the player's balance through its own index; `state` checked
   // against the lifecycle's states as they are now (`credited`), and the partial indexes of the
   // reserving states made again with them (a query naming `credited` could not use the old ones);
-  // witnessed play and the game server's raises of the withdrawal allowance. A withdrawal's sats
+  // witnessed play, the game server's raises of the withdrawal allowance, and the guests merged into
+  // players (rewardbus_apply may move a guest's credit to its player). A withdrawal's sats
   // left a balance: they count on no player's or address's day, no repeat rule and no budget, so
   // the claim facts read only rewards (`kind <> 'withdrawal'`), rewardbus_apply never budgets a
   // withdrawal, and the reward record says `"kind": "withdrawal"` as toRewardRecord does. Each
@@ -531,6 +532,7 @@ const MIGRATIONS: readonly string[] = [
    DROP INDEX rewards_by_address_day;
    CREATE INDEX rewards_by_address_day ON rewards (address, day) WHERE address IS NOT NULL AND state IN (${RESERVING_LIST});
    CREATE TABLE play_time (user_id text PRIMARY KEY, play_ms bigint NOT NULL, last_beat_at bigint NOT NULL);
+   CREATE TABLE merged_guests (guest_id text PRIMARY KEY, user_id text NOT NULL, at bigint NOT NULL);
    CREATE TABLE allowance_raises (
      user_id text NOT NULL, idempotency_key text NOT NULL, sats bigint NOT NULL, reason text NOT NULL, at bigint NOT NULL,
      PRIMARY KEY (user_id, idempotency_key));
@@ -590,6 +592,8 @@ const MIGRATIONS: readonly string[] = [
            settled_at = t.settled, phase = CASE WHEN t.state = 'sending' THEN 'claimed' ELSE r.phase END, owner = t.owner, lease_until = t.lease,
            sats = coalesce(t.sats, r.sats), day = coalesce(t.day, r.day), created_at = coalesce(t.created, r.created_at),
            address = CASE WHEN coalesce(t."setAddress", false) THEN t.address ELSE r.address END, kind = coalesce(t.kind, r.kind),
+           -- A guest's credit merged into the player who linked moves to that player.
+           user_id = coalesce(t."user", r.user_id),
            -- A withdrawal is never in the budget: its sats were counted when they were credited.
            budgeted = CASE WHEN r.kind = 'withdrawal' THEN false ELSE coalesce(t.budgeted, CASE
              WHEN old.budgeted AND NOT (t.state = ANY(p_reserving)) THEN false
