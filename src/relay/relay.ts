@@ -5,10 +5,11 @@ import { type Catalog, createCatalog, DEFAULT_CATALOG } from './core/catalog.js'
 import { createClaims, type VerifyClaim } from './core/claims.js';
 import { createEventHub } from './core/live-events.js';
 import { createPayouts } from './core/payouts.js';
-import { createPlayerTokens, secretList } from './core/player-tokens.js';
+import { createPlayerTokens } from './core/player-tokens.js';
 import type { ClaimLimits, LedgerEntry } from './core/ports/ledger.js';
 import type { RelayStore } from './core/ports/relay-store.js';
 import { createReviews } from './core/reviews.js';
+import { secretList } from './core/secret-list.js';
 import { createSettlements } from './core/settlements.js';
 import { createStreamTickets } from './core/stream-tickets.js';
 import { PROOF_MAX_TTL_SECONDS } from './core/unlock-proof.js';
@@ -20,6 +21,7 @@ import { createLogger } from './ops/logger.js';
 import { createMetrics } from './ops/metrics.js';
 import { createWalletBalance } from './ops/wallet-balance.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
+import { DEFAULTS } from './settings/schema.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 
 export { VERSION } from './version.js';
@@ -43,9 +45,9 @@ export interface RelayOptions extends HttpOptions {
   secret: string;
   /** Default: DEFAULT_CATALOG. */
   catalog?: Catalog | readonly CatalogEntry[];
-  /** Per userId, per UTC day; 0: no cap. Default 1000. */
+  /** Per userId, per UTC day; 0: no cap. Default: RELAY_USER_DAILY_CAP_SATS's (docs/configuration.md). */
   userDailyCapSats?: number;
-  /** The whole project, per UTC day; 0: no budget. Default 100,000. */
+  /** The whole project, per UTC day; 0: no budget. Default: RELAY_DAILY_BUDGET_SATS's. */
   dailyBudgetSats?: number;
   /** With a shared ledger: how often to look for payments other relays abandoned (their lease ran out). */
   recoverEveryMs?: number;
@@ -58,11 +60,11 @@ export interface RelayOptions extends HttpOptions {
    * (signUnlock). Several, comma-separated or listed: the first is current, every one verifies.
    */
   gameServerSecret?: string | readonly string[];
-  /** A claim worth more than this is held for an operator's approval; 0: none. Default 0. */
+  /** A claim worth more than this is held for an operator's approval; 0: none (the default). */
   holdAboveSats?: number;
   /**
    * Hours an operator's denial refuses the same player's claims of the same achievement (`rejected`,
-   * `denied_recently`: no new held entry, no call to the service); 0: off. Default 24.
+   * `denied_recently`: no new held entry, no call to the service); 0: off. Default: RELAY_DENIAL_COOLDOWN_HOURS's.
    */
   denialCooldownHours?: number;
   logger?: Logger;
@@ -95,7 +97,7 @@ export function createRelay(options: RelayOptions): Relay {
   const store = typeof where === 'string' ? openSqliteStore(where) : where;
   const { ledger, events } = store;
   const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient({ logger, ...options.payments });
-  const wallet = createWalletBalance(client, { lowSats: options.walletLowSats ?? options.dailyBudgetSats ?? 100_000, logger });
+  const wallet = createWalletBalance(client, { lowSats: options.walletLowSats ?? options.dailyBudgetSats ?? DEFAULTS.dailyBudgetSats, logger });
   const metrics = options.adminToken
     ? createMetrics({
         needsReview: async () => (await ledger.inState('needs_review')).length,
@@ -111,13 +113,13 @@ export function createRelay(options: RelayOptions): Relay {
   const hub = events.subscribe ? { ...streams, publish: () => undefined } : streams;
   const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
-  const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
-  const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? 600);
+  const limiter = createRateLimiter(options.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute);
+  const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute);
   const limits: ClaimLimits = {
-    userDailyCapSats: options.userDailyCapSats ?? 1000,
-    dailyBudgetSats: options.dailyBudgetSats ?? 100_000,
-    addressDailyCapSats: options.addressDailyCapSats ?? 0,
-    denialCooldownHours: options.denialCooldownHours ?? 24,
+    userDailyCapSats: options.userDailyCapSats ?? DEFAULTS.userDailyCapSats,
+    dailyBudgetSats: options.dailyBudgetSats ?? DEFAULTS.dailyBudgetSats,
+    addressDailyCapSats: options.addressDailyCapSats ?? DEFAULTS.addressDailyCapSats,
+    denialCooldownHours: options.denialCooldownHours ?? DEFAULTS.denialCooldownHours,
   };
   const gameServerSecrets = options.gameServerSecret === undefined ? [] : secretList(options.gameServerSecret);
   const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
@@ -125,10 +127,19 @@ export function createRelay(options: RelayOptions): Relay {
     throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
   const settlements = createSettlements({ ledger, publish: hub.publish, metrics: metrics ?? NO_SETTLEMENT_METRICS, logger });
   const payouts = createPayouts(ledger, settlements, payments, logger, wallet);
-  const claim = createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim: options.verifyClaim, gameServerSecrets, holdAboveSats: options.holdAboveSats ?? 0 });
+  const claim = createClaims({
+    ledger,
+    settlements,
+    catalog,
+    payouts,
+    limits,
+    verifyClaim: options.verifyClaim,
+    gameServerSecrets,
+    holdAboveSats: options.holdAboveSats ?? DEFAULTS.holdAboveSats,
+  });
   const payApproved = (entry: LedgerEntry) => payouts.pay(entry, catalog.get(entry.achievementId)?.title ?? entry.achievementId);
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
-  const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
+  const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? DEFAULTS.paymentsTimeoutMs;
   const catalogBody: CatalogResponse = { achievements: [...catalog.values()], claimTimeoutMs: 2 * serviceTimeoutMs + 1_000, claimBatchMax: CLAIM_BATCH_MAX };
 
   const app = createApp({

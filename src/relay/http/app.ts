@@ -13,6 +13,7 @@ import type { Metrics } from '../ops/metrics.js';
 import { createReadiness } from '../ops/readiness.js';
 import type { WalletBalance } from '../ops/wallet-balance.js';
 import type { Outcome, PaymentsClient } from '../payments/client.js';
+import { DEFAULTS } from '../settings/schema.js';
 import { VERSION } from '../version.js';
 import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
 import { addressKey, clientAddress } from './client-address.js';
@@ -99,7 +100,14 @@ export function createApp(d: AppDeps) {
   app.get('/v1/health', (c) => c.json({ ok: true, mode: options.mode ?? 'live', version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck, draining: d.draining })));
   app.get('/v1/catalog', (c) => c.json(d.catalogBody));
-  app.route('/v1/players', playersRoute(payments, tokens, limiter, ledger, { verifyLink: options.verifyLink, linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0, logger }));
+  app.route(
+    '/v1/players',
+    playersRoute(payments, tokens, limiter, ledger, {
+      verifyLink: options.verifyLink,
+      linksPerAddressPerDay: options.linksPerAddressPerDay ?? DEFAULTS.linksPerAddressPerDay,
+      logger,
+    }),
+  );
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
   app.route('/v1/rewards', rewardsRoute({ ledger, claim: d.claim, limiter, logger }));
@@ -152,11 +160,11 @@ export function createApp(d: AppDeps) {
  */
 function warnOfUnknownAddresses(options: HttpOptions, logger: Logger): () => void {
   const limits = [
-    (options.rateLimitPerMinute ?? 60) > 0 && 'RELAY_RATE_LIMIT_PER_MINUTE',
-    (options.linksPerAddressPerDay ?? 0) > 0 && 'RELAY_LINKS_PER_ADDRESS_PER_DAY',
-    (options.addressDailyCapSats ?? 0) > 0 && 'RELAY_ADDRESS_DAILY_CAP_SATS',
-    (options.streamCaps?.perAddress ?? 20) > 0 && 'RELAY_STREAMS_PER_ADDRESS',
-    (options.webhookRateLimitPerMinute ?? 600) > 0 && 'RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE',
+    (options.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute) > 0 && 'RELAY_RATE_LIMIT_PER_MINUTE',
+    (options.linksPerAddressPerDay ?? DEFAULTS.linksPerAddressPerDay) > 0 && 'RELAY_LINKS_PER_ADDRESS_PER_DAY',
+    (options.addressDailyCapSats ?? DEFAULTS.addressDailyCapSats) > 0 && 'RELAY_ADDRESS_DAILY_CAP_SATS',
+    (options.streamCaps?.perAddress ?? DEFAULTS.streamsPerAddress) > 0 && 'RELAY_STREAMS_PER_ADDRESS',
+    (options.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute) > 0 && 'RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE',
     options.adminToken !== undefined && 'RELAY_ADMIN_FAILURES_PER_MINUTE',
   ].filter((l): l is string => typeof l === 'string');
   let warned = limits.length === 0;

@@ -11,9 +11,9 @@ import type { StreamCapOptions } from './stream-caps.js';
 export interface HttpOptions {
   /** Origins allowed to call from a browser; `*` for any. Default: none (same origin only). */
   allowedOrigins?: readonly string[];
-  /** Per IP and per player; 0 turns it off. Default 60. */
+  /** Per IP and per player; 0 turns it off. Default: RELAY_RATE_LIMIT_PER_MINUTE's (docs/configuration.md). */
   rateLimitPerMinute?: number;
-  /** Webhook deliveries per source address; 0 turns it off. Default 600. */
+  /** Webhook deliveries per source address; 0 turns it off. Default: RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE's. */
   webhookRateLimitPerMinute?: number;
   /** The proxies to believe about the client's address (X-Forwarded-For). Default: none. */
   trustProxy?: TrustProxy;
@@ -26,21 +26,21 @@ export interface HttpOptions {
    * if any. Without an address a request passes the per-address limits (the relay warns).
    */
   clientAddress?: (request: Request, env?: unknown) => string | null | undefined;
-  /** Open event streams per player and per address (429 past them). Default 5 and 20. */
+  /** Open event streams per player and per address (429 past them). Default: RELAY_STREAMS_PER_PLAYER's and RELAY_STREAMS_PER_ADDRESS's. */
   streamCaps?: StreamCapOptions;
   /** Turns on the operator's surface (`/metrics`), for `Authorization: Bearer <adminToken>`. At least 32 characters. */
   adminToken?: string;
-  /** Wrong operator tokens per address per minute before it must wait; right ones never count. Default 10. */
+  /** Wrong operator tokens per address per minute before it must wait; right ones never count. Default: RELAY_ADMIN_FAILURES_PER_MINUTE's. */
   adminFailuresPerMinute?: number;
   /** Request bodies above this are refused with 413. Default 4 KiB. */
   maxBodyBytes?: number;
-  /** A body that takes longer than this to arrive is refused with 408. Default 10 s. */
+  /** A body that takes longer than this to arrive is refused with 408. Default: RELAY_BODY_TIMEOUT_SECONDS's. */
   bodyTimeoutMs?: number;
   /** A human check at link (a captcha's server-side verification): false refuses the link (403 `link_refused`). */
   verifyLink?: VerifyLink;
-  /** Sats paid per client address (IPv6 by /64) per UTC day, every player together; 0: no cap. Default 0. */
+  /** Sats paid per client address (IPv6 by /64) per UTC day, every player together; 0: no cap (the default). */
   addressDailyCapSats?: number;
-  /** Different players one client address may link per UTC day (429 `too_many_players` past it); 0: no cap. Default 0. */
+  /** Different players one client address may link per UTC day (429 `too_many_players` past it); 0: no cap (the default). */
   linksPerAddressPerDay?: number;
   /** Reported by /v1/health. Default `live`. */
   mode?: Health['mode'];
