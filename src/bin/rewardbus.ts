@@ -7,7 +7,7 @@ import { isHost } from '../relay/config.js';
 import { secretList } from '../relay/core/secret-list.js';
 import { loadConfig, VERSION } from '../relay/index.js';
 import { settingsHelp } from '../relay/settings/docs.js';
-import { SANDBOX_SETTINGS } from '../relay/settings/schema.js';
+import { SANDBOX_SETTINGS, SETTINGS } from '../relay/settings/schema.js';
 import { listenErrorMessage, SettingError, SettingsError } from '../relay/settings-errors.js';
 import { createSandbox } from '../sandbox/index.js';
 import { backup } from './backup.js';
@@ -164,7 +164,7 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (err: NodeJS.ErrnoException) => {
-    const listen = listenErrorMessage(err, process.env.HOST || '127.0.0.1', process.env.PORT || '8787');
+    const listen = listenErrorMessage(err, process.env.HOST || SETTINGS.HOST.default, process.env.PORT || SETTINGS.PORT.default);
     const named = err instanceof SettingError || err instanceof SettingsError;
     console.error(listen ?? (named ? `${err.message}\nEvery setting is described in .env.example and rewardbus-relay --help.` : err.message));
     process.exit(1);
