@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { loadCatalogFile } from './core/catalog.js';
 import type { RelayStore } from './core/ports/relay-store.js';
 import type { RelayOptions } from './relay.js';
-import { fieldsOf, SETTINGS, type Setting, type SettingFields, sameNamedOptions } from './settings/schema.js';
+import { fieldsOf, type SameNamedOptions, SETTINGS, type Setting, type SettingFields, sameNamedOptions } from './settings/schema.js';
 import { reason, SettingError, SettingsError } from './settings-errors.js';
 import type { StoreLog } from './store/postgres/event-log.js';
 import { ListenConnectionError, openPgStore, SecretMismatchError } from './store/postgres/store.js';
@@ -111,6 +111,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
     secret: e.RELAY_SECRET ?? keptSecret(dataDir),
   };
 }
+
+/**
+ * Compiles only if every setting the schema marks `option` names a field of RelayOptions and fits
+ * its type: a setting cannot be handed to createRelay under a name it does not read.
+ */
+type OptionsFit<T extends Partial<RelayOptions> & { [K in Exclude<keyof T, keyof RelayOptions>]: never }> = T;
+export type SettingOptions = OptionsFit<SameNamedOptions>;
 
 /**
  * The relay's options from its settings: those RelayOptions takes under the same name (the schema
