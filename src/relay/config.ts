@@ -44,7 +44,8 @@ export function readSettings(present: Record<string, string>, schema: Record<str
       continue;
     }
     const shown = setting.secret ? `${name} (a secret, not shown)` : `${name}=${JSON.stringify(raw)}`;
-    errors.push(new SettingError(name, `${why ?? `${shown} is not accepted`}: it must be ${setting.accepts}.`));
+    // A reader's own reason, but never for a secret: it could quote the value.
+    errors.push(new SettingError(name, `${why !== undefined && !setting.secret ? why : `${shown} is not accepted`}: it must be ${setting.accepts}.`));
   }
   if (errors.length) throw new SettingsError(errors);
   return out as Read;

@@ -47,6 +47,16 @@ describe('readSettings', () => {
       help: '',
     },
     RENAMED: { read: (v) => v, accepts: 'anything', aliases: ['OLD_NAME'], group: 'limits', docs: '', help: '' },
+    HIDDEN: {
+      read: (v) => {
+        throw new Error(`HIDDEN: ${v} is wrong`);
+      },
+      accepts: 'a secret',
+      secret: true,
+      group: 'limits',
+      docs: '',
+      help: '',
+    },
   };
 
   it("names every setting not accepted, in the schema's order, never showing a secret; a reader's throw is its reason", () => {
@@ -64,6 +74,10 @@ describe('readSettings', () => {
       'KEY (a secret, not shown) is not accepted: it must be more than 3 characters.',
       'THROWS: no such thing: it must be nothing.',
     ]);
+  });
+
+  it("never quotes a secret, even in its reader's reason", () => {
+    expect(() => readSettings({ HIDDEN: 'hunter2-hunter2' }, schema)).toThrow('HIDDEN (a secret, not shown) is not accepted: it must be a secret.');
   });
 
   it('reads an older name when the setting itself is not set, and the new name over it', () => {
