@@ -19,7 +19,8 @@ Commands:
                                           pays through the embedded sandbox, mounted at /sandbox;
                                           SIGTERM stops it gracefully (docs/deploy.md)
   sandbox [port]                          the sandbox alone (default port 8788; key: SANDBOX_API_KEY,
-                                          default "sandbox-dev-key"; several, comma-separated, all accepted)
+                                          default "sandbox-dev-key"; several, comma-separated, all accepted;
+                                          SANDBOX_WEBHOOK_SECRET signs its webhooks as WEBHOOK_SECRET verifies)
   review list                             intents whose payment outcome is unclear
   review reconcile                        settle them through the payment-status endpoint
   review mark-paid <id> [transactionId]   you checked: it was paid
@@ -69,7 +70,8 @@ Environment (also read from ./.env; every setting is described in .env.example):
   RELAY_ADMIN_FAILURES_PER_MINUTE       wrong operator tokens per address before it waits (10)
   RELAY_WALLET_LOW_SATS                 warn below this project wallet balance (one day's budget)
   LOG_LEVEL                             trace, debug, info, warn, error (info)
-  SANDBOX_API_KEY, SANDBOX_PORT         the sandbox alone`;
+  SANDBOX_API_KEY, SANDBOX_PORT         the sandbox alone
+  SANDBOX_WEBHOOK_SECRET                the sandbox alone signs its webhooks with it (the relay's WEBHOOK_SECRET)`;
 
 /** Exit codes: 0 done, 1 failed, 2 the command line was wrong. */
 async function main(argv: string[]): Promise<number> {
@@ -183,8 +185,16 @@ async function sandboxAlone(port: number): Promise<number> {
   }
   // Several keys, comma-separated, while one is rotated out: all are accepted.
   const [apiKey = 'sandbox-dev-key', ...moreApiKeys] = (process.env.SANDBOX_API_KEY ?? '').split(',').filter(Boolean);
-  const sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://localhost:${port}` });
-  serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) => console.log(`rewardbus sandbox on http://127.0.0.1:${info.port}`));
+  // Signs its webhooks and withdrawal callbacks as the relay's WEBHOOK_SECRET verifies them; a
+  // NEW,OLD list (the relay's form while rotating) signs with the first, as the relay's own sandbox does.
+  const webhookSecret = (process.env.SANDBOX_WEBHOOK_SECRET ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .find(Boolean);
+  const sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://localhost:${port}`, ...(webhookSecret ? { webhookSecret } : {}) });
+  serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) =>
+    console.log(`rewardbus sandbox on http://127.0.0.1:${info.port} (webhooks ${webhookSecret ? 'signed with SANDBOX_WEBHOOK_SECRET' : 'unsigned: no SANDBOX_WEBHOOK_SECRET'})`),
+  );
   return -1;
 }
 
