@@ -199,20 +199,6 @@ export const RAMP_EVENTS = {
   kycCompleted: ['ramp.kyc.completed', 'RAMP_WIDGET.V1.KYC.COMPLETED'],
 } as const;
 
-/**
- * What the service's widget posts to the hosting page, `{ type, payload }`: `WidgetPostMessageEnum`
- * of zbdpay/ramp-ts src/types.ts 1.1.9. The ramp client calls `onSuccess(payload)` on a completed
- * transaction, `onError({ code, message, details })` from the payload of an error, `onStepChange`
- * and `onReady`; KYC changes go to its `onLog`. It declares no close message.
- */
-export const RAMP_WIDGET_MESSAGES = {
-  stepChange: 'WIDGET_STEP_CHANGE',
-  error: 'WIDGET_ERROR',
-  ready: 'WIDGET_READY',
-  kycStatusChange: 'WIDGET_KYC_STATUS_CHANGE',
-  transactionComplete: 'WIDGET_TRANSACTION_COMPLETE',
-} as const;
-
 /** Varies between public pages: `sha256=<hex HMAC-SHA256 of the raw body>` in this header. */
 export const DEFAULT_SIGNATURE_HEADER = 'X-ZBD-Signature';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Hono } from 'hono';
-import { RAMP_EVENTS, RAMP_WIDGET_MESSAGES } from '../contract/payments-api.js';
+import { RAMP_EVENTS } from '../contract/payments-api.js';
+import { RAMP_WIDGET_MESSAGES, REWARDBUS_RAMP_SOURCE } from '../wire/ramp-widget.js';
 import { postSigned } from './delivery.js';
 import type { RampSessionRecord } from './ramp-sessions.js';
 
@@ -31,7 +32,7 @@ const page = (sessionId: string) => `<!doctype html>
 <script>
   // Two spellings of each outcome: rewardbus's openRamp reads { source: 'rewardbus-ramp', type, data };
   // the service's ramp client (@zbdpay/ramp-ts) reads { type: 'WIDGET_…', payload }.
-  const tell = (type, data) => parent.postMessage({ source: 'rewardbus-ramp', type, data }, '*');
+  const tell = (type, data) => parent.postMessage({ source: '${REWARDBUS_RAMP_SOURCE}', type, data }, '*');
   const tellRampClient = (type, payload) => parent.postMessage({ type, payload }, '*');
   tellRampClient('${RAMP_WIDGET_MESSAGES.ready}');
   async function finish(outcome) {

@@ -2,8 +2,9 @@ import type { AddressInfo } from 'node:net';
 import { runInNewContext } from 'node:vm';
 import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RAMP_WIDGET_MESSAGES, type RampSessionData } from '../../src/contract/payments-api.js';
+import type { RampSessionData } from '../../src/contract/payments-api.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { RAMP_WIDGET_MESSAGES, rampWidgetOutcome } from '../../src/wire/ramp-widget.js';
 
 // The widget page's own script, run against the sandbox over HTTP with a stand-in for the page
 // around it: what it posts to its parent is what a hosting page hears. Each message is read the
@@ -89,6 +90,8 @@ describe("the sandbox's ramp widget, heard by both the service's ramp client and
     expect(rampClientHears(w.posted)).toEqual([{ onReady: true }, { onSuccess: purchase }]);
     expect(openRampHears(w.posted)).toEqual([{ type: 'success', data: purchase }]);
     expect(w.result()).toBe('Paid!');
+    // The wire's reader, for an openRamp that hears both: the same outcome in each spelling.
+    expect(w.posted.map(rampWidgetOutcome)).toEqual([undefined, { type: 'success', data: purchase }, { type: 'success', data: purchase }]);
   });
 
   it('a declined card: WIDGET_ERROR with a code and message (onError), and the old error message', async () => {
@@ -99,6 +102,7 @@ describe("the sandbox's ramp widget, heard by both the service's ramp client and
       onError: { code: 'PAYMENT_DECLINED', message: 'Card declined', details: { reference_id: 'ref-w', webhookStatus: null } },
     });
     expect(openRampHears(w.posted)).toEqual([{ type: 'error', data: { reference_id: 'ref-w', webhookStatus: null } }]);
+    expect(w.posted.map((m) => rampWidgetOutcome(m)?.type)).toEqual([undefined, 'error', 'error']);
   });
 
   it('an expired session: WIDGET_ERROR SESSION_EXPIRED, and the old error with its message', async () => {
@@ -115,5 +119,6 @@ describe("the sandbox's ramp widget, heard by both the service's ramp client and
     w.click('close');
     expect(w.posted.slice(1)).toEqual([{ source: 'rewardbus-ramp', type: 'close' }]);
     expect(rampClientHears(w.posted.slice(1))).toEqual([]);
+    expect(rampWidgetOutcome(w.posted[1])).toEqual({ type: 'close' });
   });
 });
