@@ -154,8 +154,13 @@ async function sandboxAlone(port: number): Promise<number> {
   }
   // Several keys, comma-separated, while one is rotated out: all are accepted.
   const [apiKey = SANDBOX_SETTINGS.SANDBOX_API_KEY.default, ...moreApiKeys] = secretList(process.env.SANDBOX_API_KEY);
-  const sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://localhost:${port}` });
-  serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) => console.log(`rewardbus sandbox on http://127.0.0.1:${info.port}`));
+  // Signs its webhooks and withdrawal callbacks as the relay's WEBHOOK_SECRET verifies them; a
+  // NEW,OLD list (the relay's form while rotating) signs with the first, as the relay's own sandbox does.
+  const [webhookSecret] = secretList(process.env.SANDBOX_WEBHOOK_SECRET);
+  const sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://localhost:${port}`, ...(webhookSecret ? { webhookSecret } : {}) });
+  serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) =>
+    console.log(`rewardbus sandbox on http://127.0.0.1:${info.port} (webhooks ${webhookSecret ? 'signed with SANDBOX_WEBHOOK_SECRET' : 'unsigned: no SANDBOX_WEBHOOK_SECRET'})`),
+  );
   return -1;
 }
 

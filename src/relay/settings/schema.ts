@@ -406,6 +406,10 @@ export const SANDBOX_SETTINGS = {
     docs: 'the `apikey` it accepts; several, comma-separated, all accepted',
     help: 'the key the sandbox alone accepts; several, comma-separated',
   },
+  SANDBOX_WEBHOOK_SECRET: {
+    docs: "signs its ramp webhooks and withdrawal callbacks (`X-ZBD-Signature: sha256=<hex HMAC-SHA256 of the raw body>`); give it the relay's `WEBHOOK_SECRET` (a `NEW,OLD` list signs with the first); none: unsigned",
+    help: "the sandbox alone signs its webhooks with it (the relay's WEBHOOK_SECRET)",
+  },
 } as const;
 
 type Settings = typeof SETTINGS;
