@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { build } from 'esbuild';
 import { demoBuild } from '../esbuild.config.mjs';
 import { type RunningServer, type ServeOptions, startServer } from '../src/node/start-server.js';
-import { loadConfig, type RelayConfig } from '../src/relay/index.js';
+import { DEFAULTS, loadConfig, type RelayConfig } from '../src/relay/index.js';
 
 export async function startDemo(config: RelayConfig = loadConfig(), options: ServeOptions = {}): Promise<RunningServer> {
   const [bundle, html] = await Promise.all([build(demoBuild), readFile(new URL('./index.html', import.meta.url), 'utf8')]);
@@ -32,7 +32,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { existsSync } = await import('node:fs');
   if (existsSync('.env')) process.loadEnvFile('.env');
   const server = await startDemo().catch((err: NodeJS.ErrnoException) => {
-    console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT ?? 8787} is in use: stop what runs there, or set PORT=…` : err.message);
+    console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT || DEFAULTS.port} is in use: stop what runs there, or set PORT=…` : err.message);
     process.exit(1);
   });
   console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/`);

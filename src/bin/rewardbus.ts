@@ -4,7 +4,10 @@ import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { shutdownGraceMs, startServer } from '../node/start-server.js';
 import { isHost } from '../relay/config.js';
+import { secretList } from '../relay/core/secret-list.js';
 import { loadConfig, VERSION } from '../relay/index.js';
+import { settingsHelp } from '../relay/settings/docs.js';
+import { SANDBOX_SETTINGS, SETTINGS } from '../relay/settings/schema.js';
 import { listenErrorMessage, SettingError, SettingsError } from '../relay/settings-errors.js';
 import { createSandbox } from '../sandbox/index.js';
 import { backup } from './backup.js';
@@ -18,8 +21,7 @@ Commands:
   start [--port N] [--host H]             the relay (the default command); with no PAYMENTS_API_KEY it
                                           pays through the embedded sandbox, mounted at /sandbox;
                                           SIGTERM stops it gracefully (docs/deploy.md)
-  sandbox [port]                          the sandbox alone (default port 8788; key: SANDBOX_API_KEY,
-                                          default "sandbox-dev-key"; several, comma-separated, all accepted)
+  sandbox [port]                          the sandbox alone (port: SANDBOX_PORT; key: SANDBOX_API_KEY)
   review list                             intents whose payment outcome is unclear
   review reconcile                        settle them through the payment-status endpoint
   review mark-paid <id> [transactionId]   you checked: it was paid
@@ -37,39 +39,8 @@ Options:
   -h, --help        this text
   -v, --version     the version
 
-Environment (also read from ./.env; every setting is described in .env.example):
-  PORT, HOST                            where the relay listens (8787, 127.0.0.1)
-  PAYMENTS_API_KEY, PAYMENTS_BASE_URL   the payments service; both absent: the embedded sandbox
-  PAYMENTS_TIMEOUT_MS                   per call to the service (10000)
-  RELAY_DATA_DIR                        the ledger and the generated secret (.rewardbus)
-  RELAY_DATABASE_URL                    postgres://…: a ledger shared by several relays (instead of SQLite)
-  RELAY_DATABASE_LISTEN_URL             postgres://… straight to PostgreSQL, for LISTEN and migrations (default: RELAY_DATABASE_URL)
-  RELAY_PAYMENT_LEASE_MS                with PostgreSQL: a relay's hold on a payment in flight (2 x timeout + 30 s)
-  RELAY_CATALOG                         a JSON file of achievements (the demo catalog)
-  RELAY_SECRET                          signs player tokens, 32+ characters (generated); to rotate see docs/deploy.md §7
-  RELAY_ALLOWED_ORIGINS                 browser origins allowed to call, comma-separated, or *
-  RELAY_USER_DAILY_CAP_SATS             per player per UTC day (1000; 0: none)
-  RELAY_DAILY_BUDGET_SATS               the whole game per UTC day (100000; 0: none)
-  RELAY_ADDRESS_DAILY_CAP_SATS          per client address per UTC day, every player together (0: none)
-  RELAY_LINKS_PER_ADDRESS_PER_DAY       different players one address may link per UTC day (0: no cap)
-  RELAY_HOLD_ABOVE_SATS                 claims worth more wait for an operator's approval (0: none)
-  RELAY_DENIAL_COOLDOWN_HOURS           after a denial, that player's claims of that achievement are refused (24; 0: off)
-  RELAY_GAME_SERVER_SECRET              checks unlock proofs signed by the game's server (32+ characters); NEW,OLD to rotate
-  RELAY_RATE_LIMIT_PER_MINUTE           per address and per player (60; 0: off)
-  WEBHOOK_SECRET                        verifies the service's webhook signatures
-  WEBHOOK_ALLOW_UNSIGNED                1: take unsigned deliveries without WEBHOOK_SECRET (0)
-  WEBHOOK_TOLERANCE_SECONDS             refuses webhook events dated further from now (300; 0: off)
-  RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE   webhook deliveries per source address (600; 0: off)
-  RELAY_BODY_TIMEOUT_SECONDS            a request body must arrive within this (10)
-  RELAY_STREAMS_PER_PLAYER              open event streams per player (5; 0: no cap)
-  RELAY_STREAMS_PER_ADDRESS             open event streams per client address (20; 0: no cap)
-  RELAY_PUBLIC_URL                      how the service reaches the relay, for webhook_url (required with a key)
-  RELAY_TRUST_PROXY                     proxy hops (1) or addresses to believe X-Forwarded-For from
-  RELAY_ADMIN_TOKEN                     turns on /admin (the operator's page) and /metrics (32+ characters); NEW,OLD to rotate
-  RELAY_ADMIN_FAILURES_PER_MINUTE       wrong operator tokens per address before it waits (10)
-  RELAY_WALLET_LOW_SATS                 warn below this project wallet balance (one day's budget)
-  LOG_LEVEL                             trace, debug, info, warn, error (info)
-  SANDBOX_API_KEY, SANDBOX_PORT         the sandbox alone`;
+Environment (also read from ./.env; every setting is described in .env.example and docs/configuration.md):
+${settingsHelp()}`;
 
 /** Exit codes: 0 done, 1 failed, 2 the command line was wrong. */
 async function main(argv: string[]): Promise<number> {
@@ -118,7 +89,7 @@ async function main(argv: string[]): Promise<number> {
       }
       return start();
     case 'sandbox':
-      return sandboxAlone(Number(sub ?? values.port ?? process.env.SANDBOX_PORT ?? 8788));
+      return sandboxAlone(Number(sub ?? values.port ?? (process.env.SANDBOX_PORT || SANDBOX_SETTINGS.SANDBOX_PORT.default)));
     case 'review':
       return review(sub, rest, values.by);
     case 'backup':
@@ -182,9 +153,14 @@ async function sandboxAlone(port: number): Promise<number> {
     return 2;
   }
   // Several keys, comma-separated, while one is rotated out: all are accepted.
-  const [apiKey = 'sandbox-dev-key', ...moreApiKeys] = (process.env.SANDBOX_API_KEY ?? '').split(',').filter(Boolean);
-  const sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://localhost:${port}` });
-  serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) => console.log(`rewardbus sandbox on http://127.0.0.1:${info.port}`));
+  const [apiKey = SANDBOX_SETTINGS.SANDBOX_API_KEY.default, ...moreApiKeys] = secretList(process.env.SANDBOX_API_KEY);
+  // Signs its webhooks and withdrawal callbacks as the relay's WEBHOOK_SECRET verifies them; a
+  // NEW,OLD list (the relay's form while rotating) signs with the first, as the relay's own sandbox does.
+  const [webhookSecret] = secretList(process.env.SANDBOX_WEBHOOK_SECRET);
+  const sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://localhost:${port}`, ...(webhookSecret ? { webhookSecret } : {}) });
+  serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) =>
+    console.log(`rewardbus sandbox on http://127.0.0.1:${info.port} (webhooks ${webhookSecret ? 'signed with SANDBOX_WEBHOOK_SECRET' : 'unsigned: no SANDBOX_WEBHOOK_SECRET'})`),
+  );
   return -1;
 }
 
@@ -193,7 +169,7 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (err: NodeJS.ErrnoException) => {
-    const listen = listenErrorMessage(err, process.env.HOST || '127.0.0.1', process.env.PORT || '8787');
+    const listen = listenErrorMessage(err, process.env.HOST || SETTINGS.HOST.default, process.env.PORT || SETTINGS.PORT.default);
     const named = err instanceof SettingError || err instanceof SettingsError;
     console.error(listen ?? (named ? `${err.message}\nEvery setting is described in .env.example and rewardbus-relay --help.` : err.message));
     process.exit(1);

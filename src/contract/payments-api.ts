@@ -13,6 +13,7 @@ export const PATHS = {
   rampWidget: '/api/v1/ramp-widget',
   wallet: '/v0/wallet',
   withdrawalRequests: '/v0/withdrawal-requests',
+  btcUsd: '/v0/btcusd',
 } as const;
 
 /** Every call carries the project's key in this header. */
@@ -111,7 +112,8 @@ export type WithdrawalRequestStatus = 'pending' | 'expired' | 'error' | 'complet
 
 export interface WithdrawalRequest {
   id: string;
-  internalId: string;
+  /** The caller's own id; null when it gave none (the service's documented examples show null). */
+  internalId: string | null;
   unit: 'msats';
   amount: string;
   status: WithdrawalRequestStatus;
@@ -122,21 +124,23 @@ export interface WithdrawalRequest {
   confirmedAt: string;
   /** Msats the service charged; "0" in the sandbox. */
   fee: string;
-  callbackUrl: string;
+  /** Where the service POSTs the request once it is claimed; null when the caller gave none. */
+  callbackUrl: string | null;
   invoice: { request: string; fastRequest: string; uri: string; fastUri: string };
 }
 
 /**
  * `POST /v0/withdrawal-requests`: `WithdrawalRequestOptionsType` of @zbd/node 0.6.4
- * (dist/types/withdrawal.d.ts). `amount` in msats, `expiresIn` in seconds. The SDK drops null
- * fields before sending, so all but `amount` and `description` may be absent.
+ * (dist/types/withdrawal.d.ts). `amount` in msats, `expiresIn` in seconds. @zbd/node drops null
+ * fields before sending; other clients (zebedee for Python) send them as `null` or `""`: both
+ * mean "not given".
  */
 export interface CreateWithdrawalRequestBody {
   amount: string;
   description: string;
-  expiresIn?: number;
-  internalId?: string;
-  callbackUrl?: string;
+  expiresIn?: number | null;
+  internalId?: string | null;
+  callbackUrl?: string | null;
 }
 
 /** `GET /v0/wallet`, the project wallet: `WalletDataResponseType` of @zbd/node 0.6.4 (dist/types/wallet.d.ts). */
@@ -144,6 +148,16 @@ export interface WalletData {
   /** Millisatoshis, a string of digits. */
   balance: string;
   unit: 'msats';
+}
+
+/**
+ * `GET /v0/btcusd`, the exchange rate: `data` of `BTCUSDDataResponseType` in @zbd/node 0.6.4
+ * (dist/types/misc.d.ts), read by its `getBtcUsdExchangeRate()`. Both strings; the price is US
+ * dollars for one bitcoin. The timestamp's format is not declared: the sandbox sends ISO 8601.
+ */
+export interface BtcUsdData {
+  btcUsdPrice: string;
+  btcUsdTimestamp: string;
 }
 
 /** Withdrawal requests below this are refused. */

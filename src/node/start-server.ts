@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { signingSecret } from '../relay/http/routes/webhooks.js';
-import { createLogger, createRelay, leaseMs, loadCatalogFile, openConfiguredStore, type Relay, type RelayConfig, type RelayOptions, SECURITY_HEADERS } from '../relay/index.js';
+import { createLogger, createRelay, openConfiguredStore, type Relay, type RelayConfig, type RelayOptions, relayOptions, SECURITY_HEADERS } from '../relay/index.js';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { gracefulShutdown, type ShutdownReport } from './graceful-shutdown.js';
 
@@ -139,37 +139,18 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   // On the sandbox with no token, one for this run, so the demo can show the operator's side.
   const adminToken = config.adminToken ?? (config.payments ? undefined : randomBytes(24).toString('base64url'));
   if (adminToken && !config.adminToken) logger.warn({ event: 'admin_token' }, `operator token for this run (set RELAY_ADMIN_TOKEN to keep one): ${adminToken}`);
+  const settings = relayOptions(config);
   relay = createRelay({
+    ...settings,
     payments: { ...payments, timeoutMs: config.paymentsTimeoutMs },
     store,
-    ...(config.databaseUrl ? { recoverEveryMs: leaseMs(config) / 2 } : {}),
-    secret: config.secret,
-    ...(config.catalogFile ? { catalog: loadCatalogFile(config.catalogFile) } : {}),
-    allowedOrigins: config.allowedOrigins.length || config.payments ? config.allowedOrigins : ['*'],
-    userDailyCapSats: config.userDailyCapSats,
-    dailyBudgetSats: config.dailyBudgetSats,
-    addressDailyCapSats: config.addressDailyCapSats,
-    linksPerAddressPerDay: config.linksPerAddressPerDay,
-    holdAboveSats: config.holdAboveSats,
-    denialCooldownHours: config.denialCooldownHours,
-    payoutMode: config.payoutMode,
-    minWithdrawalSats: config.minWithdrawalSats,
-    withdrawalDailyLimitSats: config.withdrawalDailyLimitSats,
-    withdrawalAllowancePerPlayMinuteSats: config.withdrawalAllowancePerPlayMinuteSats,
-    withdrawalAllowanceStartSats: config.withdrawalAllowanceStartSats,
-    ...(config.gameServerSecret ? { gameServerSecret: config.gameServerSecret } : {}),
-    rateLimitPerMinute: config.rateLimitPerMinute,
     logger,
-    mode: config.payments ? 'live' : 'sandbox',
-    webhooks: { secret: webhookSecret, toleranceSeconds: config.webhookToleranceSeconds, allowUnsigned: config.webhookAllowUnsigned },
-    bodyTimeoutMs: config.bodyTimeoutMs,
-    streamCaps: { perPlayer: config.streamsPerPlayer, perAddress: config.streamsPerAddress },
-    ...(config.walletLowSats !== undefined ? { walletLowSats: config.walletLowSats } : {}),
-    webhookRateLimitPerMinute: config.webhookRateLimitPerMinute,
+    // On the sandbox, for development: any origin unless some are set; its own secrets, token and address.
+    allowedOrigins: config.allowedOrigins.length || config.payments ? config.allowedOrigins : ['*'],
+    webhooks: { ...settings.webhooks, secret: webhookSecret },
+    ...(adminToken ? { adminToken } : {}),
     // The sandbox's webhooks come from this process, to this relay's own address.
     publicUrl: config.publicUrl ?? url,
-    ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
-    ...(adminToken ? { adminToken, adminFailuresPerMinute: config.adminFailuresPerMinute } : {}),
     ...options.relay,
   });
   await relay.ready;

@@ -1,5 +1,5 @@
 export type * from '../wire/relay-api.js';
-export { leaseMs, ledgerFile, loadConfig, openConfiguredStore, type RelayConfig } from './config.js';
+export { leaseMs, ledgerFile, loadConfig, openConfiguredStore, type RelayConfig, relayOptions } from './config.js';
 export { type Catalog, createCatalog, DEFAULT_CATALOG, loadCatalogFile } from './core/catalog.js';
 export type { VerifyClaim } from './core/claims.js';
 export type { VerifyLink } from './core/players.js';
@@ -12,5 +12,6 @@ export { createLogger } from './ops/logger.js';
 export { createWalletBalance, type WalletBalance, type WalletReading } from './ops/wallet-balance.js';
 export { createPaymentsClient, type Outcome, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
 export { createRelay, type Relay, type RelayOptions, SECURITY_HEADERS, VERSION } from './relay.js';
+export { DEFAULTS, SETTINGS } from './settings/schema.js';
 export { openPgStore, type PgStoreOptions } from './store/postgres/store.js';
 export { openSqliteStore } from './store/sqlite/store.js';

@@ -3,12 +3,13 @@ import { utcDay } from '../wire/earning-rules.js';
 import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-api.js';
 import { type Catalog, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
 import type { VerifyClaim } from './core/claims.js';
-import { createCore, DEFAULT_WITHDRAWALS } from './core/create-core.js';
+import { createCore } from './core/create-core.js';
 import { createEventHub } from './core/live-events.js';
-import { createPlayerTokens, secretList } from './core/player-tokens.js';
+import { createPlayerTokens } from './core/player-tokens.js';
 import type { VerifyLink } from './core/players.js';
 import type { ClaimLimits } from './core/ports/ledger.js';
 import type { RelayStore } from './core/ports/relay-store.js';
+import { secretList } from './core/secret-list.js';
 import { createStreamTickets } from './core/stream-tickets.js';
 import { PROOF_MAX_TTL_SECONDS } from './core/unlock-proof.js';
 import { createApp } from './http/app.js';
@@ -19,6 +20,7 @@ import { createLogger } from './ops/logger.js';
 import { createMetrics } from './ops/metrics.js';
 import { createWalletBalance } from './ops/wallet-balance.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
+import { DEFAULTS } from './settings/schema.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 
 export { VERSION } from './version.js';
@@ -41,9 +43,9 @@ export interface RelayOptions extends HttpOptions {
   secret: string;
   /** Default: DEFAULT_CATALOG. */
   catalog?: Catalog | readonly CatalogEntry[];
-  /** Per userId, per UTC day; 0: no cap. Default 1000. */
+  /** Per userId, per UTC day; 0: no cap. Default: RELAY_USER_DAILY_CAP_SATS's (docs/configuration.md). */
   userDailyCapSats?: number;
-  /** The whole project, per UTC day; 0: no budget. Default 100,000. */
+  /** The whole project, per UTC day; 0: no budget. Default: RELAY_DAILY_BUDGET_SATS's. */
   dailyBudgetSats?: number;
   /** With a shared ledger: how often to look for payments other relays abandoned (their lease ran out). */
   recoverEveryMs?: number;
@@ -56,11 +58,11 @@ export interface RelayOptions extends HttpOptions {
    * (signUnlock). Several, comma-separated or listed: the first is current, every one verifies.
    */
   gameServerSecret?: string | readonly string[];
-  /** A claim worth more than this is held for an operator's approval; 0: none. Default 0. */
+  /** A claim worth more than this is held for an operator's approval; 0: none (the default). */
   holdAboveSats?: number;
   /**
    * Hours an operator's denial refuses the same player's claims of the same achievement (`rejected`,
-   * `denied_recently`: no new held entry, no call to the service); 0: off. Default 24.
+   * `denied_recently`: no new held entry, no call to the service); 0: off. Default: RELAY_DENIAL_COOLDOWN_HOURS's.
    */
   denialCooldownHours?: number;
   logger?: Logger;
@@ -76,7 +78,7 @@ export interface RelayOptions extends HttpOptions {
    * own `payout` wins over it. docs/balance.md.
    */
   payoutMode?: PayoutMode;
-  /** RELAY_MIN_WITHDRAWAL_SATS: the smallest withdrawal. Default 100. */
+  /** RELAY_MIN_WITHDRAWAL_SATS: the smallest withdrawal. Default: the setting's. */
   minWithdrawalSats?: number;
   /** RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: what a player may withdraw per UTC day; 0 (default): no daily limit. */
   withdrawalDailyLimitSats?: number;
@@ -111,7 +113,7 @@ export function createRelay(options: RelayOptions): Relay {
   const store = typeof where === 'string' ? openSqliteStore(where) : where;
   const { ledger, events } = store;
   const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient({ logger, ...options.payments });
-  const wallet = createWalletBalance(client, { lowSats: options.walletLowSats ?? options.dailyBudgetSats ?? 100_000, logger });
+  const wallet = createWalletBalance(client, { lowSats: options.walletLowSats ?? options.dailyBudgetSats ?? DEFAULTS.dailyBudgetSats, logger });
   const metrics = options.adminToken
     ? createMetrics({
         needsReview: async () => (await ledger.inState('needs_review')).length,
@@ -128,13 +130,13 @@ export function createRelay(options: RelayOptions): Relay {
   const hub = events.subscribe ? { ...streams, publish: () => undefined } : streams;
   const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
-  const limiter = createRateLimiter(options.rateLimitPerMinute ?? 60);
-  const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? 600);
+  const limiter = createRateLimiter(options.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute);
+  const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute);
   const limits: ClaimLimits = {
-    userDailyCapSats: options.userDailyCapSats ?? 1000,
-    dailyBudgetSats: options.dailyBudgetSats ?? 100_000,
-    addressDailyCapSats: options.addressDailyCapSats ?? 0,
-    denialCooldownHours: options.denialCooldownHours ?? 24,
+    userDailyCapSats: options.userDailyCapSats ?? DEFAULTS.userDailyCapSats,
+    dailyBudgetSats: options.dailyBudgetSats ?? DEFAULTS.dailyBudgetSats,
+    addressDailyCapSats: options.addressDailyCapSats ?? DEFAULTS.addressDailyCapSats,
+    denialCooldownHours: options.denialCooldownHours ?? DEFAULTS.denialCooldownHours,
   };
   const gameServerSecrets = options.gameServerSecret === undefined ? [] : secretList(options.gameServerSecret);
   const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
@@ -152,21 +154,21 @@ export function createRelay(options: RelayOptions): Relay {
     wallet,
     verifyClaim: options.verifyClaim,
     gameServerSecrets,
-    holdAboveSats: options.holdAboveSats ?? 0,
+    holdAboveSats: options.holdAboveSats ?? DEFAULTS.holdAboveSats,
     verifyLink: options.verifyLink,
-    linksPerAddressPerDay: options.linksPerAddressPerDay ?? 0,
+    linksPerAddressPerDay: options.linksPerAddressPerDay ?? DEFAULTS.linksPerAddressPerDay,
     publicUrl: options.publicUrl?.replace(/\/$/, ''),
-    payoutMode: options.payoutMode,
+    payoutMode: options.payoutMode ?? DEFAULTS.payoutMode,
     withdrawals: {
-      minWithdrawalSats: options.minWithdrawalSats ?? DEFAULT_WITHDRAWALS.minWithdrawalSats,
-      dailyLimitSats: options.withdrawalDailyLimitSats ?? DEFAULT_WITHDRAWALS.dailyLimitSats,
-      allowancePerPlayMinuteSats: options.withdrawalAllowancePerPlayMinuteSats ?? DEFAULT_WITHDRAWALS.allowancePerPlayMinuteSats,
-      allowanceStartSats: options.withdrawalAllowanceStartSats ?? DEFAULT_WITHDRAWALS.allowanceStartSats,
+      minWithdrawalSats: options.minWithdrawalSats ?? DEFAULTS.minWithdrawalSats,
+      dailyLimitSats: options.withdrawalDailyLimitSats ?? DEFAULTS.withdrawalDailyLimitSats,
+      allowancePerPlayMinuteSats: options.withdrawalAllowancePerPlayMinuteSats ?? DEFAULTS.withdrawalAllowancePerPlayMinuteSats,
+      allowanceStartSats: options.withdrawalAllowanceStartSats ?? DEFAULTS.withdrawalAllowanceStartSats,
     },
   });
   const { payouts } = core;
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
-  const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? 10_000;
+  const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? DEFAULTS.paymentsTimeoutMs;
   const catalogBody: CatalogResponse = {
     achievements: [...catalog.values()],
     claimTimeoutMs: 2 * serviceTimeoutMs + 1_000,

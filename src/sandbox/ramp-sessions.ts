@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { RAMP_ERRORS, RAMP_SESSION_TTL_MS, type RampAnswer, type RampSessionData } from '../contract/payments-api.js';
+import { given } from './answers.js';
 
 /** A ramp session as the sandbox keeps it: what it answered, and what its widget needs later. */
 export interface RampSessionRecord extends RampSessionData {
@@ -39,7 +40,13 @@ export function mountRampSessions(app: Hono, sessions: Map<string, RampSessionRe
     } catch {
       return rampError(c, 400, RAMP_ERRORS.invalidRequest, 'Request body must be a JSON object');
     }
-    const { email, access_token, webhook_url, destination, quote_currency, base_currency, reference_id, metadata } = body;
+    // Optional fields sent as null or "" are not given (see `given`); for the two that identify the
+    // player only null is: an empty e-mail or token is still a wrong one.
+    const [email, access_token] = [body.email ?? undefined, body.access_token ?? undefined];
+    const [webhook_url, destination, quote_currency, base_currency, reference_id] = (
+      ['webhook_url', 'destination', 'quote_currency', 'base_currency', 'reference_id'] as const
+    ).map((k) => given(body[k]));
+    const metadata = body.metadata ?? undefined;
     // The spec asks for an e-mail; the official client sends an access token instead when it has one.
     if (access_token !== undefined && (typeof access_token !== 'string' || access_token === '')) {
       return rampError(c, 400, RAMP_ERRORS.invalidAccessToken, 'access_token must be a non-empty string');

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Context, Hono } from 'hono';
+import { Hono } from 'hono';
 import {
   API_KEY_HEADER,
   DESCRIPTION_MAX_LENGTH,
-  type Envelope,
   type GamertagData,
   MESSAGES,
   RAMP_ERRORS,
@@ -13,12 +12,15 @@ import {
   type UserIdData,
   type WalletData,
 } from '../contract/payments-api.js';
+import { fail, jsonBody, ok } from './answers.js';
+import { type BtcUsdTicker, mountBtcUsd } from './btc-usd.js';
 import { mountRampSessions, type RampSessionRecord, rampError } from './ramp-sessions.js';
 import { mountRampWidget } from './ramp-widget.js';
 import { isUnknownGamertag, TEST_GAMERTAGS } from './test-gamertags.js';
 import { UserDirectory } from './users.js';
 import { ProjectWallet, type SandboxPayment } from './wallet.js';
 import { WithdrawalRequests } from './withdrawal-requests.js';
+import { mountWithdrawalRequests } from './withdrawal-routes.js';
 
 export interface SandboxOptions {
   /** The key callers must send in the `apikey` header. Default: a random one (read it from `sandbox.apiKey`). */
@@ -35,7 +37,12 @@ export interface SandboxOptions {
   processingMs?: number;
   /** Where the sandbox is reachable from outside, for the URLs it hands out. Default http://localhost:8788. */
   publicUrl?: string;
-  /** Signs the webhooks it sends (X-ZBD-Signature: sha256=<hex HMAC>). Unset: unsigned. */
+  /** The BTC/USD price `GET /v0/btcusd` quotes (also `POST /_sandbox/btcusd {"usd"}`). Default 65,000. */
+  btcUsd?: number;
+  /**
+   * Signs the webhooks and withdrawal callbacks it sends (X-ZBD-Signature: sha256=<hex HMAC-SHA256
+   * of the raw body>, what the relay's WEBHOOK_SECRET verifies). Unset: unsigned.
+   */
   webhookSecret?: string;
   /** A JSON file that keeps its users (and their renames) across restarts. Default: memory only. */
   usersFile?: string;
@@ -59,18 +66,7 @@ export interface Sandbox {
   readonly rampSessions: Map<string, RampSessionRecord>;
 }
 
-const ok = <T>(c: Context, message: string, data: T) => c.json({ success: true, message, data } satisfies Envelope<T>);
-const fail = (c: Context, status: 400 | 401 | 404 | 422, message: string) => c.json({ success: false, message } satisfies Envelope<never>, status);
 const DIGITS = /^[0-9]{1,18}$/;
-
-async function jsonBody(c: Context): Promise<Record<string, unknown> | undefined> {
-  try {
-    const body: unknown = await c.req.json();
-    return body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** An emulation of the payments service: its endpoints, shapes and errors, and test gamertags. */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
@@ -83,7 +79,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const publicUrl = (options.publicUrl ?? 'http://localhost:8788').replace(/\/$/, '');
   const users = new UserDirectory(options.usersFile);
   const wallet = new ProjectWallet(options.balanceSats ?? 1_000_000);
-  const withdrawalRequests = new WithdrawalRequests(publicUrl);
+  const withdrawalRequests = new WithdrawalRequests();
+  const btcUsd: BtcUsdTicker = { usd: options.btcUsd ?? 65_000, failWith: undefined };
   const rampSessions = new Map<string, RampSessionRecord>();
   const isSlow = (gamertag: string) => gamertag.toLowerCase() === TEST_GAMERTAGS.slow;
 
@@ -103,38 +100,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   // The project wallet: what payments are paid from (`WalletDataResponseType`, @zbd/node dist/types/wallet.d.ts).
   app.get('/v0/wallet', (c) => ok<WalletData>(c, 'Successfully retrieved Wallet.', { balance: `${wallet.balanceMsats}`, unit: 'msats' }));
 
-  // `WithdrawalRequestOptionsType` in, `CreateWithdrawalRequestDataResponseType` out (@zbd/node
-  // dist/types/withdrawal.d.ts). Nothing leaves the wallet until a request is claimed, and the
-  // sandbox has no claimer: creating one does not change the balance.
-  app.post('/v0/withdrawal-requests', async (c) => {
-    const body = await jsonBody(c);
-    if (!body) return fail(c, 400, 'Request body must be a JSON object');
-    const { amount, description, expiresIn, internalId, callbackUrl } = body;
-    if (amount === undefined || description === undefined) return fail(c, 422, 'Missing parameter: amount and description are required');
-    if (typeof amount !== 'string' || !DIGITS.test(amount)) return fail(c, 400, 'amount must be a string of millisatoshis');
-    if (typeof description !== 'string' || description.length > DESCRIPTION_MAX_LENGTH) {
-      return fail(c, 400, `description must be a string of at most ${DESCRIPTION_MAX_LENGTH} characters`);
-    }
-    if (expiresIn !== undefined && (typeof expiresIn !== 'number' || !Number.isInteger(expiresIn) || expiresIn <= 0)) {
-      return fail(c, 400, 'expiresIn must be a whole number of seconds');
-    }
-    if (internalId !== undefined && typeof internalId !== 'string') return fail(c, 400, 'internalId must be a string');
-    if (callbackUrl !== undefined && (typeof callbackUrl !== 'string' || !URL.canParse(callbackUrl))) return fail(c, 400, 'callbackUrl must be a URL');
-    const wr = withdrawalRequests.create({
-      amountMsats: amount,
-      description,
-      // The service's own default is not published; five minutes, as its SDK's example asks for.
-      expiresInMs: (expiresIn ?? 300) * 1000,
-      ...(internalId === undefined ? {} : { internalId }),
-      ...(callbackUrl === undefined ? {} : { callbackUrl }),
-    });
-    return typeof wr === 'string' ? fail(c, 400, wr) : ok(c, 'Successfully created Withdrawal Request.', wr);
-  });
-
-  app.get('/v0/withdrawal-requests/:id', (c) => {
-    const wr = withdrawalRequests.get(c.req.param('id'));
-    return wr ? ok(c, 'Successfully retrieved Withdrawal Request.', wr) : fail(c, 404, 'Withdrawal Request not found');
-  });
+  mountWithdrawalRequests(app, withdrawalRequests, wallet, options.webhookSecret);
+  mountBtcUsd(app, btcUsd);
 
   app.get('/v0/user-id/gamertag/:gamertag', async (c) => {
     const gamertag = c.req.param('gamertag');
@@ -155,7 +122,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     if (!body) return fail(c, 400, 'Request body must be a JSON object');
     const { gamertag, amount, description } = body;
     // All three are required: the docs and @zbd/node's SendGamertagPaymentOptionsType say so.
-    if (gamertag === undefined || amount === undefined || description === undefined) {
+    // A null is a field not given (see `given`): 422 as well.
+    if ([gamertag, amount, description].some((v) => v === undefined || v === null)) {
       return fail(c, 422, 'Missing parameter: gamertag, amount and description are required');
     }
     if (typeof gamertag !== 'string' || gamertag === '') return fail(c, 400, 'gamertag must be a non-empty string');
@@ -205,13 +173,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   mountRampSessions(app, rampSessions, publicUrl);
   mountRampWidget(app, rampSessions, options.webhookSecret);
 
-  // Test controls, not part of the service: what was paid, renaming a user, a new withdrawal
-  // request, the wallet's balance.
-  app.post('/_sandbox/withdrawal-requests', async (c) => {
-    const body = await jsonBody(c);
-    const wr = withdrawalRequests.create({ amountSats: Number(body?.amountSats), description: typeof body?.description === 'string' ? body.description : 'Sandbox withdrawal' });
-    return typeof wr === 'string' ? fail(c, 400, wr) : ok(c, 'Withdrawal Request created.', wr);
-  });
+  // Test controls, not part of the service: what was paid, renaming a user, the wallet's balance
+  // (withdrawal requests' and the BTC/USD price's are beside their endpoints).
   app.get('/_sandbox/payments', (c) => c.json({ payments: wallet.payments(), balanceMsats: `${wallet.balanceMsats}` }));
   app.post('/_sandbox/wallet', async (c) => {
     const sats = (await jsonBody(c))?.balanceSats;

@@ -38,6 +38,13 @@ export class ProjectWallet {
     this.#balanceMsats = BigInt(sats) * 1000n;
   }
 
+  /** Takes a claimed withdrawal request's msats out of the wallet; false when the balance is short. */
+  debit(msats: string): boolean {
+    if (BigInt(msats) > this.#balanceMsats) return false;
+    this.#balanceMsats -= BigInt(msats);
+    return true;
+  }
+
   /** Debits the wallet and records the payment; undefined when the balance is short. */
   pay(p: Omit<SandboxPayment, 'id' | 'transactionId' | 'settledAt' | 'status'>, completesAt?: number): SandboxPayment | undefined {
     const amount = BigInt(p.amount);

@@ -16,12 +16,15 @@ function lnurlFor(id: string, fast: boolean): string {
 export class WithdrawalRequests {
   readonly #byId = new Map<string, WithdrawalRequest>();
 
-  constructor(readonly callbackBase: string) {
+  constructor() {
     const [live1, live2, lapsed] = SEEDED_WITHDRAWAL_REQUEST_IDS;
-    this.create({ amountSats: 100, description: 'Sandbox withdrawal #1', id: live1, expiresInMs: 365 * 86_400_000 });
-    this.create({ amountSats: 200, description: 'Sandbox withdrawal #2', id: live2, expiresInMs: 365 * 86_400_000 });
+    // The seeded ones carry an internalId of the spec's shape (32 hexadecimal characters); no callbackUrl.
+    const internalId = (id: string) => createHash('md5').update(id).digest('hex');
+    this.create({ amountSats: 100, description: 'Sandbox withdrawal #1', id: live1, internalId: internalId(live1), expiresInMs: 365 * 86_400_000 });
+    this.create({ amountSats: 200, description: 'Sandbox withdrawal #2', id: live2, internalId: internalId(live2), expiresInMs: 365 * 86_400_000 });
     // One has lapsed, so an expired request can be shown too: made two days ago, expired yesterday.
-    this.create({ amountSats: 300, description: 'Sandbox withdrawal #3', id: lapsed, expiresInMs: 86_400_000, now: Date.now() - 2 * 86_400_000 });
+    const old = Date.now() - 2 * 86_400_000;
+    this.create({ amountSats: 300, description: 'Sandbox withdrawal #3', id: lapsed, internalId: internalId(lapsed), expiresInMs: 86_400_000, now: old });
   }
 
   /** The request as it stands now: a pending one past its expiry is expired. */
@@ -33,7 +36,8 @@ export class WithdrawalRequests {
 
   /**
    * A new pending request. `amountSats` (test controls) or `amountMsats` (the service's own
-   * `POST /v0/withdrawal-requests`); `internalId` and `callbackUrl` are the caller's when given.
+   * `POST /v0/withdrawal-requests`); `internalId` and `callbackUrl` are the caller's, null when
+   * not given (as in the service's documented examples): nothing is invented.
    */
   create(o: {
     amountSats?: number;
@@ -53,7 +57,7 @@ export class WithdrawalRequests {
     const fastRequest = lnurlFor(id, true);
     const wr: WithdrawalRequest = {
       id,
-      internalId: o.internalId ?? createHash('md5').update(id).digest('hex'),
+      internalId: o.internalId ?? null,
       unit: 'msats',
       amount: msats,
       status: 'pending',
@@ -62,10 +66,23 @@ export class WithdrawalRequests {
       expiresAt: new Date(now + (o.expiresInMs ?? 3_600_000)).toISOString(),
       confirmedAt: '',
       fee: '0',
-      callbackUrl: o.callbackUrl ?? `${this.callbackBase}/withdrawal-callback/${id}`,
+      callbackUrl: o.callbackUrl ?? null,
       invoice: { request, fastRequest, uri: `lightning:${request}`, fastUri: `lightning:${fastRequest}` },
     };
     this.#byId.set(id, wr);
+    return wr;
+  }
+
+  /**
+   * A player claims the request: it becomes `completed` with its `confirmedAt`, once. A reason
+   * instead when there is no such request or it is no longer pending (expired, or claimed).
+   */
+  claim(id: string, now = Date.now()): WithdrawalRequest | 'not_found' | 'not_pending' {
+    const wr = this.get(id, now);
+    if (!wr) return 'not_found';
+    if (wr.status !== 'pending') return 'not_pending';
+    wr.status = 'completed';
+    wr.confirmedAt = new Date(now).toISOString();
     return wr;
   }
 }

@@ -103,6 +103,7 @@ describe('sandbox of the payments service', () => {
       'unit',
     ]);
     expect(wr.internalId).toMatch(/^[0-9a-f]{32}$/);
+    expect(wr.callbackUrl).toBeNull();
     expect(wr.invoice.uri).toBe(`lightning:${wr.invoice.request}`);
     expect(Date.parse(wr.expiresAt)).toBeGreaterThan(Date.parse(wr.createdAt));
     expect((await call('GET', '/v0/withdrawal-requests/nope')).status).toBe(404);
@@ -137,5 +138,40 @@ describe('sandbox of the payments service', () => {
     const t = Date.now();
     await call('GET', `/v0/user-id/gamertag/${TEST_GAMERTAGS.slow}`);
     expect(Date.now() - t).toBeGreaterThanOrEqual(45);
+  });
+
+  it('takes optional fields sent as null or "" (as zebedee for Python sends them) as not given, and reads them back null', async () => {
+    const made = await call<WithdrawalRequest>('POST', '/v0/withdrawal-requests', { amount: '15000', description: 'py', expiresIn: null, internalId: null, callbackUrl: '' });
+    expect(made.status).toBe(200);
+    expect(made.body.data).toMatchObject({ internalId: null, callbackUrl: null, status: 'pending' });
+    expect(Date.parse(made.body.data!.expiresAt) - Date.parse(made.body.data!.createdAt)).toBe(300_000);
+    const other = await call<WithdrawalRequest>('POST', '/v0/withdrawal-requests', { amount: '15000', description: '', internalId: '', callbackUrl: null });
+    expect([other.status, other.body.data?.internalId, other.body.data?.callbackUrl, other.body.data?.description]).toEqual([200, null, null, '']);
+    // A field that is there but wrong is still refused; a required one sent as null is missing.
+    expect((await call('POST', '/v0/withdrawal-requests', { amount: '15000', description: 'x', callbackUrl: 'not a url' })).status).toBe(400);
+    expect((await call('POST', '/v0/withdrawal-requests', { amount: '15000', description: 'x', internalId: 7 })).status).toBe(400);
+    expect((await call('POST', '/v0/withdrawal-requests', { amount: '15000', description: null })).status).toBe(422);
+    const n = sandbox.payments().length;
+    expect((await call('POST', '/v0/gamertag/send-payment', { gamertag: 'carol', amount: '1000', description: null })).status).toBe(422);
+    expect((await call('POST', '/v0/gamertag/send-payment', { gamertag: null, amount: '1000', description: 'x' })).status).toBe(422);
+    expect(sandbox.payments()).toHaveLength(n);
+
+    const ramp = await call<RampSessionData>('POST', '/api/v1/ramp-widget', {
+      email: 'p@example.com',
+      access_token: null,
+      webhook_url: '',
+      destination: null,
+      quote_currency: '',
+      base_currency: null,
+      reference_id: '',
+      metadata: null,
+    });
+    expect(ramp.status).toBe(200);
+    const kept = sandbox.rampSessions.get(ramp.body.data!.session_id)!;
+    for (const k of ['webhookUrl', 'destination', 'quoteCurrency', 'baseCurrency', 'referenceId', 'metadata', 'accessToken'] as const) expect([k, kept[k]]).toEqual([k, undefined]);
+    expect((await call('POST', '/api/v1/ramp-widget', { email: null, access_token: 'at_1', webhook_url: null })).status).toBe(200);
+    // An e-mail or token sent empty is a wrong one, not a missing one.
+    expect((await call('POST', '/api/v1/ramp-widget', { email: '' })).body.error?.code).toBe('INVALID_EMAIL');
+    expect((await call('POST', '/api/v1/ramp-widget', { email: null, access_token: null })).body.error?.code).toBe('INVALID_EMAIL');
   });
 });

@@ -1,3 +1,4 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { zbd } from '@zbd/node';
@@ -28,7 +29,10 @@ describe("the sandbox, read through the service's own Node SDK (@zbd/node)", () 
     for (const id of SEEDED_WITHDRAWAL_REQUEST_IDS) {
       const { data, success } = await sdk.getWithdrawalRequest(id);
       expect(success).toBe(true);
-      hasStrings(data, ['id', 'unit', 'amount', 'createdAt', 'callbackUrl', 'internalId', 'description', 'expiresAt', 'confirmedAt', 'status']);
+      hasStrings(data, ['id', 'unit', 'amount', 'createdAt', 'internalId', 'description', 'expiresAt', 'confirmedAt', 'status']);
+      // The SDK types callbackUrl as a string; the service's documentation shows null for a request
+      // made without one, and the sandbox invents none (it would answer 404 and never be called).
+      expect(data.callbackUrl).toBeNull();
       hasStrings(data.invoice, ['request', 'uri', 'fastRequest', 'fastUri']);
       expect(typeof (data as unknown as { fee: unknown }).fee).toBe('string');
       expect(iso(data.expiresAt)).toBeGreaterThan(iso(data.createdAt));
@@ -130,5 +134,89 @@ describe("the sandbox, read through the service's own Node SDK (@zbd/node)", () 
     await expect(sdk.getUserIdByGamertag(TEST_GAMERTAGS.unknown)).rejects.toEqual({ status: 400, message: 'No user found with this gamertag' });
     await expect(new zbd('wrong-key', sdk.apiBaseUrl).getWithdrawalRequest(SEEDED_WITHDRAWAL_REQUEST_IDS[0])).rejects.toEqual({ status: 401, message: 'Invalid API key provided' });
     await expect(new zbd('wrong-key', sdk.apiBaseUrl).getWallet()).rejects.toEqual({ status: 401, message: 'Invalid API key provided' });
+  });
+
+  it('reads a withdrawal request made without callbackUrl or internalId back with null for both, nothing invented', async () => {
+    // The SDK drops null fields before sending: the service sees neither.
+    const made = await sdk.createWithdrawalRequest({ amount: '20000', description: 'No callback', expiresIn: 60, internalId: null, callbackUrl: null } as never);
+    expect(made.data).toMatchObject({ internalId: null, callbackUrl: null, status: 'pending' });
+    expect((await sdk.getWithdrawalRequest(made.data.id)).data).toMatchObject({ internalId: null, callbackUrl: null });
+  });
+
+  it('quotes the BTC/USD rate in the shape getBtcUsdExchangeRate() declares; a control sets the price or makes it fail', async () => {
+    const control = async (body: unknown) => {
+      const r = await fetch(`${sdk.apiBaseUrl}/_sandbox/btcusd`, { method: 'POST', body: JSON.stringify(body) });
+      return { status: r.status, body: await r.json() };
+    };
+    const first = await sdk.getBtcUsdExchangeRate();
+    expect(first).toMatchObject({ success: true, data: { btcUsdPrice: '65000' } });
+    hasStrings(first, ['message']);
+    hasStrings(first.data, ['btcUsdPrice', 'btcUsdTimestamp']);
+    expect(Math.abs(iso(first.data.btcUsdTimestamp) - Date.now())).toBeLessThan(60_000);
+
+    expect(await control({ usd: 98765.43 })).toEqual({ status: 200, body: { ok: true, usd: 98765.43, failing: false } });
+    expect((await sdk.getBtcUsdExchangeRate()).data.btcUsdPrice).toBe('98765.43');
+
+    expect((await control({ fail: true })).status).toBe(200);
+    await expect(sdk.getBtcUsdExchangeRate()).rejects.toEqual({ status: 500, message: 'Could not retrieve the BTC/USD price' });
+    await control({ fail: 503 });
+    await expect(sdk.getBtcUsdExchangeRate()).rejects.toMatchObject({ status: 503 });
+    await control({ fail: false });
+    expect((await sdk.getBtcUsdExchangeRate()).data.btcUsdPrice).toBe('98765.43');
+
+    for (const bad of [{}, { usd: 0 }, { usd: -1 }, { usd: '65000' }, { fail: 'yes' }, { fail: 404 }]) expect((await control(bad)).status).toBe(400);
+    expect((await sdk.getBtcUsdExchangeRate()).data.btcUsdPrice).toBe('98765.43');
+    await expect(new zbd('wrong-key', sdk.apiBaseUrl).getBtcUsdExchangeRate()).rejects.toEqual({ status: 401, message: 'Invalid API key provided' });
+  });
+
+  it('a player claims a withdrawal request (a control): it completes once, the wallet pays it, and its callbackUrl gets the bare request', async () => {
+    const received: Array<{ headers: IncomingHttpHeaders; body: unknown }> = [];
+    const game = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (d) => (raw += d));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: JSON.parse(raw) });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => game.listen(0, '127.0.0.1', r));
+    try {
+      const callbackUrl = `http://127.0.0.1:${(game.address() as AddressInfo).port}/zbd/withdrawal`;
+      const made = await sdk.createWithdrawalRequest({ amount: '25000', description: 'Cash out', expiresIn: 300, internalId: 'player-7', callbackUrl });
+      const before = sandbox.balanceMsats;
+      const pay = (id: string) => fetch(`${sdk.apiBaseUrl}/_sandbox/withdrawal-requests/${id}/pay`, { method: 'POST' });
+
+      const paid = await pay(made.data.id);
+      expect(paid.status).toBe(200);
+      const answer = (await paid.json()) as { withdrawalRequest: { confirmedAt: string }; callbackStatus: number };
+      expect(answer).toMatchObject({ ok: true, callbackStatus: 200, withdrawalRequest: { id: made.data.id, status: 'completed' } });
+      expect(sandbox.balanceMsats).toBe(before - 25_000n);
+
+      const now = (await sdk.getWithdrawalRequest(made.data.id)).data;
+      expect(now).toMatchObject({ status: 'completed', internalId: 'player-7', callbackUrl });
+      expect(iso(now.confirmedAt)).toBeGreaterThanOrEqual(iso(now.createdAt));
+      // Bare (no envelope), as upstream-facts.md documents: the request as it reads now.
+      expect(received).toHaveLength(1);
+      expect(received[0]!.body).toEqual(now);
+      expect(received[0]!.headers['content-type']).toBe('application/json');
+
+      // Single-use: a second claim, an expired one and an unknown one are refused, and nothing more is paid or called.
+      expect((await pay(made.data.id)).status).toBe(409);
+      expect((await pay(SEEDED_WITHDRAWAL_REQUEST_IDS[2])).status).toBe(409);
+      expect((await pay('no-such-request')).status).toBe(404);
+      expect(sandbox.balanceMsats).toBe(before - 25_000n);
+      expect(received).toHaveLength(1);
+
+      // One the wallet cannot cover stays pending.
+      const big = await sdk.createWithdrawalRequest({ amount: '50000', description: 'Too big', expiresIn: 300, internalId: 'x', callbackUrl });
+      sandbox.setBalanceSats(10);
+      const refused = await pay(big.data.id);
+      expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([400, 'Insufficient balance in project wallet']);
+      expect((await sdk.getWithdrawalRequest(big.data.id)).data.status).toBe('pending');
+      expect(received).toHaveLength(1);
+      sandbox.setBalanceSats(1_000_000);
+    } finally {
+      await new Promise((r) => game.close(r));
+    }
   });
 });

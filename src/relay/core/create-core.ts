@@ -55,13 +55,8 @@ export interface CoreDeps {
   withdrawals?: Omit<WithdrawalLimits, 'holdAboveSats'> | undefined;
 }
 
-/** RELAY_MIN_WITHDRAWAL_SATS' default, and no daily limit or allowance. */
-export const DEFAULT_WITHDRAWALS: Omit<WithdrawalLimits, 'holdAboveSats'> = {
-  minWithdrawalSats: 100,
-  dailyLimitSats: 0,
-  allowancePerPlayMinuteSats: 0,
-  allowanceStartSats: 0,
-};
+/** Without limits given (a test's core): any withdrawal of at least a sat, no daily limit, no allowance. The relay passes its settings'. */
+const NO_WITHDRAWAL_LIMITS: Omit<WithdrawalLimits, 'holdAboveSats'> = { minWithdrawalSats: 1, dailyLimitSats: 0, allowancePerPlayMinuteSats: 0, allowanceStartSats: 0 };
 
 /** A service that is not there: a call to it is a mistake of the caller's, never an answer to settle by. */
 const unconfigured = (call: string) => () => Promise.reject(new Error(`no payments service is configured (${call})`));
@@ -99,7 +94,7 @@ export function createCore(deps: CoreDeps) {
   // Balance mode is on for the relay, or for one achievement: then balances, withdrawals and guests are.
   const balanceMode = payoutMode === 'balance' || [...catalog.values()].some((a) => a.payout === 'balance');
   const holdAboveSats = deps.holdAboveSats ?? 0;
-  const balances = balanceMode ? createBalances({ ledger, settlements, payouts, limits: { ...DEFAULT_WITHDRAWALS, ...deps.withdrawals, holdAboveSats } }) : undefined;
+  const balances = balanceMode ? createBalances({ ledger, settlements, payouts, limits: { ...NO_WITHDRAWAL_LIMITS, ...deps.withdrawals, holdAboveSats } }) : undefined;
   const guests = balanceMode && tokens ? createGuests({ settlements, tokens, catalog, mergedInto: (id) => ledger.mergedInto?.(id) ?? Promise.resolve(undefined) }) : undefined;
   const players: Players = tokens
     ? createPlayers({ payments, tokens, ledger, verifyLink: deps.verifyLink, linksPerAddressPerDay: deps.linksPerAddressPerDay ?? 0, logger, guests })

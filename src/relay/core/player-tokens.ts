@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { secretList } from './secret-list.js';
 
 /** What a player token vouches for. */
 export interface PlayerClaims {
@@ -18,9 +19,6 @@ export interface PlayerClaims {
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64url');
 /** `rb1.<base64url payload>.<43 base64url characters: a SHA-256 HMAC>`. */
 const TOKEN = /^rb1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
-
-/** Secrets as configured: a list, or one string of comma-separated secrets (RELAY_SECRET). */
-export const secretList = (secrets: string | readonly string[]): string[] => (typeof secrets === 'string' ? secrets.split(',') : [...secrets]).map((s) => s.trim()).filter(Boolean);
 
 /**
  * Compact HMAC-SHA256 tokens, `rb1.<payload>.<signature>`: only the relay can mint them, so a

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { type PlayerClaims, secretList } from './player-tokens.js';
+import type { PlayerClaims } from './player-tokens.js';
+import { secretList } from './secret-list.js';
 
 /** How long a ticket may wait to be used, in seconds. */
 export const TICKET_TTL_SECONDS = 60;

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { secretList } from './player-tokens.js';
+import { secretList } from './secret-list.js';
 
 /**
  * Unlock proofs: the game's server says "this player unlocked this achievement" in a string the

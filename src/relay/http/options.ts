@@ -1,4 +1,5 @@
 import type { Health } from '../../wire/relay-api.js';
+import { DEFAULTS } from '../settings/schema.js';
 import type { TrustProxy } from './client-address.js';
 import type { WebhookOptions } from './routes/webhooks.js';
 import type { StreamCapOptions } from './stream-caps.js';
@@ -10,9 +11,9 @@ import type { StreamCapOptions } from './stream-caps.js';
 export interface HttpOptions {
   /** Origins allowed to call from a browser; `*` for any. Default: none (same origin only). */
   allowedOrigins?: readonly string[];
-  /** Per IP and per player; 0 turns it off. Default 60. */
+  /** Per IP and per player; 0 turns it off. Default: RELAY_RATE_LIMIT_PER_MINUTE's (docs/configuration.md). */
   rateLimitPerMinute?: number;
-  /** Webhook deliveries per source address; 0 turns it off. Default 600. */
+  /** Webhook deliveries per source address; 0 turns it off. Default: RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE's. */
   webhookRateLimitPerMinute?: number;
   /** The proxies to believe about the client's address (X-Forwarded-For). Default: none. */
   trustProxy?: TrustProxy;
@@ -25,25 +26,28 @@ export interface HttpOptions {
    * if any. Without an address a request passes the per-address limits (the relay warns).
    */
   clientAddress?: (request: Request, env?: unknown) => string | null | undefined;
-  /** Open event streams per player and per address (429 past them). Default 5 and 20. */
+  /** Open event streams per player and per address (429 past them). Default: RELAY_STREAMS_PER_PLAYER's and RELAY_STREAMS_PER_ADDRESS's. */
   streamCaps?: StreamCapOptions;
   /** Turns on the operator's surface (`/metrics`), for `Authorization: Bearer <adminToken>`. At least 32 characters. */
   adminToken?: string;
-  /** Wrong operator tokens per address per minute before it must wait; right ones never count. Default 10. */
+  /** Wrong operator tokens per address per minute before it must wait; right ones never count. Default: RELAY_ADMIN_FAILURES_PER_MINUTE's. */
   adminFailuresPerMinute?: number;
   /** Request bodies above this are refused with 413. Default 4 KiB. */
   maxBodyBytes?: number;
-  /** A body that takes longer than this to arrive is refused with 408. Default 10 s. */
+  /** A body that takes longer than this to arrive is refused with 408. Default: RELAY_BODY_TIMEOUT_SECONDS's. */
   bodyTimeoutMs?: number;
-  /** Sats paid per client address (IPv6 by /64) per UTC day, every player together; 0: no cap. Default 0. */
+  /** Sats paid per client address (IPv6 by /64) per UTC day, every player together; 0: no cap (the default). */
   addressDailyCapSats?: number;
-  /** Different players one client address may link per UTC day (429 `too_many_players` past it); 0: no cap. Default 0. */
+  /** Different players one client address may link per UTC day (429 `too_many_players` past it); 0: no cap (the default). */
   linksPerAddressPerDay?: number;
   /** Reported by /v1/health. Default `live`. */
   mode?: Health['mode'];
   /** The service's webhooks: the signing secret and header names. */
   webhooks?: WebhookOptions;
 }
+
+/** A request body's limit (a library option only: no setting names it). */
+const MAX_BODY_BYTES = 4096;
 
 /** What the HTTP side reads, its defaults applied: no secret, store or service in it. */
 export interface HttpSettings {
@@ -70,16 +74,16 @@ export function httpSettings(o: HttpOptions): HttpSettings {
     streamCaps: o.streamCaps,
     adminToken: o.adminToken,
     adminFailuresPerMinute: o.adminFailuresPerMinute,
-    maxBodyBytes: o.maxBodyBytes ?? 4096,
+    maxBodyBytes: o.maxBodyBytes ?? MAX_BODY_BYTES,
     bodyTimeoutMs: o.bodyTimeoutMs,
     mode: o.mode ?? 'live',
     webhooks: o.webhooks ?? {},
     addressLimits: [
-      (o.rateLimitPerMinute ?? 60) > 0 && 'RELAY_RATE_LIMIT_PER_MINUTE',
-      (o.linksPerAddressPerDay ?? 0) > 0 && 'RELAY_LINKS_PER_ADDRESS_PER_DAY',
-      (o.addressDailyCapSats ?? 0) > 0 && 'RELAY_ADDRESS_DAILY_CAP_SATS',
-      (o.streamCaps?.perAddress ?? 20) > 0 && 'RELAY_STREAMS_PER_ADDRESS',
-      (o.webhookRateLimitPerMinute ?? 600) > 0 && 'RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE',
+      (o.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute) > 0 && 'RELAY_RATE_LIMIT_PER_MINUTE',
+      (o.linksPerAddressPerDay ?? DEFAULTS.linksPerAddressPerDay) > 0 && 'RELAY_LINKS_PER_ADDRESS_PER_DAY',
+      (o.addressDailyCapSats ?? DEFAULTS.addressDailyCapSats) > 0 && 'RELAY_ADDRESS_DAILY_CAP_SATS',
+      (o.streamCaps?.perAddress ?? DEFAULTS.streamsPerAddress) > 0 && 'RELAY_STREAMS_PER_ADDRESS',
+      (o.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute) > 0 && 'RELAY_WEBHOOK_RATE_LIMIT_PER_MINUTE',
       o.adminToken !== undefined && 'RELAY_ADMIN_FAILURES_PER_MINUTE',
     ].filter((l): l is string => typeof l === 'string'),
   };

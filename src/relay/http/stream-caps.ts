@@ -1,9 +1,10 @@
+import { DEFAULTS } from '../settings/schema.js';
 import { RelayProblem } from './problems.js';
 
 export interface StreamCapOptions {
-  /** Open event streams per player (userId); 0: no cap. Default 5 (a few tabs and devices). */
+  /** Open event streams per player (userId); 0: no cap. Default: RELAY_STREAMS_PER_PLAYER's (a few tabs and devices). */
   perPlayer?: number;
-  /** Open event streams per client address; 0: no cap. Default 20 (players behind one NAT). */
+  /** Open event streams per client address; 0: no cap. Default: RELAY_STREAMS_PER_ADDRESS's (players behind one NAT). */
   perAddress?: number;
   /** What `Retry-After` says when a cap is reached. Default 10 s. */
   retryAfterSeconds?: number;
@@ -14,8 +15,8 @@ export interface StreamCapOptions {
  * address cannot hold hundreds of sockets. In memory: each relay caps its own.
  */
 export function createStreamCaps(o: StreamCapOptions = {}) {
-  const perPlayer = o.perPlayer ?? 5;
-  const perAddress = o.perAddress ?? 20;
+  const perPlayer = o.perPlayer ?? DEFAULTS.streamsPerPlayer;
+  const perAddress = o.perAddress ?? DEFAULTS.streamsPerAddress;
   const retryAfter = `${o.retryAfterSeconds ?? 10}`;
   const byPlayer = new Map<string, number>();
   const byAddress = new Map<string, number>();

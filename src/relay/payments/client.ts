@@ -16,6 +16,7 @@ import {
   type WithdrawalRequest,
 } from '../../contract/payments-api.js';
 import { scrub } from '../ops/scrub.js';
+import { DEFAULTS } from '../settings/schema.js';
 
 export interface PaymentsClientOptions {
   baseUrl: string;
@@ -73,7 +74,7 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
   const base = new URL(options.baseUrl.replace(/\/?$/, '/'));
   const lib = base.protocol === 'https:' ? https : http;
   const agent = new lib.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 128 });
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULTS.paymentsTimeoutMs;
   const attempts = options.attempts ?? 3;
   const backoffMs = options.backoffMs ?? 200;
   const lateAnswerMs = options.lateAnswerMs ?? 60_000;

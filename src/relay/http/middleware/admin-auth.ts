@@ -1,5 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
+import { secretList } from '../../core/secret-list.js';
+import { DEFAULTS } from '../../settings/schema.js';
 import { clientKey, type RelayEnv } from '../context.js';
 import { RelayProblem } from '../problems.js';
 
@@ -27,12 +29,9 @@ export interface AdminAuthOptions {
  * one too: otherwise each guess would still be an answer (401 or 200) and the limit no limit.
  */
 export function requireAdmin(tokens: string | readonly string[], options: AdminAuthOptions = {}): MiddlewareHandler<RelayEnv> {
-  const expected = (typeof tokens === 'string' ? tokens.split(',') : [...tokens])
-    .map((t) => t.trim())
-    .filter(Boolean)
-    .map(digest);
+  const expected = secretList(tokens).map(digest);
   if (!expected.length) throw new Error('requireAdmin needs a token');
-  const limit = Math.max(1, options.failuresPerMinute ?? 10);
+  const limit = Math.max(1, options.failuresPerMinute ?? DEFAULTS.adminFailuresPerMinute);
   const now = options.now ?? Date.now;
   const failures = createFailureCounter(limit, now);
   return async function requireAdmin(c, next) {

@@ -1,7 +1,8 @@
+import { DEFAULTS } from '../../settings/schema.js';
 import { RelayProblem } from '../problems.js';
 
 /** How long a request body may take to arrive, from the first read. */
-export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+export const DEFAULT_BODY_TIMEOUT_MS = DEFAULTS.bodyTimeoutMs;
 
 /**
  * Reads a body within `ms`: a client that trickles its body (or stops sending) gets

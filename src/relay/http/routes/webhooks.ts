@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { DEFAULT_SIGNATURE_HEADER, RAMP_EVENTS } from '../../../contract/payments-api.js';
 import type { EventHub } from '../../core/live-events.js';
 import type { EventLog } from '../../core/ports/event-log.js';
+import { secretList } from '../../core/secret-list.js';
+import { DEFAULTS } from '../../settings/schema.js';
 import { addressScope, parseJsonObject, type RelayEnv, rateLimited, readText } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
 import { RelayProblem } from '../problems.js';
@@ -22,7 +24,7 @@ export interface WebhookOptions {
   allowUnsigned?: boolean;
   /** Default X-ZBD-Signature. */
   signatureHeader?: string;
-  /** An event dated further than this from now is refused (replays). 0: no check. Default 300. */
+  /** An event dated further than this from now is refused (replays). 0: no check. Default: WEBHOOK_TOLERANCE_SECONDS's. */
   toleranceSeconds?: number;
 }
 
@@ -31,9 +33,7 @@ const MAX_WEBHOOK_BYTES = 64 * 1024;
 const MAX_ID_LENGTH = 512;
 
 /** The secrets that verify, in order: the first signs. */
-export function webhookSecrets(secret: WebhookOptions['secret']): string[] {
-  return (typeof secret === 'string' ? secret.split(',') : (secret ?? [])).map((s) => s.trim()).filter(Boolean);
-}
+export const webhookSecrets = (secret: WebhookOptions['secret']): string[] => secretList(secret);
 /** The secret to sign deliveries with (the sandbox's): the first of the list. */
 export const signingSecret = (secret: WebhookOptions['secret']): string | undefined => webhookSecrets(secret)[0];
 
@@ -72,7 +72,7 @@ function eventIdOf(body: Record<string, unknown>, raw: string): string {
  * any age. Without a secret, deliveries are refused unless `allowUnsigned`.
  */
 export function webhooksRoute(events: EventLog, hub: EventHub, logger: Logger, limiter: RateLimiter, o: WebhookOptions) {
-  const toleranceMs = (o.toleranceSeconds ?? 300) * 1000;
+  const toleranceMs = (o.toleranceSeconds ?? DEFAULTS.webhookToleranceSeconds) * 1000;
   const secrets = webhookSecrets(o.secret);
   const unsigned = secrets.length === 0;
   if (unsigned && o.allowUnsigned)
