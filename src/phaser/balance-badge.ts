@@ -15,7 +15,7 @@ export interface BalanceBadgeData {
 const MARGIN = 12;
 
 /**
- * The player's balance (balance mode) in a badge at the top left, with a Withdraw button that
+ * The player's balance (balance mode) in a badge at the bottom right, with a Withdraw button that
  * withdraws all that is withdrawable. Shown once the bus has said a balance (`balance:changed`);
  * the button works for a linked player with at least the minimum withdrawable. Loaded only when
  * the plugin's data says `showBalance: true`.
@@ -46,9 +46,9 @@ export class BalanceBadgeScene extends Phaser.Scene {
 
   create() {
     this.#bg = this.add.graphics();
-    this.#label = this.add.text(MARGIN + 12, MARGIN + 10, '', { fontFamily: 'system-ui, sans-serif', fontSize: '18px', color: '#ffffff' });
+    this.#label = this.add.text(0, 0, '', { fontFamily: 'system-ui, sans-serif', fontSize: '18px', color: '#ffffff' });
     this.button = this.add
-      .text(0, MARGIN + 6, 'Withdraw', { fontFamily: 'system-ui, sans-serif', fontSize: '16px', color: '#111111', backgroundColor: '#f7931a', padding: { x: 10, y: 5 } })
+      .text(0, 0, 'Withdraw', { fontFamily: 'system-ui, sans-serif', fontSize: '16px', color: '#111111', backgroundColor: '#f7931a', padding: { x: 10, y: 5 } })
       .setInteractive({ useHandCursor: true })
       .on('pointerdown', () => void this.withdraw());
     this.#bus.on('balance:changed', this.#onBalance);
@@ -102,10 +102,15 @@ export class BalanceBadgeScene extends Phaser.Scene {
     this.button.setVisible(shown);
     this.#bg.clear();
     if (!shown) return;
-    this.button.setX(this.#label.x + this.#label.width + 12);
+    // Bottom right: the toasts stack at the top, and a game's HUD is often at the top left.
+    const width = 12 + this.#label.width + 12 + this.button.width + 8;
+    const height = Math.max(this.#label.height, this.button.height) + 12;
+    const x = this.scale.width - MARGIN - width;
+    const y = this.scale.height - MARGIN - height;
+    this.#label.setPosition(x + 12, y + (height - this.#label.height) / 2);
+    this.button.setPosition(x + 12 + this.#label.width + 12, y + (height - this.button.height) / 2);
     this.button.setAlpha(this.#can() && !this.#withdrawing ? 1 : 0.45);
-    const width = this.button.x + this.button.width + 8 - MARGIN;
     this.#bg.fillStyle(0x1b2130, 0.92);
-    this.#bg.fillRoundedRect(MARGIN, MARGIN, width, Math.max(this.#label.height, this.button.height) + 12, 10);
+    this.#bg.fillRoundedRect(x, y, width, height, 10);
   }
 }

@@ -12,7 +12,7 @@ export const BALANCE_SCENE_KEY = '__rewardbus_balance';
 export interface RewardBusPluginData extends RewardBusOptions {
   /** Toast look and place, or false for none. */
   toasts?: ToastOptions | false;
-  /** Balance mode: a badge with the player's balance and a Withdraw button (withdraws all that is withdrawable), at the top left. */
+  /** Balance mode: a badge with the player's balance and a Withdraw button (withdraws all that is withdrawable), at the bottom right. */
   showBalance?: boolean;
 }
 
