@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryStorage, RewardBusError, type RewardBusEvents } from '../../src/client/node.js';
-import { busesOnTestRelay, next } from '../helpers/client.js';
+import { busesOnTestRelay, fetchEventSource, next } from '../helpers/client.js';
 
 const balanceMode = { RELAY_PAYOUT_MODE: 'balance', RELAY_MIN_WITHDRAWAL_SATS: '10' };
 
@@ -99,6 +99,69 @@ describe('balance mode on the game side', () => {
     await expect(refused).rejects.toMatchObject({ code: 'below_minimum' });
     expect(new Set(net.keys).size).toBe(2);
     expect(relay.sandbox!.payments().filter((p) => p.gamertag === 'ada')).toHaveLength(1);
+  });
+
+  it('hears a held withdrawal settled later on the event stream as withdrawal events, never as a reward outcome', async () => {
+    const relay = await start({ ...balanceMode, RELAY_HOLD_ABOVE_SATS: '25', RELAY_ADMIN_TOKEN: 'admin-token-0123456789abcdefghijklmnop' });
+    const stream = fetchEventSource();
+    const b = bus({ eventSource: stream.Source });
+    const heard = hear(b);
+    for (const e of ['reward:paid', 'reward:failed', 'reward:rejected', 'reward:review', 'reward:held'] as const) b.on(e, () => heard.push(e));
+    await b.link('ada');
+    await expect.poll(() => stream.urls.length).toBe(1);
+    // Each claim is under the hold; the withdrawal of both is above it.
+    b.unlock('first-coin');
+    b.unlock('daily-login');
+    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
+    await expect.poll(() => heard).toContain('reward:credited daily-login 10');
+    await expect.poll(() => heard.at(-1)).toBe('balance:changed 31');
+    const held = await b.withdraw();
+    expect(held).toMatchObject({ sats: 31, status: 'held' });
+    expect(heard).toContain('withdrawal:review 31 ada');
+    const approve = await fetch(`${relay.url}/admin/api/review/${held.id}/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${relay.adminToken}`, 'x-operator': 'ops-ann' },
+    });
+    expect(approve.status).toBe(200);
+    await expect.poll(() => heard).toContain('withdrawal:paid 31 ada');
+    expect(heard.filter((h) => h.startsWith('reward:') || h.startsWith('withdrawal:'))).toEqual([
+      'reward:credited first-coin 21',
+      'reward:credited daily-login 10',
+      'withdrawal:review 31 ada',
+      'withdrawal:paid 31 ada',
+    ]);
+    expect((await b.history()).find((r) => r.id === held.id)).toMatchObject({ kind: 'withdrawal', status: 'paid' });
+    expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '31000']]);
+  });
+
+  it('sends what a guest still had queued as the player, once the guest links and merges', async () => {
+    await start(balanceMode);
+    const net = recordingFetch();
+    let claimsDown = false;
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (claimsDown && String(input).includes('/v1/rewards') && init?.method === 'POST') throw new TypeError('fetch failed');
+      return net.fetch(input, init);
+    }) as typeof globalThis.fetch;
+    const b = bus({ fetch });
+    const heard = hear(b);
+    b.unlock('first-coin');
+    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
+    const guest = b.player!;
+    claimsDown = true;
+    const offline = next(b, 'relay:offline');
+    b.unlock('daily-login');
+    await offline;
+    expect(b.pending().map((i) => i.userId)).toEqual([guest.userId]);
+
+    const player = await b.link('ada');
+    expect(player.merge).toMatchObject({ moved: 1, movedSats: 21 });
+    expect(b.pending().map((i) => i.userId)).toEqual([player.userId]);
+    claimsDown = false;
+    await b.flush();
+    await expect.poll(() => heard).toContain('reward:credited daily-login 10');
+    expect(b.pending()).toEqual([]);
+    expect((await b.balance()).sats).toBe(31);
+    expect(net.seen.filter((l) => l === 'POST /v1/players')).toHaveLength(2);
   });
 
   it('in instant mode makes no guest, asks no balance and sends no heartbeat', async () => {
