@@ -48,6 +48,8 @@ describeInBrowser('the demo in balance mode (npm start -- --payout balance), in 
     const context = await browser.newContext({ viewport: { width: 1180, height: 640 } });
     const page = await context.newPage();
     const errors = watchPageErrors(page);
+    const heartbeats: string[] = [];
+    page.on('request', (r) => r.method() === 'POST' && r.url().endsWith('/v1/play') && heartbeats.push(r.url()));
     await page.goto(`${server.url}/`);
     await page.waitForFunction(() => (globalThis as DemoWindow).game?.scene.isActive('title'));
     // No gamertag: the demo plays as a guest.
@@ -56,6 +58,8 @@ describeInBrowser('the demo in balance mode (npm start -- --payout balance), in 
     await page.waitForFunction(() => (globalThis as DemoWindow).game.scene.isActive('play'));
     await toastSaid(page, '+10 sats · Daily login · balance 10');
     await page.waitForSelector('#player:text("Playing as a guest")');
+    // The visible page sends heartbeats as soon as there is a guest (witnessed play, for the withdrawal allowance).
+    await expect.poll(() => heartbeats.length).toBeGreaterThan(0);
 
     const box = (await page.locator('#game canvas').boundingBox())!;
     await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
