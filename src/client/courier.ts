@@ -331,6 +331,8 @@ export class Courier {
       if (this.#catalog.payoutMode === undefined) await this.#catalog.refresh();
       if (this.#catalog.payoutMode !== 'balance' || this.#sessions.current || this.#destroyed || !this.#queue.list().some((i) => !i.userId)) return;
       const a = await this.#relay.guest();
+      // Out of reach: the browser's coming back online (or the next unlock) asks again.
+      if ('unreachable' in a) this.#queue.setOnline(false);
       if (!a.ok || this.#sessions.current || this.#destroyed) return;
       this.#queue.setOnline(true);
       await this.#adopt(a.body);
@@ -348,7 +350,7 @@ export class Courier {
   async #adopt(player: PlayerSession) {
     const was = this.#sessions.current;
     // A guest that linked a gamertag: what it still had queued is the player's (its token stops working).
-    if (was?.guest && was.userId !== player.userId) this.#queue.reassign(was.userId, player.userId);
+    if (was?.guest && !player.guest) this.#queue.reassign(was.userId, player.userId);
     this.#sessions.adopt(player);
     await this.#outcomes.follow(player.userId);
     this.#queue.assignTo(player.userId);
