@@ -67,6 +67,11 @@ describeInBrowser('the demo in balance mode (npm start -- --payout balance), in 
     await expect.poll(() => badgeText(page)).toBe('31 sats');
     // A guest cannot withdraw: the relay pays a gamertag.
     expect(server.sandbox!.payments()).toEqual([]);
+    // The guest is kept across a reload, with its balance.
+    await page.reload();
+    await page.waitForFunction(() => (globalThis as DemoWindow).game?.scene.isActive('title'));
+    await page.waitForSelector('#player:text("Playing as a guest")');
+    await expect.poll(() => badgeText(page)).toBe('31 sats');
 
     await page.fill('#claim-gamertag', 'ada');
     await page.click('#claim-sats button');
