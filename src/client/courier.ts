@@ -328,8 +328,11 @@ export class Courier {
     if (this.#guesting || this.#destroyed) return;
     this.#guesting = (async () => {
       await this.ready;
+      const waiting = () => !this.#sessions.current && !this.#destroyed && this.#queue.list().some((i) => !i.userId);
+      // Nothing waits for a player: no request at all (an instant relay's game that has not linked yet).
+      if (!waiting()) return;
       if (this.#catalog.payoutMode === undefined) await this.#catalog.refresh();
-      if (this.#catalog.payoutMode !== 'balance' || this.#sessions.current || this.#destroyed || !this.#queue.list().some((i) => !i.userId)) return;
+      if (this.#catalog.payoutMode !== 'balance' || !waiting()) return;
       const a = await this.#relay.guest();
       // Out of reach: the browser's coming back online (or the next unlock) asks again.
       if ('unreachable' in a) this.#queue.setOnline(false);
