@@ -1,7 +1,7 @@
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import sonicBoom from 'sonic-boom';
-import { REDACTED, scrub } from './scrub.js';
+import { REDACTED, scrub } from '../scrub.js';
 
 /**
  * Fields whose values are never written. Named paths only: a wildcard path made every line cost

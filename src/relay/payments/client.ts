@@ -15,8 +15,10 @@ import {
   type WalletData,
   type WithdrawalRequest,
 } from '../../contract/payments-api.js';
-import { scrub } from '../ops/scrub.js';
-import { DEFAULTS } from '../settings/schema.js';
+import { scrub } from '../scrub.js';
+
+/** A call's time limit when none is given: PAYMENTS_TIMEOUT_MS's default (the settings' schema reads it here). */
+export const DEFAULT_TIMEOUT_MS = 10_000;
 
 export interface PaymentsClientOptions {
   baseUrl: string;
@@ -74,7 +76,7 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
   const base = new URL(options.baseUrl.replace(/\/?$/, '/'));
   const lib = base.protocol === 'https:' ? https : http;
   const agent = new lib.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 128 });
-  const timeoutMs = options.timeoutMs ?? DEFAULTS.paymentsTimeoutMs;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const attempts = options.attempts ?? 3;
   const backoffMs = options.backoffMs ?? 200;
   const lateAnswerMs = options.lateAnswerMs ?? 60_000;

@@ -1,4 +1,5 @@
-import { parseTrustProxy } from '../http/client-address.js';
+import { parseTrustProxy } from '../ip-address.js';
+import { DEFAULT_TIMEOUT_MS } from '../payments/client.js';
 import { flag, httpUrl, isHost, oneOf, origins, postgresUrl, secondsAsMs, strongSecrets, text, token, tokenList, wholeNumber } from './readers.js';
 
 /** The levels the logger knows, quietest last. */
@@ -105,7 +106,7 @@ export const SETTINGS = {
   },
   PAYMENTS_TIMEOUT_MS: {
     ...count('milliseconds, 1 or more', 1),
-    default: '10000',
+    default: String(DEFAULT_TIMEOUT_MS),
     field: 'paymentsTimeoutMs',
     group: 'service',
     docs:

@@ -62,6 +62,16 @@ const RULES: Rule[] = [
     why: 'http maps requests to use cases and ports (the service only through the core); the composition root wires it, never the other way',
   },
   {
+    from: 'src/relay/payments/',
+    not: ['src/relay/ops/', 'src/relay/core/', 'src/relay/http/', 'src/relay/settings/'],
+    why: "the payments client speaks the service's contract; it observes nothing and decides nothing",
+  },
+  {
+    from: 'src/relay/settings/',
+    not: ['src/relay/http/', 'src/relay/store/', 'src/relay/ops/', 'src/relay/relay.ts'],
+    why: 'the settings are read before anything is built: they name values, not the rooms that use them',
+  },
+  {
     from: 'src/bin/',
     not: ['src/relay/core/settlements.ts', 'src/relay/core/payouts.ts', 'src/relay/core/reviews.ts', 'src/relay/core/claims.ts'],
     why: 'the CLI takes its core from createCore, wired as the relay wires it, never piece by piece',

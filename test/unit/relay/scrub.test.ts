@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scrub } from '../../../src/relay/ops/scrub.js';
+import { scrub } from '../../../src/relay/scrub.js';
 
 describe('scrub', () => {
   it('takes out a known secret anywhere, and values shaped like credentials', () => {
