@@ -123,6 +123,8 @@ const SANDBOX_KEY = 'bench-sandbox-key';
 export const POOLED = 'relay (PgBouncer, transaction)';
 /** The row of the relay with no ledger (bench/no-ledger-relay.ts). */
 export const NO_LEDGER = 'relay, no ledger (maps in memory)';
+export const CREDITS_SQLITE = 'credits (SQLite, balance mode)';
+export const CREDITS_POSTGRES = 'credits (PostgreSQL, balance)';
 
 interface Load {
   name: string;
@@ -260,6 +262,16 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
       meter: metering(sqlite.child),
     };
     scenarios.push((warmUp) => load({ ...sqliteLoad, warmUp }));
+    // Balance mode: the same claims credited to a balance, no call to the service (issue 36).
+    const credits = await startRelay('credits', { RELAY_PAYOUT_MODE: 'balance' });
+    const creditsLoad = {
+      name: CREDITS_SQLITE,
+      url: `${credits.url}/v1/rewards`,
+      headers: claimHeaders(await tokensFrom(credits.url)),
+      body: claimBody,
+      meter: metering(credits.child),
+    };
+    scenarios.push((warmUp) => load({ ...creditsLoad, warmUp }));
     let databaseUrl: string | undefined;
     if (postgres) {
       const RELAY_DATABASE_URL = await freshDatabase(postgres.url);
@@ -288,6 +300,9 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
         const pooledLoad = { name: POOLED, url: `${pooled.url}/v1/rewards`, headers, body: claimBody, meter: metering(pooled.child) };
         scenarios.push((warmUp) => load({ ...pooledLoad, warmUp }));
       } else console.warn(`(no figures through PgBouncer: ${PGBOUNCER_HOW})`);
+      const pgCredits = await startRelay('pg-credits', { RELAY_DATABASE_URL: await freshDatabase(postgres.url), RELAY_PAYOUT_MODE: 'balance' });
+      const pgCreditsLoad = { name: CREDITS_POSTGRES, url: `${pgCredits.url}/v1/rewards`, headers, body: claimBody, meter: metering(pgCredits.child) };
+      scenarios.push((warmUp) => load({ ...pgCreditsLoad, warmUp }));
       const urls = [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`];
       scenarios.push((warmUp) => loadSpread('2 relays (PostgreSQL)', urls, headers, claimBody, metering(one.child, two.child), warmUp));
     } else if (options.postgres !== false) {

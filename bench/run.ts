@@ -6,7 +6,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleSizes, drainTime, unlockCost } from './client.js';
 import { summarizeProfile } from './profile.js';
-import { benchRelay, type LoadFigures, median, NO_LEDGER, POOLED } from './relay-load.js';
+import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, type LoadFigures, median, NO_LEDGER, POOLED } from './relay-load.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -65,6 +65,10 @@ ratio('two PostgreSQL relays / one', '2 relays', 'relay (PostgreSQL', '≥ 90%')
 // Not an aim: one relay through PgBouncer in transaction mode beside the same relay direct.
 ratio('(one relay through PgBouncer / direct)', POOLED, 'relay (PostgreSQL', 'none');
 ratio('(p99 through PgBouncer / direct)', POOLED, 'relay (PostgreSQL', 'none', (f) => f.p99, false);
+// Balance mode: a credit calls no service, so the ledger's commit is its limit (issue 39's aims).
+ratio('credits (SQLite) / SQLite relay payouts', CREDITS_SQLITE, 'relay (SQLite', '≥ 3x', (f) => f.rps, false);
+ratio('credits p99 / SQLite payouts p99', CREDITS_SQLITE, 'relay (SQLite', '≤ 1x', (f) => f.p99, false);
+ratio('PostgreSQL credits / SQLite credits', CREDITS_POSTGRES, CREDITS_SQLITE, '≥ 60%');
 ratio('SQLite p99 / pass-through p99', 'relay (SQLite', 'two-call pass-through', '≤ 2x', (f) => f.p99, false);
 ratio('PostgreSQL p99 / SQLite p99', 'relay (PostgreSQL', 'relay (SQLite', '≤ 2x', (f) => f.p99, false);
 const sqlite = byName('relay (SQLite');

@@ -14,7 +14,8 @@ const game = new Phaser.Game({
   scene: [TitleScene, PlayScene, ResultsScene],
   plugins: {
     // The three lines of a rewardbus integration: this one, link(gamertag), and unlock(id).
-    global: [{ key: 'rewards', plugin: RewardBusPlugin, start: true, mapping: 'rewards', data: { relayUrl: location.origin } }],
+    // showBalance: a balance badge with a Withdraw button, when the relay credits rewards (npm start -- --payout balance).
+    global: [{ key: 'rewards', plugin: RewardBusPlugin, start: true, mapping: 'rewards', data: { relayUrl: location.origin, showBalance: true } }],
   },
 });
 

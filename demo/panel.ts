@@ -1,4 +1,4 @@
-import type { RewardRecord } from 'rewardbus';
+import type { BalanceView, RewardRecord } from 'rewardbus';
 import type { RewardBusPlugin } from 'rewardbus/phaser';
 
 const $ = (id: string) => document.getElementById(id)!;
@@ -8,13 +8,30 @@ export function showPanel(rewards: RewardBusPlugin) {
   const bus = rewards.bus;
   const titles = new Map<string, string>();
   let history: RewardRecord[] = [];
+  let balance: BalanceView | undefined;
 
   // Buy sats through the service's widget; claim earnings as a withdrawal request (sandbox:
   // the demo makes one through the sandbox's test controls, as a game's backend would make one).
   const buy = $('buy') as HTMLButtonElement;
   const claim = $('claim') as HTMLButtonElement;
+  // Balance mode: the player earns as a guest, claims the sats with a gamertag, and withdraws.
+  const balanceMode = () => bus.payoutMode === 'balance';
+  const claimSats = $('claim-sats') as HTMLFormElement;
+  claimSats.onsubmit = async (event) => {
+    event.preventDefault();
+    $('claim-error').textContent = '';
+    const gamertag = ($('claim-gamertag') as HTMLInputElement).value.trim();
+    try {
+      const player = await rewards.link(gamertag);
+      if (player.merge) rewards.toast({ variant: 'paid', text: `Claimed ${player.merge.movedSats} sats as ${gamertag}`, sats: player.merge.movedSats, gamertag });
+    } catch (err) {
+      $('claim-error').textContent = `Could not claim: ${(err as { code?: string }).code ?? err}`;
+    }
+  };
   buy.onclick = () => void rewards.openRamp({ email: `${bus.player?.gamertag ?? 'player'}@example.com` }).catch((e: Error) => alert(e.message));
   claim.onclick = async () => {
+    // Balance mode: Claim withdraws all that is withdrawable, to the gamertag (the badge's Withdraw does the same).
+    if (balanceMode()) return void rewards.withdraw().catch((e: { code?: string }) => ($('claim-error').textContent = `Cannot withdraw: ${e.code}`));
     const earned = history.filter((r) => r.status === 'paid').reduce((s, r) => s + r.sats, 0);
     const res = await fetch('/sandbox/_sandbox/withdrawal-requests', {
       method: 'POST',
@@ -26,10 +43,15 @@ export function showPanel(rewards: RewardBusPlugin) {
   };
 
   function render() {
-    buy.disabled = claim.disabled = !bus.player;
+    const guest = !!bus.player?.guest;
+    buy.disabled = claim.disabled = !bus.player || guest;
+    claim.textContent = balanceMode() ? 'Withdraw' : 'Claim';
     $('status').textContent = bus.online ? 'online' : 'offline';
     $('status').classList.toggle('offline', !bus.online);
-    $('player').textContent = bus.player ? `Playing as ${bus.player.gamertag}` : 'not linked';
+    $('player').textContent = guest ? 'Playing as a guest' : bus.player ? `Playing as ${bus.player.gamertag}` : 'not linked';
+    $('balance-box').hidden = !balanceMode();
+    claimSats.style.display = guest ? 'flex' : 'none';
+    $('balance').textContent = balance ? `Balance ${balance.sats} sats · withdrawable ${balance.withdrawableSats} (from ${balance.minWithdrawalSats})` : '';
     const waiting = bus.pending();
     $('pending').textContent = waiting.length ? `${waiting.length} reward${waiting.length > 1 ? 's' : ''} waiting to be sent` : '';
     const rows = [
@@ -41,7 +63,11 @@ export function showPanel(rewards: RewardBusPlugin) {
       // A claim the relay deferred (sent before its play time) is in both: shown once, as the queue has it.
       ...history
         .filter((r) => !waiting.some((i) => i.id === r.idempotencyKey))
-        .map((r) => ({ title: titles.get(r.achievementId) ?? r.achievementId, sats: `${r.sats} sats`, status: r.status.replace('_', ' ') })),
+        .map((r) => ({
+          title: r.kind === 'withdrawal' ? 'Withdrawal' : (titles.get(r.achievementId) ?? r.achievementId),
+          sats: `${r.sats} sats`,
+          status: r.status.replace('_', ' '),
+        })),
     ];
     $('history').replaceChildren(
       ...rows.map((r) => {
@@ -68,7 +94,14 @@ export function showPanel(rewards: RewardBusPlugin) {
     )
     .then(refresh);
   for (const e of ['reward:queued', 'relay:offline', 'relay:online', 'reward:sent', 'reward:waiting'] as const) bus.on(e, render);
-  for (const e of ['reward:paid', 'reward:rejected', 'reward:failed', 'reward:review', 'reward:held', 'player:linked', 'ramp:completed'] as const) bus.on(e, () => void refresh());
+  for (const e of ['reward:paid', 'reward:credited', 'reward:rejected', 'reward:failed', 'reward:review', 'reward:held', 'player:linked', 'ramp:completed'] as const) {
+    bus.on(e, () => void refresh());
+  }
+  for (const e of ['withdrawal:paid', 'withdrawal:failed', 'withdrawal:review'] as const) bus.on(e, () => void refresh());
+  bus.on('balance:changed', (b) => {
+    balance = b;
+    render();
+  });
   window.addEventListener('offline', render);
   render();
 }

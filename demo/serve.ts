@@ -28,14 +28,28 @@ export async function startDemo(config: RelayConfig = loadConfig(), options: Ser
   });
 }
 
+/**
+ * `npm start -- --payout balance`: the relay credits rewards to a balance the player withdraws
+ * from (docs/balance.md); the player plays as a guest first. A demo withdraws from 20 sats.
+ */
+export function payoutFromArgs(args: string[], env: NodeJS.ProcessEnv) {
+  const i = args.indexOf('--payout');
+  const mode = i < 0 ? undefined : args[i + 1];
+  if (mode === undefined) return;
+  if (mode !== 'balance' && mode !== 'instant') throw new Error(`--payout takes balance or instant, not ${mode}`);
+  env.RELAY_PAYOUT_MODE = mode;
+  if (mode === 'balance') env.RELAY_MIN_WITHDRAWAL_SATS ??= '20';
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { existsSync } = await import('node:fs');
   if (existsSync('.env')) process.loadEnvFile('.env');
+  payoutFromArgs(process.argv.slice(2), process.env);
   const server = await startDemo().catch((err: NodeJS.ErrnoException) => {
     console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT || DEFAULTS.port} is in use: stop what runs there, or set PORT=…` : err.message);
     process.exit(1);
   });
-  console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/`);
+  console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/${process.env.RELAY_PAYOUT_MODE === 'balance' ? '  (balance mode: earn as a guest, withdraw later)' : ''}`);
   if (server.adminToken) console.log(`  The operator's page:          ${server.url}/admin  (token: ${server.adminToken})`);
   console.log('');
   const stop = () => void server.close().then(() => process.exit(0));

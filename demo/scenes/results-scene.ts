@@ -16,9 +16,11 @@ export class ResultsScene extends Phaser.Scene {
     const playTime = this.add.text(width / 2, 314, '', text(17, MUTED)).setOrigin(0.5);
     // The round's last rewards may still be on their way: the total follows each payout.
     const show = (history: readonly RewardRecord[]) => {
-      const sats = history.filter((r) => r.status === 'paid').reduce((s, r) => s + r.sats, 0);
+      // Balance mode credits rewards (withdrawals are in the history too, and are no reward).
+      const sats = history.filter((r) => !r.kind && (r.status === 'paid' || r.status === 'credited')).reduce((s, r) => s + r.sats, 0);
       const waiting = this.rewards.pending().length;
-      if (paid.active) paid.setText(`${sats.toLocaleString()} sats paid so far${waiting ? ` · ${waiting} more on the way` : ''}`);
+      const verb = this.rewards.bus.payoutMode === 'balance' ? 'earned' : 'paid';
+      if (paid.active) paid.setText(`${sats.toLocaleString()} sats ${verb} so far${waiting ? ` · ${waiting} more on the way` : ''}`);
     };
     const refresh = () => void this.rewards.history().then(show);
     refresh();
@@ -41,7 +43,9 @@ export class ResultsScene extends Phaser.Scene {
       if (playTime.active) playTime.setText(lines.join('\n'));
     };
     this.time.addEvent({ delay: 250, loop: true, callback: showPlayTime });
-    const offs = (['reward:paid', 'reward:failed', 'reward:rejected', 'reward:review', 'reward:held', 'reward:waiting'] as const).map((e) => this.rewards.on(e, refresh));
+    const offs = (['reward:paid', 'reward:credited', 'reward:failed', 'reward:rejected', 'reward:review', 'reward:held', 'reward:waiting'] as const).map((e) =>
+      this.rewards.on(e, refresh),
+    );
     this.events.once(Phaser.Scenes.Events.SHUTDOWN, () => offs.forEach((off) => off()));
     this.#button(width / 2, 380, 'Play again', () => this.scene.start('play'));
     this.#button(width / 2, 450, 'Change player', () => this.scene.start('title'));

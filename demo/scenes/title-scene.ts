@@ -22,12 +22,23 @@ export class TitleScene extends Phaser.Scene {
     void this.rewards.bus.ready.then(() => {
       if (!input.value) input.value = this.rewards.player?.gamertag ?? '';
     });
+    // Balance mode: a gamertag is optional; without one the player earns as a guest and claims the sats later.
+    let balance = false;
+    void this.rewards.catalog().then(
+      () => {
+        balance = this.rewards.bus.payoutMode === 'balance';
+        input.required = !balance;
+        if (balance) input.placeholder = 'gamertag (optional)';
+      },
+      () => undefined,
+    );
 
     const submit = async (event: SubmitEvent) => {
       event.preventDefault();
       error.textContent = '';
+      const gamertag = input.value.trim();
       try {
-        await this.rewards.link(input.value.trim());
+        if (gamertag || !balance) await this.rewards.link(gamertag);
         this.rewards.unlock('daily-login');
         this.scene.start('play');
       } catch (err) {

@@ -1,4 +1,14 @@
-import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
+import type {
+  BalanceView,
+  CatalogEntry,
+  PayoutMode,
+  PlayerSession,
+  RampSession,
+  RampSessionRequest,
+  RewardRecord,
+  WithdrawalRequestView,
+  WithdrawalView,
+} from '../wire/relay-api.js';
 import { RewardBusError } from './bus-error.js';
 import type { Courier } from './courier.js';
 import type { RampResult, RewardBusEvents, RewardIntent, UnlockOptions } from './events.js';
@@ -71,8 +81,18 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   }
 
   /**
+   * The relay's payout mode, once its catalog is known (stored on this device or fetched):
+   * `balance` when rewards are credited to a balance the player withdraws from.
+   */
+  get payoutMode(): PayoutMode | undefined {
+    return this.#courier?.payoutMode;
+  }
+
+  /**
    * Links the player by gamertag; remembered across reloads. Resolves once the catalog and the
    * player's history are known, so an unlock() right after it applies the repeat rules.
+   * Balance mode: optional before earning (the first unlock makes a guest); a guest that links
+   * merges its credits into the player's balance (the session's `merge`, and `player:merged`).
    * Rejects with a RewardBusError.
    */
   async link(gamertag: string): Promise<PlayerSession> {
@@ -137,6 +157,25 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     if (result.type === 'success') this.emit('ramp:success', result.data);
     else if (result.type === 'error') this.emit('ramp:error', result.error);
     else this.emit('ramp:close');
+  }
+
+  /**
+   * Balance mode: the player's (or guest's) balance and what of it may be withdrawn now. Also
+   * said as `balance:changed`, after every credit and withdrawal. Rejects with a RewardBusError.
+   */
+  async balance(): Promise<BalanceView> {
+    return (await this.#arrival()).balance();
+  }
+
+  /**
+   * Balance mode: withdraws `sats` (default: all that is withdrawable now) to the linked player's
+   * gamertag, in one payment. One idempotency key per call, sent again under it while the relay
+   * is out of reach or busy, so it is paid at most once. Resolves with the withdrawal (`paid`,
+   * `failed`, `held` or `needs_review`; said as `withdrawal:*` too); rejects with a RewardBusError:
+   * `below_minimum`, `insufficient_balance`, `over_limit`, `gamertag_required` (a guest), ….
+   */
+  async withdraw(sats?: number): Promise<WithdrawalView> {
+    return (await this.#arrival()).withdraw(sats);
   }
 
   /** A withdrawal request through the relay: amount, status, expiry and its `lightning:` URI. */

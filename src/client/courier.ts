@@ -1,5 +1,16 @@
 import type { EventEmitter } from 'eventemitter3';
-import type { CatalogEntry, PlayerSession, RampSession, RampSessionRequest, RewardRecord, WithdrawalRequestView } from '../wire/relay-api.js';
+import type {
+  BalanceView,
+  CatalogEntry,
+  PayoutMode,
+  PlayerSession,
+  RampSession,
+  RampSessionRequest,
+  RewardRecord,
+  WithdrawalRequestView,
+  WithdrawalView,
+} from '../wire/relay-api.js';
+import type { Wallet } from './balance/index.js';
 import { answer, RewardBusError } from './bus-error.js';
 import { createRelayClient, PlayerStream, type RelayClient } from './delivery/index.js';
 import { eventOf, type RampResult, type RewardBusEvents, type RewardIntent, type RewardOutcome, type UnlockOptions } from './events.js';
@@ -48,6 +59,11 @@ export class Courier {
   readonly #catalog: CatalogCache;
   readonly #stream: PlayerStream;
   #ramp: RampSession | undefined;
+  /** Balance mode's part (balance, withdrawals, heartbeats): loaded once the catalog says the relay credits rewards. */
+  #wallet: Promise<Wallet> | undefined;
+  /** A guest being made (balance mode, the first unlock with no player). */
+  #guesting: Promise<void> | undefined;
+  readonly #retry: RewardBusOptions['retry'];
   #destroyed = false;
   /** The browser is back online: send what waited, or at least find out whether the relay answers. */
   readonly #onOnline = () => void this.flush().then(() => (this.#queue.online ? undefined : this.#probeRelay()));
@@ -60,6 +76,7 @@ export class Courier {
     this.#writes = writes;
     this.#tabs = tabs;
     this.#relay = createRelayClient(options);
+    this.#retry = options.retry;
     this.#catalog = new CatalogCache(this.#relay, this.#writes);
     this.#stream = new PlayerStream(
       this.#relay,
@@ -104,7 +121,7 @@ export class Courier {
         settled: (intent, event, record, reason) => this.#outcomes.settle(this.#outcome(intent, record, reason, false), event),
         reachable: (online) => {
           // A catalog the relay could not give at start comes now (and with it, batched claims).
-          if (online) void this.#catalog.refresh();
+          if (online) void this.#catalog.refresh().then(() => (this.#sessions.current ? this.#balanceMode() : this.#guestIfBalance()));
           this.#bus.emit(online ? 'relay:online' : 'relay:offline');
         },
         error,
@@ -112,7 +129,11 @@ export class Courier {
     );
     this.#outcomes = new Outcomes({
       // One argument, not a rest parameter: the shipped code would copy arguments into an array.
-      emit: (event, outcome) => this.#bus.emit(event, outcome as never),
+      emit: (event, outcome) => {
+        this.#bus.emit(event, outcome as never);
+        // A credit (this tab's, another's, another device's) changed the balance.
+        if (event === 'reward:credited') void this.#openWallet().then((w) => w.refresh());
+      },
       storage: this.#storage,
       writes: this.#writes,
       tabs: this.#tabs,
@@ -137,11 +158,23 @@ export class Courier {
     return this.#queue.online;
   }
 
+  /** The relay's payout mode, once its catalog is known (stored or fetched). */
+  get payoutMode(): PayoutMode | undefined {
+    return this.#catalog.payoutMode;
+  }
+
   async link(gamertag: string): Promise<PlayerSession> {
     await this.ready;
-    const player = answer(await this.#relay.link(gamertag));
+    await this.#guesting;
+    // A guest links with its token: its credits move to the player's balance.
+    const guest = this.#sessions.current?.guest ? this.#sessions.current : undefined;
+    let a = await this.#relay.link(gamertag, guest?.token);
+    // A guest's token the relay no longer knows (lapsed) merges nothing: the player links alone.
+    if (guest && !a.ok && a.status === 400) a = await this.#relay.link(gamertag);
+    const player = answer(a);
     this.#queue.setOnline(true);
     await this.#adopt(player);
+    if (player.merge) this.#bus.emit('player:merged', player.merge);
     this.#tabs.post({ type: 'linked', player });
     await this.#refresh();
     void this.flush();
@@ -170,6 +203,7 @@ export class Courier {
     if (entry) queued.sats = entry.sats;
     this.#bus.emit('reward:queued', queued);
     if (due > now) this.#bus.emit('reward:waiting', { intent, retryAt: due, reason: 'too_early' });
+    if (!userId) this.#guestIfBalance();
     return intent.id;
   }
 
@@ -205,6 +239,16 @@ export class Courier {
     if (result.type !== 'close') this.#ramp = undefined;
   }
 
+  async balance(): Promise<BalanceView> {
+    await this.ready;
+    return (await this.#openWallet()).balance();
+  }
+
+  async withdraw(sats?: number): Promise<WithdrawalView> {
+    await this.ready;
+    return (await this.#openWallet()).withdraw(sats);
+  }
+
   async withdrawal(id: string): Promise<WithdrawalRequestView> {
     const player = await this.#linked();
     return answer(await this.#relay.withdrawal(player.token, id));
@@ -214,6 +258,7 @@ export class Courier {
     this.#destroyed = true;
     this.#stream.close();
     this.#queue.stop();
+    void this.#wallet?.then((w) => w.stop());
     if (typeof window !== 'undefined') {
       window.removeEventListener('online', this.#onOnline);
       window.removeEventListener('offline', this.#onOffline);
@@ -240,10 +285,75 @@ export class Courier {
       await this.#outcomes.follow(player.userId);
       void this.#refresh();
       this.#listenToRelay();
-    }
+      this.#balanceMode();
+    } else this.#guestIfBalance();
+  }
+
+  /** Balance mode (the catalog credits rewards) with a player or guest: the wallet keeps the balance and sends heartbeats. */
+  #balanceMode() {
+    if (this.#catalog.credits && this.#sessions.current && !this.#destroyed) void this.#openWallet();
+  }
+
+  /** Loaded once, on the first need: a credit, balance(), withdraw(), or balance mode with a player. */
+  #openWallet(): Promise<Wallet> {
+    this.#wallet ??= import('./balance/index.js').then(
+      ({ Wallet }) => {
+        const w = new Wallet({
+          relay: this.#relay,
+          player: () => this.#sessions.current,
+          session: () => this.#linked(),
+          expire: (userId) => this.#sessions.expire(userId),
+          emit: (event, e) => this.#bus.emit(event, e as never),
+          credits: () => this.#catalog.credits,
+          retry: this.#retry,
+        });
+        if (this.#destroyed) w.stop();
+        else void w.refresh();
+        return w;
+      },
+      (err: unknown) => {
+        this.#wallet = undefined;
+        throw new RewardBusError('relay_unreachable', `rewardbus could not load its wallet: ${err instanceof Error ? err.message : String(err)}`);
+      },
+    );
+    return this.#wallet;
+  }
+
+  /**
+   * Balance mode with no player: the first unlock makes a guest (`POST /v1/players` with `{}`),
+   * kept as a player's session, and the intents waiting for a player are the guest's. link()
+   * later merges the guest into the player. Out of reach, the next unlock (or going online) asks again.
+   */
+  #guestIfBalance() {
+    if (this.#guesting || this.#destroyed) return;
+    this.#guesting = (async () => {
+      await this.ready;
+      const waiting = () => !this.#sessions.current && !this.#destroyed && this.#queue.list().some((i) => !i.userId);
+      // Nothing waits for a player: no request at all (an instant relay's game that has not linked yet).
+      if (!waiting()) return;
+      if (this.#catalog.payoutMode === undefined) await this.#catalog.refresh();
+      if (this.#catalog.payoutMode !== 'balance' || !waiting()) return;
+      const a = await this.#relay.guest();
+      // Out of reach: the browser's coming back online (or the next unlock) asks again.
+      if ('unreachable' in a) this.#queue.setOnline(false);
+      if (!a.ok || this.#sessions.current || this.#destroyed) return;
+      this.#queue.setOnline(true);
+      await this.#adopt(a.body);
+      this.#tabs.post({ type: 'linked', player: a.body });
+      void this.flush();
+    })()
+      .catch((err: unknown) => {
+        this.#bus.emit('error', err instanceof Error ? err : new Error(String(err)));
+      })
+      .finally(() => {
+        this.#guesting = undefined;
+      });
   }
 
   async #adopt(player: PlayerSession) {
+    const was = this.#sessions.current;
+    // A guest that linked a gamertag: what it still had queued is the player's (its token stops working).
+    if (was?.guest && !player.guest) this.#queue.reassign(was.userId, player.userId);
     this.#sessions.adopt(player);
     await this.#outcomes.follow(player.userId);
     this.#queue.assignTo(player.userId);
@@ -251,6 +361,8 @@ export class Courier {
     this.#ramp = undefined;
     this.#listenToRelay();
     this.#bus.emit('player:linked', player);
+    if (this.#wallet) void this.#wallet.then((w) => w.playerChanged());
+    else this.#balanceMode();
   }
 
   /** Listens to the player's event stream: purchases, and rewards paid on other devices. */
@@ -279,6 +391,8 @@ export class Courier {
 
   /** A record on the event stream: an answer for good to an intent still queued here ends it. */
   #heardRecord(record: RewardRecord) {
+    // A withdrawal (balance mode) is no reward intent: the wallet says it.
+    if (record.kind === 'withdrawal') return void this.#openWallet().then((w) => w.heardRecord(record));
     if (!eventOf(record.status)) return;
     const id = record.idempotencyKey ?? record.id;
     // Said as this tab's own (with a toast) only when this tab is sending it: another tab of
@@ -288,7 +402,7 @@ export class Courier {
   }
 
   #refresh(): Promise<unknown> {
-    return Promise.all([this.#catalog.refresh(), this.#refreshHistory()]);
+    return Promise.all([this.#catalog.refresh().then(() => this.#balanceMode()), this.#refreshHistory()]);
   }
 
   async #refreshHistory() {

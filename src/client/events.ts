@@ -1,4 +1,4 @@
-import type { PlayerSession, RewardRecord } from '../wire/relay-api.js';
+import type { BalanceView, GuestMerge, PlayerSession, RewardRecord, WithdrawalView } from '../wire/relay-api.js';
 
 /** An achievement the game unlocked, on its way to the relay. Its id is the idempotency key. */
 export interface RewardIntent {
@@ -56,17 +56,26 @@ export interface RewardOutcome {
 }
 
 /** The events that end an intent on this device: the last two are waits the relay settles later. */
-export type FinalEvent = 'reward:paid' | 'reward:rejected' | 'reward:failed' | 'reward:review' | 'reward:held';
+export type FinalEvent = 'reward:paid' | 'reward:credited' | 'reward:rejected' | 'reward:failed' | 'reward:review' | 'reward:held';
 
 /**
- * The event a record's status calls for. paid, rejected and failed are final; pending has none
- * (the relay is still at it); held waits for an operator (`reward:held`); needs_review, and any
- * status this client does not know, is a wait: `reward:review`. Both waits are settled later.
+ * The event a record's status calls for. paid, credited (balance mode), rejected and failed are
+ * final; pending has none (the relay is still at it); held waits for an operator (`reward:held`);
+ * needs_review, and any status this client does not know, is a wait: `reward:review`. Both waits
+ * are settled later.
  */
 export function eventOf(status: string): FinalEvent | undefined {
   if (status === 'pending') return undefined;
   if (status === 'held') return 'reward:held';
-  return status === 'paid' || status === 'rejected' || status === 'failed' ? `reward:${status}` : 'reward:review';
+  return status === 'paid' || status === 'credited' || status === 'rejected' || status === 'failed' ? `reward:${status}` : 'reward:review';
+}
+
+/** A withdrawal from the balance, as the bus says it: the tab that asked for it, or the event stream. */
+export interface WithdrawalOutcome {
+  withdrawal: WithdrawalView;
+  gamertag: string;
+  /** True where the page is hidden and this tab did not ask for it: another tab (or device) shows it. */
+  remote: boolean;
 }
 
 /** How the ramp widget ended: from openRamp(), or told by rampEnded(). */
@@ -79,6 +88,11 @@ export interface RewardBusEvents {
   /** An attempt is on its way to the relay. */
   'reward:sent': (e: { intent: RewardIntent; attempt: number }) => void;
   'reward:paid': (e: RewardOutcome) => void;
+  /**
+   * Balance mode: credited to the player's balance (final; withdrawn later with withdraw()).
+   * `balance:changed` follows with the new balance.
+   */
+  'reward:credited': (e: RewardOutcome) => void;
   /** Refused by the relay's rules or as bad input: final, never retried. */
   'reward:rejected': (e: RewardOutcome) => void;
   /** The service refused the payment; nothing was paid. */
@@ -105,6 +119,16 @@ export interface RewardBusEvents {
   /** unlock() made no request: the player cannot earn it now (once-only, daily, cooldown, unknown). */
   'reward:skipped': (e: { achievementId: string; reason: string; retryAt?: number }) => void;
   'player:linked': (player: PlayerSession) => void;
+  /** A guest linked a gamertag: what moved from the guest's balance to the player's (`player:linked` follows). */
+  'player:merged': (merge: GuestMerge) => void;
+  /** Balance mode: the player's balance as the relay last said it, after a credit, a withdrawal or balance(). */
+  'balance:changed': (balance: BalanceView) => void;
+  /** A withdrawal was paid to the player's gamertag. */
+  'withdrawal:paid': (e: WithdrawalOutcome) => void;
+  /** A withdrawal failed: nothing was paid, and its sats are back on the balance. */
+  'withdrawal:failed': (e: WithdrawalOutcome) => void;
+  /** A withdrawal waits: for an operator (`held`), or its outcome is being checked (`needs_review`); paid or failed follows. */
+  'withdrawal:review': (e: WithdrawalOutcome) => void;
   /** The ramp widget's own callbacks, from openRamp(). */
   'ramp:success': (data: unknown) => void;
   'ramp:error': (error: unknown) => void;

@@ -5,25 +5,31 @@ import type { SayToast, ToastEvent, ToastPayload } from './toast-events.js';
 import { TOAST_SCENE_KEY, type Toast, type ToastOptions, ToastScene } from './toast-scene.js';
 import { TOAST_EVENTS } from './toast-types.js';
 
+/** The balance badge's scene key (balance-badge.ts, loaded only with `showBalance`). */
+export const BALANCE_SCENE_KEY = '__rewardbus_balance';
+
 /** The plugin's `data` in the game config. */
 export interface RewardBusPluginData extends RewardBusOptions {
   /** Toast look and place, or false for none. */
   toasts?: ToastOptions | false;
+  /** Balance mode: a badge with the player's balance and a Withdraw button (withdraws all that is withdrawable), at the bottom right. */
+  showBalance?: boolean;
 }
 
 /**
  * The bus's methods a scene calls on `this.rewards`: the bus's own (their signatures and docs are
  * the bus's), called on the plugin's bus of the moment, not written again here.
  */
-const BUS_METHODS = ['link', 'unlock', 'catalog', 'pending', 'history', 'flush'] as const satisfies ReadonlyArray<keyof RewardBus>;
+const BUS_METHODS = ['link', 'unlock', 'catalog', 'pending', 'history', 'flush', 'balance', 'withdraw'] as const satisfies ReadonlyArray<keyof RewardBus>;
 
 // The class below has these from the bus (defined on its prototype after it); this tells the compiler.
 export interface RewardBusPlugin extends Pick<RewardBus, (typeof BUS_METHODS)[number]> {}
 
 /**
  * A Phaser global plugin: register it with `mapping: 'rewards'` and every scene has
- * `this.rewards`, with the bus's link(), unlock(), catalog(), pending(), history() and flush(),
- * the bus itself as `this.rewards.bus`, and payout toasts drawn above all scenes.
+ * `this.rewards`, with the bus's link(), unlock(), catalog(), pending(), history(), flush(),
+ * balance() and withdraw(), the bus itself as `this.rewards.bus`, and payout toasts drawn above
+ * all scenes (and, with `showBalance: true`, a balance badge with a Withdraw button).
  *
  * ```ts
  * plugins: { global: [{ key: 'rewards', plugin: RewardBusPlugin, start: true, mapping: 'rewards', data: { relayUrl } }] }
@@ -37,6 +43,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   #unsubscribe: Array<() => void> = [];
   #toastsOn = false;
   #toasts: Promise<SayToast> | undefined;
+  #badge = false;
 
   override init(data?: RewardBusPluginData) {
     if (!data?.relayUrl) throw new Error('RewardBusPlugin needs data: { relayUrl }');
@@ -51,12 +58,15 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
       () => undefined,
     );
     if (data.toasts !== false) this.#startToasts(data.toasts ?? {});
+    if (data.showBalance) this.#startBadge(bus);
   }
 
   override stop() {
     this.#unsubscribe.splice(0).forEach((off) => off());
     if (this.#toastsOn) this.game.scene?.remove(TOAST_SCENE_KEY);
     this.#toastsOn = false;
+    if (this.#badge) this.game.scene?.remove(BALANCE_SCENE_KEY);
+    this.#badge = false;
     this.#bus?.destroy();
     this.#bus = undefined;
   }
@@ -103,6 +113,14 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     if (scene?.sys.isActive()) scene.show(toast);
   }
 
+  /** The badge's scene comes in a chunk of its own: a game without it does not pay for it. */
+  #startBadge(bus: RewardBus) {
+    this.#badge = true;
+    void import('./balance-badge.js').then(({ BalanceBadgeScene }) => {
+      if (this.#bus === bus) this.game.scene.add(BALANCE_SCENE_KEY, BalanceBadgeScene, true, { bus, toast: (t: Toast) => this.toast(t) });
+    });
+  }
+
   #startToasts(options: ToastOptions) {
     // Queued by the scene manager when the game has not booted yet; started as soon as it has.
     this.game.scene.add(TOAST_SCENE_KEY, ToastScene, true, options);
@@ -134,7 +152,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   }
 }
 
-// link(), unlock(), catalog(), pending(), history() and flush(): the bus's, on the bus of the moment
+// link(), unlock(), catalog(), pending(), history(), flush(), balance() and withdraw(): the bus's, on the bus of the moment
 // (`bus` throws while the plugin is stopped). Three arguments, the most a bus method takes, rather
 // than a rest parameter: unlock() is called in the game loop, and a rest parameter makes an array.
 for (const name of BUS_METHODS) {

@@ -4,6 +4,7 @@ import type { Toast, ToastObject, ToastStack, ToastVariant } from './toast-types
 const COLORS: Record<ToastVariant, number> = {
   queued: 0x44506a,
   paid: 0x1f8a4c,
+  credited: 0x1f8a4c,
   rejected: 0xb26b00,
   failed: 0xa8322d,
   review: 0x7a5fb0,

@@ -4,7 +4,10 @@ import type { Toast, ToastEvent } from './toast-types.js';
 
 export type { ToastEvent } from './toast-types.js';
 
-import { toastText, waitingText } from './toast-text.js';
+import { toastText, waitingText, withdrawalText } from './toast-text.js';
+
+/** A credit's toast waits this long for the balance after it, then goes without. */
+const CREDIT_WAITS_MS = 3000;
 
 export type ToastPayload<E extends ToastEvent> = Parameters<RewardBusEvents[E]>[0];
 
@@ -22,11 +25,11 @@ export interface ToastSource {
  */
 export function toastEvents(p: ToastSource) {
   const title = (id: string) => p.entry(id)?.title ?? id;
-  const outcome = (o: RewardOutcome, event: Parameters<typeof toastText>[0]) => {
+  const outcome = (o: RewardOutcome, event: Parameters<typeof toastText>[0], balance?: number) => {
     const id = o.intent.achievementId;
     p.toast({
       variant: event.slice(7) as Toast['variant'],
-      text: toastText(event, o, title(id)),
+      text: toastText(event, o, title(id), balance),
       sats: o.sats,
       gamertag: o.gamertag,
       achievementId: id,
@@ -44,8 +47,29 @@ export function toastEvents(p: ToastSource) {
     const id = intent.achievementId;
     p.toast({ variant: 'queued', text: `Offline: ${title(id)} saved, paid when back online`, sats: p.entry(id)?.sats ?? 0, gamertag: p.gamertag(), achievementId: id });
   };
+  // Credits wait for the balance that follows them (`balance:changed`), to say it; not for long.
+  const credits: Array<{ o: RewardOutcome; timer: ReturnType<typeof setTimeout> }> = [];
+  const credited = (balance?: number) => {
+    for (const c of credits.splice(0)) {
+      clearTimeout(c.timer);
+      outcome(c.o, 'reward:credited', balance);
+    }
+  };
+  const withdrawal = (event: 'withdrawal:paid' | 'withdrawal:failed' | 'withdrawal:review', w: ToastPayload<typeof event>) =>
+    p.toast({
+      variant: event === 'withdrawal:paid' ? 'paid' : event === 'withdrawal:failed' ? 'failed' : w.withdrawal.status === 'held' ? 'held' : 'review',
+      text: withdrawalText(event, w),
+      sats: w.withdrawal.sats,
+      gamertag: w.gamertag,
+      ...(w.withdrawal.reason ? { reason: w.withdrawal.reason } : {}),
+    });
   const on: { [E in ToastEvent]: (e: ToastPayload<E>) => void } = {
     'reward:paid': (o) => outcome(o, 'reward:paid'),
+    'reward:credited': (o) => credits.push({ o, timer: setTimeout(credited, CREDIT_WAITS_MS) }),
+    'balance:changed': (b) => credited(b.sats),
+    'withdrawal:paid': (w) => withdrawal('withdrawal:paid', w),
+    'withdrawal:failed': (w) => withdrawal('withdrawal:failed', w),
+    'withdrawal:review': (w) => withdrawal('withdrawal:review', w),
     'reward:rejected': (o) => outcome(o, 'reward:rejected'),
     'reward:failed': (o) => outcome(o, 'reward:failed'),
     'reward:review': (o) => outcome(o, 'reward:review'),

@@ -10,6 +10,8 @@ const MAX_WIDTH = 320;
 const LINE_HEIGHT = 42;
 
 export const TOAST_SCENE_KEY = '__rewardbus_toasts';
+/** The plugin's balance badge (`showBalance`), the one scene allowed above the toasts. */
+const BALANCE_SCENE = '__rewardbus_balance';
 
 /** A scene kept above every other, where the payout toasts stack. */
 export class ToastScene extends Phaser.Scene {
@@ -57,7 +59,8 @@ export class ToastScene extends Phaser.Scene {
   override update() {
     // Scenes started after this one render above it: stay on top.
     const scenes = this.game.scene.getScenes(true);
-    if (scenes[scenes.length - 1] !== this) this.scene.bringToTop();
+    // The plugin's balance badge may be above this one; a game's scene may not.
+    if (scenes.slice(scenes.indexOf(this) + 1).some((s) => s.sys.settings.key !== BALANCE_SCENE)) this.scene.bringToTop();
   }
 
   /** Shows a toast; its drawing is loaded with the first one, and toasts keep their order. */

@@ -1,4 +1,4 @@
-import type { FinalEvent, RewardOutcome } from '../client/events.js';
+import type { FinalEvent, RewardOutcome, WithdrawalOutcome } from '../client/events.js';
 
 /** The relay's reason codes, as a player reads them. */
 const REASONS: Record<string, string> = {
@@ -14,13 +14,15 @@ const REASONS: Record<string, string> = {
 };
 
 /**
- * What an outcome's toast says: "+21 sats · First coin → alice". A reward said earlier as being
+ * What an outcome's toast says: "+21 sats · First coin → alice"; credited to a balance (balance
+ * mode), "+21 sats · First coin · balance 52" (`balance`: the balance after it, when known). A reward said earlier as being
  * checked and settled since says it is that one: "+21 sats · First coin — paid after review".
  * `title` is the achievement's title from the catalog. No Phaser here: unit-tested in Node.
  */
-export function toastText(event: FinalEvent, o: RewardOutcome, title: string): string {
+export function toastText(event: FinalEvent, o: RewardOutcome, title: string, balance?: number): string {
   const why = REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
   const after = o.afterHold ? 'approval' : 'review';
+  if (event === 'reward:credited') return `+${o.sats} sats · ${title}${balance === undefined ? '' : ` · balance ${balance}`}`;
   if (event === 'reward:paid') return `+${o.sats} sats · ${title} ${o.afterReview ? `— paid after ${after}` : `→ ${o.gamertag}`}`;
   if (event === 'reward:rejected') return `No sats for ${title}: ${why}`;
   if (event === 'reward:failed') return `Payout failed for ${title}${o.afterReview ? ` after ${after}` : ''}: ${why}`;
@@ -36,3 +38,22 @@ export function toastText(event: FinalEvent, o: RewardOutcome, title: string): s
 export function waitingText(title: string, retryAt: number, now: number, minPlaySeconds?: number): string {
   return minPlaySeconds ? `${title}: ${minPlaySeconds} s of play needed` : `${title}: paid in ${Math.max(1, Math.ceil((retryAt - now) / 1000))} s`;
 }
+
+/** What a withdrawal's toast says: "Withdrew 500 sats → ada", or why it failed or waits. */
+export function withdrawalText(event: 'withdrawal:paid' | 'withdrawal:failed' | 'withdrawal:review', { withdrawal: w, gamertag }: WithdrawalOutcome): string {
+  if (event === 'withdrawal:paid') return `Withdrew ${w.sats} sats → ${gamertag}`;
+  if (event === 'withdrawal:failed') return `Withdrawal of ${w.sats} sats failed: ${REASONS[w.reason ?? ''] ?? w.reason ?? 'refused'}; the sats are back`;
+  return w.status === 'held' ? `Withdrawal of ${w.sats} sats is waiting for approval` : `Withdrawal of ${w.sats} sats is being checked`;
+}
+
+/** withdraw()'s refusals, as a player reads them. */
+const REFUSALS: Record<string, string> = {
+  below_minimum: 'below the minimum',
+  insufficient_balance: 'not enough on the balance',
+  over_limit: 'over the limit for now',
+  gamertag_required: 'claim your sats with a gamertag first',
+  relay_unreachable: 'the reward server is out of reach',
+};
+
+/** Why withdraw() was refused, as a player reads it: "Cannot withdraw: below the minimum". */
+export const refusalText = (code: string) => `Cannot withdraw: ${REFUSALS[code] ?? code.replace(/_/g, ' ')}`;

@@ -3,8 +3,8 @@ import type * as Phaser from 'phaser';
 // What a toast is, and the stack the scene keeps them in: shared by the scene (toast-scene.ts) and
 // the drawing it loads with the first toast (toast-drawing.ts), so neither imports the other.
 
-/** `held`: waiting for an operator's approval; `waiting`: for the player's play time. */
-export type ToastVariant = 'queued' | 'paid' | 'rejected' | 'failed' | 'review' | 'held' | 'waiting' | 'info';
+/** `held`: waiting for an operator's approval; `waiting`: for the player's play time; `credited`: to the balance (balance mode). */
+export type ToastVariant = 'queued' | 'paid' | 'credited' | 'rejected' | 'failed' | 'review' | 'held' | 'waiting' | 'info';
 
 /** What a toast says; a custom renderer draws it its own way. */
 export interface Toast {
@@ -46,6 +46,11 @@ export interface ToastStack {
 /** The bus events the plugin's toasts say (the plugin leaves out other tabs' outcomes and online unlocks). */
 export const TOAST_EVENTS = [
   'reward:paid',
+  'reward:credited',
+  'balance:changed',
+  'withdrawal:paid',
+  'withdrawal:failed',
+  'withdrawal:review',
   'reward:rejected',
   'reward:failed',
   'reward:review',

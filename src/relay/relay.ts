@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../wire/earning-rules.js';
-import type { CatalogEntry, CatalogResponse } from '../wire/relay-api.js';
+import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-api.js';
 import { type Catalog, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
 import type { VerifyClaim } from './core/claims.js';
 import { createCore } from './core/create-core.js';
@@ -72,6 +72,20 @@ export interface RelayOptions extends HttpOptions {
   verifyLink?: VerifyLink;
   /** The relay's address as the service reaches it, for webhook_url. Without it, no ramp sessions. */
   publicUrl?: string;
+  /**
+   * RELAY_PAYOUT_MODE: `instant` (default) pays each claim at once; `balance` credits it to the
+   * player's balance, which the player withdraws from (`POST /v1/withdrawals`). An achievement's
+   * own `payout` wins over it. docs/balance.md.
+   */
+  payoutMode?: PayoutMode;
+  /** RELAY_MIN_WITHDRAWAL_SATS: the smallest withdrawal. Default: the setting's. */
+  minWithdrawalSats?: number;
+  /** RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: what a player may withdraw per UTC day; 0 (default): no daily limit. */
+  withdrawalDailyLimitSats?: number;
+  /** RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: the allowance grows by this per minute of witnessed play; 0 (default): no allowance. */
+  withdrawalAllowancePerPlayMinuteSats?: number;
+  /** RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: the allowance before any play. Default 0. */
+  withdrawalAllowanceStartSats?: number;
 }
 
 export interface Relay {
@@ -106,6 +120,7 @@ export function createRelay(options: RelayOptions): Relay {
         held: async () => (await ledger.inState('held')).length,
         budgetUsedSats: () => ledger.budgetUsed(utcDay(Date.now())),
         walletBalanceSats: async () => (await wallet.read()).balanceSats,
+        ...(ledger.balancesOwed ? { balancesOwedSats: () => ledger.balancesOwed!() } : {}),
       })
     : undefined;
   const payments = metrics ? metrics.instrument(client) : client;
@@ -143,11 +158,23 @@ export function createRelay(options: RelayOptions): Relay {
     verifyLink: options.verifyLink,
     linksPerAddressPerDay: options.linksPerAddressPerDay ?? DEFAULTS.linksPerAddressPerDay,
     publicUrl: options.publicUrl?.replace(/\/$/, ''),
+    payoutMode: options.payoutMode ?? DEFAULTS.payoutMode,
+    withdrawals: {
+      minWithdrawalSats: options.minWithdrawalSats ?? DEFAULTS.minWithdrawalSats,
+      dailyLimitSats: options.withdrawalDailyLimitSats ?? DEFAULTS.withdrawalDailyLimitSats,
+      allowancePerPlayMinuteSats: options.withdrawalAllowancePerPlayMinuteSats ?? DEFAULTS.withdrawalAllowancePerPlayMinuteSats,
+      allowanceStartSats: options.withdrawalAllowanceStartSats ?? DEFAULTS.withdrawalAllowanceStartSats,
+    },
   });
   const { payouts } = core;
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? DEFAULTS.paymentsTimeoutMs;
-  const catalogBody: CatalogResponse = { achievements: [...catalog.values()], claimTimeoutMs: 2 * serviceTimeoutMs + 1_000, claimBatchMax: CLAIM_BATCH_MAX };
+  const catalogBody: CatalogResponse = {
+    achievements: [...catalog.values()],
+    claimTimeoutMs: 2 * serviceTimeoutMs + 1_000,
+    claimBatchMax: CLAIM_BATCH_MAX,
+    ...(options.payoutMode === 'balance' ? { payoutMode: 'balance' as const } : {}),
+  };
 
   const app = createApp({
     settings: httpSettings(options),
@@ -164,6 +191,7 @@ export function createRelay(options: RelayOptions): Relay {
     logger,
     ...(metrics ? { metrics } : {}),
     wallet,
+    gameServerSecrets,
   });
 
   let draining = false;

@@ -21,7 +21,12 @@ export interface CatalogEntry {
   proof?: 'server';
   /** Every claim of it waits for an operator (status `held`) before it is paid. */
   hold?: boolean;
+  /** `balance`: a claim credits the player's balance (withdrawn later); `instant`: it is paid at once. Default: the relay's RELAY_PAYOUT_MODE. */
+  payout?: PayoutMode;
 }
+
+/** How a decided claim reaches the player: paid at once, or credited to a balance the player withdraws from. */
+export type PayoutMode = 'instant' | 'balance';
 
 export interface CatalogResponse {
   achievements: CatalogEntry[];
@@ -29,11 +34,19 @@ export interface CatalogResponse {
   claimTimeoutMs?: number;
   /** The most claims `POST /v1/rewards/batch` takes at once; absent: the relay takes one claim per request. */
   claimBatchMax?: number;
+  /**
+   * `balance`: the relay credits claims to the player's balance (RELAY_PAYOUT_MODE=balance); a player
+   * may earn as a guest before linking a gamertag, and withdraws later. Absent: instant (an
+   * achievement's own `payout` may still say `balance`).
+   */
+  payoutMode?: PayoutMode;
 }
 
-/** `POST /v1/players` body. */
+/** `POST /v1/players` body; `{}` makes a guest (balance mode). */
 export interface LinkPlayerRequest {
-  gamertag: string;
+  gamertag?: string;
+  /** A guest's token: linking merges the guest's credits into the player's balance, and the guest's token stops working. */
+  guestToken?: string;
   /** For a relay with a human check at link (a captcha's response token): passed to its hook. */
   humanCheck?: string;
 }
@@ -41,10 +54,23 @@ export interface LinkPlayerRequest {
 /** `POST /v1/players` answer: the player token authorizes the player's own rewards. */
 export interface PlayerSession {
   userId: string;
+  /** Empty for a guest. */
   gamertag: string;
   token: string;
   /** ISO 8601; link again after it. */
   expiresAt: string;
+  /** A guest (balance mode, `POST /v1/players` with `{}`): earns under a relay-made id, withdraws once it links a gamertag. */
+  guest?: true;
+  /** A link with a `guestToken`: what moved from the guest's balance to the player's. */
+  merge?: GuestMerge;
+}
+
+/** A guest's credits moved to the player who linked; those the player already held (by the repeat rules) are dropped. */
+export interface GuestMerge {
+  guestId: string;
+  moved: number;
+  movedSats: number;
+  dropped: Array<{ id: string; achievementId: string; sats: number; reason: string }>;
 }
 
 /** `POST /v1/events/ticket`: a single-use pass for `GET /v1/events?ticket=…`, good for `expiresIn` seconds. */
@@ -73,7 +99,7 @@ export interface RewardClaim {
  * (then paid) or deny (then rejected, `denied_by_operator`); the player hears the outcome as a
  * `reward` event.
  */
-export type RewardStatus = 'paid' | 'rejected' | 'failed' | 'pending' | 'needs_review' | 'held';
+export type RewardStatus = 'paid' | 'rejected' | 'failed' | 'pending' | 'needs_review' | 'held' | 'credited';
 
 export interface RewardRecord {
   id: string;
@@ -89,6 +115,8 @@ export interface RewardRecord {
   paymentId?: string;
   createdAt: string;
   settledAt?: string;
+  /** `withdrawal`: the player's withdrawal from their balance (its `sats` left the balance); absent: a reward. */
+  kind?: 'withdrawal';
 }
 
 export interface RewardHistory {
@@ -195,3 +223,40 @@ export type PlayerEventMessage =
   | { type: 'reward'; data: RewardRecord }
   | { type: 'ramp.purchase.completed'; data: { amount?: string | number; currency?: string; referenceId?: string } }
   | { type: 'ramp.purchase.failed'; data: { referenceId?: string } };
+
+/** `GET /v1/balance`: what the player has earned in balance mode, and what of it they may withdraw now. */
+export interface BalanceView {
+  /** Credits minus withdrawals paid or under way. */
+  sats: number;
+  /** min(balance, allowance, the day's limit left); 0 below `minWithdrawalSats`' reach is still shown as it is. */
+  withdrawableSats: number;
+  minWithdrawalSats: number;
+  /** Withdrawn (paid or under way) since the last UTC midnight. */
+  withdrawnTodaySats: number;
+  /** ISO 8601: the next UTC midnight, when `withdrawnTodaySats` starts again. */
+  resetsAt: string;
+}
+
+/** `POST /v1/withdrawals` body: the sats to withdraw; absent: all that is withdrawable. */
+export interface WithdrawalRequest {
+  sats?: number;
+}
+
+/** paid, failed final; needs_review settled by the relay or an operator; held waits for one; pending under way. */
+export type WithdrawalStatus = 'paid' | 'failed' | 'needs_review' | 'held' | 'pending';
+
+/** A withdrawal from the player's balance, paid to their gamertag in one payment. */
+export interface WithdrawalView {
+  id: string;
+  sats: number;
+  status: WithdrawalStatus;
+  /** A stable code for failed and needs_review ones. */
+  reason?: string;
+  paymentId?: string;
+  createdAt: string;
+  settledAt?: string;
+}
+
+export interface WithdrawalList {
+  withdrawals: WithdrawalView[];
+}

@@ -85,6 +85,11 @@ const CASES: Case[] = [
   { setting: 'RELAY_LINKS_PER_ADDRESS_PER_DAY', env: { RELAY_LINKS_PER_ADDRESS_PER_DAY: '-2' } },
   { setting: 'RELAY_HOLD_ABOVE_SATS', env: { RELAY_HOLD_ABOVE_SATS: '1e3' } },
   { setting: 'RELAY_DENIAL_COOLDOWN_HOURS', env: { RELAY_DENIAL_COOLDOWN_HOURS: '1.5' } },
+  { setting: 'RELAY_PAYOUT_MODE', env: { RELAY_PAYOUT_MODE: 'later' } },
+  { setting: 'RELAY_MIN_WITHDRAWAL_SATS', env: { RELAY_MIN_WITHDRAWAL_SATS: '0' } },
+  { setting: 'RELAY_WITHDRAWAL_DAILY_LIMIT_SATS', env: { RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: '-1' } },
+  { setting: 'RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS', env: { RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: '2.5' } },
+  { setting: 'RELAY_WITHDRAWAL_ALLOWANCE_START_SATS', env: { RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: 'lots' } },
   { setting: 'RELAY_GAME_SERVER_SECRET', env: { RELAY_GAME_SERVER_SECRET: 'short-game-secret' }, says: 'at least 32 characters', hidden: 'short-game-secret' },
   {
     setting: 'RELAY_GAME_SERVER_SECRET',

@@ -3,11 +3,14 @@
 // differential test (ledger-differential.test.ts) holds both ledgers, through the relay's core, to
 // it. The earning rules themselves (repeat, caps, budget, play time) are the relay's pure
 // functions (core/claim-decision.ts): the model keeps its own books, reservations as sums of the
-// rewards that reserve, in place of the stores' counters and functions.
+// rewards that reserve, in place of the stores' counters and functions. In balance mode a claim may
+// be credited to the player's balance, and a withdrawal debits it (core/withdrawal-decision.ts
+// decides it): a withdrawal goes through a payment's states, but counts on no cap, budget or repeat.
 
 import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
-import type { ClaimLimits } from '../../src/relay/core/ports/ledger.js';
+import type { BalanceFacts, ClaimLimits, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
+import { withdrawalDecision } from '../../src/relay/core/withdrawal-decision.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
 import type { CatalogEntry, RewardStatus } from '../../src/wire/relay-api.js';
 
@@ -26,6 +29,10 @@ export interface ModelReward {
   createdAt: number;
   /** Known to the service: a processing payment's fate, for reconcile. */
   pending?: { completes: boolean };
+  /** Balance mode: decided as any claim, credited to the player's balance in place of a payment. */
+  credit?: boolean;
+  /** A withdrawal from the player's balance. */
+  withdrawal?: boolean;
   hasPaymentId: boolean;
 }
 
@@ -34,6 +41,7 @@ export interface ModelEvent {
   status: RewardStatus;
   sats: number;
   reason: string | undefined;
+  kind?: 'withdrawal';
 }
 
 export class LedgerModel {
@@ -43,21 +51,90 @@ export class LedgerModel {
   readonly paid = new Map<string, number>();
   /** When an operator last denied a player an achievement (`player achievement` → ms). */
   readonly denied = new Map<string, number>();
+  /** Witnessed play per player: its time and the last heartbeat. */
+  readonly play = new Map<string, { ms: number; last: number }>();
+  /** The game server's raises of the allowance, by `player key`. */
+  readonly raises = new Map<string, number>();
   constructor(
     readonly limits: ClaimLimits,
     readonly holdAboveSats: number,
   ) {}
 
-  private reserving = (r: ModelReward) => STATES[r.state].reserves;
+  /** Counts on the caps, the budget and the repeat rules: a reward, never a withdrawal. */
+  private reserving = (r: ModelReward) => STATES[r.state].reserves && !r.withdrawal;
   private sum = (pick: (r: ModelReward) => boolean) => [...this.rewards.values()].filter((r) => this.reserving(r) && pick(r)).reduce((s, r) => s + r.sats, 0);
   budgetUsed = (day: string) => this.sum((r) => r.day === day);
+  /** A player's balance: their credits (a credit held for an operator is not on it yet). */
+  credited = (player: string) => [...this.rewards.values()].filter((r) => r.player === player && r.state === 'credited').reduce((s, r) => s + r.sats, 0);
+  /** Withdrawn: paid or under way (a withdrawal's reserving states). */
+  private withdrawn = (player: string, day?: string) =>
+    [...this.rewards.values()]
+      .filter((r) => r.withdrawal && r.player === player && STATES[r.state].reserves && (day === undefined || r.day === day))
+      .reduce((s, r) => s + r.sats, 0);
+  balance = (player: string, now: number): BalanceFacts => ({
+    creditedSats: this.credited(player),
+    withdrawnSats: this.withdrawn(player),
+    withdrawnTodaySats: this.withdrawn(player, utcDay(now)),
+    playMs: this.play.get(player)?.ms ?? 0,
+    raisedSats: [...this.raises].filter(([k]) => k.startsWith(`${player} `)).reduce((s, [, sats]) => s + sats, 0),
+  });
+
+  /** A heartbeat: the time since the last one counts when 0 < gap ≤ maxGapMs. */
+  beat(player: string, now: number, maxGapMs: number): number {
+    const last = this.play.get(player);
+    const gap = last ? now - last.last : Number.POSITIVE_INFINITY;
+    const ms = (last?.ms ?? 0) + (gap > 0 && gap <= maxGapMs ? gap : 0);
+    this.play.set(player, { ms, last: Math.max(now, last?.last ?? now) });
+    return ms;
+  }
+
+  raise(player: string, key: string, sats: number): boolean {
+    if (this.raises.has(`${player} ${key}`)) return false;
+    this.raises.set(`${player} ${key}`, sats);
+    return true;
+  }
+
+  /** A withdrawal under `key`: its refusal, or the entry's state (a known key: as it is). Paid next, as a claim's payment. */
+  withdraw(
+    player: string,
+    key: string,
+    sats: number | undefined,
+    hash: string,
+    now: number,
+    limits: WithdrawalLimits,
+    service: Service,
+  ): { refusal?: string; state?: RewardState } {
+    const existing = this.rewards.get(key);
+    if (existing && (!existing.withdrawal || keyDecision({ state: existing.state, requestHash: existing.hash }, { requestHash: hash }) === 'existing'))
+      return { state: existing.state };
+    const decided = withdrawalDecision(sats, this.balance(player, now), limits);
+    if ('refusal' in decided) return { refusal: decided.refusal };
+    const r: ModelReward = existing ?? {
+      key,
+      player,
+      achievementId: '',
+      hash,
+      sats: 0,
+      state: 'deferred',
+      reason: undefined,
+      day: '',
+      createdAt: now,
+      hasPaymentId: false,
+      withdrawal: true,
+    };
+    Object.assign(r, { sats: decided.sats, day: utcDay(now), createdAt: now });
+    this.rewards.set(key, r);
+    this.to(r, decided.hold ? 'held' : 'sending');
+    if (r.state === 'sending') this.send(r, service);
+    return { state: r.state };
+  }
 
   private to(r: ModelReward, state: RewardState, reason?: string) {
     r.state = state;
     r.reason = state === 'sending' ? undefined : reason;
     if (STATES[state].told) {
       const list = this.events.get(r.player) ?? [];
-      list.push({ key: r.key, status: STATES[state].status, sats: r.sats, reason: r.reason });
+      list.push({ key: r.key, status: STATES[state].status, sats: r.sats, reason: r.reason, ...(r.withdrawal ? { kind: 'withdrawal' as const } : {}) });
       this.events.set(r.player, list);
     }
   }
@@ -88,8 +165,8 @@ export class LedgerModel {
     }
   }
 
-  /** A claim under `key`; what the relay answers (a status code's meaning, or the reward's state). */
-  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service): string {
+  /** A claim under `key` (`credit`: in balance mode); what the relay answers (a status code's meaning, or the reward's state). */
+  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service, credit = false): string {
     const existing = this.rewards.get(key);
     const decision = keyDecision(existing && { state: existing.state, requestHash: existing.hash }, { requestHash: hash });
     if (decision === 'existing') return existing!.hash === hash ? existing!.state : 'key_reused';
@@ -120,9 +197,10 @@ export class LedgerModel {
       createdAt: now,
       hasPaymentId: false,
     };
-    Object.assign(r, { sats: a.sats, day, createdAt: now });
+    // Decided whole, as it is asked now: credited or paid.
+    Object.assign(r, { sats: a.sats, day, createdAt: now, credit });
     this.rewards.set(key, r);
-    this.to(r, early ? 'deferred' : claimedState(reason, { hold }), reason);
+    this.to(r, early ? 'deferred' : claimedState(reason, { hold, credit }), reason);
     if (r.state === 'sending') this.send(r, service);
     return r.state;
   }
@@ -131,10 +209,16 @@ export class LedgerModel {
     const r = this.rewards.get(key);
     if (r?.state !== 'held') return 'not_in_review';
     const day = utcDay(now);
-    if (day !== r.day) {
+    // A withdrawal counts on no cap or budget: nothing to decide again, it stays on its day.
+    if (day !== r.day && !r.withdrawal) {
       const others = (pick: (x: ModelReward) => boolean) => this.sum((x) => x !== r && x.day === day && pick(x));
       if (dayRefusal({ sats: r.sats }, { userSats: others((x) => x.player === r.player), projectSats: others(() => true) }, this.limits)) return 'refused';
       r.day = day;
+    }
+    // A credit approved is on the balance: nothing to send.
+    if (r.credit) {
+      this.to(r, 'credited');
+      return 'settled';
     }
     this.to(r, 'sending');
     this.send(r, service);

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { type NewClaim, openPgStore, type RelayStore } from '../../src/relay/index.js';
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
+import { balanceLedgerContract } from './balance-ledger-contract.js';
 import { ledgerContract } from './ledger-contract.js';
 
 const url = inject('postgresUrl');
@@ -43,6 +44,7 @@ function watched<T>(p: Promise<T>) {
 // Without a server the contract's tests are listed as skipped, each by name (CI=true fails instead: test/global-setup.ts).
 describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRES_HOW})`, () => {
   ledgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 }));
+  balanceLedgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 }));
 
   // Calls made in one turn go to PostgreSQL together (store/postgres/group.ts): each must still be
   // answered as if it had gone alone.

@@ -4,14 +4,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/relay/index.js';
 import { openSqliteDb } from '../../src/relay/store/sqlite/db.js';
+import { balanceLedgerContract } from './balance-ledger-contract.js';
 import { ledgerContract } from './ledger-contract.js';
 
 // The ledger as the relay runs it: in the store's own thread.
-ledgerContract('SQLite', async () => {
+async function openStore() {
   const store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rewardbus-ledger-')), 'ledger.sqlite'));
   await store.opened;
   return store;
-});
+}
+ledgerContract('SQLite', openStore);
+balanceLedgerContract('SQLite', openStore);
 
 // The group commit shares one transaction among the writes of a turn: one that throws must undo
 // only itself, whatever the others in its commit wrote.

@@ -1,4 +1,5 @@
 import type {
+  BalanceView,
   BatchedRewardClaim,
   CatalogResponse,
   EventStreamTicket,
@@ -10,7 +11,9 @@ import type {
   RewardClaimBatchResult,
   RewardHistory,
   RewardRecord,
+  WithdrawalRequest,
   WithdrawalRequestView,
+  WithdrawalView,
 } from '../../wire/relay-api.js';
 
 /** What one request to the relay came to. `unreachable`: no answer (network, timeout). */
@@ -77,7 +80,16 @@ export function createRelayClient(options: RelayClientOptions) {
   const claim = (token: string, key: string, body: RewardClaim) => call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs });
 
   return {
-    link: (gamertag: string) => call<PlayerSession>('POST', '/v1/players', { body: { gamertag }, timeoutMs: claimTimeoutMs }),
+    /** `guestToken`: a guest's, whose credits move to the player (balance mode). */
+    link: (gamertag: string, guestToken?: string) =>
+      call<PlayerSession>('POST', '/v1/players', { body: guestToken ? { gamertag, guestToken } : { gamertag }, timeoutMs: claimTimeoutMs }),
+    /** A guest (balance mode): earns before a gamertag is linked. */
+    guest: () => call<PlayerSession>('POST', '/v1/players', { body: {} }),
+    balance: (token: string) => call<BalanceView>('GET', '/v1/balance', { token }),
+    /** The same key on every attempt: the relay pays a withdrawal at most once. */
+    withdraw: (token: string, key: string, body: WithdrawalRequest) => call<WithdrawalView>('POST', '/v1/withdrawals', { token, key, body, timeoutMs: claimTimeoutMs }),
+    /** Witnessed play: a heartbeat while the game is visible. */
+    play: (token: string) => call<{ playSeconds: number }>('POST', '/v1/play', { token }),
     claim,
     get batchMax() {
       return batchMax;

@@ -82,7 +82,8 @@ export class Outcomes {
     }
     const kept = new Set(rewards.map((r) => r.id));
     for (const r of before.values()) if (!kept.has(r.id)) writes.push([this.#key(r), undefined]);
-    const settled = rewards.filter((r) => waiting(before.get(r.id)) && isFinal(eventOf(r.status)));
+    // A withdrawal in the history (balance mode) is no reward intent's outcome: the courier says it.
+    const settled = rewards.filter((r) => !r.kind && waiting(before.get(r.id)) && isFinal(eventOf(r.status)));
     this.#set(rewards);
     if (writes.length) this.o.writes.write(writes);
     for (const r of settled) this.#say({ ...this.o.describe(intentOf(r), r, r.reason, !shownHere()), ...after(before.get(r.id)!.status === 'held') }, eventOf(r.status)!);

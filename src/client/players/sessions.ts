@@ -64,6 +64,8 @@ export class PlayerSessions {
   async forUser(userId: string): Promise<PlayerSession | undefined | 'unreachable'> {
     const s = this.#byUser.get(userId) ?? (await this.storage.get<PlayerSession>(`session:${userId}`));
     if (!s || Date.parse(s.expiresAt) - RENEW_BEFORE_MS > Date.now()) return s;
+    // A guest has no gamertag to link again: its token lapsed, or it linked one (merged) elsewhere.
+    if (s.guest) return undefined;
     const a = await this.relay.link(s.gamertag);
     if ('unreachable' in a || (!a.ok && a.status >= 500)) return 'unreachable';
     if (!a.ok || a.body.userId !== userId) return undefined;

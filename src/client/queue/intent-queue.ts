@@ -118,6 +118,12 @@ export class IntentQueue {
     this.o.earned.drop();
   }
 
+  /** A guest linked a gamertag (its token stops working): its intents still queued are the player's now. */
+  reassign(from: string, to: string) {
+    for (const i of this.#intents().values()) if (i.userId === from) this.#save(Object.assign(i, { userId: to }));
+    this.o.earned.drop();
+  }
+
   /** True while this tab waits for the relay's answer to this intent. */
   sending(id: string): boolean {
     return this.#sending.has(id);

@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../../wire/relay-api.js';
+import type { CatalogEntry, PayoutMode } from '../../wire/relay-api.js';
 import type { RelayClient } from '../delivery/index.js';
 import type { RewardStorage, WriteBatch } from '../storage/index.js';
 
@@ -9,6 +9,8 @@ import type { RewardStorage, WriteBatch } from '../storage/index.js';
 export class CatalogCache {
   /** Undefined until a catalog is known, stored or fetched. */
   byId: Map<string, CatalogEntry> | undefined;
+  /** The relay's payout mode (`balance`: guests, credits and withdrawals); undefined until known. */
+  payoutMode: PayoutMode | undefined;
   #fetch: Promise<void> | undefined;
 
   constructor(
@@ -18,8 +20,14 @@ export class CatalogCache {
 
   /** Reads the catalog this device stored last. */
   async load(storage: RewardStorage) {
-    const stored = await storage.get<CatalogEntry[]>('catalog');
+    const [stored, mode] = await Promise.all([storage.get<CatalogEntry[]>('catalog'), storage.get<PayoutMode>('payoutMode')]);
     if (stored) this.byId = new Map(stored.map((c) => [c.id, c]));
+    if (stored) this.payoutMode = mode ?? 'instant';
+  }
+
+  /** Some of it is credited to a balance (the relay's mode, or an achievement's own `payout`): the bus keeps a balance and sends heartbeats. */
+  get credits(): boolean {
+    return this.payoutMode === 'balance' || [...(this.byId?.values() ?? [])].some((c) => c.payout === 'balance');
   }
 
   /**
@@ -33,7 +41,11 @@ export class CatalogCache {
         return;
       }
       this.byId = new Map(a.body.achievements.map((c) => [c.id, c]));
-      this.writes.write([['catalog', a.body.achievements]]);
+      this.payoutMode = a.body.payoutMode ?? 'instant';
+      this.writes.write([
+        ['catalog', a.body.achievements],
+        ['payoutMode', this.payoutMode],
+      ]);
     });
     return this.#fetch;
   }

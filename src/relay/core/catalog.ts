@@ -20,6 +20,7 @@ const entrySchema = z.object(
     minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
     proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
     hold: z.boolean({ error: 'must be true or false' }).optional(),
+    payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
   },
   { error: 'must be an object { "id", "title", "sats", "repeat" }' },
 );

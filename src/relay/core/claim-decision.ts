@@ -1,4 +1,5 @@
-import { limitBlock, repeatBlock } from '../../wire/earning-rules.js';
+import { limitBlock, repeatBlock, utcDay } from '../../wire/earning-rules.js';
+import type { RepeatPolicy } from '../../wire/relay-api.js';
 import type { ClaimLimits, LedgerState, NewClaim } from './ports/ledger.js';
 
 /**
@@ -78,8 +79,9 @@ export function addressBlock(claim: Pick<NewClaim, 'sats' | 'address'>, addressS
 export const addressCapped = (claim: Pick<NewClaim, 'address'>, limits: ClaimLimits): claim is NewClaim & { address: string } =>
   claim.address !== undefined && (limits.addressDailyCapSats ?? 0) > 0;
 
-/** The state a decided claim is recorded in: refused, held for an operator, or on its way to be paid. */
-export const claimedState = (reason: string | undefined, claim: Pick<NewClaim, 'hold'> = {}): LedgerState => (reason ? 'rejected' : claim.hold ? 'held' : 'sending');
+/** The state a decided claim is recorded in: refused, held for an operator, or on its way to be paid (or, in balance mode, credited). */
+export const claimedState = (reason: string | undefined, claim: Pick<NewClaim, 'hold' | 'credit'> = {}): LedgerState =>
+  reason ? 'rejected' : claim.hold ? 'held' : claim.credit ? 'credited' : 'sending';
 
 /**
  * A held claim approved on a later UTC day counts on that day: whether that day's player cap,
@@ -91,4 +93,21 @@ export function dayRefusal(
   limits: ClaimLimits,
 ): 'user_daily_cap' | 'daily_budget' | 'address_daily_cap' | undefined {
   return limitBlock(claim.sats, { user: facts.userSats, project: facts.projectSats }, limits) ?? addressBlock(claim, facts.addressSats ?? 0, limits);
+}
+
+/**
+ * Whether a guest's credit, earned at `at`, is one the player already holds by its repeat rule:
+ * `times` are when the player's reserving entries of the achievement were claimed (those merged
+ * before it included). Once: any; daily: one on the same UTC day; cooldown: one within it.
+ */
+export function mergeRefusal(repeat: RepeatPolicy | undefined, at: number, times: readonly number[]): 'already_claimed' | 'already_claimed_today' | 'cooldown' | undefined {
+  if (!repeat || !times.length) return undefined;
+  switch (repeat.kind) {
+    case 'once':
+      return 'already_claimed';
+    case 'daily':
+      return times.some((t) => utcDay(t) === utcDay(at)) ? 'already_claimed_today' : undefined;
+    case 'cooldown':
+      return times.some((t) => Math.abs(t - at) < repeat.seconds * 1000) ? 'cooldown' : undefined;
+  }
 }

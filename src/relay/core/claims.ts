@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RewardClaim } from '../../wire/relay-api.js';
+import type { PayoutMode, RewardClaim } from '../../wire/relay-api.js';
 import type { Catalog } from './catalog.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
@@ -19,6 +19,8 @@ export type ClaimOutcome =
   /** Recorded (paid, rejected, failed or in review), or replayed as it stands now. */
   | { kind: 'answered'; entry: LedgerEntry; replayed: boolean }
   | { kind: 'unknown_achievement' }
+  /** A guest claimed an achievement paid at once: it must link a gamertag first. */
+  | { kind: 'gamertag_required' }
   /** The key was used with another body. */
   | { kind: 'key_reused' }
   /** The key's first request is still being paid: ask again shortly. */
@@ -39,6 +41,8 @@ export interface ClaimsDeps {
   gameServerSecrets?: readonly string[];
   /** RELAY_HOLD_ABOVE_SATS: a claim worth more waits for an operator. 0 or absent: none. */
   holdAboveSats?: number;
+  /** RELAY_PAYOUT_MODE: `balance` credits a claim to the player's balance in place of a payment (an achievement's own `payout` wins). Default instant. */
+  payoutMode?: PayoutMode;
 }
 
 // The proof is part of what was asked: a retry of the same intent (same key, same proof) replays.
@@ -52,7 +56,7 @@ const requestHash = (c: RewardClaim) =>
  * The relay decides the amount from its catalog; the ledger records the claim (or its refusal)
  * before the service is called; a replay answers what the key's entry is now.
  */
-export function createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim, gameServerSecrets = [], holdAboveSats = 0 }: ClaimsDeps) {
+export function createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim, gameServerSecrets = [], holdAboveSats = 0, payoutMode = 'instant' }: ClaimsDeps) {
   /** An intent already known under this key: replay it, or say why not (undefined: claim it afresh). */
   function known(entry: LedgerEntry, hash: string): ClaimOutcome | undefined {
     if (entry.requestHash !== hash) return { kind: 'key_reused' };
@@ -66,6 +70,8 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
     const achievement = catalog.get(body.achievementId);
     if (!achievement) return { kind: 'unknown_achievement' };
     const hash = requestHash(body);
+    const credit = (achievement.payout ?? payoutMode) === 'balance';
+    if (player.guest && !credit) return { kind: 'gamertag_required' };
 
     let rejectReason: string | undefined;
     let proofNonce: string | undefined;
@@ -100,12 +106,13 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
         ...(minPlayMs ? { minPlayMs, playStartedAt: player.iat } : {}),
         ...(proofNonce ? { proofNonce } : {}),
         ...(achievement.hold || (holdAboveSats > 0 && achievement.sats > holdAboveSats) ? { hold: true } : {}),
+        ...(credit ? { credit: true } : {}),
       },
       limits,
     );
     if (result.kind === 'existing') return known(result.entry, hash) ?? { kind: 'answered', entry: result.entry, replayed: true };
     if (result.entry.state === 'deferred' && result.entry.reason === 'too_early') return { kind: 'too_early', retryAt: player.iat + minPlayMs };
-    // Refused, or held for an operator: nothing goes to the service now.
+    // Refused, held for an operator or credited to a balance: nothing goes to the service now.
     const entry = result.entry.state === 'sending' ? await payouts.pay(result.entry, achievement.title) : result.entry;
     return entry.state === 'deferred' ? { kind: 'deferred' } : { kind: 'answered', entry, replayed: false };
   };

@@ -1,14 +1,18 @@
 import type { Logger } from 'pino';
+import type { PayoutMode } from '../../wire/relay-api.js';
 import type { PaymentsClient } from '../payments/client.js';
+import { createBalances } from './balances.js';
 import type { Catalog } from './catalog.js';
 import { createClaims, type VerifyClaim } from './claims.js';
+import { createGuests } from './guests.js';
 import { createPayouts, type WalletWatch } from './payouts.js';
 import type { PlayerTokens } from './player-tokens.js';
 import { createPlayers, type Players, type VerifyLink } from './players.js';
 import type { PlayerEvent } from './ports/event-log.js';
-import type { ClaimLimits, LedgerEntry } from './ports/ledger.js';
+import type { ClaimLimits, LedgerEntry, WithdrawalLimits } from './ports/ledger.js';
 import type { RelayStore } from './ports/relay-store.js';
 import { createRamp } from './ramp.js';
+import { Refusal } from './refusal.js';
 import { createReports } from './reports.js';
 import { createReviews } from './reviews.js';
 import { createSettlements, type SettlementMetrics } from './settlements.js';
@@ -45,7 +49,14 @@ export interface CoreDeps {
   publicUrl?: string | undefined;
   /** The core's clock (a test's controlled one); by default a claim's time is the store's (core/settlements.ts). */
   clock?: (() => number) | undefined;
+  /** RELAY_PAYOUT_MODE: `balance` credits claims to the player's balance (an achievement's own `payout` wins). Default instant. */
+  payoutMode?: PayoutMode | undefined;
+  /** Balance mode's withdrawal limits (RELAY_MIN_WITHDRAWAL_SATS, …); hold: RELAY_HOLD_ABOVE_SATS. */
+  withdrawals?: Omit<WithdrawalLimits, 'holdAboveSats'> | undefined;
 }
+
+/** Without limits given (a test's core): any withdrawal of at least a sat, no daily limit, no allowance. The relay passes its settings'. */
+const NO_WITHDRAWAL_LIMITS: Omit<WithdrawalLimits, 'holdAboveSats'> = { minWithdrawalSats: 1, dailyLimitSats: 0, allowancePerPlayMinuteSats: 0, allowanceStartSats: 0 };
 
 /** A service that is not there: a call to it is a mistake of the caller's, never an answer to settle by. */
 const unconfigured = (call: string) => () => Promise.reject(new Error(`no payments service is configured (${call})`));
@@ -79,8 +90,14 @@ export function createCore(deps: CoreDeps) {
   const title = (entry: LedgerEntry) => catalog.get(entry.achievementId)?.title ?? entry.achievementId;
   const payApproved = deps.payments ? (entry: LedgerEntry) => payouts.pay(entry, title(entry)) : undefined;
   const tokens = deps.tokens;
+  const payoutMode = deps.payoutMode ?? 'instant';
+  // Balance mode is on for the relay, or for one achievement: then balances, withdrawals and guests are.
+  const balanceMode = payoutMode === 'balance' || [...catalog.values()].some((a) => a.payout === 'balance');
+  const holdAboveSats = deps.holdAboveSats ?? 0;
+  const balances = balanceMode ? createBalances({ ledger, settlements, payouts, limits: { ...NO_WITHDRAWAL_LIMITS, ...deps.withdrawals, holdAboveSats } }) : undefined;
+  const guests = balanceMode && tokens ? createGuests({ settlements, tokens, catalog, mergedInto: (id) => ledger.mergedInto?.(id) ?? Promise.resolve(undefined) }) : undefined;
   const players: Players = tokens
-    ? createPlayers({ payments, tokens, ledger, verifyLink: deps.verifyLink, linksPerAddressPerDay: deps.linksPerAddressPerDay ?? 0, logger })
+    ? createPlayers({ payments, tokens, ledger, verifyLink: deps.verifyLink, linksPerAddressPerDay: deps.linksPerAddressPerDay ?? 0, logger, guests })
     : { link: () => Promise.reject(new Error('linking players needs player tokens')) };
   return {
     settlements,
@@ -94,7 +111,8 @@ export function createCore(deps: CoreDeps) {
       limits,
       verifyClaim: deps.verifyClaim,
       gameServerSecrets: deps.gameServerSecrets ?? [],
-      holdAboveSats: deps.holdAboveSats ?? 0,
+      holdAboveSats,
+      payoutMode,
     }),
     /** An operator's decision on an intent in review or held (core/reviews.ts). */
     decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved, limits),
@@ -102,7 +120,18 @@ export function createCore(deps: CoreDeps) {
     link: players.link,
     openRampSession: createRamp({ payments, events, publicUrl: deps.publicUrl, logger }),
     withdrawalRequest: createWithdrawalRequests(payments),
-    reports: createReports(ledger, limits),
+    reports: createReports(ledger, limits, balanceMode),
+    /** Balance mode's balances and withdrawals (core/balances.ts); undefined when it is off. */
+    balances,
+    /** Balance mode's guests (core/guests.ts); undefined when it is off. */
+    guests,
+    /** A gamertag's userId as the service says it (the game's server may name a player so); undefined when it knows none. */
+    async userIdOf(gamertag: string): Promise<string | undefined> {
+      const r = await payments.userIdByGamertag(gamertag);
+      if (r.kind === 'ok') return r.data.id;
+      if (r.kind === 'refused' && (r.status === 400 || r.status === 404)) return undefined;
+      throw new Refusal('service_unavailable', undefined, 5);
+    },
     limits,
     catalog,
   };

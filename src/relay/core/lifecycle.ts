@@ -17,8 +17,17 @@ import type { RewardStatus } from '../../wire/relay-api.js';
  *   decided whole by the rules in force then.
  * - `held`: decided and reserved, waiting for an operator: approved, it goes on as `sending`;
  *   denied, it is `rejected` (`denied_by_operator`).
+ * - `credited`: final; a claim in balance mode, its sats on the player's balance (and reserved
+ *   against the day's caps and budget as a payment would be). Nothing is sent to the service.
+ *
+ * A withdrawal from a balance goes through the same states as a payment (sending, held, paid,
+ * failed, needs_review, deferred): its reserving states are the ones that debit the balance, and
+ * its entry counts on the player's withdrawals of the day, not on the caps and budget claims read.
  */
-export type RewardState = 'sending' | 'paid' | 'failed' | 'rejected' | 'needs_review' | 'deferred' | 'held';
+export type RewardState = 'sending' | 'paid' | 'failed' | 'rejected' | 'needs_review' | 'deferred' | 'held' | 'credited';
+
+/** What an entry is: a reward paid at once, a reward credited to a balance, or a withdrawal from one. */
+export type EntryKind = 'payout' | 'credit' | 'withdrawal';
 
 export interface StateRow {
   /** Holds sats against the caps and the budget, and counts for repeat policies. */
@@ -37,6 +46,7 @@ export const STATES: Readonly<Record<RewardState, StateRow>> = {
   needs_review: { reserves: true, told: true, status: 'needs_review' },
   failed: { reserves: false, told: true, status: 'failed' },
   rejected: { reserves: false, told: true, status: 'rejected' },
+  credited: { reserves: true, told: true, status: 'credited' },
 };
 
 export const ALL_STATES = Object.keys(STATES) as readonly RewardState[];
@@ -70,7 +80,9 @@ export interface Transition {
  */
 export const LIFECYCLE = {
   /** A claim decided under its key: new, or a deferred one claimed again (decided whole, as new). */
-  claim: { from: ['deferred'], to: ['sending', 'held', 'rejected', 'deferred'], creates: true, audit: 'none' },
+  claim: { from: ['deferred'], to: ['sending', 'held', 'rejected', 'deferred', 'credited'], creates: true, audit: 'none' },
+  /** A withdrawal from the player's balance, debited under its key (new, or a deferred one asked again): paid next, or held for an operator. */
+  withdraw: { from: ['deferred'], to: ['sending', 'held'], creates: true, audit: 'none' },
   /** The recovery point: the payment request is about to leave (a phase, not a state). */
   send: { from: ['sending'], to: ['sending'], audit: 'none', unsent: true },
   /** The service's answer to the payment. */
@@ -87,10 +99,16 @@ export const LIFECYCLE = {
   reconcile: { from: ['needs_review'], to: ['paid', 'failed'], audit: 'optional' },
   /** The service's answer disagrees with a final decision: back to review, marked and audited. */
   contradict: { from: ['paid', 'failed', 'rejected'], to: ['needs_review'], audit: 'required' },
-  approve: { from: ['held'], to: ['sending'], audit: 'required', redecides: true },
+  /** An operator approved a held entry: paid next, or (a credit) credited. */
+  approve: { from: ['held'], to: ['sending', 'credited'], audit: 'required', redecides: true },
   deny: { from: ['held'], to: ['rejected'], audit: 'required' },
   mark_paid: { from: ['needs_review'], to: ['paid'], audit: 'required' },
   mark_failed: { from: ['needs_review'], to: ['failed'], audit: 'required' },
+  /**
+   * A guest linked a gamertag: each of the guest's credits moves to the player (credited), or is
+   * dropped (rejected) when the player's own repeat rules already hold it. Audited (the link).
+   */
+  merge: { from: ['credited'], to: ['credited', 'rejected'], audit: 'required' },
 } as const satisfies Record<string, Transition>;
 
 export type TransitionName = keyof typeof LIFECYCLE;

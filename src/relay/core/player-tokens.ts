@@ -12,6 +12,8 @@ export interface PlayerClaims {
    * (witnessed play). Tokens from before it was written count as issued at `exp - ttl`.
    */
   iat: number;
+  /** A guest (balance mode): a relay-made id and no gamertag; earns, cannot withdraw, until it links. */
+  guest?: true;
 }
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64url');
@@ -33,8 +35,8 @@ export function createPlayerTokens(secrets: string | readonly string[], ttlMs: n
   // A player sends the same token with every claim: check its signature once.
   const verified = new Map<string, PlayerClaims>();
   return {
-    issue(userId: string, gamertag: string, now = Date.now()): { token: string; claims: PlayerClaims } {
-      const claims: PlayerClaims = { userId, gamertag, exp: now + ttlMs, iat: now };
+    issue(userId: string, gamertag: string, now = Date.now(), guest = false): { token: string; claims: PlayerClaims } {
+      const claims: PlayerClaims = { userId, gamertag, exp: now + ttlMs, iat: now, ...(guest ? { guest: true as const } : {}) };
       const payload = b64(JSON.stringify(claims));
       return { token: `rb1.${payload}.${sign(payload)}`, claims };
     },
@@ -67,7 +69,8 @@ export function createPlayerTokens(secrets: string | readonly string[], ttlMs: n
       const c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<PlayerClaims>;
       if (typeof c.userId !== 'string' || typeof c.gamertag !== 'string' || typeof c.exp !== 'number') return undefined;
       const iat = typeof c.iat === 'number' ? c.iat : c.exp - ttlMs;
-      return c.exp > now ? { userId: c.userId, gamertag: c.gamertag, exp: c.exp, iat } : undefined;
+      if (c.exp <= now) return undefined;
+      return { userId: c.userId, gamertag: c.gamertag, exp: c.exp, iat, ...(c.guest === true ? { guest: true as const } : {}) };
     } catch {
       return undefined;
     }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { nextUtcDay, utcDay } from '../../wire/earning-rules.js';
 import type { PlayerSession } from '../../wire/relay-api.js';
 import type { PaymentsClient } from '../payments/client.js';
+import type { Guests } from './guests.js';
 import type { PlayerTokens } from './player-tokens.js';
 import type { Ledger } from './ports/ledger.js';
 import { Refusal } from './refusal.js';
@@ -24,12 +25,16 @@ export interface PlayersDeps {
   linksPerAddressPerDay?: number;
   /** Where a link the service could not answer (`link_failed`) or a hook that threw (`link_check_failed`) is said, at warn. */
   logger?: Pick<Logger, 'warn'>;
+  /** Balance mode: a link without a gamertag makes a guest, and one with a `guestToken` merges the guest's credits. */
+  guests?: Guests | undefined;
 }
 
-/** A link as the player asked for it. */
+/** A link as the player asked for it: no gamertag makes a guest (balance mode). */
 export interface LinkRequest {
-  gamertag: string;
+  gamertag?: string;
   humanCheck?: string;
+  /** A guest's token: the guest's credits move to the player who links. */
+  guestToken?: string;
 }
 
 /** Where a link comes from. */
@@ -52,7 +57,7 @@ const MAX_REMEMBERED = 10_000;
  * door's, before the body is read). The lookup then gives the userId, and the link is recorded,
  * which decides two links racing past the cap.
  */
-export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAddressPerDay: cap = 0, logger }: PlayersDeps) {
+export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAddressPerDay: cap = 0, logger, guests }: PlayersDeps) {
   // Whose gamertag is whose, as the service last said here: lets a capped address link again a
   // player it already linked today (free, as ever) before the lookup. A hint only: the lookup
   // still names the player, and linkAddress has the last word. A relay that never saw the
@@ -64,7 +69,7 @@ export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAd
   };
   const tooMany = (now: number) => new Refusal('too_many_players', `This address may link ${cap} players a day`, Math.ceil((nextUtcDay(now) - now) / 1000));
 
-  async function humanCheck(link: LinkRequest, request: () => Request) {
+  async function humanCheck(link: { gamertag: string; humanCheck?: string }, request: () => Request) {
     if (!verifyLink) return;
     let passed: boolean;
     try {
@@ -76,9 +81,26 @@ export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAd
     if (!passed) throw new Refusal('link_refused');
   }
 
-  /** Links a player: the session, or a Refusal (nothing recorded). */
+  /** A guest: counted against the address's links like a player, and checked by the same human check. */
+  async function guest(asked: LinkRequest, from: LinkContext): Promise<PlayerSession> {
+    if (!guests) throw new Refusal('bad_request', 'gamertag: a gamertag is required (guests play only in balance mode)');
+    if (asked.guestToken !== undefined) throw new Refusal('bad_request', 'gamertag: a guest links with a gamertag and its guestToken');
+    const { now } = from;
+    const address = cap > 0 ? from.address : undefined;
+    if (address !== undefined && (await ledger.linkedPlayers(address, utcDay(now))).length >= cap) throw tooMany(now);
+    await humanCheck({ gamertag: '', ...(asked.humanCheck ? { humanCheck: asked.humanCheck } : {}) }, from.request);
+    const { token, claims } = guests.start(now);
+    if (address !== undefined && !(await ledger.linkAddress(address, utcDay(now), claims.userId, cap))) throw tooMany(now);
+    return { userId: claims.userId, gamertag: '', token, expiresAt: new Date(claims.exp).toISOString(), guest: true };
+  }
+
+  /** Links a player (or makes a guest): the session, or a Refusal (nothing recorded). */
   async function link(asked: LinkRequest, from: LinkContext): Promise<PlayerSession> {
     const { gamertag } = asked;
+    if (gamertag === undefined) return guest(asked, from);
+    // The guest is checked before anything is asked of the service: a bad token costs nothing.
+    const fromGuest = asked.guestToken === undefined ? undefined : guests?.guestOf(asked.guestToken);
+    if (asked.guestToken !== undefined && !fromGuest) throw new Refusal('bad_request', "guestToken: not a guest's token from this relay (or it expired)");
     const { now } = from;
     const day = utcDay(now);
     // Without an address (the relay warned) there is nothing to count links under.
@@ -102,8 +124,9 @@ export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAd
     // Linking the same player again is free; another player past the cap waits for the next UTC day.
     if (address !== undefined && !(await ledger.linkAddress(address, day, userId, cap))) throw tooMany(now);
 
+    const merge = fromGuest && guests ? await guests.merge(fromGuest, userId, gamertag) : undefined;
     const { token, claims } = tokens.issue(userId, gamertag, now);
-    return { userId: claims.userId, gamertag, token, expiresAt: new Date(claims.exp).toISOString() };
+    return { userId: claims.userId, gamertag, token, expiresAt: new Date(claims.exp).toISOString(), ...(merge ? { merge } : {}) };
   }
 
   return { link };

@@ -14,16 +14,19 @@ export interface Summary {
     budget: { limit: number | null; used: number; left: number | null };
   };
   last7Days: { day: string; satsPaid: number }[];
+  /** Balance mode: what the relay owes its players, every balance together. */
+  balances?: { owedSats: number };
 }
 
 /** The operator's reports, read from the ledger. */
-export function createReports(ledger: Pick<Ledger, 'report' | 'budgetUsed'>, limits: Pick<ClaimLimits, 'dailyBudgetSats'>) {
+export function createReports(ledger: Pick<Ledger, 'report' | 'budgetUsed' | 'balancesOwed'>, limits: Pick<ClaimLimits, 'dailyBudgetSats'>, balanceMode = false) {
   async function summary(now: number): Promise<Summary> {
     const today = utcDay(now);
     const rows = await ledger.report(utcDay(now - 6 * DAY_MS));
     const todays = rows.filter((r) => r.day === today);
     const used = await ledger.budgetUsed(today);
     const days = Array.from({ length: 7 }, (_, i) => utcDay(now - (6 - i) * DAY_MS));
+    const owed = balanceMode && ledger.balancesOwed ? await ledger.balancesOwed() : undefined;
     return {
       today: {
         day: today,
@@ -33,6 +36,7 @@ export function createReports(ledger: Pick<Ledger, 'report' | 'budgetUsed'>, lim
         budget: { limit: limits.dailyBudgetSats || null, used, left: limits.dailyBudgetSats ? Math.max(0, limits.dailyBudgetSats - used) : null },
       },
       last7Days: days.map((day) => ({ day, satsPaid: rows.filter((r) => r.day === day && r.state === 'paid').reduce((s, r) => s + r.sats, 0) })),
+      ...(owed !== undefined ? { balances: { owedSats: owed } } : {}),
     };
   }
   return { summary };

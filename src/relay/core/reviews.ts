@@ -45,11 +45,15 @@ export function createReviews(
       const denied = await settlements.settle(id, { transition: 'deny', to: { state: 'rejected', reason: 'denied_by_operator' }, cause: 'operator', audit });
       return denied ? { kind: 'settled', entry: denied } : { kind: 'not_in_review' };
     }
-    if (!pay) throw new Error('approving a held claim needs the payments service');
+    // A held credit goes on the player's balance; anything else is paid through the service.
+    const credit = (await get(id))?.kind === 'credit';
+    if (!pay && !credit) throw new Error('approving a held claim needs the payments service');
     // Decided again on the day it is approved: a claim held since an earlier day counts on this one, if it fits.
-    const approved = await settlements.apply(id, { transition: 'approve', to: { state: 'sending' }, cause: 'operator', audit, ...(limits ? { limits } : {}) });
+    const to = credit ? { state: 'credited' as const } : { state: 'sending' as const };
+    const approved = await settlements.apply(id, { transition: 'approve', to, cause: 'operator', audit, ...(limits ? { limits } : {}) });
     if (approved.kind === 'refused') return { kind: 'refused', reason: approved.reason };
-    return approved.kind === 'settled' ? { kind: 'settled', entry: await pay(approved.entry) } : { kind: 'not_in_review' };
+    if (approved.kind !== 'settled') return { kind: 'not_in_review' };
+    return { kind: 'settled', entry: credit || !pay ? approved.entry : await pay(approved.entry) };
   }
 
   return async function decide(id: string, action: ReviewAction, actor: string, transactionId?: string): Promise<ReviewOutcome> {

@@ -9,6 +9,7 @@ const STATUS: Record<LedgerState, RewardStatus> = {
   rejected: 'rejected',
   needs_review: 'needs_review',
   held: 'held',
+  credited: 'credited',
 };
 
 /** A ledger entry as the client sees it. */
@@ -24,5 +25,6 @@ export function toRewardRecord(e: LedgerEntry): RewardRecord {
     ...(e.paymentId ? { paymentId: e.paymentId } : {}),
     createdAt: new Date(e.createdAt).toISOString(),
     ...(e.settledAt ? { settledAt: new Date(e.settledAt).toISOString() } : {}),
+    ...(e.kind === 'withdrawal' ? { kind: 'withdrawal' as const } : {}),
   };
 }

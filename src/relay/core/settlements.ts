@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { allows, LIFECYCLE, LifecycleError, type TransitionName, transition } from './lifecycle.js';
+import type { RepeatPolicy } from '../../wire/relay-api.js';
+import { allows, LIFECYCLE, LifecycleError, type TransitionName, told, transition } from './lifecycle.js';
 import type { PlayerEvent } from './ports/event-log.js';
 import {
   type AuditNote,
@@ -7,20 +8,23 @@ import {
   type ClaimResult,
   type DayLimit,
   DayLimitRefusal,
+  type GuestMerge,
   type Ledger,
   type LedgerEntry,
   type LedgerState,
   type NewClaim,
+  type NewWithdrawal,
   type Settled,
   type Settlement,
+  type WithdrawalLimits,
 } from './ports/ledger.js';
 
 /** What moved an intent: the claim, the payment's answer, or one of the ways a review ends. */
-export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' | 'recovery' | 'operator';
+export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' | 'recovery' | 'operator' | 'merge';
 
 /** The metrics a settlement records (ops/metrics.ts; a no-op without the operator's surface). */
 export interface SettlementMetrics {
-  settled(state: LedgerState, achievementId: string, sats: number, sinceMs?: number): void;
+  settled(state: LedgerState, achievementId: string, sats: number, sinceMs?: number, kind?: LedgerEntry['kind']): void;
   /** The service's answer disagreed with a final decision (see payouts' late answers). */
   contradicted?(): void;
 }
@@ -64,7 +68,7 @@ export function createSettlements({ ledger, publish, metrics, logger, clock }: S
     const { entry, from, event } = s;
     if (event) publish(event);
     if (entry.state !== 'sending' && entry.state !== 'deferred' && entry.state !== 'held')
-      metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined);
+      metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined, entry.kind);
     const line = {
       event: 'settlement',
       cause,
@@ -81,7 +85,8 @@ export function createSettlements({ ledger, publish, metrics, logger, clock }: S
     if (entry.reason === 'contradicted' && entry.state === 'needs_review') {
       metrics.contradicted?.();
       logger.error(line, 'the payments service contradicts a final decision: back to review');
-    } else if (entry.state === 'paid' || entry.state === 'rejected' || entry.state === 'sending' || entry.state === 'held') logger.info(line, entry.state);
+    } else if (entry.state === 'paid' || entry.state === 'credited' || entry.state === 'rejected' || entry.state === 'sending' || entry.state === 'held')
+      logger.info(line, entry.state);
     else logger.warn(line, entry.state);
   }
 
@@ -110,18 +115,44 @@ export function createSettlements({ ledger, publish, metrics, logger, clock }: S
   }
 
   return {
-    /** Records a claim (sending; rejected or held, and told; deferred too early); a known key comes back untouched. */
+    /** Records a claim (sending; rejected, held or credited, and told; deferred too early); a known key comes back untouched. */
     async claim(claim: NewClaim, limits: ClaimLimits): Promise<ClaimResult> {
       const r = await ledger.claim(claim, limits, clock?.());
       if (r.kind === 'created') {
         // The store decided it; the table says what a claim may become.
         if (!LIFECYCLE.claim.to.includes(r.entry.state as never)) throw new LifecycleError(`a claim cannot become ${r.entry.state}`);
-        if (r.entry.state === 'rejected' || r.entry.state === 'held') after({ entry: r.entry, from: 'sending', ...(r.event ? { event: r.event } : {}) }, 'claim');
+        if (told(r.entry.state)) after({ entry: r.entry, from: 'sending', ...(r.event ? { event: r.event } : {}) }, 'claim');
+      }
+      return r;
+    },
+
+    /**
+     * Records a withdrawal from the player's balance (sending; held, and told). A known key comes
+     * back untouched; a refusal (WithdrawalRefusal) is thrown with nothing written.
+     */
+    async withdraw(w: NewWithdrawal, limits: WithdrawalLimits): Promise<ClaimResult> {
+      if (!ledger.withdraw) throw new Error('this ledger keeps no balances: balance mode needs the SQLite or PostgreSQL store');
+      const r = await ledger.withdraw(w, limits, clock?.());
+      if (r.kind === 'created') {
+        if (!LIFECYCLE.withdraw.to.includes(r.entry.state as never)) throw new LifecycleError(`a withdrawal cannot become ${r.entry.state}`);
+        if (told(r.entry.state)) after({ entry: r.entry, from: 'sending', ...(r.event ? { event: r.event } : {}) }, 'claim');
       }
       return r;
     },
 
     apply,
+
+    /**
+     * A guest linked a gamertag: the lifecycle's `merge` of each of its credits into the player
+     * (moved, or dropped as one the player already holds), in one transaction; each change is told.
+     */
+    async merge(guestId: string, userId: string, repeats: ReadonlyMap<string, RepeatPolicy>, audit: AuditNote): Promise<GuestMerge> {
+      if (!ledger.mergeGuest) throw new Error('this ledger keeps no balances: balance mode needs the SQLite or PostgreSQL store');
+      transition('merge', 'credited', true);
+      const r = await ledger.mergeGuest(guestId, userId, repeats, audit, (clock ?? Date.now)());
+      for (const s of [...r.moved, ...r.dropped]) after(s, 'merge', audit);
+      return r;
+    },
 
     /** `apply`, for the transitions no day's limits can refuse: the entry as committed, or undefined when it had moved on. */
     async settle(id: string, request: SettleRequest): Promise<LedgerEntry | undefined> {

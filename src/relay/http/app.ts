@@ -23,6 +23,7 @@ import type { RateLimiter } from './middleware/rate-limit.js';
 import type { HttpSettings } from './options.js';
 import { problemOf, problemResponse, RelayProblem } from './problems.js';
 import { adminApi } from './routes/admin.js';
+import { allowanceRoute, balanceRoutes } from './routes/balance.js';
 import { eventsRoute } from './routes/events.js';
 import { playersRoute } from './routes/players.js';
 import { rampRoute } from './routes/ramp.js';
@@ -41,7 +42,9 @@ const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
  */
 export interface HttpDeps {
   settings: HttpSettings;
-  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports'>;
+  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf'>;
+  /** RELAY_GAME_SERVER_SECRET: the game's server's bearer for `/v1/server/*`. */
+  gameServerSecrets?: readonly string[];
   /** Readiness pings it; rewards' history, the event streams, the webhooks' inbox and the operator read it. */
   store: RelayStore;
   /** A cheap call to the service, for readiness. */
@@ -99,14 +102,25 @@ export function createApp(d: HttpDeps) {
   app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck, draining: d.draining })));
   app.get('/v1/catalog', (c) => c.json(d.catalogBody));
   app.route('/v1/players', playersRoute(core.link, limiter));
+  // Balance mode: a guest's token stops working once the guest linked a gamertag.
+  const retired = core.guests?.retired;
   // Matches /v1/rewards itself too.
-  app.use('/v1/rewards/*', requirePlayer(tokens, limiter));
+  app.use('/v1/rewards/*', requirePlayer(tokens, limiter, undefined, retired));
   app.route('/v1/rewards', rewardsRoute({ ledger, claim: core.claim, limiter, logger }));
-  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter, d.tickets));
+  for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter, d.tickets, retired));
   app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(settings.streamCaps), d.tickets));
   app.route('/v1/ramp-sessions', rampRoute(core.openRampSession));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(core.withdrawalRequest));
   app.route('/v1/webhooks/payments', webhooksRoute(events, d.hub, logger, d.webhookLimiter, settings.webhooks));
+  if (core.balances) {
+    for (const path of ['/v1/balance', '/v1/withdrawals', '/v1/play']) app.use(`${path}/*`, requirePlayer(tokens, limiter, undefined, retired));
+    app.route('/v1', balanceRoutes(core.balances));
+    if (d.gameServerSecrets?.length) {
+      const server = requireAdmin(d.gameServerSecrets, { required: "The game's server secret (RELAY_GAME_SERVER_SECRET) is required" });
+      app.use('/v1/server/withdrawal-allowance', server);
+      app.route('/v1/server/withdrawal-allowance', allowanceRoute(core.balances, core.userIdOf));
+    }
+  }
 
   if (metrics && settings.adminToken) {
     const admin = requireAdmin(settings.adminToken, { failuresPerMinute: settings.adminFailuresPerMinute });

@@ -96,6 +96,15 @@ export async function readJsonText<S extends z.ZodType>(c: RelayContext, schema:
   return { data: r.data, text };
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The Idempotency-Key header's UUID, or 400. The IETF draft sends it as a structured-field string: "<uuid>". Bare is accepted too. */
+export function idempotencyKeyOf(raw: string): string {
+  const key = raw.replace(/^"(.*)"$/, '$1');
+  if (!UUID.test(key)) throw new RelayProblem('idempotency_key_required');
+  return key;
+}
+
 /** Takes one from the limiter under `key` (`ip:…`, `user:…`), or throws 429. No key (no address): nothing to count. */
 export function rateLimited(limiter: RateLimiter, key: string | undefined): void {
   if (key === undefined) return;
@@ -120,10 +129,17 @@ const TICKET_REFUSED = {
  * EventSource cannot send headers: `GET /v1/events` also takes a single-use `?ticket=` (and,
  * deprecated, `?token=`, which puts the long-lived token in access logs).
  */
-export function requirePlayer(tokens: PlayerTokens, limiter: RateLimiter, tickets?: StreamTickets): MiddlewareHandler<RelayEnv> {
+export function requirePlayer(
+  tokens: PlayerTokens,
+  limiter: RateLimiter,
+  tickets?: StreamTickets,
+  /** Balance mode: a guest's token stops working once the guest linked a gamertag. */
+  retired?: (player: PlayerClaims) => Promise<boolean>,
+): MiddlewareHandler<RelayEnv> {
   return async function requirePlayer(c, next) {
     rateLimited(limiter, addressScope(c, 'ip'));
     const player = playerOf(c);
+    if (player.guest && retired && (await retired(player))) throw new RelayProblem('unauthorized', "This guest linked a gamertag: use the player's token");
     rateLimited(limiter, `user:${player.userId}`);
     c.set('player', player);
     await next();

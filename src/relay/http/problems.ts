@@ -14,6 +14,11 @@ export const PROBLEMS = {
   unknown_achievement: [404, 'No such achievement in the catalog'],
   unknown_gamertag: [404, 'No player has this gamertag'],
   link_refused: [403, 'The human check at link did not pass'],
+  // Balance mode (docs/relay-api.md#balance): a withdrawal refused changes nothing and calls no service.
+  gamertag_required: [403, 'Link a gamertag first: a guest earns but cannot withdraw, and an instant payout needs a gamertag'],
+  below_minimum: [422, 'A withdrawal must be at least minWithdrawalSats'],
+  insufficient_balance: [409, 'The balance does not hold that many sats'],
+  over_limit: [409, "The player's withdrawal limit (the day's limit or the allowance) does not reach that far yet"],
   method_not_allowed: [405, 'This path does not take that method'],
   request_in_flight: [409, 'A request with this Idempotency-Key is still being processed'],
   // An approval decided on a later UTC day than its claim: that day has no room for it; it stays held.

@@ -10,6 +10,8 @@ export interface LedgerGauges {
   budgetUsedSats(): Promise<number>;
   /** The project wallet's balance as last read (at most one call to the service a minute). */
   walletBalanceSats?(): Promise<number | undefined>;
+  /** Balance mode: every player's balance together. */
+  balancesOwedSats?(): Promise<number>;
 }
 
 /**
@@ -85,6 +87,23 @@ export function createMetrics(ledger: LedgerGauges) {
     },
   });
 
+  if (ledger.balancesOwedSats) {
+    const owed = ledger.balancesOwedSats;
+    new Gauge({
+      name: 'rewardbus_balances_owed_sats',
+      help: "What the relay owes its players in balance mode: every balance together (the shared ledger's)",
+      registers: [registry],
+      async collect() {
+        await orSkip(async () => this.set(await owed()));
+      },
+    });
+  }
+  const withdrawals = new Counter({
+    name: 'rewardbus_withdrawals_total',
+    help: "Withdrawals from players' balances that reached a state the player hears of, by status",
+    labelNames: ['status'],
+    registers: [registry],
+  });
   new Gauge({
     name: 'rewardbus_wallet_balance_sats',
     help: "The project wallet's balance, as last read from the service (at most once a minute)",
@@ -101,8 +120,9 @@ export function createMetrics(ledger: LedgerGauges) {
     registry,
     streams,
     /** A payout reached a final state (paid, failed, needs_review, rejected). */
-    settled(state: string, achievementId: string, sats: number, sinceMs?: number) {
-      payouts.inc({ state, achievement: achievementId });
+    settled(state: string, achievementId: string, sats: number, sinceMs?: number, kind?: string) {
+      if (kind === 'withdrawal') withdrawals.inc({ status: state === 'sending' ? 'pending' : state === 'rejected' ? 'failed' : state });
+      else payouts.inc({ state, achievement: achievementId });
       if (state === 'paid') satsPaid.inc(sats);
       if (sinceMs !== undefined) payoutSeconds.observe((Date.now() - sinceMs) / 1000);
     },

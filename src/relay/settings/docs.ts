@@ -53,6 +53,6 @@ export function configurationDoc(): string {
 /** The settings part of `--help`: one line each, with its default when that is one value. */
 export function settingsHelp(indent = '  ', width = 38): string {
   const line = (name: string, s: { default?: string; defaultText?: string; help: string }) =>
-    `${indent}${name.padEnd(width)}${s.help}${s.default && s.defaultText === undefined ? ` (default ${s.default})` : ''}`;
+    `${indent}${name.length < width ? name.padEnd(width) : `${name} `}${s.help}${s.default && s.defaultText === undefined ? ` (default ${s.default})` : ''}`;
   return [...entries.map(([name, s]) => line(name, s)), ...Object.entries(SANDBOX_SETTINGS).map(([name, s]) => line(name, s))].join('\n');
 }

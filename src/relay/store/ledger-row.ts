@@ -1,4 +1,5 @@
-import { type LedgerEntry, type LedgerState, RESERVING_STATES, type SendPhase, type Settlement } from '../core/ports/ledger.js';
+import { type KeyDecision, keyDecision } from '../core/claim-decision.js';
+import { type EntryKind, type LedgerEntry, type LedgerState, RESERVING_STATES, type SendPhase, type Settlement } from '../core/ports/ledger.js';
 
 /** A ledger entry as both SQL backends store it (PostgreSQL hands bigints back as strings). */
 export interface LedgerRow {
@@ -18,6 +19,7 @@ export interface LedgerRow {
   day: string;
   created_at: number | string;
   settled_at: number | string | null;
+  kind: EntryKind;
 }
 
 // Optional fields are set one by one: spreading `cond ? { x } : {}` made an object per field.
@@ -40,11 +42,26 @@ export function toLedgerEntry(r: LedgerRow): LedgerEntry {
   if (r.occurred_at !== null) e.occurredAt = r.occurred_at;
   if (r.address !== null && r.address !== undefined) e.address = r.address;
   if (r.settled_at !== null) e.settledAt = Number(r.settled_at);
+  if (r.kind !== 'payout' && r.kind !== undefined) e.kind = r.kind;
   return e;
 }
 
 /** The states that hold a reservation, as SQL (spelled out, so a partial index on them can be used). */
 export const RESERVING_SQL = `state IN (${RESERVING_STATES.map((s) => `'${s}'`).join(', ')})`;
+
+/**
+ * keyDecision (core/claim-decision.ts) for a claim (`withdrawal` false) or a withdrawal: a key an
+ * entry of the other sort holds is that entry's answer, never decided again as this one (a
+ * deferred claim is not turned into a withdrawal, nor the other way).
+ */
+export function keyDecisionOf(existing: Pick<LedgerRow, 'state' | 'request_hash' | 'kind'> | null | undefined, request: { requestHash: string }, withdrawal: boolean): KeyDecision {
+  if (!existing) return 'insert';
+  if ((existing.kind === 'withdrawal') !== withdrawal) return 'existing';
+  return keyDecision({ state: existing.state, requestHash: existing.request_hash }, request);
+}
+
+/** Whether an entry in its state counts on the caps, the budget and the repeat rules: a reward (paid or credited), never a withdrawal. */
+export const reservesClaims = (r: Pick<LedgerRow, 'state' | 'kind'>): boolean => r.kind !== 'withdrawal' && RESERVING_STATES.includes(r.state);
 
 /**
  * The row a settlement leaves, from the row it found: the state and its reason as the settlement

@@ -108,6 +108,7 @@ describe('the lifecycle table (core/lifecycle.ts), as the settlement core applie
     paid: async (s) => settled(s, { state: 'paid', paymentId: 'tx' }),
     failed: async (s) => settled(s, { state: 'failed', reason: 'payment_refused' }),
     needs_review: async (s) => settled(s, { state: 'needs_review', reason: 'timeout' }),
+    credited: async ({ settlements, claim }) => (await settlements.claim(claim({ credit: true }), NO_LIMITS)).entry.id,
   };
   async function settled(s: Awaited<ReturnType<typeof core>>, to: Settlement) {
     const id = await REACH.sending(s);
@@ -116,7 +117,7 @@ describe('the lifecycle table (core/lifecycle.ts), as the settlement core applie
   }
   const AUDIT = { actor: 'ann', action: 'test' };
   const settlementTo = (state: RewardState): Settlement =>
-    state === 'paid' ? { state, paymentId: 'tx-2' } : state === 'sending' ? { state } : ({ state, reason: 'test' } as Settlement);
+    state === 'paid' ? { state, paymentId: 'tx-2' } : state === 'sending' || state === 'credited' ? { state } : ({ state, reason: 'test' } as Settlement);
 
   for (const state of ALL_STATES) {
     it(`refuses every transition that does not leave ${state}, and changes nothing`, async () => {

@@ -8,16 +8,13 @@ import type { ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSandbox } from '../../../src/sandbox/index.js';
+import { faultyService } from '../../helpers/faulty-service.js';
 import { freshDatabase, POSTGRES_HOW, postgresInstalled, startPostgres } from '../../helpers/postgres.js';
 import { freePort, startRelayProcess } from '../../helpers/processes.js';
 import { seededRandom } from '../../helpers/seeded-random.js';
@@ -28,49 +25,11 @@ const TIMEOUT_MS = 400;
 const PLAYERS = 20;
 const INTENTS_PER_PLAYER = 50;
 const KILLS = 5;
-const FAULTS = ['500 before forwarding', 'forward, then 500', 'forward, then drop the socket', 'answer after the timeout', 'reset'] as const;
 
 // The chaos's own timing (a late answer, a client's pauses between retries, the time between kills): never a wait for a condition.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const closers: Array<() => unknown> = [];
 afterAll(() => closers.forEach((c) => c()));
-
-/** The service behind a proxy that breaks a fifth of the calls, one way or another. */
-async function faultyService(rnd: () => number) {
-  const sandbox = createSandbox({ apiKey: KEY });
-  const injected = new Map<string, number>();
-  const proxy: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const fault = rnd() < 0.2 ? FAULTS[Math.floor(rnd() * FAULTS.length)]! : undefined;
-      if (fault) injected.set(fault, (injected.get(fault) ?? 0) + 1);
-      if (fault === 'reset') return void req.socket.destroy();
-      if (fault === '500 before forwarding') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"success":false,"message":"Internal error"}');
-      const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      const answer = await sandbox.fetch(
-        new Request(`http://service${req.url}`, { method: req.method!, headers: req.headers as Record<string, string>, ...(body ? { body } : {}) }),
-      );
-      const text = await answer.text();
-      if (fault === 'forward, then drop the socket') return void req.socket.destroy();
-      if (fault === 'forward, then 500') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"success":false,"message":"Internal error"}');
-      if (fault === 'answer after the timeout') await sleep(TIMEOUT_MS + 200);
-      if (!res.destroyed) res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
-    });
-  });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  closers.push(() => proxy.close());
-  // The service itself, straight, for the operator's reconciliation.
-  const direct = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise((r) => direct.once('listening', r));
-  closers.push(() => direct.close());
-  return {
-    sandbox,
-    injected,
-    proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-    directUrl: `http://127.0.0.1:${(direct.address() as AddressInfo).port}`,
-  };
-}
 
 type Row = { id: string; idempotency_key: string; state: string; sats: number; payment_id: string | null; reason: string | null };
 
@@ -86,7 +45,8 @@ async function chaos(mode: 'relay' | 'database') {
     if (mode === 'database' && !postgres) throw new Error(POSTGRES_HOW);
     if (postgres) closers.push(() => postgres.stop());
     const databaseUrl = postgres && (await freshDatabase(postgres.url));
-    const service = await faultyService(rnd);
+    const service = await faultyService(rnd, KEY, TIMEOUT_MS);
+    closers.push(service.close);
     const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-chaos-'));
     const catalog = join(dataDir, 'catalog.json');
     writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'chaos', title: 'Chaos', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RewardOutcome } from '../../../src/client/events.js';
-import { toastText, waitingText } from '../../../src/phaser/toast-text.js';
+import { refusalText, toastText, waitingText, withdrawalText } from '../../../src/phaser/toast-text.js';
 
 const outcome = (o: Partial<RewardOutcome> = {}): RewardOutcome => ({
   intent: { id: 'k1', achievementId: 'first-coin', occurredAt: '2026-11-23T10:00:00.000Z', attempts: 1, nextAttemptAt: 0 },
@@ -19,6 +19,25 @@ describe("the Phaser plugin's toast text", () => {
   it('says a failure after review likewise, with the reason in words', () => {
     expect(toastText('reward:failed', outcome({ reason: 'insufficient_balance' }), 'First coin')).toBe('Payout failed for First coin: the game is out of sats');
     expect(toastText('reward:failed', outcome({ reason: 'payment_failed', afterReview: true }), 'First coin')).toBe('Payout failed for First coin after review: payment_failed');
+  });
+
+  it('says a credit with the balance after it (balance mode)', () => {
+    expect(toastText('reward:credited', outcome(), 'First coin', 52)).toBe('+21 sats · First coin · balance 52');
+    expect(toastText('reward:credited', outcome(), 'First coin')).toBe('+21 sats · First coin');
+  });
+
+  it('says a withdrawal paid, failed or waiting, and why one was refused', () => {
+    const w = (status: 'paid' | 'failed' | 'held' | 'needs_review', reason?: string) => ({
+      withdrawal: { id: 'w1', sats: 500, status, createdAt: '2026-11-25T10:00:00.000Z', ...(reason ? { reason } : {}) },
+      gamertag: 'ada',
+      remote: false,
+    });
+    expect(withdrawalText('withdrawal:paid', w('paid'))).toBe('Withdrew 500 sats → ada');
+    expect(withdrawalText('withdrawal:failed', w('failed', 'denied_by_operator'))).toBe('Withdrawal of 500 sats failed: not approved; the sats are back');
+    expect(withdrawalText('withdrawal:review', w('held'))).toBe('Withdrawal of 500 sats is waiting for approval');
+    expect(withdrawalText('withdrawal:review', w('needs_review'))).toBe('Withdrawal of 500 sats is being checked');
+    expect(refusalText('below_minimum')).toBe('Cannot withdraw: below the minimum');
+    expect(refusalText('something_else')).toBe('Cannot withdraw: something else');
   });
 
   it('says a refusal and a check', () => {

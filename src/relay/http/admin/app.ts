@@ -17,6 +17,8 @@ interface Entry {
 }
 interface Summary {
   today: { day: string; satsPaid: number; byState: Record<string, number>; playersPaid: number; budget: { limit: number | null; used: number; left: number | null } };
+  /** Balance mode: what the players' balances add up to, beside the wallet. */
+  balances?: { owedSats: number; walletBalanceSats: number | null; short: boolean };
   last7Days: Array<{ day: string; satsPaid: number }>;
 }
 interface Webhook {
@@ -139,6 +141,9 @@ async function load() {
     figure(t.budget.used.toLocaleString(), 'budget used'),
     figure(t.budget.left === null ? 'no limit' : t.budget.left.toLocaleString(), 'budget left'),
     figure(states, 'payouts by state'),
+    ...(summary.balances
+      ? [figure(summary.balances.owedSats.toLocaleString(), summary.balances.short ? 'owed to players: MORE than the wallet holds' : 'owed to players (balances)')]
+      : []),
   );
   const max = Math.max(1, ...summary.last7Days.map((d) => d.satsPaid));
   $('chart').replaceChildren(

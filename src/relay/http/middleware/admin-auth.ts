@@ -15,6 +15,8 @@ export interface AdminAuthOptions {
   failuresPerMinute?: number;
   /** The clock (tests). */
   now?: () => number;
+  /** What a refusal says is required (default: the operator token). */
+  required?: string;
 }
 
 /**
@@ -46,7 +48,7 @@ export function requireAdmin(tokens: string | readonly string[], options: AdminA
     for (const e of expected) good = timingSafeEqual(mine, e) || good;
     if (!given || !good) {
       if (address !== undefined) failures.add(address);
-      throw new RelayProblem('unauthorized', 'The operator token (RELAY_ADMIN_TOKEN) is required');
+      throw new RelayProblem('unauthorized', options.required ?? 'The operator token (RELAY_ADMIN_TOKEN) is required');
     }
     await next();
   };

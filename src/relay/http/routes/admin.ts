@@ -25,7 +25,9 @@ const view = (e: LedgerEntry, now: number) => ({
   id: e.id,
   userId: e.userId,
   gamertag: e.gamertag ?? null,
-  achievementId: e.achievementId,
+  // A withdrawal has no achievement: the operator's tables name it so.
+  achievementId: e.kind === 'withdrawal' ? '(withdrawal)' : e.achievementId,
+  kind: e.kind ?? 'payout',
   sats: e.sats,
   state: e.state,
   reason: e.reason ?? null,
@@ -71,7 +73,16 @@ async function serviceHealth(metrics: Metrics, wallet: WalletBalance) {
 export function adminApi({ ledger, events, decide, reports, metrics, wallet }: AdminDeps) {
   const actor = (c: { req: { header(n: string): string | undefined } }) => operatorName(c.req.header('x-operator'));
   return new Hono<RelayEnv>()
-    .get('/summary', async (c) => c.json(await reports.summary(Date.now())))
+    .get('/summary', async (c) => {
+      const summary = await reports.summary(Date.now());
+      if (!summary.balances) return c.json(summary);
+      // Balance mode: what the players could withdraw, beside what the wallet holds to pay it.
+      const walletSats = (await wallet.read()).balanceSats;
+      return c.json({
+        ...summary,
+        balances: { ...summary.balances, walletBalanceSats: walletSats ?? null, short: walletSats !== undefined && walletSats < summary.balances.owedSats },
+      });
+    })
     .get('/review', async (c) => {
       const now = Date.now();
       // What the service contradicted comes first: a decision already taken is in doubt.

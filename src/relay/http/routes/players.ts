@@ -12,8 +12,11 @@ const linkSchema = z.strictObject({
     .trim()
     .min(1)
     .max(64)
-    .regex(/^[^/\\?#%\s]+$/, 'a gamertag has no spaces, slashes, ?, # or %'),
+    .regex(/^[^/\\?#%\s]+$/, 'a gamertag has no spaces, slashes, ?, # or %')
+    .optional(),
   humanCheck: z.string().min(1).max(2048).optional(),
+  // Balance mode: linking with a guest's token merges the guest's credits.
+  guestToken: z.string().min(1).max(2048).optional(),
 });
 
 /**
@@ -26,7 +29,11 @@ export function playersRoute(link: Players['link'], limiter: RateLimiter) {
     const { data, text } = await readJsonText(c, linkSchema);
     const raw = c.req.raw;
     const session = await link(
-      { gamertag: data.gamertag, ...(data.humanCheck ? { humanCheck: data.humanCheck } : {}) },
+      {
+        ...(data.gamertag !== undefined ? { gamertag: data.gamertag } : {}),
+        ...(data.humanCheck ? { humanCheck: data.humanCheck } : {}),
+        ...(data.guestToken ? { guestToken: data.guestToken } : {}),
+      },
       {
         address: clientKey(c),
         now: Date.now(),

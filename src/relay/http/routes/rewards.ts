@@ -14,7 +14,7 @@ import type { Ledger, LedgerEntry } from '../../core/ports/ledger.js';
 import { isStoreOutage } from '../../core/ports/outage.js';
 import { toRewardRecord } from '../../core/reward-record.js';
 import { PROOF_MAX_LENGTH } from '../../core/unlock-proof.js';
-import { addressScope, clientKey, type RelayContext, type RelayEnv, readJson } from '../context.js';
+import { addressScope, clientKey, idempotencyKeyOf, type RelayContext, type RelayEnv, readJson } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
 import { problemBody, RelayProblem } from '../problems.js';
 
@@ -34,7 +34,6 @@ export const CLAIM_BATCH_MAX = 25;
  */
 const BATCH_CLAIMS_AT_ONCE = 6;
 const batchSchema = z.strictObject({ claims: z.array(z.unknown()).min(1).max(CLAIM_BATCH_MAX) });
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RewardsRouteDeps {
   ledger: Ledger;
@@ -49,6 +48,8 @@ function answerOf(r: ClaimOutcome, achievementId: string): { entry: LedgerEntry;
   switch (r.kind) {
     case 'unknown_achievement':
       return new RelayProblem('unknown_achievement', `No achievement ${achievementId}`);
+    case 'gamertag_required':
+      return new RelayProblem('gamertag_required', `${achievementId} is paid at once, to a gamertag: link one first`);
     case 'key_reused':
       return new RelayProblem('idempotency_key_reused');
     case 'in_flight':
@@ -64,17 +65,10 @@ function answerOf(r: ClaimOutcome, achievementId: string): { entry: LedgerEntry;
   }
 }
 
-/** The IETF draft sends the key as a structured-field string: "<uuid>". Bare is accepted too. */
-const keyOf = (raw: string) => {
-  const key = raw.replace(/^"(.*)"$/, '$1');
-  if (!UUID.test(key)) throw new RelayProblem('idempotency_key_required');
-  return key;
-};
-
 /** `POST /v1/rewards` pays an achievement at most once per Idempotency-Key; GETs read the player's own. */
 export function rewardsRoute({ ledger, claim, limiter, logger }: RewardsRouteDeps) {
   async function post(c: RelayContext) {
-    const key = keyOf(c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '');
+    const key = idempotencyKeyOf(c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '');
     const body = await readJson(c, claimSchema);
     const a = answerOf(await claim(c.get('player'), key, body, c.req.raw, clientKey(c)), body.achievementId);
     if (a instanceof RelayProblem) throw a;
@@ -99,7 +93,7 @@ export function rewardsRoute({ ledger, claim, limiter, logger }: RewardsRouteDep
     const one = async (item: unknown, i: number): Promise<RewardClaimResult> => {
       const idempotencyKey = typeof item === 'object' && item && 'idempotencyKey' in item && typeof item.idempotencyKey === 'string' ? item.idempotencyKey : '';
       try {
-        const key = keyOf(idempotencyKey);
+        const key = idempotencyKeyOf(idempotencyKey);
         if (seen.has(key)) throw new RelayProblem('bad_request', 'This Idempotency-Key is in the batch twice');
         seen.add(key);
         const parsed = batchedClaimSchema.safeParse(item);

@@ -1,5 +1,5 @@
 import { LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
-import type { AuditNote, LedgerState, Settled, Settlement } from '../../core/ports/ledger.js';
+import type { AuditNote, EntryKind, LedgerState, Settled, Settlement } from '../../core/ports/ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
 import { type EventJson, eventOf, RESERVING, type Row, TOLD } from './rows.js';
 
@@ -10,9 +10,11 @@ import { type EventJson, eventOf, RESERVING, type Row, TOLD } from './rows.js';
  * of one. Claims and settlements both write through it.
  */
 
-/** A new entry, as a claim decided it. */
+/** A new entry, as a claim (or a withdrawal) decided it. */
 export interface InsertChange {
   op: 'insert';
+  /** A payout, a credit to the player's balance, or a withdrawal from it (never in the budget). */
+  kind: EntryKind;
   id: string;
   user: string;
   key: string;
@@ -37,6 +39,8 @@ export interface InsertChange {
 export interface UpdateChange {
   op: 'update';
   id: string;
+  /** Moves the entry to this player (a guest's credit merged into the player who linked). */
+  user?: string;
   from: readonly LedgerState[];
   unsent: boolean;
   state: LedgerState;
@@ -50,6 +54,8 @@ export interface UpdateChange {
   at: number;
   actor: string | null;
   action: string | null;
+  /** Decided again (a deferred claim): a credit where it was a payout, or the other way. Null: as it was. */
+  kind: EntryKind | null;
   /** Decided again (a deferred claim, an approval on a later day): its new price, day, time, address and budget share. Null: as it was. */
   sats: number | null;
   day: string | null;
@@ -104,6 +110,7 @@ export function settlementChange(
     at: now,
     actor: audit?.actor ?? null,
     action: audit?.action ?? null,
+    kind: null,
     sats: null,
     day: move?.day ?? null,
     created: null,

@@ -1,10 +1,10 @@
 import { escapeLiteral, type Pool, type PoolClient } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
-import { addressCapped, claimedState, keyDecision, refusal, tooEarly } from '../../core/claim-decision.js';
+import { addressCapped, claimedState, refusal, tooEarly } from '../../core/claim-decision.js';
 import { LIFECYCLE } from '../../core/lifecycle.js';
 import type { ClaimLimits, ClaimResult, LedgerEntry, NewClaim } from '../../core/ports/ledger.js';
 import { isStoreOutage } from '../../core/ports/outage.js';
-import { toLedgerEntry } from '../ledger-row.js';
+import { keyDecisionOf, toLedgerEntry } from '../ledger-row.js';
 import type { AppliedRow, Change } from './apply.js';
 import { type GroupResult, grouped, madeAlone } from './group.js';
 import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, type Row, TOLD } from './rows.js';
@@ -112,7 +112,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
   function decide(p: Prepared, facts: Facts, projectSats = Number(facts.project_sats ?? 0)): Decision {
     const { claim, limits, sentAt, day, early, budgeted } = p;
     const existing = facts.existing ?? undefined;
-    const key = keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, claim);
+    const key = keyDecisionOf(existing, claim, false);
     if (key === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     // A claim that waited on the lock for one committed meanwhile is not earlier than it: its
     // time is at least that one's, so a cooldown never counts backwards.
@@ -136,6 +136,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     const state = early ? 'deferred' : claimedState(reason, claim);
     const lease = state === 'sending' ? now + leaseMs : null;
     const decided = {
+      kind: claim.credit ? ('credit' as const) : ('payout' as const),
       state,
       reason: reason ?? null,
       sats: claim.sats,

@@ -6,7 +6,9 @@ import type { PlayerEvent } from '../../core/ports/event-log.js';
 import { DayLimitRefusal, inChunks, type Ledger, type LedgerState, PRUNE_CHUNK, type Settlement, type SettleOptions, type SettleResult } from '../../core/ports/ledger.js';
 import { RESERVING_SQL, toLedgerEntry } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, settlementChange } from './apply.js';
+import { pgBalances } from './balance.js';
 import { pgClaims } from './claims.js';
+import { pgGuests } from './guests.js';
 import type { Row } from './rows.js';
 import { pgSettlements } from './settlements.js';
 import { inTransaction } from './transaction.js';
@@ -44,6 +46,8 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
   const transaction = <T>(work: (c: PoolClient) => Promise<T>) => inTransaction(pool, work);
   const claim = pgClaims(pool, { owner, leaseMs });
   const settlements = pgSettlements(pool, groups, { owner, leaseMs });
+  const balances = pgBalances(pool, { owner, leaseMs });
+  const guests = pgGuests(pool);
 
   /** After the commit: every relay's streams read the new event. */
   const heard = <T>(r: T): T => {
@@ -58,12 +62,13 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
    * A transition that decides again (an approval) of an entry reserved on an earlier UTC day:
    * under its player's lock (and its address's) and both days' budget rows, today's cap, budget
    * and address cap are read as a claim reads them; with room, the entry moves to today, its
-   * reservation with it; without, nothing changes. 'same_day': nothing to decide again.
+   * reservation with it; without, nothing changes. 'same_day': nothing to decide again (nor for a withdrawal).
    */
   async function redecide(id: string, name: TransitionName, to: Settlement, now: number, { audit, limits }: SettleOptions): Promise<SettleResult | 'same_day'> {
     const day = utcDay(now);
     const row = (await pool.query<Row>('SELECT * FROM rewards WHERE id = $1', [id])).rows[0];
-    if (!row || row.day === day) return 'same_day';
+    // A withdrawal counts on no cap or budget: its day is the one it was asked on.
+    if (!row || row.day === day || row.kind === 'withdrawal') return 'same_day';
     const budgeted = (limits?.dailyBudgetSats ?? 0) > 0;
     const capped = row.address !== null && (limits?.addressDailyCapSats ?? 0) > 0;
     return inTransaction<SettleResult>(pool, async (c) => {
@@ -127,7 +132,8 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
       }),
     linkedPlayers: async (address, day) =>
       (await pool.query<{ user_id: string }>('SELECT user_id FROM address_links WHERE address = $1 AND day = $2', [address, day])).rows.map((r) => r.user_id),
-    budgetUsed: async (day) => Number((await pool.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE day = $1 AND ${RESERVING_SQL}`, [day])).rows[0]!.s),
+    budgetUsed: async (day) =>
+      Number((await pool.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE day = $1 AND ${RESERVING_SQL} AND kind <> 'withdrawal'`, [day])).rows[0]!.s),
     report: async (fromDay) =>
       (
         await pool.query<{ day: string; state: LedgerState; count: string; sats: string; players: string }>(
@@ -171,6 +177,17 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     },
     // Another relay's payment in flight keeps its lease; only a lapsed one was abandoned.
     abandoned: (now) => one(`SELECT * FROM rewards WHERE state = 'sending' AND lease_until < $1 ORDER BY created_at`, [now]),
+    withdraw: (w, limits, now) => balances.withdraw(w, limits, now).then(heard),
+    balance: balances.balance,
+    beat: balances.beat,
+    raiseAllowance: balances.raiseAllowance,
+    mergeGuest: async (guestId, userId, repeats, audit, now) => {
+      const r = await guests.mergeGuest(guestId, userId, repeats, audit, now);
+      for (const s of [...r.moved, ...r.dropped]) heard(s);
+      return r;
+    },
+    mergedInto: guests.mergedInto,
+    balancesOwed: guests.balancesOwed,
     close: async () => undefined,
   };
 }

@@ -1,24 +1,33 @@
 import { utcDay } from '../../../wire/earning-rules.js';
-import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../core/claim-decision.js';
-import { told as isTold, LIFECYCLE, reserves, type TransitionName } from '../../core/lifecycle.js';
+import type { RepeatPolicy } from '../../../wire/relay-api.js';
+import { claimedState, dayRefusal, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
+import { type EntryKind, told as isTold, LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import {
   type AuditNote,
+  type BalanceFacts,
   type ClaimLimits,
   type ClaimResult,
   DayLimitRefusal,
+  type GuestMerge,
   inChunks,
   type Ledger,
   type LedgerState,
   type NewClaim,
+  type NewWithdrawal,
   PRUNE_CHUNK,
   REWARD_EVENT,
+  type Settled,
   type Settlement,
   type SettleOptions,
   type SettleResult,
+  WITHDRAWAL_ACHIEVEMENT,
+  type WithdrawalLimits,
+  WithdrawalRefusal,
 } from '../../core/ports/ledger.js';
 import { toRewardRecord } from '../../core/reward-record.js';
-import { RESERVING_SQL, type LedgerRow as Row, settledRow, toLedgerEntry } from '../ledger-row.js';
+import { withdrawalDecision } from '../../core/withdrawal-decision.js';
+import { keyDecisionOf, RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
@@ -43,14 +52,42 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     history: db.prepare<[string, number], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?`).raw(),
     inState: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE state = ? ORDER BY created_at`).raw(),
     // Positional parameters: binding by name looks every name up afresh, at twice the cost.
-    insert: db.prepare<[string, string, string, string, string, number, LedgerState, string | null, string | null, string | null, string | null, string, number]>(
-      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, gamertag, occurred_at, address, day, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?, ?)`,
+    insert: db.prepare<[string, string, string, string, string, number, LedgerState, string | null, string | null, string | null, string | null, string, number, EntryKind]>(
+      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, gamertag, occurred_at, address, day, created_at, kind)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    // A player's balance: credits, and withdrawals paid or under way (all time, and today's).
+    balance: db.prepare<[string, string], { credited: number; withdrawn: number; today: number }>(
+      `SELECT coalesce(sum(CASE WHEN kind = 'credit' AND state = 'credited' THEN sats END), 0) AS credited,
+              coalesce(sum(CASE WHEN kind = 'withdrawal' AND ${RESERVING_SQL} THEN sats END), 0) AS withdrawn,
+              coalesce(sum(CASE WHEN kind = 'withdrawal' AND ${RESERVING_SQL} AND day = ? THEN sats END), 0) AS today
+       FROM rewards WHERE user_id = ? AND kind <> 'payout'`,
+    ),
+    play: db.prepare<[string], { play_ms: number; last_beat_at: number }>('SELECT play_ms, last_beat_at FROM play_time WHERE user_id = ?'),
+    beat: db.prepare<[string, number, number]>(
+      'INSERT INTO play_time (user_id, play_ms, last_beat_at) VALUES (?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET play_ms = excluded.play_ms, last_beat_at = excluded.last_beat_at',
+    ),
+    raised: db.prepare<[string], number>('SELECT coalesce(sum(sats), 0) FROM allowance_raises WHERE user_id = ?').pluck(),
+    raise: db.prepare<[string, string, number, string, number]>(
+      'INSERT INTO allowance_raises (user_id, idempotency_key, sats, reason, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
     ),
     // Every column a transition may change, from the row the primitive built.
-    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, string]>(
-      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?, sats = ?, address = ?, day = ?, created_at = ?, settled_at = ? WHERE id = ?`,
+    // (A deferred claim decided again may be credited where it was to be paid, or the other way; a guest's credit merged moves to its player.)
+    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, EntryKind, string, string]>(
+      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?, sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ?, user_id = ? WHERE id = ?`,
     ),
+    guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state = 'credited' ORDER BY created_at, seq`).raw(),
+    reservingTimes: db
+      .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND kind <> 'withdrawal' AND ${RESERVING_SQL}`)
+      .pluck(),
+    owed: db
+      .prepare<[], number>(
+        `SELECT coalesce(sum(CASE WHEN kind = 'credit' THEN sats ELSE -sats END), 0) FROM rewards
+         WHERE (kind = 'credit' AND state = 'credited') OR (kind = 'withdrawal' AND ${RESERVING_SQL})`,
+      )
+      .pluck(),
+    mergedInto: db.prepare<[string], string>('SELECT user_id FROM merged_guests WHERE guest_id = ?').pluck(),
+    merged: db.prepare<[string, string, number]>('INSERT INTO merged_guests (guest_id, user_id, at) VALUES (?, ?, ?)'),
     spendNonce: db.prepare<[string, string, number]>('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
     linked: db.prepare<[string, string, string], { n: number }>('SELECT 1 AS n FROM address_links WHERE address = ? AND day = ? AND user_id = ?'),
     links: db.prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM address_links WHERE address = ? AND day = ?'),
@@ -105,14 +142,29 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   function commit(before: Row | undefined, after: Row, at: number, audit?: AuditNote): PlayerEvent | undefined {
     const a = after;
     if (before)
-      q.update.run(a.state, a.phase, a.reason, a.payment_id, a.gamertag, a.sats, a.address, a.day, Number(a.created_at), a.settled_at === null ? null : Number(a.settled_at), a.id);
+      q.update.run(
+        a.state,
+        a.phase,
+        a.reason,
+        a.payment_id,
+        a.gamertag,
+        a.sats,
+        a.address,
+        a.day,
+        Number(a.created_at),
+        a.settled_at === null ? null : Number(a.settled_at),
+        a.kind,
+        a.user_id,
+        a.id,
+      );
     else {
       const created = Number(a.created_at);
-      q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.gamertag, a.occurred_at, a.address, a.day, created);
+      q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.gamertag, a.occurred_at, a.address, a.day, created, a.kind);
     }
-    const was = before && reserves(before.state) ? before : undefined;
-    const is = reserves(a.state) ? a : undefined;
-    if (!was || !is || was.sats !== is.sats || was.day !== is.day || was.address !== is.address) {
+    // A withdrawal's sats left the balance: they count on no cap or budget (its credits did).
+    const was = before && reservesClaims(before) ? before : undefined;
+    const is = reservesClaims(a) ? a : undefined;
+    if (!was || !is || was.sats !== is.sats || was.day !== is.day || was.address !== is.address || was.user_id !== is.user_id) {
       if (was) reserve(was, -was.sats);
       if (is) reserve(is, is.sats);
     }
@@ -122,7 +174,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
 
   function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
     const existing = one(q.byKey.get(c.userId, c.idempotencyKey));
-    const decision = keyDecision(existing && { state: existing.state, requestHash: existing.request_hash }, c);
+    const decision = keyDecisionOf(existing, c, false);
     if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const day = utcDay(now);
     // The earning rules, on what this transaction reads (better-sqlite3 runs it alone).
@@ -159,9 +211,67 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       day,
       created_at: now,
       settled_at: null,
+      kind: c.credit ? 'credit' : 'payout',
     };
     const event = commit(existing, after, now);
     return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
+  }
+
+  function balanceFacts(userId: string, now: number): BalanceFacts {
+    const b = q.balance.get(utcDay(now), userId)!;
+    return { creditedSats: b.credited, withdrawnSats: b.withdrawn, withdrawnTodaySats: b.today, playMs: q.play.get(userId)?.play_ms ?? 0, raisedSats: q.raised.get(userId) ?? 0 };
+  }
+
+  function withdrawNow(w: NewWithdrawal, limits: WithdrawalLimits, now: number): ClaimResult | WithdrawalRefusal {
+    const existing = one(q.byKey.get(w.userId, w.idempotencyKey));
+    const decision = keyDecisionOf(existing, w, true);
+    if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
+    const facts = balanceFacts(w.userId, now);
+    const decided = withdrawalDecision(w.sats, facts, limits);
+    if ('refusal' in decided) return new WithdrawalRefusal(decided.refusal, facts);
+    const after: Row = {
+      id: existing?.id ?? w.id,
+      user_id: w.userId,
+      idempotency_key: w.idempotencyKey,
+      request_hash: w.requestHash,
+      achievement_id: WITHDRAWAL_ACHIEVEMENT,
+      sats: decided.sats,
+      state: decided.hold ? 'held' : 'sending',
+      phase: 'claimed',
+      reason: null,
+      payment_id: null,
+      gamertag: w.gamertag ?? null,
+      occurred_at: null,
+      address: w.address ?? null,
+      day: utcDay(now),
+      created_at: now,
+      settled_at: null,
+      kind: 'withdrawal',
+    };
+    const event = commit(existing, after, now);
+    return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
+  }
+
+  function mergeNow(guestId: string, userId: string, repeats: ReadonlyMap<string, RepeatPolicy>, audit: AuditNote, now: number): GuestMerge {
+    if (q.mergedInto.get(guestId) !== undefined) return { merged: false, moved: [], dropped: [] };
+    q.merged.run(guestId, userId, now);
+    const moved: Settled[] = [];
+    const dropped: Settled[] = [];
+    const times = new Map<string, number[]>();
+    for (const raw of q.guestCredits.all(guestId)) {
+      const row = rowOf(raw);
+      const at = Number(row.created_at);
+      const mine = times.get(row.achievement_id) ?? q.reservingTimes.all(userId, row.achievement_id);
+      times.set(row.achievement_id, mine);
+      const taken = q.byKey.get(userId, row.idempotency_key) !== undefined;
+      const reason = taken ? 'already_claimed' : mergeRefusal(repeats.get(row.achievement_id), at, mine);
+      // A dropped credit stays the guest's, rejected: the player's own record is untouched.
+      const after: Row = reason ? { ...row, state: 'rejected', reason } : { ...row, user_id: userId };
+      if (!reason) mine.push(at);
+      const event = commit(row, after, now, audit);
+      (reason ? dropped : moved).push({ entry: toLedgerEntry(after), from: row.state, ...(event ? { event } : {}) });
+    }
+    return { merged: true, moved, dropped };
   }
 
   function settleNow(id: string, name: TransitionName, to: Settlement, now: number, { audit, limits }: SettleOptions): SettleResult | DayLimitRefusal {
@@ -170,7 +280,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     if (!row || !(t.from as readonly LedgerState[]).includes(row.state) || ('unsent' in t && row.phase !== 'claimed')) return undefined;
     let day = row.day;
     // Decided again on the day it happens: a held claim approved on a later day counts there, if it fits.
-    if ('redecides' in t && reserves(to.state) && row.day !== utcDay(now)) {
+    if ('redecides' in t && reservesClaims({ state: to.state, kind: row.kind }) && row.day !== utcDay(now)) {
       day = utcDay(now);
       const refused =
         limits &&
@@ -225,6 +335,24 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     audits: async (id) => q.audits.all(id).map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: a.at })),
     // One process owns this file: whatever was sending before it started was abandoned.
     abandoned: async (_now, startedAt) => entries(q.inState.all('sending')).filter((e) => e.createdAt < startedAt),
+    withdraw: async (w, limits, now) => {
+      const r = await write(() => withdrawNow(w, limits, now ?? Date.now()));
+      if (r instanceof WithdrawalRefusal) throw r;
+      return r;
+    },
+    balance: async (userId, now) => balanceFacts(userId, now ?? Date.now()),
+    beat: (userId, now, maxGapMs) =>
+      write(() => {
+        const last = q.play.get(userId);
+        const gap = last ? now - last.last_beat_at : Number.POSITIVE_INFINITY;
+        const playMs = (last?.play_ms ?? 0) + (gap > 0 && gap <= maxGapMs ? gap : 0);
+        q.beat.run(userId, playMs, Math.max(now, last?.last_beat_at ?? now));
+        return playMs;
+      }),
+    mergeGuest: (guestId, userId, repeats, audit, now) => write(() => mergeNow(guestId, userId, repeats, audit, now)),
+    mergedInto: async (guestId) => q.mergedInto.get(guestId),
+    balancesOwed: async () => q.owed.get() ?? 0,
+    raiseAllowance: (r, now) => write(() => q.raise.run(r.userId, r.idempotencyKey, r.sats, r.reason, now).changes === 1),
     close: async () => undefined,
   };
 }

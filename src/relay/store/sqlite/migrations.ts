@@ -116,6 +116,27 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX rewards_denied ON rewards (user_id, achievement_id) WHERE state = 'rejected' AND reason = 'denied_by_operator';
       CREATE INDEX rewards_deferred ON rewards (created_at) WHERE state = 'deferred';
     `),
+  // Balance mode: what each entry is (a payout, a credit to the player's balance, a withdrawal from
+  // it), read by the player's balance through its own index; the state triggers again, with the
+  // lifecycle's states as they are now (`credited`); witnessed play, the game server's raises
+  // of the withdrawal allowance, and the guests merged into players.
+  (db) =>
+    db.exec(`
+      ALTER TABLE rewards ADD COLUMN kind TEXT NOT NULL DEFAULT 'payout';
+      CREATE INDEX rewards_balance ON rewards (user_id, kind, day) WHERE kind <> 'payout';
+      DROP TRIGGER rewards_state_insert;
+      DROP TRIGGER rewards_state_update;
+      CREATE TRIGGER rewards_state_insert BEFORE INSERT ON rewards WHEN NEW.state NOT IN (${STATE_LIST})
+        BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: rewards.state is not a lifecycle state'); END;
+      CREATE TRIGGER rewards_state_update BEFORE UPDATE OF state ON rewards WHEN NEW.state NOT IN (${STATE_LIST})
+        BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: rewards.state is not a lifecycle state'); END;
+      CREATE TABLE play_time (user_id TEXT PRIMARY KEY, play_ms INTEGER NOT NULL, last_beat_at INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE allowance_raises (
+        user_id TEXT NOT NULL, idempotency_key TEXT NOT NULL, sats INTEGER NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL,
+        PRIMARY KEY (user_id, idempotency_key)
+      ) WITHOUT ROWID;
+      CREATE TABLE merged_guests (guest_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+    `),
 ];
 
 /** Brings the file's schema up to date; returns its version. */

@@ -6,7 +6,7 @@ import type { LedgerRow } from '../ledger-row.js';
  * the rest of reading one.
  */
 export const ROW_COLUMNS =
-  'id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, payment_id, gamertag, occurred_at, address, day, created_at, settled_at';
+  'id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, payment_id, gamertag, occurred_at, address, day, created_at, settled_at, kind';
 
 /** A row as `.raw()` gives it, in ROW_COLUMNS' order. */
 export type RawRow = [
@@ -26,6 +26,7 @@ export type RawRow = [
   LedgerRow['day'],
   number,
   number | null,
+  LedgerRow['kind'],
 ];
 
 export const rowOf = (r: RawRow): LedgerRow => ({
@@ -45,4 +46,5 @@ export const rowOf = (r: RawRow): LedgerRow => ({
   day: r[13],
   created_at: r[14],
   settled_at: r[15],
+  kind: r[16],
 });

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { EventLog } from '../../core/ports/event-log.js';
-import { type DayLimit, DayLimitRefusal, type Ledger } from '../../core/ports/ledger.js';
+import { type BalanceFacts, type DayLimit, DayLimitRefusal, type Ledger, WithdrawalRefusal } from '../../core/ports/ledger.js';
 import type { RelayStore } from '../../core/ports/relay-store.js';
 
 /** A call to the store's thread, and its answer (id 0: the database is open). */
@@ -37,6 +37,13 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   recent: true,
   audits: true,
   prune: true,
+  withdraw: true,
+  balance: true,
+  beat: true,
+  raiseAllowance: true,
+  mergeGuest: true,
+  mergedInto: true,
+  balancesOwed: true,
 };
 const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
   append: true,
@@ -48,7 +55,12 @@ const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
 };
 
 /** A DayLimitRefusal as the thread sends it (worker.ts), made whole again. */
-const refusalOf = (e: unknown) => (e && typeof e === 'object' && 'dayLimit' in e ? new DayLimitRefusal(e.dayLimit as DayLimit) : undefined);
+function refusalOf(e: unknown) {
+  if (!e || typeof e !== 'object') return undefined;
+  if ('dayLimit' in e) return new DayLimitRefusal(e.dayLimit as DayLimit);
+  if ('withdrawalRefusal' in e && 'facts' in e) return new WithdrawalRefusal(e.withdrawalRefusal as WithdrawalRefusal['reason'], e.facts as BalanceFacts);
+  return undefined;
+}
 
 export interface SqliteStore extends RelayStore {
   /** Settles once the database is open, or rejects with why it could not be (calls reject too). */

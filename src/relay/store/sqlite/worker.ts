@@ -3,7 +3,7 @@
 // a commit is waiting are committed together in the next one (sqlite-db.ts), and their answers
 // go back together too.
 import { parentPort, workerData } from 'node:worker_threads';
-import { DayLimitRefusal } from '../../core/ports/ledger.js';
+import { DayLimitRefusal, WithdrawalRefusal } from '../../core/ports/ledger.js';
 import { openSqliteDb } from './db.js';
 import { sqliteEventLog } from './event-log.js';
 import { sqliteLedger } from './ledger.js';
@@ -42,7 +42,12 @@ port.on('message', (calls: StoreCall[]) => {
     method(...call.args).then(
       (value) => reply({ id: call.id, value }),
       // A refusal crosses as its reason: a thread's structured clone keeps no error's class.
-      (error: unknown) => reply({ id: call.id, error: error instanceof DayLimitRefusal ? { dayLimit: error.reason } : error }),
+      (error: unknown) =>
+        reply({
+          id: call.id,
+          error:
+            error instanceof DayLimitRefusal ? { dayLimit: error.reason } : error instanceof WithdrawalRefusal ? { withdrawalRefusal: error.reason, facts: error.facts } : error,
+        }),
     );
   }
 });

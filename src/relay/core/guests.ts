@@ -1,0 +1,51 @@
+import type { GuestMerge as GuestMergeView } from '../../wire/relay-api.js';
+import type { Catalog } from './catalog.js';
+import type { PlayerClaims, PlayerTokens } from './player-tokens.js';
+import type { Settlements } from './settlements.js';
+import { uuid7 } from './uuid7.js';
+
+/** A guest's id: made by the relay, never a userId of the service's (those are UUIDs). */
+const guestId = () => `guest_${uuid7()}`;
+
+export interface GuestsDeps {
+  settlements: Settlements;
+  tokens: PlayerTokens;
+  catalog: Catalog;
+  /** The player a guest was merged into, if it was (the ledger's). */
+  mergedInto: (guestId: string) => Promise<string | undefined>;
+}
+
+/**
+ * Guest play (balance mode): a player earns before owning a gamertag, under a relay-made id, and
+ * the credits move to the player's balance when the guest links one.
+ */
+export function createGuests({ settlements, tokens, catalog, mergedInto }: GuestsDeps) {
+  const repeats = new Map([...catalog.values()].map((a) => [a.id, a.repeat]));
+
+  /** A new guest and its token. */
+  const start = (now = Date.now()) => tokens.issue(guestId(), '', now, true);
+
+  /** The guest a token names, if it is a genuine, unexpired guest's token. */
+  function guestOf(token: string): PlayerClaims | undefined {
+    const claims = tokens.verify(token);
+    return claims?.guest ? claims : undefined;
+  }
+
+  /** Moves a guest's credits to the player who linked (once: a second merge moves nothing). */
+  async function merge(guest: PlayerClaims, userId: string, gamertag: string): Promise<GuestMergeView> {
+    const r = await settlements.merge(guest.userId, userId, repeats, { actor: `player:${gamertag}`, action: `merge ${guest.userId}` });
+    return {
+      guestId: guest.userId,
+      moved: r.moved.length,
+      movedSats: r.moved.reduce((n, s) => n + s.entry.sats, 0),
+      dropped: r.dropped.map(({ entry }) => ({ id: entry.id, achievementId: entry.achievementId, sats: entry.sats, reason: entry.reason ?? 'already_claimed' })),
+    };
+  }
+
+  /** Whether a guest's token no longer works: the guest linked a gamertag. */
+  const retired = async (guest: PlayerClaims) => guest.guest === true && (await mergedInto(guest.userId)) !== undefined;
+
+  return { start, guestOf, merge, retired };
+}
+
+export type Guests = ReturnType<typeof createGuests>;

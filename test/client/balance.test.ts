@@ -1,0 +1,197 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { memoryStorage, RewardBusError, type RewardBusEvents } from '../../src/client/node.js';
+import { busesOnTestRelay, fetchEventSource, next } from '../helpers/client.js';
+
+const balanceMode = { RELAY_PAYOUT_MODE: 'balance', RELAY_MIN_WITHDRAWAL_SATS: '10' };
+
+/** A fetch that records each request as `METHOD /path` and can answer the next withdrawals itself. */
+function recordingFetch() {
+  const r = {
+    seen: [] as string[],
+    keys: [] as string[],
+    /** Answers the next n withdrawals with 503 (nothing paid), or loses the network. */
+    failWithdrawals: 0,
+    failWith: 'status' as 'status' | 'network',
+    fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const path = new URL(String(input)).pathname;
+      const line = `${init?.method ?? 'GET'} ${path}`;
+      r.seen.push(line);
+      if (line === 'POST /v1/withdrawals') {
+        r.keys.push(new Headers(init?.headers).get('idempotency-key')!);
+        if (r.failWithdrawals > 0) {
+          r.failWithdrawals--;
+          if (r.failWith === 'network') throw new TypeError('fetch failed');
+          return new Response(JSON.stringify({ code: 'service_unavailable', status: 503 }), { status: 503, headers: { 'content-type': 'application/problem+json' } });
+        }
+      }
+      return fetch(input, init);
+    }) as typeof fetch,
+  };
+  return r;
+}
+
+const { bus, start } = busesOnTestRelay(() => memoryStorage());
+afterEach(() => vi.useRealTimers());
+
+/** Every event of these names the bus says, as `<event> <detail>`. */
+function hear(b: ReturnType<typeof bus>) {
+  const heard: string[] = [];
+  b.on('reward:credited', (o) => heard.push(`reward:credited ${o.intent.achievementId} ${o.sats}`));
+  b.on('balance:changed', (v) => heard.push(`balance:changed ${v.sats}`));
+  b.on('player:merged', (m) => heard.push(`player:merged ${m.movedSats}`));
+  for (const e of ['withdrawal:paid', 'withdrawal:failed', 'withdrawal:review'] as const) {
+    b.on(e, ((w: Parameters<RewardBusEvents[typeof e]>[0]) => heard.push(`${e} ${w.withdrawal.sats} ${w.gamertag}`)) as never);
+  }
+  return heard;
+}
+
+describe('balance mode on the game side', () => {
+  it('earns as a guest from the first unlock, merges at link, and withdraws to the gamertag', async () => {
+    const relay = await start(balanceMode);
+    const b = bus();
+    const heard = hear(b);
+    const credited = next(b, 'reward:credited');
+    b.unlock('first-coin');
+    const outcome = await credited;
+    expect(outcome).toMatchObject({ sats: 21, remote: false, record: { status: 'credited' } });
+    expect(b.player).toMatchObject({ guest: true, gamertag: '' });
+    expect(b.pending()).toEqual([]);
+    await expect.poll(() => heard).toContain('balance:changed 21');
+    expect((await b.balance()).sats).toBe(21);
+    await expect(b.withdraw()).rejects.toMatchObject({ code: 'gamertag_required' });
+
+    const guestId = b.player!.userId;
+    const player = await b.link('ada');
+    expect(player.merge).toMatchObject({ guestId, moved: 1, movedSats: 21, dropped: [] });
+    expect(b.player).toMatchObject({ gamertag: 'ada' });
+    expect(b.player!.guest).toBeUndefined();
+    await expect.poll(() => heard).toContain('player:merged 21');
+    expect((await b.balance()).sats).toBe(21);
+
+    const w = await b.withdraw(15);
+    expect(w).toMatchObject({ sats: 15, status: 'paid' });
+    expect(relay.sandbox!.payments().filter((p) => p.gamertag === 'ada')).toHaveLength(1);
+    await expect.poll(() => heard).toContain('withdrawal:paid 15 ada');
+    await expect.poll(() => heard.at(-1)).toBe('balance:changed 6');
+    // Said once, though the event stream may tell of it too.
+    expect(heard.filter((h) => h.startsWith('withdrawal:'))).toEqual(['withdrawal:paid 15 ada']);
+    await expect(b.withdraw(5)).rejects.toSatisfy((e) => e instanceof RewardBusError && e.code === 'below_minimum');
+    await expect(b.withdraw(50)).rejects.toMatchObject({ code: 'insufficient_balance' });
+  });
+
+  it('sends a withdrawal again under the same key while nothing was paid, and pays it once', async () => {
+    const relay = await start(balanceMode);
+    const net = recordingFetch();
+    const b = bus({ fetch: net.fetch });
+    await b.link('ada');
+    const credited = next(b, 'reward:credited');
+    b.unlock('first-coin');
+    await credited;
+    net.failWithdrawals = 2;
+    net.failWith = 'status';
+    const w = await b.withdraw();
+    expect(w).toMatchObject({ sats: 21, status: 'paid' });
+    expect(net.keys).toHaveLength(3);
+    expect(new Set(net.keys).size).toBe(1);
+    net.failWithdrawals = 1;
+    net.failWith = 'network';
+    const refused = b.withdraw();
+    await expect(refused).rejects.toMatchObject({ code: 'below_minimum' });
+    expect(new Set(net.keys).size).toBe(2);
+    expect(relay.sandbox!.payments().filter((p) => p.gamertag === 'ada')).toHaveLength(1);
+  });
+
+  it('hears a held withdrawal settled later on the event stream as withdrawal events, never as a reward outcome', async () => {
+    const relay = await start({ ...balanceMode, RELAY_HOLD_ABOVE_SATS: '25', RELAY_ADMIN_TOKEN: 'admin-token-0123456789abcdefghijklmnop' });
+    const stream = fetchEventSource();
+    const b = bus({ eventSource: stream.Source });
+    const heard = hear(b);
+    for (const e of ['reward:paid', 'reward:failed', 'reward:rejected', 'reward:review', 'reward:held'] as const) b.on(e, () => heard.push(e));
+    await b.link('ada');
+    await expect.poll(() => stream.urls.length).toBe(1);
+    // Each claim is under the hold; the withdrawal of both is above it.
+    b.unlock('first-coin');
+    b.unlock('daily-login');
+    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
+    await expect.poll(() => heard).toContain('reward:credited daily-login 10');
+    await expect.poll(() => heard.at(-1)).toBe('balance:changed 31');
+    const held = await b.withdraw();
+    expect(held).toMatchObject({ sats: 31, status: 'held' });
+    expect(heard).toContain('withdrawal:review 31 ada');
+    const approve = await fetch(`${relay.url}/admin/api/review/${held.id}/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${relay.adminToken}`, 'x-operator': 'ops-ann' },
+    });
+    expect(approve.status).toBe(200);
+    await expect.poll(() => heard).toContain('withdrawal:paid 31 ada');
+    expect(heard.filter((h) => h.startsWith('reward:') || h.startsWith('withdrawal:'))).toEqual([
+      'reward:credited first-coin 21',
+      'reward:credited daily-login 10',
+      'withdrawal:review 31 ada',
+      'withdrawal:paid 31 ada',
+    ]);
+    expect((await b.history()).find((r) => r.id === held.id)).toMatchObject({ kind: 'withdrawal', status: 'paid' });
+    expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '31000']]);
+  });
+
+  it('sends what a guest still had queued as the player, once the guest links and merges', async () => {
+    await start(balanceMode);
+    const net = recordingFetch();
+    let claimsDown = false;
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (claimsDown && String(input).includes('/v1/rewards') && init?.method === 'POST') throw new TypeError('fetch failed');
+      return net.fetch(input, init);
+    }) as typeof globalThis.fetch;
+    const b = bus({ fetch });
+    const heard = hear(b);
+    b.unlock('first-coin');
+    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
+    const guest = b.player!;
+    claimsDown = true;
+    const offline = next(b, 'relay:offline');
+    b.unlock('daily-login');
+    await offline;
+    expect(b.pending().map((i) => i.userId)).toEqual([guest.userId]);
+
+    const player = await b.link('ada');
+    expect(player.merge).toMatchObject({ moved: 1, movedSats: 21 });
+    expect(b.pending().map((i) => i.userId)).toEqual([player.userId]);
+    claimsDown = false;
+    await b.flush();
+    await expect.poll(() => heard).toContain('reward:credited daily-login 10');
+    expect(b.pending()).toEqual([]);
+    expect((await b.balance()).sats).toBe(31);
+    expect(net.seen.filter((l) => l === 'POST /v1/players')).toHaveLength(2);
+  });
+
+  it('in instant mode makes no guest, asks no balance and sends no heartbeat', async () => {
+    await start();
+    const net = recordingFetch();
+    const b = bus({ fetch: net.fetch });
+    b.unlock('first-coin');
+    await b.ready;
+    await b.catalog();
+    await b.flush();
+    expect(b.player).toBeUndefined();
+    await b.link('ada');
+    await next(b, 'reward:paid');
+    expect(net.seen.filter((l) => /players|balance|play|withdrawals/.test(l))).toEqual(['POST /v1/players']);
+  });
+
+  it('sends a heartbeat every 20 s in balance mode while the bus lives, and none after destroy()', async () => {
+    await start(balanceMode);
+    const net = recordingFetch();
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const b = bus({ fetch: net.fetch });
+    await b.link('ada');
+    const beats = () => net.seen.filter((l) => l === 'POST /v1/play').length;
+    await expect.poll(beats).toBe(1);
+    await vi.advanceTimersByTimeAsync(20_000);
+    await expect.poll(beats).toBe(2);
+    await vi.advanceTimersByTimeAsync(40_000);
+    await expect.poll(beats).toBe(4);
+    b.destroy();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(beats()).toBe(4);
+  });
+});

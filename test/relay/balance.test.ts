@@ -1,0 +1,271 @@
+// Balance mode over real HTTP, with the sandbox as the payments service, on SQLite and PostgreSQL
+// (issue 36): claims credit a balance and call no service; a withdrawal is one payment of the
+// right sum to the player's gamertag, debited before the service is called; refusals change nothing.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
+import type { CatalogEntry } from '../../src/relay/index.js';
+import { type SandboxOptions, TEST_GAMERTAGS } from '../../src/sandbox/index.js';
+import type { BalanceView, PlayerSession, WithdrawalList, WithdrawalView } from '../../src/wire/relay-api.js';
+import { relayBackends } from '../helpers/backends.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+const postgresUrl = inject('postgresUrl');
+const dir = mkdtempSync(join(tmpdir(), 'rewardbus-balance-'));
+
+const ACHIEVEMENTS: CatalogEntry[] = [
+  { id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' } },
+  { id: 'coin', title: 'A coin', sats: 50, repeat: { kind: 'cooldown', seconds: 0 } },
+  { id: 'boss', title: 'Boss beaten', sats: 400, repeat: { kind: 'cooldown', seconds: 0 } },
+  { id: 'instant-coin', title: 'A coin, paid at once', sats: 5, repeat: { kind: 'cooldown', seconds: 0 }, payout: 'instant' },
+];
+const CATALOG = join(dir, 'catalog.json');
+writeFileSync(CATALOG, JSON.stringify({ achievements: ACHIEVEMENTS }));
+const SERVER_SECRET = 'game-server-secret-0123456789abcdefghij';
+
+const relays: TestRelay[] = [];
+afterEach(async () => {
+  vi.useRealTimers();
+  await Promise.all(relays.splice(0).map((r) => r.stop()));
+});
+
+type Answer<T> = { status: number; headers: Headers; body: T & { code?: string } };
+async function call<T>(relay: TestRelay, token: string, method: string, path: string, body?: unknown, key?: string): Promise<Answer<T>> {
+  const r = await fetch(`${relay.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(key ? { 'idempotency-key': key } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: r.status, headers: r.headers, body: (await r.json()) as T & { code?: string } };
+}
+const balanceOf = async (relay: TestRelay, token: string) => (await call<BalanceView>(relay, token, 'GET', '/v1/balance')).body;
+const withdraw = (relay: TestRelay, token: string, sats?: number, key = randomUUID()) =>
+  call<WithdrawalView>(relay, token, 'POST', '/v1/withdrawals', sats === undefined ? {} : { sats }, key);
+
+describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => {
+  async function start(env: Record<string, string> = {}, sandbox: SandboxOptions = {}) {
+    const relay = await startTestRelay(
+      {
+        RELAY_CATALOG: CATALOG,
+        RELAY_PAYOUT_MODE: 'balance',
+        RELAY_MIN_WITHDRAWAL_SATS: '50',
+        RELAY_GAME_SERVER_SECRET: SERVER_SECRET,
+        ...(await backend.env()),
+        ...env,
+      },
+      { sandbox },
+    );
+    relays.push(relay);
+    return relay;
+  }
+  /** A player with `coins` coins (50 sats each) credited. */
+  async function earner(relay: TestRelay, gamertag: string, coins: number) {
+    const { token, userId } = await relay.link(gamertag);
+    for (let i = 0; i < coins; i++) expect((await relay.claim(token, { achievementId: 'coin' })).body.status).toBe('credited');
+    return { token, userId };
+  }
+
+  it('credits claims to the balance and calls no service until a withdrawal, which is one payment of the sum to the gamertag', async () => {
+    const relay = await start();
+    const { token, userId } = await relay.link('ada');
+    const first = await relay.claim(token, { achievementId: 'first-coin' });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ status: 'credited', sats: 21, userId });
+    await relay.claim(token, { achievementId: 'coin' });
+    await relay.claim(token, { achievementId: 'coin' });
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+    expect(await balanceOf(relay, token)).toMatchObject({ sats: 121, withdrawableSats: 121, minWithdrawalSats: 50, withdrawnTodaySats: 0 });
+
+    const key = randomUUID();
+    const w = await withdraw(relay, token, 100, key);
+    expect(w.status).toBe(201);
+    expect(w.body).toMatchObject({ sats: 100, status: 'paid' });
+    const paid = relay.sandbox!.payments();
+    expect(paid).toHaveLength(1);
+    expect(paid[0]).toMatchObject({ gamertag: 'ada', amount: '100000', receiverId: userId });
+    expect(w.body.paymentId).toBe(paid[0]!.transactionId);
+    expect(await balanceOf(relay, token)).toMatchObject({ sats: 21, withdrawnTodaySats: 100 });
+
+    // The same key replays the answer; nothing is paid again.
+    const again = await withdraw(relay, token, 100, key);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.id).toBe(w.body.id);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+    const list = await call<WithdrawalList>(relay, token, 'GET', '/v1/withdrawals');
+    expect(list.body.withdrawals.map((x) => [x.id, x.status, x.sats])).toEqual([[w.body.id, 'paid', 100]]);
+  });
+
+  it('pays 20 concurrent withdrawals of the whole balance under different keys once in all', async () => {
+    const relay = await start();
+    const { token } = await earner(relay, 'grace', 3);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => withdraw(relay, token, 150)));
+    const codes = answers.map((a) => (a.status === 201 ? a.body.status : a.body.code)).sort();
+    expect(codes.filter((c) => c === 'paid')).toHaveLength(1);
+    expect(codes.filter((c) => c === 'insufficient_balance')).toHaveLength(19);
+    expect(answers.filter((a) => a.status === 409)).toHaveLength(19);
+    expect(relay.sandbox!.payments().map((p) => p.amount)).toEqual(['150000']);
+    expect((await balanceOf(relay, token)).sats).toBe(0);
+  });
+
+  it('refuses below the minimum, past the balance and past the day’s limit as problems that change nothing and call no service', async () => {
+    const relay = await start({ RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: '120' });
+    const { token } = await earner(relay, 'linus', 4);
+    const before = await balanceOf(relay, token);
+    expect(before).toMatchObject({ sats: 200, withdrawableSats: 120 });
+    const refusals = [await withdraw(relay, token, 49), await withdraw(relay, token, 201), await withdraw(relay, token, 150)];
+    expect(refusals.map((r) => [r.status, r.body.code])).toEqual([
+      [422, 'below_minimum'],
+      [409, 'insufficient_balance'],
+      [409, 'over_limit'],
+    ]);
+    expect(refusals[0]!.headers.get('content-type')).toBe('application/problem+json');
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+    expect(await balanceOf(relay, token)).toEqual(before);
+    // With no sats named: all that is withdrawable (the day's limit), then nothing more today.
+    expect((await withdraw(relay, token)).body).toMatchObject({ sats: 120, status: 'paid' });
+    expect((await withdraw(relay, token)).body.code).toBe('over_limit');
+    expect(await balanceOf(relay, token)).toMatchObject({ sats: 80, withdrawableSats: 0, withdrawnTodaySats: 120 });
+  });
+
+  it('restores the balance when the service refuses the payment', async () => {
+    const relay = await start();
+    const { token } = await earner(relay, TEST_GAMERTAGS.refused, 2);
+    const w = await withdraw(relay, token, 100);
+    expect(w.body).toMatchObject({ status: 'failed', reason: 'insufficient_balance' });
+    expect(await balanceOf(relay, token)).toMatchObject({ sats: 100, withdrawnTodaySats: 0 });
+  });
+
+  it('holds a withdrawal above RELAY_HOLD_ABOVE_SATS, debited, until an operator approves it: then one payment', async () => {
+    const relay = await start({ RELAY_HOLD_ABOVE_SATS: '100', RELAY_ADMIN_TOKEN: 'admin-token-0123456789abcdefghijklmnop' });
+    const { token } = await earner(relay, 'hopper', 4);
+    const w = await withdraw(relay, token, 150);
+    expect(w.body.status).toBe('held');
+    expect((await balanceOf(relay, token)).sats).toBe(50);
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+    const approve = await fetch(`${relay.url}/admin/api/review/${w.body.id}/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${relay.adminToken}`, 'x-operator': 'ops-ann' },
+    });
+    expect(approve.status).toBe(200);
+    expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['hopper', '150000']]);
+    const list = await call<WithdrawalList>(relay, token, 'GET', '/v1/withdrawals');
+    expect(list.body.withdrawals[0]).toMatchObject({ id: w.body.id, status: 'paid' });
+    // The operator sees what the relay owes beside the wallet, and withdrawals by status.
+    const auth = { authorization: `Bearer ${relay.adminToken}` };
+    const summary = (await (await fetch(`${relay.url}/admin/api/summary`, { headers: auth })).json()) as { balances: Record<string, unknown> };
+    expect(summary.balances).toMatchObject({ owedSats: 50, short: false });
+    const metrics = await (await fetch(`${relay.url}/metrics`, { headers: auth })).text();
+    expect(metrics).toMatch(/^rewardbus_balances_owed_sats 50$/m);
+    expect(metrics).toMatch(/^rewardbus_withdrawals_total\{status="paid"\} 1$/m);
+  });
+
+  it('keeps a withdrawal whose answer timed out debited and in review, never sends it again, and settles it by the late answer', async () => {
+    const relay = await start({ PAYMENTS_TIMEOUT_MS: '200' }, { limboMs: 600 });
+    const { token } = await earner(relay, TEST_GAMERTAGS.ambiguous, 2);
+    const key = randomUUID();
+    const w = await withdraw(relay, token, 100, key);
+    expect(w.body).toMatchObject({ status: 'needs_review', reason: 'timeout' });
+    expect((await balanceOf(relay, token)).sats).toBe(0);
+    // The client's retry is answered from the ledger: nothing is sent again.
+    expect((await withdraw(relay, token, 100, key)).body).toEqual(w.body);
+    const listed = async () => (await call<WithdrawalList>(relay, token, 'GET', '/v1/withdrawals')).body.withdrawals[0];
+    await expect.poll(listed, { timeout: 3000 }).toMatchObject({ status: 'paid' });
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+    expect((await balanceOf(relay, token)).sats).toBe(0);
+  });
+
+  it('lets a guest earn before a gamertag, and merges its credits into the player who links, once-only rules applied', async () => {
+    const relay = await start();
+    const made = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(made.status).toBe(201);
+    const guest = (await made.json()) as PlayerSession;
+    expect(guest).toMatchObject({ guest: true, gamertag: '' });
+    expect(guest.userId).toMatch(/^guest_/);
+    for (const achievementId of ['first-coin', 'coin', 'coin']) expect((await relay.claim(guest.token, { achievementId })).body.status).toBe('credited');
+    expect((await balanceOf(relay, guest.token)).sats).toBe(121);
+    expect((await withdraw(relay, guest.token, 100)).body.code).toBe('gamertag_required');
+    expect((await relay.claim(guest.token, { achievementId: 'instant-coin' })).body.code).toBe('gamertag_required');
+
+    // The player already earned first-coin (once only): the guest's is dropped, the coins move.
+    const before = await relay.link('ada');
+    expect((await relay.claim(before.token, { achievementId: 'first-coin' })).body.status).toBe('credited');
+    const linked = await fetch(`${relay.url}/v1/players`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ gamertag: 'ada', guestToken: guest.token }),
+    });
+    expect(linked.status).toBe(201);
+    const session = (await linked.json()) as PlayerSession;
+    expect(session.merge).toMatchObject({ guestId: guest.userId, moved: 2, movedSats: 100, dropped: [{ achievementId: 'first-coin', sats: 21, reason: 'already_claimed' }] });
+    expect(await balanceOf(relay, session.token)).toMatchObject({ sats: 121 });
+    // The guest's token stops working; linking with it again moves nothing.
+    expect((await call(relay, guest.token, 'GET', '/v1/balance')).status).toBe(401);
+    const again = await fetch(`${relay.url}/v1/players`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ gamertag: 'ada', guestToken: guest.token }),
+    });
+    expect(((await again.json()) as PlayerSession).merge).toMatchObject({ moved: 0, dropped: [] });
+    expect((await balanceOf(relay, session.token)).sats).toBe(121);
+    expect((await withdraw(relay, session.token, 121)).body).toMatchObject({ status: 'paid', sats: 121 });
+    expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '121000']]);
+  });
+
+  it('grows the withdrawal allowance with witnessed play and the game server’s raises', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    const relay = await start({ RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: '10', RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: '20' });
+    const { token, userId } = await earner(relay, 'turing', 4);
+    expect(await balanceOf(relay, token)).toMatchObject({ sats: 200, withdrawableSats: 20 });
+    // Beats 20 s apart for three minutes (a gap of more than 60 s does not count).
+    for (let i = 0; i <= 9; i++) {
+      expect((await call(relay, token, 'POST', '/v1/play')).status).toBe(200);
+      vi.setSystemTime(Date.now() + 20_000);
+    }
+    vi.setSystemTime(Date.now() + 10 * 60_000);
+    await call(relay, token, 'POST', '/v1/play');
+    expect((await balanceOf(relay, token)).withdrawableSats).toBe(20 + 3 * 10);
+    expect((await withdraw(relay, token, 60)).body.code).toBe('over_limit');
+
+    const raise = (key: string, auth = SERVER_SECRET) =>
+      fetch(`${relay.url}/v1/server/withdrawal-allowance`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ userId, sats: 100, reason: 'purchase' }),
+      });
+    expect((await raise(randomUUID(), token)).status).toBe(401);
+    const key = randomUUID();
+    expect((await raise(key)).status).toBe(201);
+    expect((await raise(key)).headers.get('idempotent-replayed')).toBe('true');
+    expect((await balanceOf(relay, token)).withdrawableSats).toBe(150);
+    expect((await withdraw(relay, token, 150)).body.status).toBe('paid');
+    expect(await balanceOf(relay, token)).toMatchObject({ sats: 50, withdrawableSats: 0 });
+  });
+});
+
+describe('instant mode', () => {
+  it('offers no balance routes, and an achievement may credit a balance on its own', async () => {
+    const catalog = join(dir, 'mixed.json');
+    writeFileSync(catalog, JSON.stringify([...ACHIEVEMENTS, { id: 'daily', title: 'Daily', sats: 10, repeat: { kind: 'daily' }, payout: 'balance' }]));
+    const plain = await startTestRelay({ RELAY_CATALOG: CATALOG });
+    relays.push(plain);
+    const p = await plain.link('ada');
+    expect((await call(plain, p.token, 'GET', '/v1/balance')).status).toBe(404);
+    const guest = await fetch(`${plain.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect([guest.status, ((await guest.json()) as { code: string }).code]).toEqual([400, 'bad_request']);
+
+    const mixed = await startTestRelay({ RELAY_CATALOG: catalog });
+    relays.push(mixed);
+    const { token } = await mixed.link('ada');
+    expect((await mixed.claim(token, { achievementId: 'daily' })).body.status).toBe('credited');
+    expect((await mixed.claim(token, { achievementId: 'coin' })).body.status).toBe('paid');
+    expect(mixed.sandbox!.payments().map((x) => x.amount)).toEqual(['50000']);
+    expect((await balanceOf(mixed, token)).sats).toBe(10);
+  });
+});
