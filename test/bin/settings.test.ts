@@ -4,9 +4,12 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/relay/index.js';
+import { SettingError, SettingsError } from '../../src/relay/settings-errors.js';
 
 // Every setting of .env.example, given a value the relay cannot run with: `start` must say which
-// setting, what is accepted, before anything else, and exit non-zero. Run as an operator would.
+// setting, what is accepted, before anything else, and exit non-zero. Every case through the
+// loader; the ones only the running relay finds, and one of each kind, run as an operator would.
 
 const CLI = ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'];
 const SETTINGS = [...readFileSync('.env.example', 'utf8').matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]!);
@@ -151,10 +154,32 @@ describe('a setting the relay cannot run with', () => {
       ).toContain(setting);
   });
 
+  it('is named first by the loader, with what is accepted, and no secret in it', () => {
+    for (const c of CASES.filter((x) => !x.late)) {
+      let thrown: unknown;
+      try {
+        loadConfig({ PORT: '0', RELAY_DATA_DIR: mkdtempSync(join(dir, 'data-')), ...c.env });
+      } catch (err) {
+        thrown = err;
+      }
+      const what = `${JSON.stringify(c.env)} → ${String(thrown)}`;
+      expect(thrown instanceof SettingError || thrown instanceof SettingsError, what).toBe(true);
+      const first = (thrown as Error).message.split('\n')[0]!;
+      expect(first, what).toMatch(new RegExp(`^${c.setting}\\b`));
+      if (c.says) expect(first, what).toContain(c.says);
+      if (c.hidden) expect((thrown as Error).message, what).not.toContain(c.hidden);
+    }
+  });
+
+  // As an operator meets it: the ones that only the running relay finds (late), and one of each
+  // kind the loader finds (a number, a secret kept out, a file, a list), each a process of its own.
+  const SPAWNED = CASES.filter((c) => c.late || ['PORT', 'RELAY_ADMIN_TOKEN', 'RELAY_CATALOG', 'RELAY_TRUST_PROXY', 'LOG_LEVEL', 'RELAY_PAYOUT_MODE'].includes(c.setting));
+
   it('is named on the first line of stderr, with what is accepted, before any other output; the relay exits non-zero', { timeout: 120_000 }, async () => {
-    const results = await pooled(CASES, (c) => start(c.env));
+    expect(SPAWNED.length).toBeGreaterThan(6);
+    const results = await pooled(SPAWNED, (c) => start(c.env));
     results.forEach((r, i) => {
-      const c = CASES[i]!;
+      const c = SPAWNED[i]!;
       const first = r.stderr.split('\n')[0]!;
       const what = `${JSON.stringify(c.env)} → ${r.code}: ${r.stderr}`;
       expect(r.code, what).not.toBe(0);

@@ -17,7 +17,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCatalog } from '../../src/relay/core/catalog.js';
 import { createCore } from '../../src/relay/core/create-core.js';
-import type { ClaimLimits, LedgerEntry, NewClaim, WithdrawalLimits, WithdrawalRefusal } from '../../src/relay/core/ports/ledger.js';
+import type { ClaimLimits, NewClaim, WithdrawalLimits, WithdrawalRefusal } from '../../src/relay/core/ports/ledger.js';
 import type { ReviewAction } from '../../src/relay/core/reviews.js';
 import { PLAY_BEAT_GAP_MS } from '../../src/relay/core/withdrawal-decision.js';
 import { createLogger, openPgStore, openSqliteStore, type RelayStore } from '../../src/relay/index.js';
