@@ -24,7 +24,8 @@ export function sampleActivity(databaseUrl: string, everyMs = 20, applicationNam
     const name = new URL(databaseUrl).pathname.slice(1);
     while (running) {
       const { rows } = await db.query<{ state: string | null; wait_event_type: string | null; wait_event: string | null; query: string | null }>(
-        "SELECT state, wait_event_type, wait_event, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = $2 AND ($3::text IS NULL OR application_name = $3)",
+        "SELECT state, wait_event_type, wait_event, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query " +
+          'FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = $2 AND ($3::text IS NULL OR application_name = $3)',
         [name, 'client backend', applicationName ?? null],
       );
       samples++;

@@ -37,7 +37,8 @@ console.log('  scenario                          rewards/s     p50 ms   p99 ms  
 for (const f of figures) {
   const cpu = f.cpuUsPerReward === undefined ? '' : fmt(f.cpuUsPerReward);
   console.log(
-    `  ${f.name.padEnd(32)} ${fmt(f.rps).padStart(10)} ${fmt(f.p50, 1).padStart(10)} ${fmt(f.p99, 1).padStart(8)} ${String(f.errors).padStart(8)}   ${cpu.padStart(13)}   ${fmt((100 * f.rps) / ceiling.rps)}%`,
+    `  ${f.name.padEnd(32)} ${fmt(f.rps).padStart(10)} ${fmt(f.p50, 1).padStart(10)} ${fmt(f.p99, 1).padStart(8)}` +
+      ` ${String(f.errors).padStart(8)}   ${cpu.padStart(13)}   ${fmt((100 * f.rps) / ceiling.rps)}%`,
   );
 }
 if (pgCeilingTps !== undefined)
@@ -83,7 +84,8 @@ for (const f of figures) {
   if (!f.cpu) continue;
   const total = f.cpu.server + f.cpu.database + f.cpu.service + f.cpu.load;
   console.log(
-    `  ${f.name.padEnd(32)} ${fmt(f.cpu.server).padStart(7)} ${fmt(f.cpu.database).padStart(12)} ${fmt(f.cpu.service).padStart(10)} ${fmt(f.cpu.load).padStart(11)} ${fmt(total).padStart(9)}   ${fmt((cores * 1e6) / total).padStart(8)} rewards/s`,
+    `  ${f.name.padEnd(32)} ${fmt(f.cpu.server).padStart(7)} ${fmt(f.cpu.database).padStart(12)} ${fmt(f.cpu.service).padStart(10)}` +
+      ` ${fmt(f.cpu.load).padStart(11)} ${fmt(total).padStart(9)}   ${fmt((cores * 1e6) / total).padStart(8)} rewards/s`,
   );
 }
 // A relay's JavaScript runs on one thread: whatever the machine has, one core bounds each relay.
@@ -93,7 +95,8 @@ for (const f of figures) {
   if (!f.cpu) continue;
   const allows = ((f.servers ?? 1) * 1e6) / f.cpu.serverMainThread;
   console.log(
-    `  ${f.name.padEnd(32)} ${fmt(f.cpu.serverMainThread).padStart(21)} ${`${fmt((100 * f.cpu.serverMainThread) / f.cpu.server)}%`.padStart(16)} ${fmt(allows).padStart(12)} rewards/s (it makes ${fmt((100 * f.rps) / allows)}% of that)`,
+    `  ${f.name.padEnd(32)} ${fmt(f.cpu.serverMainThread).padStart(21)} ${`${fmt((100 * f.cpu.serverMainThread) / f.cpu.server)}%`.padStart(16)}` +
+      ` ${fmt(allows).padStart(12)} rewards/s (it makes ${fmt((100 * f.rps) / allows)}% of that)`,
   );
 }
 
@@ -104,7 +107,9 @@ const budget = (aim: string, rate: number, f: LoadFigures | undefined, ...best: 
   const others = f.cpu.database + f.cpu.service + f.cpu.load;
   const left = perReward - others;
   console.log(
-    `  ${aim}: ${fmt(rate)} rewards/s leaves ${fmt(perReward)} µs per reward; the others take ${fmt(others)}, ${left > 0 ? `so the server may spend ${fmt(left)} µs` : 'so nothing is left for any server'} (it spends ${fmt(f.cpu.server)}${best.map((b) => (b?.cpu ? `; the ${b.name} ${fmt(b.cpu.server)}` : '')).join('')})`,
+    `  ${aim}: ${fmt(rate)} rewards/s leaves ${fmt(perReward)} µs per reward; the others take ${fmt(others)}, ` +
+      `${left > 0 ? `so the server may spend ${fmt(left)} µs` : 'so nothing is left for any server'}` +
+      ` (it spends ${fmt(f.cpu.server)}${best.map((b) => (b?.cpu ? `; the ${b.name} ${fmt(b.cpu.server)}` : '')).join('')})`,
   );
 };
 budget('SQLite at 60% of the pass-through', 0.6 * ceiling.rps, sqlite, noLedger, ceiling);

@@ -83,7 +83,8 @@ async function main(argv: string[]): Promise<number> {
       // `npm run relay -- backup x` is `start backup x`: say so rather than start a relay.
       if (sub !== undefined) {
         console.error(
-          `start takes no arguments (given: ${[sub, ...rest].join(' ')}). Other commands: rewardbus-relay ${sub} … (in this repository: npm run review -- …, npm run backup -- FILE).`,
+          `start takes no arguments (given: ${[sub, ...rest].join(' ')}).` +
+            ` Other commands: rewardbus-relay ${sub} … (in this repository: npm run review -- …, npm run backup -- FILE).`,
         );
         return 2;
       }

@@ -77,7 +77,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
   if (!!e.PAYMENTS_API_KEY !== !!e.PAYMENTS_BASE_URL) {
     fail(
       e.PAYMENTS_API_KEY ? 'PAYMENTS_BASE_URL' : 'PAYMENTS_API_KEY',
-      `${e.PAYMENTS_API_KEY ? 'PAYMENTS_BASE_URL is missing beside PAYMENTS_API_KEY' : 'PAYMENTS_API_KEY is missing beside PAYMENTS_BASE_URL'}: set both to pay for real, or neither to use the embedded sandbox.`,
+      `${e.PAYMENTS_API_KEY ? 'PAYMENTS_BASE_URL is missing beside PAYMENTS_API_KEY' : 'PAYMENTS_API_KEY is missing beside PAYMENTS_BASE_URL'}` +
+        `: set both to pay for real, or neither to use the embedded sandbox.`,
     );
   }
   const timeoutMs = fields.paymentsTimeoutMs;

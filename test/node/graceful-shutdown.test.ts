@@ -67,7 +67,8 @@ describe('rewardbus-relay start on SIGTERM', () => {
     await new Promise((r) => socket.once('connect', r));
     const body = JSON.stringify({ achievementId: 'first-coin' });
     socket.write(
-      `POST /v1/rewards HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nAuthorization: Bearer ${slow}\r\nIdempotency-Key: ${randomUUID()}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      `POST /v1/rewards HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nAuthorization: Bearer ${slow}\r\n` +
+        `Idempotency-Key: ${randomUUID()}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
     );
     await expect.poll(() => payoutLookups).toBe(1);
 

@@ -42,7 +42,10 @@ const ACHIEVEMENTS: CatalogEntry[] = [
 const PLAYERS = 3;
 
 type Op =
-  /** A key names its achievement (key % 5), unless `reuse`: the same key with another body. `credit`: in balance mode (to the ledger itself: the core's balance mode is not here yet). */
+  /**
+   * A key names its achievement (key % 5), unless `reuse`: the same key with another body.
+   * `credit`: in balance mode, straight to the ledger (as the core's balance mode records it).
+   */
   | { op: 'claim'; player: number; key: number; reuse: boolean; service: Service; credit: boolean }
   | { op: 'price'; achievement: number; sats: number }
   | { op: 'wait'; ms: number }

@@ -210,7 +210,8 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
   it('runs every function that reads or writes the ledger without JIT, however large the tables grow', () =>
     withOtherRelay(async (_store, other) => {
       const { rows } = await other.query<{ proname: string; jit_off: boolean }>(
-        "SELECT proname, coalesce(proconfig @> '{jit=off}', false) AS jit_off FROM pg_proc WHERE proname LIKE 'rewardbus\\_%' AND prosrc ~ '\\m(rewards|events|budget)\\M' ORDER BY proname",
+        "SELECT proname, coalesce(proconfig @> '{jit=off}', false) AS jit_off" +
+          " FROM pg_proc WHERE proname LIKE 'rewardbus\\_%' AND prosrc ~ '\\m(rewards|events|budget)\\M' ORDER BY proname",
       );
       expect(rows.map((r) => r.proname)).toEqual(expect.arrayContaining(['rewardbus_apply', 'rewardbus_claim_facts', 'rewardbus_claim_facts_many']));
       expect(rows.filter((r) => !r.jit_off).map((r) => r.proname)).toEqual([]);

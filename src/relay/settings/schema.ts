@@ -258,7 +258,9 @@ export const SETTINGS = {
     field: 'payoutMode',
     option: true,
     group: 'balance',
-    docs: '`instant`: each claim is paid at once. `balance`: credited to the player\'s balance (`GET /v1/balance`), withdrawn with `POST /v1/withdrawals`; an achievement\'s own `"payout"` wins',
+    docs:
+      "`instant`: each claim is paid at once. `balance`: credited to the player's balance (`GET /v1/balance`)," +
+      ' withdrawn with `POST /v1/withdrawals`; an achievement\'s own `"payout"` wins',
     help: 'instant, or balance: claims credited to a balance the player withdraws from',
   },
   RELAY_MIN_WITHDRAWAL_SATS: {
@@ -462,7 +464,9 @@ export const SANDBOX_SETTINGS = {
     help: 'the key the sandbox alone accepts; several, comma-separated',
   },
   SANDBOX_WEBHOOK_SECRET: {
-    docs: "signs its ramp webhooks and withdrawal callbacks (`X-ZBD-Signature: sha256=<hex HMAC-SHA256 of the raw body>`); give it the relay's `WEBHOOK_SECRET` (a `NEW,OLD` list signs with the first); none: unsigned",
+    docs:
+      'signs its ramp webhooks and withdrawal callbacks (`X-ZBD-Signature: sha256=<hex HMAC-SHA256 of the raw body>`);' +
+      " give it the relay's `WEBHOOK_SECRET` (a `NEW,OLD` list signs with the first); none: unsigned",
     help: "the sandbox alone signs its webhooks with it (the relay's WEBHOOK_SECRET)",
   },
 } as const;

@@ -170,7 +170,8 @@ describe('the chaos run in balance mode', () => {
 
     console.log(
       `chaos in balance mode (${KILLS} SIGKILLs of the relay): ${outcomes.length} requests, faults ${JSON.stringify(Object.fromEntries(service.injected))}; ` +
-        `withdrawals ${JSON.stringify(tally(withdrawals.map((r) => r.state)))}, answers ${JSON.stringify(tally(outcomes.filter((o) => o.kind === 'withdrawal').map((o) => o.outcome)))}; ` +
+        `withdrawals ${JSON.stringify(tally(withdrawals.map((r) => r.state)))}, ` +
+        `answers ${JSON.stringify(tally(outcomes.filter((o) => o.kind === 'withdrawal').map((o) => o.outcome)))}; ` +
         `${reconcile.stdout.trim()} by the payment-status endpoint; in review ${review.length}, reasons ${JSON.stringify(tally(review.map((r) => r.reason ?? '?')))}`,
     );
   }, 240_000);

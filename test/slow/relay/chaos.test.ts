@@ -170,7 +170,8 @@ async function chaos(mode: 'relay' | 'database') {
 
     const states = Object.fromEntries(['paid', 'failed', 'rejected', 'needs_review'].map((s) => [s, rows.filter((r) => r.state === s).length]));
     console.log(
-      `chaos (${mode === 'relay' ? `${KILLS} SIGKILLs of the relay` : 'PostgreSQL restarted 4 times and frozen once'}): ${keys.length} intents, faults ${JSON.stringify(Object.fromEntries(service.injected))}; ledger ${JSON.stringify(states)}; ` +
+      `chaos (${mode === 'relay' ? `${KILLS} SIGKILLs of the relay` : 'PostgreSQL restarted 4 times and frozen once'}): ${keys.length} intents, ` +
+        `faults ${JSON.stringify(Object.fromEntries(service.injected))}; ledger ${JSON.stringify(states)}; ` +
         `${reconcile.stdout.trim()} by the payment-status endpoint; in review ${review.length}, of which the service had paid ${reviewPaid.length}; ` +
         `reasons ${JSON.stringify(tally(review.map((r) => r.reason ?? '?')))}`,
     );

@@ -3,6 +3,19 @@
  * stopped, a timeout, a full disk) rather than a bug: such a request is answered 503 with
  * Retry-After, never 500, and the client tries again with the same key.
  */
+/** node-postgres's words for a pool or a connection that gave up, and the SQLite store's when it is closed. */
+const GAVE_UP = new RegExp(
+  [
+    'Connection terminated',
+    'timeout exceeded when trying to connect',
+    'Query read timeout',
+    'Client has encountered a connection error',
+    'the SQLite store is closed',
+    'Cannot use a pool after calling end',
+  ].join('|'),
+  'i',
+);
+
 export function isStoreOutage(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   const { code, message } = err as { code?: unknown; message?: unknown };
@@ -16,9 +29,7 @@ export function isStoreOutage(err: unknown): boolean {
   }
   if (typeof message === 'string') {
     // node-postgres's own words for a pool or a connection that gave up.
-    return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|the SQLite store is closed|Cannot use a pool after calling end/i.test(
-      message,
-    );
+    return GAVE_UP.test(message);
   }
   return false;
 }

@@ -207,7 +207,8 @@ async function load() {
   );
   $('wallet-warning').hidden = !health.walletLow;
   $('wallet-warning').textContent = health.walletLow
-    ? `The project wallet is low (${health.walletBalanceSats === null ? 'a payout was refused for its balance' : `${health.walletBalanceSats.toLocaleString()} sats`}; the mark is ${health.walletLowSats.toLocaleString()}): top it up, or payouts will fail.`
+    ? `The project wallet is low (${health.walletBalanceSats === null ? 'a payout was refused for its balance' : `${health.walletBalanceSats.toLocaleString()} sats`}` +
+      `; the mark is ${health.walletLowSats.toLocaleString()}): top it up, or payouts will fail.`
     : '';
   $('health').replaceChildren(
     figure(health.calls, 'calls since start'),

@@ -128,7 +128,8 @@ export function pgEventLog(
       })),
     rememberRampSession: async (referenceId, userId, sessionId, expiresAt) => {
       await pool.query(
-        'INSERT INTO ramp_sessions (reference_id, user_id, session_id, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT (reference_id) DO UPDATE SET user_id = $2, session_id = $3, expires_at = $4',
+        'INSERT INTO ramp_sessions (reference_id, user_id, session_id, expires_at) VALUES ($1, $2, $3, $4)' +
+          ' ON CONFLICT (reference_id) DO UPDATE SET user_id = $2, session_id = $3, expires_at = $4',
         [referenceId, userId, sessionId, expiresAt],
       );
     },

@@ -609,11 +609,13 @@ const MIGRATIONS: readonly string[] = [
          FROM t WHERE t.op = 'insert' ORDER BY t."user", t.i
          RETURNING *),
        u AS (
-         SELECT upd.id, upd.user_id, upd.idempotency_key, upd.achievement_id, upd.sats, upd.state, upd.reason, upd.payment_id, upd.created_at, upd.settled_at, upd.day, upd.budgeted,
+         SELECT upd.id, upd.user_id, upd.idempotency_key, upd.achievement_id, upd.sats, upd.state, upd.reason, upd.payment_id, upd.created_at, upd.settled_at, upd.day,
+           upd.budgeted,
            upd.kind, upd.was, upd.was_budgeted, upd.was_sats, upd.was_day, upd.i, upd.actor, upd.action, upd.at, row_to_json(upd) AS entry
          FROM upd
          UNION ALL
-         SELECT ins.id, ins.user_id, ins.idempotency_key, ins.achievement_id, ins.sats, ins.state, ins.reason, ins.payment_id, ins.created_at, ins.settled_at, ins.day, ins.budgeted,
+         SELECT ins.id, ins.user_id, ins.idempotency_key, ins.achievement_id, ins.sats, ins.state, ins.reason, ins.payment_id, ins.created_at, ins.settled_at, ins.day,
+           ins.budgeted,
            ins.kind, NULL::text, false, 0, NULL::text, t.i, NULL::text, NULL::text, t.at, row_to_json(ins)
          FROM ins JOIN t ON t.id = ins.id AND t.op = 'insert'),
        b AS (
@@ -624,7 +626,8 @@ const MIGRATIONS: readonly string[] = [
                  SELECT u.day, u.sats FROM u WHERE u.budgeted) x
                GROUP BY x.day HAVING sum(x.s) <> 0) d
          WHERE bu.day = d.day),
-       a AS (INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) SELECT u.id, u.actor, u.action, u.was, u.state, u.at FROM u WHERE u.actor IS NOT NULL ORDER BY u.i),
+       a AS (INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) SELECT u.id, u.actor, u.action, u.was, u.state,
+         u.at FROM u WHERE u.actor IS NOT NULL ORDER BY u.i),
        ev AS (
          INSERT INTO events (user_id, type, data, created_at)
          SELECT u.user_id, 'reward',

@@ -65,7 +65,8 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     ),
     play: db.prepare<[string], { play_ms: number; last_beat_at: number }>('SELECT play_ms, last_beat_at FROM play_time WHERE user_id = ?'),
     beat: db.prepare<[string, number, number]>(
-      'INSERT INTO play_time (user_id, play_ms, last_beat_at) VALUES (?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET play_ms = excluded.play_ms, last_beat_at = excluded.last_beat_at',
+      'INSERT INTO play_time (user_id, play_ms, last_beat_at) VALUES (?, ?, ?)' +
+        ' ON CONFLICT (user_id) DO UPDATE SET play_ms = excluded.play_ms, last_beat_at = excluded.last_beat_at',
     ),
     raised: db.prepare<[string], number>('SELECT coalesce(sum(sats), 0) FROM allowance_raises WHERE user_id = ?').pluck(),
     raise: db.prepare<[string, string, number, string, number]>(
@@ -74,7 +75,8 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     // Every column a transition may change, from the row the primitive built.
     // (A deferred claim decided again may be credited where it was to be paid, or the other way; a guest's credit merged moves to its player.)
     update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, EntryKind, string, string]>(
-      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?, sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ?, user_id = ? WHERE id = ?`,
+      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?,` +
+        ` sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ?, user_id = ? WHERE id = ?`,
     ),
     guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state = 'credited' ORDER BY created_at, seq`).raw(),
     reservingTimes: db
