@@ -8,7 +8,7 @@ import { createSandbox } from '../../src/sandbox/index.js';
 
 export const FAULTS = ['500 before forwarding', 'forward, then 500', 'forward, then drop the socket', 'answer after the timeout', 'reset'] as const;
 
-// The chaos's own timing (a late answer): never a wait for a condition.
+// The chaos's own timing (a late answer, a client's pauses between retries): never a wait for a condition.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `rnd`: the run's seeded randomness; `key`: the API key; `timeoutMs`: the relay's, which a late answer passes. */
@@ -48,4 +48,15 @@ export async function faultyService(rnd: () => number, key: string, timeoutMs: n
       direct.close();
     },
   };
+}
+
+/** A client's retry loop in a chaos run: the same request (the same key) until the relay answers for good. */
+export async function untilFinal<T>(send: () => Promise<Response>, final: (r: Response) => Promise<T | undefined>): Promise<T> {
+  for (let attempt = 0; attempt < 2000; attempt++) {
+    const r = await send().catch(() => undefined);
+    const done = r && (await final(r).catch(() => undefined));
+    if (done !== undefined) return done;
+    await sleep(20 + Math.random() * 30);
+  }
+  throw new Error('no final answer');
 }

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { faultyService } from '../../helpers/faulty-service.js';
+import { faultyService, untilFinal } from '../../helpers/faulty-service.js';
 import { freePort, startRelayProcess } from '../../helpers/processes.js';
 import { seededRandom } from '../../helpers/seeded-random.js';
 import { tally } from '../../helpers/tally.js';
@@ -26,7 +26,7 @@ const WITHDRAWALS_PER_PLAYER = 10;
 const SATS = 10;
 const KILLS = 5;
 
-// The chaos's own timing (a client's pauses between retries, the time between kills): never a wait for a condition.
+// The chaos's own timing (the time between kills): never a wait for a condition.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const closers: Array<() => unknown> = [];
 afterAll(() => closers.forEach((c) => c()));
@@ -65,16 +65,6 @@ describe('the chaos run in balance mode', () => {
     await start();
     const base = `http://127.0.0.1:${port}`;
 
-    /** A client's retry loop: the same key until the relay answers for good. */
-    const untilFinal = async <T>(send: () => Promise<Response>, final: (r: Response) => Promise<T | undefined>): Promise<T> => {
-      for (let attempt = 0; attempt < 2000; attempt++) {
-        const r = await send().catch(() => undefined);
-        const done = r && (await final(r).catch(() => undefined));
-        if (done !== undefined) return done;
-        await sleep(20 + Math.random() * 30);
-      }
-      throw new Error('no final answer');
-    };
     const players = await Promise.all(
       Array.from({ length: PLAYERS }, (_, i) =>
         untilFinal(

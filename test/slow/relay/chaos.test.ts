@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { faultyService } from '../../helpers/faulty-service.js';
+import { faultyService, untilFinal } from '../../helpers/faulty-service.js';
 import { freshDatabase, POSTGRES_HOW, postgresInstalled, startPostgres } from '../../helpers/postgres.js';
 import { freePort, startRelayProcess } from '../../helpers/processes.js';
 import { seededRandom } from '../../helpers/seeded-random.js';
@@ -74,16 +74,6 @@ async function chaos(mode: 'relay' | 'database') {
     await start();
     const base = `http://127.0.0.1:${port}`;
 
-    /** A client's retry loop: the same key until the relay answers for good. */
-    const untilFinal = async <T>(send: () => Promise<Response>, final: (r: Response) => Promise<T | undefined>): Promise<T> => {
-      for (let attempt = 0; attempt < 2000; attempt++) {
-        const r = await send().catch(() => undefined);
-        const done = r && (await final(r).catch(() => undefined));
-        if (done !== undefined) return done;
-        await sleep(20 + Math.random() * 30);
-      }
-      throw new Error('no final answer');
-    };
     const tokens = await Promise.all(
       Array.from({ length: PLAYERS }, (_, i) =>
         untilFinal(
