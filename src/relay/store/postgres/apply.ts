@@ -120,5 +120,28 @@ export function settlementChange(
   };
 }
 
+/** What a decision (a claim's or a withdrawal's) sets on an entry, new or decided again. */
+export type Decided = Pick<UpdateChange, 'state' | 'reason' | 'sats' | 'day' | 'created' | 'owner' | 'lease' | 'address' | 'gamertag' | 'at'> & {
+  kind: EntryKind;
+  budgeted: boolean;
+};
+
+/**
+ * A deferred key (nothing was paid or reserved) asked again under `transition` (claim, withdraw):
+ * decided whole, as new (today's price, day, time and address), a compare-and-set on the states it leaves.
+ */
+export const redecidedChange = (id: string, transition: 'claim' | 'withdraw', decided: Decided): UpdateChange => ({
+  op: 'update',
+  id,
+  from: LIFECYCLE[transition].from,
+  unsent: false,
+  payment: null,
+  settled: null,
+  actor: null,
+  action: null,
+  setAddress: true,
+  ...decided,
+});
+
 export const settledOf = (row: AppliedRow | undefined): Settled | undefined =>
   row?.entry ? { entry: toLedgerEntry(row.entry), from: row.old_state!, ...(row.event ? { event: eventOf(row.event) } : {}) } : undefined;

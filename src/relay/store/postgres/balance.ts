@@ -1,6 +1,5 @@
 import { escapeLiteral, type Pool } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
-import { LIFECYCLE } from '../../core/lifecycle.js';
 import {
   type AllowanceRaise,
   type BalanceFacts,
@@ -12,7 +11,7 @@ import {
 } from '../../core/ports/ledger.js';
 import { withdrawalDecision } from '../../core/withdrawal-decision.js';
 import { keyDecisionOf, RESERVING_SQL, toLedgerEntry } from '../ledger-row.js';
-import { APPLY_SQL, type AppliedRow, applyParams, type Change } from './apply.js';
+import { APPLY_SQL, type AppliedRow, applyParams, type Change, redecidedChange } from './apply.js';
 import { eventOf, type Row } from './rows.js';
 import { BEGIN, inTransaction } from './transaction.js';
 
@@ -114,18 +113,7 @@ export function pgBalances(pool: Pool, { owner, leaseMs }: { owner: string; leas
                 occurred: null,
                 ...decidedRow,
               }
-            : {
-                op: 'update',
-                id: existing!.id,
-                from: LIFECYCLE.withdraw.from,
-                unsent: false,
-                payment: null,
-                settled: null,
-                actor: null,
-                action: null,
-                setAddress: true,
-                ...decidedRow,
-              };
+            : redecidedChange(existing!.id, 'withdraw', decidedRow);
         const applied = (await c.query<AppliedRow>(APPLY_SQL, applyParams([change], true))).rows[0];
         // Under the player's lock nothing else moves a deferred entry (only a claim or a withdrawal
         // does, and pruning skips a player whose lock is taken): a lost compare-and-set is a defect.

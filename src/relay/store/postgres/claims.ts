@@ -1,11 +1,10 @@
 import { escapeLiteral, type Pool, type PoolClient } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
 import { addressCapped, claimedState, refusal, tooEarly } from '../../core/claim-decision.js';
-import { LIFECYCLE } from '../../core/lifecycle.js';
 import type { ClaimLimits, ClaimResult, LedgerEntry, NewClaim } from '../../core/ports/ledger.js';
 import { isStoreOutage } from '../../core/ports/outage.js';
 import { keyDecisionOf, toLedgerEntry } from '../ledger-row.js';
-import type { AppliedRow, Change } from './apply.js';
+import { type AppliedRow, type Change, redecidedChange } from './apply.js';
 import { type GroupResult, grouped, madeAlone } from './group.js';
 import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, type Row, TOLD } from './rows.js';
 import { BEGIN, RETRYABLE } from './transaction.js';
@@ -154,19 +153,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
       return { kind: 'write', change: { op: 'insert', id: claim.id, user, key: k, hash, achievement, occurred: claim.occurredAt ?? null, ...decided } };
     }
     // A deferred key decided whole, as a new claim: today's price, day, time and address.
-    const change: Change = {
-      op: 'update',
-      id: existing!.id,
-      from: LIFECYCLE.claim.from,
-      unsent: false,
-      payment: null,
-      settled: null,
-      actor: null,
-      action: null,
-      setAddress: true,
-      ...decided,
-    };
-    return { kind: 'write', change };
+    return { kind: 'write', change: redecidedChange(existing!.id, 'claim', decided) };
   }
 
   /**
