@@ -101,7 +101,25 @@ export interface RewardClaim {
  */
 export type RewardStatus = 'paid' | 'rejected' | 'failed' | 'pending' | 'needs_review' | 'held' | 'credited';
 
-export interface RewardRecord {
+/**
+ * What a reward's amount was decided by, beyond its achievement: recorded with its entry when it
+ * is decided (never changed by a later price or rule) and carried on its record as they are.
+ */
+export interface RewardTerms {
+  /** The dollar value the sats were decided at: a dollar-priced entry's `usd`, or its sats at `btcUsd`. */
+  usd?: number;
+  /** The BTC/USD price (dollars per bitcoin) the sats were decided at. */
+  btcUsd?: number;
+  /** A login streak's day: 1 on the first day, or after a missed one. */
+  streakDay?: number;
+  /** A tournament prize: the results' period (e.g. `2026-W48`) and the place (1: first). */
+  period?: string;
+  place?: number;
+  /** A referral's reward: the player who referred, or the one referred. */
+  referral?: 'referrer' | 'referee';
+}
+
+export interface RewardRecord extends RewardTerms {
   id: string;
   /** The Idempotency-Key the client claimed it with: its intent's id. */
   idempotencyKey?: string;

@@ -14,7 +14,7 @@ const STATUS: Record<LedgerState, RewardStatus> = {
 
 /** A ledger entry as the client sees it. */
 export function toRewardRecord(e: LedgerEntry): RewardRecord {
-  return {
+  const record: RewardRecord = {
     id: e.id,
     idempotencyKey: e.idempotencyKey,
     achievementId: e.achievementId,
@@ -27,4 +27,5 @@ export function toRewardRecord(e: LedgerEntry): RewardRecord {
     ...(e.settledAt ? { settledAt: new Date(e.settledAt).toISOString() } : {}),
     ...(e.kind === 'withdrawal' ? { kind: 'withdrawal' as const } : {}),
   };
+  return e.terms ? Object.assign(record, e.terms) : record;
 }

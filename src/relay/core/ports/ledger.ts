@@ -1,5 +1,5 @@
 import type { DailyLimits } from '../../../wire/earning-rules.js';
-import type { RepeatPolicy } from '../../../wire/relay-api.js';
+import type { RepeatPolicy, RewardTerms } from '../../../wire/relay-api.js';
 import type { EntryKind, RewardState, TransitionName } from '../lifecycle.js';
 import type { PlayerEvent } from './event-log.js';
 
@@ -38,12 +38,14 @@ export interface LedgerEntry {
   day?: string;
   /** A credit to the player's balance or a withdrawal from it; absent: a reward paid at once. */
   kind?: Exclude<EntryKind, 'payout'>;
+  /** What its amount was decided by (the price used, a streak's day, a prize's place): on its record as they are. */
+  terms?: RewardTerms;
 }
 
 export type { EntryKind } from '../lifecycle.js';
 
 /** What the relay asks the ledger to record: the entry's identity, and the rule it is checked by. */
-export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempotencyKey' | 'requestHash' | 'achievementId' | 'sats' | 'occurredAt' | 'address'> {
+export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempotencyKey' | 'requestHash' | 'achievementId' | 'sats' | 'occurredAt' | 'address' | 'terms'> {
   repeat: RepeatPolicy;
   /** Set when the claim is refused before any check (e.g. verifyClaim said no, or its proof is bad). */
   rejectReason?: string;

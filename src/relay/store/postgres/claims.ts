@@ -147,6 +147,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
       address: claim.address ?? null,
       gamertag: claim.gamertag ?? null,
       at: now,
+      terms: claim.terms ?? null,
     };
     if (key === 'insert') {
       const { userId: user, idempotencyKey: k, requestHash: hash, achievementId: achievement } = claim;

@@ -52,9 +52,11 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     history: db.prepare<[string, number], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?`).raw(),
     inState: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE state = ? ORDER BY created_at`).raw(),
     // Positional parameters: binding by name looks every name up afresh, at twice the cost.
-    insert: db.prepare<[string, string, string, string, string, number, LedgerState, string | null, string | null, string | null, string | null, string, number, EntryKind]>(
-      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, gamertag, occurred_at, address, day, created_at, kind)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?)`,
+    insert: db.prepare<
+      [string, string, string, string, string, number, LedgerState, string | null, string | null, string | null, string | null, string, number, EntryKind, string | null]
+    >(
+      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, gamertag, occurred_at, address, day, created_at, kind, terms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // A player's balance: credits, and withdrawals paid or under way (all time, and today's).
     balance: db.prepare<[string, string], { credited: number; withdrawn: number; today: number }>(
@@ -74,9 +76,11 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     ),
     // Every column a transition may change, from the row the primitive built.
     // (A deferred claim decided again may be credited where it was to be paid, or the other way; a guest's credit merged moves to its player.)
-    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, EntryKind, string, string]>(
+    update: db.prepare<
+      [LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, EntryKind, string, string | null, string]
+    >(
       `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?,` +
-        ` sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ?, user_id = ? WHERE id = ?`,
+        ` sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ?, user_id = ?, terms = ? WHERE id = ?`,
     ),
     guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state = 'credited' ORDER BY created_at, seq`).raw(),
     reservingTimes: db
@@ -157,11 +161,28 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
         a.settled_at === null ? null : Number(a.settled_at),
         a.kind,
         a.user_id,
+        a.terms === null ? null : JSON.stringify(a.terms),
         a.id,
       );
     else {
       const created = Number(a.created_at);
-      q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.gamertag, a.occurred_at, a.address, a.day, created, a.kind);
+      q.insert.run(
+        a.id,
+        a.user_id,
+        a.idempotency_key,
+        a.request_hash,
+        a.achievement_id,
+        a.sats,
+        a.state,
+        a.reason,
+        a.gamertag,
+        a.occurred_at,
+        a.address,
+        a.day,
+        created,
+        a.kind,
+        a.terms === null ? null : JSON.stringify(a.terms),
+      );
     }
     // A withdrawal's sats left the balance: they count on no cap or budget (its credits did).
     const was = before && reservesClaims(before) ? before : undefined;
@@ -214,6 +235,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       created_at: now,
       settled_at: null,
       kind: c.credit ? 'credit' : 'payout',
+      terms: c.terms ?? null,
     };
     const event = commit(existing, after, now);
     return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
@@ -249,6 +271,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       created_at: now,
       settled_at: null,
       kind: 'withdrawal',
+      terms: null,
     };
     const event = commit(existing, after, now);
     return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };

@@ -137,6 +137,9 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ) WITHOUT ROWID;
       CREATE TABLE merged_guests (guest_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
     `),
+  // What a reward's amount was decided by (issues 37 and 38): the price used, a streak's day, a
+  // prize's period and place, a referral's side, as JSON; one column every program shares.
+  (db) => db.exec('ALTER TABLE rewards ADD COLUMN terms TEXT'),
 ];
 
 /** Brings the file's schema up to date; returns its version. */
