@@ -9,7 +9,7 @@ import { loadConfig, VERSION } from '../relay/index.js';
 import { settingsHelp } from '../relay/settings/docs.js';
 import { SANDBOX_SETTINGS, SETTINGS } from '../relay/settings/schema.js';
 import { listenErrorMessage, SettingError, SettingsError } from '../relay/settings-errors.js';
-import { createSandbox } from '../sandbox/index.js';
+import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { backup } from './backup.js';
 import { review } from './review.js';
 
@@ -158,10 +158,13 @@ async function sandboxAlone(port: number): Promise<number> {
   // Signs its webhooks and withdrawal callbacks as the relay's WEBHOOK_SECRET verifies them; a
   // NEW,OLD list (the relay's form while rotating) signs with the first, as the relay's own sandbox does.
   const [webhookSecret] = secretList(process.env.SANDBOX_WEBHOOK_SECRET);
-  const sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://localhost:${port}`, ...(webhookSecret ? { webhookSecret } : {}) });
-  serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) =>
-    console.log(`rewardbus sandbox on http://127.0.0.1:${info.port} (webhooks ${webhookSecret ? 'signed with SANDBOX_WEBHOOK_SECRET' : 'unsigned: no SANDBOX_WEBHOOK_SECRET'})`),
-  );
+  // Its widget_url names the port it listens on, known only once it listens (`sandbox 0` picks
+  // one): made then, before any connection can be taken.
+  let sandbox: Sandbox | undefined;
+  serve({ fetch: (request) => sandbox!.fetch(request), port, hostname: '127.0.0.1' }, (info) => {
+    sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://127.0.0.1:${info.port}`, ...(webhookSecret ? { webhookSecret } : {}) });
+    console.log(`rewardbus sandbox on http://127.0.0.1:${info.port} (webhooks ${webhookSecret ? 'signed with SANDBOX_WEBHOOK_SECRET' : 'unsigned: no SANDBOX_WEBHOOK_SECRET'})`);
+  });
   return -1;
 }
 
