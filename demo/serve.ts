@@ -9,9 +9,12 @@ import { DEFAULTS, loadConfig, type RelayConfig } from '../src/relay/index.js';
 export async function startDemo(config: RelayConfig = loadConfig(), options: ServeOptions = {}): Promise<RunningServer> {
   const [bundle, html] = await Promise.all([build(demoBuild), readFile(new URL('./index.html', import.meta.url), 'utf8')]);
   const mainJs = bundle.outputFiles![0]!.text;
-  // Phaser draws its built-in textures from data: and blob: URLs; the overlays style inline.
+  // Phaser draws its built-in textures from data: and blob: URLs; the overlays style inline. The ramp's
+  // widget is framed from the service's origin (any https one, or a standalone sandbox's over http).
+  const widget = config.payments ? ` https: ${new URL(config.payments.baseUrl).origin}` : '';
   const csp =
-    "default-src 'self'; img-src 'self' data: blob:; media-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'";
+    "default-src 'self'; img-src 'self' data: blob:; media-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; " +
+    `frame-src 'self'${widget}; frame-ancestors 'none'; object-src 'none'; base-uri 'none'`;
   const files: Record<string, [string, string]> = {
     '/': [html, 'text/html; charset=utf-8'],
     '/index.html': [html, 'text/html; charset=utf-8'],
