@@ -128,7 +128,8 @@ export function createRelay(options: RelayOptions): Relay {
   // A log shared by several relays tells every relay's streams of every append, in commit order;
   // then this relay's own appends reach them that way too, not a second, earlier way.
   const hub = events.subscribe ? { ...streams, publish: () => undefined } : streams;
-  const catalog: Catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as ReadonlyArray<CatalogEntry | TournamentCatalogEntry>) ?? DEFAULT_CATALOG);
+  const catalog: Catalog =
+    options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as ReadonlyArray<CatalogEntry | TournamentCatalogEntry>) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute);
   const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute);

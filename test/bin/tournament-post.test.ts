@@ -68,4 +68,4 @@ it('tournament post FILE pays each prize once, records --by, replays the same fi
   const history = async (token: string) => (await (await fetch(`${relay.url}/v1/rewards`, { headers: { authorization: `Bearer ${token}` } })).json()) as { rewards: unknown[] };
   expect((await history(bob.token)).rewards).toMatchObject([{ status: 'paid', sats: 500, place: 1, period: '2026-W48' }]);
   expect((await history(carl.token)).rewards).toEqual([]);
-});
+}, 120_000);

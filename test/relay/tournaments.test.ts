@@ -61,8 +61,8 @@ describe.each(relayBackends(postgresUrl))('tournaments on $name', (backend) => {
     ]);
     await expect.poll(() => relay.sandbox!.payments().length).toBe(3);
     expect(
-      relay.sandbox!
-        .payments()
+      relay
+        .sandbox!.payments()
         .map((p) => Number(p.amount) / 1000)
         .sort((x, y) => y - x),
     ).toEqual([10_000, 5_000, 2_500]);

@@ -92,8 +92,7 @@ export function createTournaments({ ledger, settlements, catalog, payouts, limit
       case 'created': {
         // Paid after the commit, by the one post that recorded them (a replay pays nothing), as any claim is.
         for (const { entry } of r.prizes)
-          if (entry.state === 'sending')
-            void payouts.pay(entry, tournament.title).catch((err: unknown) => logger.error({ err, rewardId: entry.id }, 'prize payment not settled'));
+          if (entry.state === 'sending') void payouts.pay(entry, tournament.title).catch((err: unknown) => logger.error({ err, rewardId: entry.id }, 'prize payment not settled'));
         return { created: true, entries: r.prizes.map((p) => p.entry) };
       }
     }

@@ -14,8 +14,15 @@ import { inTransaction } from './transaction.js';
  * row), the ranking's players' locks in a stable order (rewardbus_lock_players: claims of theirs
  * wait, and see the prizes on their caps), then the day's budget row, as every claim takes them;
  * decided by core/tournament-decision.ts as SQLite decides; the post's row, and every prize
- * through rewardbus_apply, one batch.
+ * through rewardbus_apply (in batches of APPLY_CHUNK, in that transaction).
  */
+/**
+ * Prizes per call of rewardbus_apply, every call in the one transaction. The primitive's cost
+ * grows with the square of its batch (each entry's event is found among the batch's events by its
+ * id): 1,000 prizes in one call took 2.4 s, in calls of 25 0.4 to 0.6 s on the same loaded machine, all or nothing alike.
+ */
+const APPLY_CHUNK = 25;
+
 export function pgTournaments(pool: Pool, { owner, leaseMs }: { owner: string; leaseMs: number }): Required<TournamentLedger> {
   const entriesOf = async (post: TournamentPost, rows: Row[]): Promise<LedgerEntry[]> => {
     const byKey = new Map(rows.map((r) => [`${r.user_id}\n${r.idempotency_key}`, r]));
@@ -43,10 +50,7 @@ export function pgTournaments(pool: Pool, { owner, leaseMs }: { owner: string; l
       await c.query('SELECT rewardbus_lock_players($1::text[])', [post.prizes.map((p) => p.userId)]);
       // The day's budget row, made if need be and locked (as a claim's facts take it): the pool is checked against it.
       const budget = budgeted
-        ? await c.query<{ sats: string }>(
-            'INSERT INTO budget AS bu (day, sats) VALUES ($1, 0) ON CONFLICT (day) DO UPDATE SET sats = bu.sats RETURNING bu.sats',
-            [day],
-          )
+        ? await c.query<{ sats: string }>('INSERT INTO budget AS bu (day, sats) VALUES ($1, 0) ON CONFLICT (day) DO UPDATE SET sats = bu.sats RETURNING bu.sats', [day])
         : undefined;
       const refused = poolRefusal(post.prizes, Number(budget?.rows[0]?.sats ?? 0), limits);
       if (refused) return { rollback: { kind: 'refused', reason: refused } };
@@ -85,7 +89,11 @@ export function pgTournaments(pool: Pool, { owner, leaseMs }: { owner: string; l
           terms: p.terms ?? null,
         };
       });
-      const applied = (await c.query<AppliedRow>(APPLY_SQL, applyParams(changes, true))).rows;
+      const applied: AppliedRow[] = [];
+      for (let at = 0; at < changes.length; at += APPLY_CHUNK) {
+        const rows = (await c.query<AppliedRow>(APPLY_SQL, applyParams(changes.slice(at, at + APPLY_CHUNK), true))).rows;
+        for (const r of rows) applied.push({ ...r, i: r.i + at });
+      }
       const byItem = new Map(applied.map((r) => [r.i, r]));
       return {
         kind: 'created',

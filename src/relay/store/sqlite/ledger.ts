@@ -30,8 +30,8 @@ import { withdrawalDecision } from '../../core/withdrawal-decision.js';
 import { keyDecisionOf, RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
-import { sqliteTournaments } from './tournaments.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
+import { sqliteTournaments } from './tournaments.js';
 
 /** The ledger on an open, migrated database (which its owner closes). */
 export function sqliteLedger(sqlite: SqliteDb): Ledger {

@@ -75,9 +75,10 @@ export function sqliteTournaments({ db, write }: SqliteDb, { commit, reservedSat
   return {
     postTournament: (post, limits, now) => write(() => postNow(post, limits, now)),
     rememberPlayer: (userId, gamertag, now) => write(() => void q.remember.run(userId, gamertag, now)),
-    knownPlayers: async (names) => names.flatMap((n): Array<[string, string]> => {
-      const userId = q.known.get(n, n);
-      return userId === undefined ? [] : [[n, userId]];
-    }),
+    knownPlayers: async (names) =>
+      names.flatMap((n): Array<[string, string]> => {
+        const userId = q.known.get(n, n);
+        return userId === undefined ? [] : [[n, userId]];
+      }),
   };
 }
