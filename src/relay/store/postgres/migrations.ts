@@ -823,7 +823,7 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE linked_players (user_id text PRIMARY KEY, gamertag text NOT NULL, linked_at bigint NOT NULL);
    CREATE INDEX linked_players_by_gamertag ON linked_players (gamertag, linked_at);
    CREATE FUNCTION rewardbus_lock_players(p_users text[]) RETURNS integer
-   LANGUAGE plpgsql SET jit = off AS $$
+   LANGUAGE plpgsql SET jit = off SET lock_timeout = '5s' AS $$
    DECLARE
      u text;
      n integer := 0;
