@@ -5,6 +5,7 @@ import { build } from 'esbuild';
 import { demoBuild } from '../esbuild.config.mjs';
 import { type RunningServer, type ServeOptions, startServer } from '../src/node/start-server.js';
 import { DEFAULTS, loadConfig, type RelayConfig } from '../src/relay/index.js';
+import { DEMO_CATALOG, DEMO_GAME_SERVER_SECRET } from './game-server.js';
 
 export async function startDemo(config: RelayConfig = loadConfig(), options: ServeOptions = {}): Promise<RunningServer> {
   const [bundle, html] = await Promise.all([build(demoBuild), readFile(new URL('./index.html', import.meta.url), 'utf8')]);
@@ -48,12 +49,16 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { existsSync } = await import('node:fs');
   if (existsSync('.env')) process.loadEnvFile('.env');
   payoutFromArgs(process.argv.slice(2), process.env);
+  // The demo's daily high-score tournament: demo/tournament.ts posts its results as the game's server.
+  process.env.RELAY_CATALOG ??= DEMO_CATALOG;
+  process.env.RELAY_GAME_SERVER_SECRET ??= DEMO_GAME_SERVER_SECRET;
   const server = await startDemo().catch((err: NodeJS.ErrnoException) => {
     console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT || DEFAULTS.port} is in use: stop what runs there, or set PORT=…` : err.message);
     process.exit(1);
   });
   console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/${process.env.RELAY_PAYOUT_MODE === 'balance' ? '  (balance mode: earn as a guest, withdraw later)' : ''}`);
   if (server.adminToken) console.log(`  The operator's page:          ${server.url}/admin  (token: ${server.adminToken})`);
+  console.log(`  Today's high scores:          RELAY_URL=${server.url} node --import tsx demo/tournament.ts ada:1200 bob:800`);
   console.log('');
   const stop = () => void server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);

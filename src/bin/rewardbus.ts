@@ -12,6 +12,7 @@ import { listenErrorMessage, SettingError, SettingsError } from '../relay/settin
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { backup } from './backup.js';
 import { review } from './review.js';
+import { tournament } from './tournament.js';
 
 const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
 
@@ -30,6 +31,8 @@ Commands:
   review approve <id>                     pay a held claim through the service (once, whoever else approves)
   review deny <id>                        refuse a held claim (denied_by_operator; frees its reservation)
                                           (--by NAME: the operator in the audit trail; default: your user)
+  tournament post FILE                    a tournament's results, as the game's server posts them
+                                          (FILE: { "tournamentId", "period", "ranking" }; --by NAME recorded)
   backup FILE [--force]                   a consistent copy of the SQLite ledger, while the relay runs
                                           (an existing FILE only with --force; on PostgreSQL: use pg_dump)
 
@@ -93,12 +96,14 @@ async function main(argv: string[]): Promise<number> {
       return sandboxAlone(Number(sub ?? values.port ?? (process.env.SANDBOX_PORT || SANDBOX_SETTINGS.SANDBOX_PORT.default)));
     case 'review':
       return review(sub, rest, values.by);
+    case 'tournament':
+      return tournament(sub, rest, values.by);
     case 'backup':
       return backup(sub, values.force);
     case 'help':
       return say(HELP);
     default:
-      console.error(`Unknown command: ${command}. The commands are start, sandbox, review and backup; see rewardbus-relay --help.`);
+      console.error(`Unknown command: ${command}. The commands are start, sandbox, review, tournament and backup; see rewardbus-relay --help.`);
       return 2;
   }
 }

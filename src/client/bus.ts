@@ -6,6 +6,7 @@ import type {
   RampSession,
   RampSessionRequest,
   RewardRecord,
+  TournamentCatalogEntry,
   WithdrawalRequestView,
   WithdrawalView,
 } from '../wire/relay-api.js';
@@ -118,6 +119,11 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /** The relay's catalog (the last one seen, when the relay is out of reach). */
   async catalog(): Promise<CatalogEntry[]> {
     return (await this.#arrival()).catalog();
+  }
+
+  /** The relay's tournaments (issue 37): a prize's record names one by its id; its title is here. */
+  async tournaments(): Promise<TournamentCatalogEntry[]> {
+    return (await this.#arrival()).tournaments();
   }
 
   /** Intents not yet answered for good, oldest first. */

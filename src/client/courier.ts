@@ -7,6 +7,7 @@ import type {
   RampSession,
   RampSessionRequest,
   RewardRecord,
+  TournamentCatalogEntry,
   WithdrawalRequestView,
   WithdrawalView,
 } from '../wire/relay-api.js';
@@ -211,6 +212,13 @@ export class Courier {
     await this.ready;
     await this.#catalog.refresh();
     return [...(this.#catalog.byId?.values() ?? [])];
+  }
+
+  /** The relay's tournaments: their prizes come from the game's server, never from unlock(). */
+  async tournaments(): Promise<TournamentCatalogEntry[]> {
+    await this.ready;
+    await this.#catalog.refresh();
+    return this.#catalog.tournaments;
   }
 
   pending(): RewardIntent[] {

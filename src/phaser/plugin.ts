@@ -40,6 +40,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   #data: RewardBusPluginData | undefined;
   #bus: RewardBus | undefined;
   #titles = new Map<string, CatalogEntry>();
+  #prizes = new Map<string, string>();
   #unsubscribe: Array<() => void> = [];
   #toastsOn = false;
   #toasts: Promise<SayToast> | undefined;
@@ -55,6 +56,11 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     const bus = (this.#bus = createRewardBus(data));
     void bus.catalog().then(
       (c) => c.forEach((e) => this.#titles.set(e.id, e)),
+      () => undefined,
+    );
+    // A prize's toast names its tournament ("🏆 2nd place · Weekly cup · +5,000 sats").
+    void bus.tournaments().then(
+      (ts) => ts.forEach((t) => this.#prizes.set(t.id, t.title)),
       () => undefined,
     );
     if (data.toasts !== false) this.#startToasts(data.toasts ?? {});
@@ -139,6 +145,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     this.#toasts ??= import('./toast-events.js').then((m) =>
       m.toastEvents({
         entry: (id) => this.#titles.get(id),
+        tournament: (id) => this.#prizes.get(id),
         gamertag: () => this.#bus?.player?.gamertag ?? '',
         pending: () => this.#bus?.pending() ?? [],
         toast: (t) => this.toast(t),

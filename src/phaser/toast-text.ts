@@ -20,6 +20,8 @@ const REASONS: Record<string, string> = {
  * `title` is the achievement's title from the catalog. No Phaser here: unit-tested in Node.
  */
 export function toastText(event: FinalEvent, o: RewardOutcome, title: string, balance?: number): string {
+  const place = o.record?.place;
+  if (place !== undefined && (event === 'reward:paid' || event === 'reward:credited')) return prizeText(place, title, o.sats);
   const why = REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
   const after = o.afterHold ? 'approval' : 'review';
   if (event === 'reward:credited') return `+${o.sats} sats · ${title}${balance === undefined ? '' : ` · balance ${balance}`}`;
@@ -29,6 +31,12 @@ export function toastText(event: FinalEvent, o: RewardOutcome, title: string, ba
   if (event === 'reward:held') return `${o.sats} sats for ${title} are waiting for approval`;
   return `${o.sats} sats for ${title} are being checked`;
 }
+
+/** 1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, 21st. */
+const ordinal = (n: number) => `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
+
+/** A tournament's prize (the record's `place`): "🏆 2nd place · Weekly cup · +5,000 sats". */
+export const prizeText = (place: number, title: string, sats: number) => `🏆 ${ordinal(place)} place · ${title} · +${sats.toLocaleString('en-US')} sats`;
 
 /**
  * What a claim sent before the player's play time says (`reward:waiting`), on one line:

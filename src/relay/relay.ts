@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../wire/earning-rules.js';
-import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-api.js';
+import type { CatalogEntry, CatalogResponse, PayoutMode, TournamentCatalogEntry } from '../wire/relay-api.js';
 import { type Catalog, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
 import type { VerifyClaim } from './core/claims.js';
 import { createCore } from './core/create-core.js';
@@ -42,7 +42,7 @@ export interface RelayOptions extends HttpOptions {
   /** Signs player tokens. Keep it stable across restarts, or players link again. */
   secret: string;
   /** Default: DEFAULT_CATALOG. */
-  catalog?: Catalog | readonly CatalogEntry[];
+  catalog?: Catalog | ReadonlyArray<CatalogEntry | TournamentCatalogEntry>;
   /** Per userId, per UTC day; 0: no cap. Default: RELAY_USER_DAILY_CAP_SATS's (docs/configuration.md). */
   userDailyCapSats?: number;
   /** The whole project, per UTC day; 0: no budget. Default: RELAY_DAILY_BUDGET_SATS's. */
@@ -128,7 +128,8 @@ export function createRelay(options: RelayOptions): Relay {
   // A log shared by several relays tells every relay's streams of every append, in commit order;
   // then this relay's own appends reach them that way too, not a second, earlier way.
   const hub = events.subscribe ? { ...streams, publish: () => undefined } : streams;
-  const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
+  const catalog: Catalog =
+    options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as ReadonlyArray<CatalogEntry | TournamentCatalogEntry>) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute);
   const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute);
@@ -142,6 +143,9 @@ export function createRelay(options: RelayOptions): Relay {
   const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
   if (needsProof.length && !gameServerSecrets.length)
     throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
+  // A tournament's results come only from the game's server, behind its secret.
+  if (catalog.tournaments?.size && !gameServerSecrets.length)
+    throw new Error(`The catalog has tournaments (${[...catalog.tournaments.keys()].join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
   const core = createCore({
     store,
     payments,
@@ -171,6 +175,7 @@ export function createRelay(options: RelayOptions): Relay {
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? DEFAULTS.paymentsTimeoutMs;
   const catalogBody: CatalogResponse = {
     achievements: [...catalog.values()],
+    ...(catalog.tournaments ? { tournaments: [...catalog.tournaments.values()] } : {}),
     claimTimeoutMs: 2 * serviceTimeoutMs + 1_000,
     claimBatchMax: CLAIM_BATCH_MAX,
     ...(options.payoutMode === 'balance' ? { payoutMode: 'balance' as const } : {}),

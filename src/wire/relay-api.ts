@@ -25,6 +25,35 @@ export interface CatalogEntry {
   payout?: PayoutMode;
 }
 
+/**
+ * A tournament in the catalog (`"kind": "tournament"`): its prizes, in sats, by place (1st, 2nd, …).
+ * Never claimed by a client: the game's server posts each period's results
+ * (`POST /v1/server/tournaments/{id}/results`) and the relay pays the places that win a prize.
+ */
+export interface TournamentCatalogEntry {
+  id: string;
+  kind: 'tournament';
+  title: string;
+  prizes: number[];
+  /** Every prize of it waits for an operator (status `held`). */
+  hold?: boolean;
+  /** As an achievement's: `balance` credits the prizes, `instant` pays them. Default: the relay's RELAY_PAYOUT_MODE. */
+  payout?: PayoutMode;
+}
+
+/** `POST /v1/server/tournaments/{id}/results` body: the period's ranking, best first, each a userId or a gamertag. */
+export interface TournamentResults {
+  period: string;
+  ranking: string[];
+}
+
+/** Its answer (201 first, 200 for the same results again): the prize records in ranking order (`place`, `period` on each). */
+export interface TournamentPosted {
+  tournamentId: string;
+  period: string;
+  rewards: RewardRecord[];
+}
+
 /** How a decided claim reaches the player: paid at once, or credited to a balance the player withdraws from. */
 export type PayoutMode = 'instant' | 'balance';
 
@@ -40,6 +69,8 @@ export interface CatalogResponse {
    * achievement's own `payout` may still say `balance`).
    */
   payoutMode?: PayoutMode;
+  /** The catalog's tournaments (never claimed by a client): their titles say what a prize was for. */
+  tournaments?: TournamentCatalogEntry[];
 }
 
 /** `POST /v1/players` body; `{}` makes a guest (balance mode). */

@@ -23,7 +23,7 @@ import { PLAY_BEAT_GAP_MS } from '../../src/relay/core/withdrawal-decision.js';
 import { createLogger, openPgStore, openSqliteStore, type RelayStore } from '../../src/relay/index.js';
 import type { PaymentsClient } from '../../src/relay/payments/client.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
-import type { CatalogEntry, RewardRecord } from '../../src/wire/relay-api.js';
+import type { CatalogEntry, RewardRecord, TournamentCatalogEntry } from '../../src/wire/relay-api.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { LedgerModel, type ModelReward, type Service } from './ledger-model.js';
 
@@ -40,6 +40,11 @@ const ACHIEVEMENTS: CatalogEntry[] = [
   { id: 'trophy', title: 'Trophy', sats: 25, repeat: { kind: 'cooldown', seconds: 3600 }, hold: true },
 ];
 const PLAYERS = 3;
+/** Tournaments (issue 37): their prizes paid at once, or credited; the first above the hold threshold of 30. */
+const TOURNAMENTS: TournamentCatalogEntry[] = [
+  { id: 'cup', kind: 'tournament', title: 'Cup', prizes: [40, 20, 10] },
+  { id: 'league', kind: 'tournament', title: 'League', prizes: [25, 15], payout: 'balance' },
+];
 
 type Op =
   /**
@@ -57,7 +62,9 @@ type Op =
   /** A withdrawal from the balance (sats absent: all that is withdrawable), to the ledger itself, paid by the core's payouts. */
   | { op: 'withdraw'; player: number; key: number; sats: number | undefined; service: Service }
   | { op: 'beat'; player: number }
-  | { op: 'raise'; player: number; key: number; sats: number };
+  | { op: 'raise'; player: number; key: number; sats: number }
+  /** The game's server posts a tournament's results for a period: players in ranking order (the first payment answered as `service` says). */
+  | { op: 'tournament'; tournament: number; period: number; ranking: number[]; service: Service };
 
 const service: fc.Arbitrary<Service> = fc.oneof(
   { weight: 6, arbitrary: fc.constant({ kind: 'pay' as const }) },
@@ -96,6 +103,16 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('beat' as const), player: fc.nat(PLAYERS - 1) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('raise' as const), player: fc.nat(PLAYERS - 1), key: fc.nat(2), sats: fc.constantFrom(10, 30) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('tournament' as const),
+      tournament: fc.nat(TOURNAMENTS.length - 1),
+      period: fc.nat(2),
+      ranking: fc.shuffledSubarray([0, 1, 2], { minLength: 1 }),
+      service,
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({ op: fc.constant('review' as const), pick: fc.nat(3), action: fc.constantFrom('reconcile' as const, 'mark-paid' as const, 'mark-failed' as const) }),
@@ -156,7 +173,8 @@ const logger = createLogger('silent');
 function coreOn(store: RelayStore, limits: ClaimLimits, holdAboveSats: number, clock: () => number) {
   const service = scriptedService();
   // The relay's own wiring (createCore); repricing makes the core anew over the same store and service.
-  const coreWith = (entries: CatalogEntry[]) => createCore({ store, payments: service.client, catalog: createCatalog(entries), limits, logger, holdAboveSats, clock });
+  const coreWith = (entries: CatalogEntry[]) =>
+    createCore({ store, payments: service.client, catalog: createCatalog([...entries, ...TOURNAMENTS]), limits, logger, holdAboveSats, clock });
   let core = coreWith(ACHIEVEMENTS);
   return {
     service,
@@ -165,6 +183,15 @@ function coreOn(store: RelayStore, limits: ClaimLimits, holdAboveSats: number, c
     },
     reviews: (id: string, action: ReviewAction, actor: string, transactionId?: string) => core.decide(id, action, actor, transactionId),
     reprice: (entries: CatalogEntry[]) => (core = coreWith(entries)),
+    /** The results as the game's server posts them: created, the same again, or the refusal's code. */
+    postResults: (tournamentId: string, period: string, ranking: string[]) =>
+      core.postResults!(tournamentId, { period, ranking }, 'fuzz').then(
+        (r) => (r.created ? 'created' : 'existing'),
+        (err: { code?: string }) => {
+          if (!err.code) throw err;
+          return err.code === 'results_already_posted' ? 'other_results' : err.code;
+        },
+      ),
     claim: (player: { id: string; iat: number }, key: string, achievementId: string) =>
       core.claim({ userId: player.id, gamertag: player.id, iat: player.iat, exp: player.iat + DAY }, key, { achievementId }, new Request('http://relay/v1/rewards')),
   };
@@ -187,6 +214,8 @@ let deniedRecently = 0;
 const credited = { claimed: 0, approved: 0 };
 /** Withdrawals refused, and paid (or sent to be): the sequences must reach both. */
 const withdrawn = { refused: 0, sent: 0 };
+/** Tournaments' results recorded: the sequences must reach them. */
+const posts = { created: 0 };
 
 /** One sequence on every store and on the model, compared after each step. */
 async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals: Omit<WithdrawalLimits, 'holdAboveSats'> }, ops: Op[]) {
@@ -209,6 +238,8 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
   };
   const pick = (state: string, n: number) => pickReward((r) => r.state === state, n)?.key;
   let again = 0;
+  // Linked with the relay: a tournament's ranking may name them.
+  for (const c of cores) for (const p of players) await c.store.ledger.rememberPlayer!(p.id, p.id, start);
 
   for (const step of ops) {
     days.add(utcDay(now));
@@ -254,6 +285,27 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
       await expectSame(model, cores, players, days, now);
       continue;
     }
+    if (step.op === 'tournament') {
+      const t = TOURNAMENTS[step.tournament]!;
+      // Periods of this run only: the stores are shared by every run.
+      const period = `${ns}-${step.period}`;
+      const ranking = step.ranking.map((i) => players[i]!.id);
+      const want = model.postTournament(t, period, ranking, now, step.service);
+      if (want === 'created') posts.created++;
+      for (const c of cores) {
+        c.core.service.answer(step.service);
+        const got = await c.core.postResults(t.id, period, ranking);
+        expect({ store: c.name, got }).toEqual({ store: c.name, got: want });
+        await c.core.payouts.drain();
+        for (const [place] of ranking.slice(0, t.prizes.length).entries()) {
+          const key = `tournament:${t.id}:${period}:${place + 1}`;
+          const e = await c.store.ledger.find(ranking[place]!, key);
+          if (e) c.ids.set(key, e.id);
+        }
+      }
+      await expectSame(model, cores, players, days, now);
+      continue;
+    }
     if (step.op === 'price') {
       prices = prices.map((a, i) => (i === step.achievement ? { ...a, sats: step.sats } : a));
       for (const c of cores) c.core.reprice(prices);
@@ -268,7 +320,8 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
         player = players[step.player]!;
         key = keyOf(step.player, step.key);
       } else {
-        const r = pickReward((x) => (x.state === 'rejected' || x.state === 'held') && !x.withdrawal, step.pick);
+        // A prize is no achievement a player claims: never claimed again.
+        const r = pickReward((x) => (x.state === 'rejected' || x.state === 'held') && !x.withdrawal && !TOURNAMENTS.some((t) => t.id === x.achievementId), step.pick);
         if (!r) continue;
         a = prices.find((x) => x.id === r.achievementId)!;
         player = players.find((p) => p.id === r.player)!;
@@ -366,5 +419,6 @@ describe('the ledgers against the reference model', () => {
     expect(credited.approved).toBeGreaterThan(0);
     expect(withdrawn.refused).toBeGreaterThan(0);
     expect(withdrawn.sent).toBeGreaterThan(0);
+    expect(posts.created).toBeGreaterThan(0);
   });
 });

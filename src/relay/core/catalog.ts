@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { CatalogEntry } from '../../wire/relay-api.js';
+import type { CatalogEntry, TournamentCatalogEntry } from '../../wire/relay-api.js';
 import { SettingError } from '../settings-errors.js';
 
 const repeatSchema = z.discriminatedUnion(
@@ -25,10 +25,48 @@ const entrySchema = z.object(
   { error: 'must be an object { "id", "title", "sats", "repeat" }' },
 );
 
-const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
+/** A tournament (issue 37): prizes by place, paid when the game's server posts a period's results; never claimed by a client. */
+const tournamentSchema = z.strictObject(
+  {
+    id: entrySchema.shape.id,
+    kind: z.literal('tournament'),
+    title: entrySchema.shape.title,
+    prizes: z.array(entrySchema.shape.sats, { error: 'must be a list of sats, by place' }).min(1, 'must hold at least one prize').max(10_000, 'must be at most 10000 places'),
+    hold: entrySchema.shape.hold,
+    payout: entrySchema.shape.payout,
+  },
+  { error: 'must be an object { "id", "kind": "tournament", "title", "prizes" }' },
+);
 
-/** What each achievement is worth: the relay's to decide, never the client's. */
-export type Catalog = ReadonlyMap<string, CatalogEntry>;
+/** The catalog's entries by `kind`: absent, an achievement. */
+const KINDS: Record<string, z.ZodType> = { tournament: tournamentSchema };
+const kindOf = (v: unknown) => (v !== null && typeof v === 'object' && 'kind' in v ? (v as { kind: unknown }).kind : undefined);
+const entryOf = (v: unknown): z.ZodType =>
+  kindOf(v) === undefined ? entrySchema : (KINDS[String(kindOf(v))] ?? z.never({ error: `kind must be one of: ${Object.keys(KINDS).join(', ')} (or absent: an achievement)` }));
+
+const entriesSchema = z
+  .array(z.unknown(), { error: 'must be a list of achievements' })
+  .min(1, 'must hold at least one achievement')
+  .transform((list, ctx) =>
+    list.map((v, i) => {
+      const r = entryOf(v).safeParse(v);
+      if (r.success) return r.data as CatalogEntry | TournamentCatalogEntry;
+      for (const issue of r.error.issues) ctx.issues.push({ ...issue, path: [i, ...issue.path] } as never);
+      return v as CatalogEntry;
+    }),
+  );
+
+/** What each achievement is worth: the relay's to decide, never the client's. Its tournaments beside (never claimed by a client). */
+export type Catalog = ReadonlyMap<string, CatalogEntry> & { readonly tournaments?: ReadonlyMap<string, TournamentCatalogEntry> };
+
+const isTournament = (e: CatalogEntry | TournamentCatalogEntry): e is TournamentCatalogEntry => 'kind' in e && e.kind === 'tournament';
+
+/** The checked entries as a catalog: achievements by id, and its tournaments beside them. */
+function catalogOf(entries: ReadonlyArray<CatalogEntry | TournamentCatalogEntry>): Catalog {
+  const tournaments = entries.filter(isTournament);
+  const achievements = new Map(entries.filter((e): e is CatalogEntry => !isTournament(e)).map((a) => [a.id, a]));
+  return tournaments.length ? Object.assign(achievements, { tournaments: new Map(tournaments.map((t) => [t.id, t])) }) : achievements;
+}
 
 /**
  * The demo's achievements, one of each repeat policy; used when RELAY_CATALOG is not set. The
@@ -46,7 +84,7 @@ export const DEFAULT_CATALOG: readonly CatalogEntry[] = [
  * The entries checked, or the reasons they are not a catalog: each names the entry (its index
  * and, when it has one, its id) and the field, e.g. `achievements[2] (id "coin-streak"): sats must be at least 1`.
  */
-export function checkCatalog(entries: unknown): { entries: CatalogEntry[] } | { problems: string[] } {
+export function checkCatalog(entries: unknown): { entries: Array<CatalogEntry | TournamentCatalogEntry> } | { problems: string[] } {
   const parsed = entriesSchema.safeParse(entries);
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => describe(entries, issue));
   if (parsed.success) {
@@ -72,10 +110,10 @@ function describe(entries: unknown, issue: z.core.$ZodIssue): string {
 }
 
 /** A catalog from entries written in code; throws, naming the entry and field, on a bad one. */
-export function createCatalog(entries: readonly CatalogEntry[]): Catalog {
+export function createCatalog(entries: ReadonlyArray<CatalogEntry | TournamentCatalogEntry>): Catalog {
   const checked = checkCatalog(entries);
   if ('problems' in checked) throw new Error(`Invalid catalog: ${checked.problems.join('; ')}`);
-  return new Map(checked.entries.map((a) => [a.id, a]));
+  return catalogOf(checked.entries);
 }
 
 /**
@@ -97,5 +135,5 @@ export function loadCatalogFile(path: string, setting = 'RELAY_CATALOG'): Catalo
   }
   const checked = checkCatalog(wrapped ? (json as { achievements: unknown }).achievements : json);
   if ('problems' in checked) throw new SettingError(setting, `${setting}: ${path} is not a catalog:\n  ${checked.problems.join('\n  ')}`);
-  return new Map(checked.entries.map((a) => [a.id, a]));
+  return catalogOf(checked.entries);
 }

@@ -19,6 +19,8 @@ export type ClaimOutcome =
   /** Recorded (paid, rejected, failed or in review), or replayed as it stands now. */
   | { kind: 'answered'; entry: LedgerEntry; replayed: boolean }
   | { kind: 'unknown_achievement' }
+  /** A tournament's id: its prizes are posted by the game's server (core/tournaments.ts), never claimed. */
+  | { kind: 'not_claimable' }
   /** A guest claimed an achievement paid at once: it must link a gamertag first. */
   | { kind: 'gamertag_required' }
   /** The key was used with another body. */
@@ -68,7 +70,7 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
   /** `address`: the client's, as the relay resolved it (grouped: IPv6 by /64). */
   return async function claim(player: PlayerClaims, key: string, body: RewardClaim, request: Request, address?: string): Promise<ClaimOutcome> {
     const achievement = catalog.get(body.achievementId);
-    if (!achievement) return { kind: 'unknown_achievement' };
+    if (!achievement) return catalog.tournaments?.has(body.achievementId) ? { kind: 'not_claimable' } : { kind: 'unknown_achievement' };
     const hash = requestHash(body);
     const credit = (achievement.payout ?? payoutMode) === 'balance';
     if (player.guest && !credit) return { kind: 'gamertag_required' };

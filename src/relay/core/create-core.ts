@@ -16,6 +16,7 @@ import { Refusal } from './refusal.js';
 import { createReports } from './reports.js';
 import { createReviews } from './reviews.js';
 import { createSettlements, type SettlementMetrics } from './settlements.js';
+import { createTournaments } from './tournaments.js';
 import { createWithdrawalRequests } from './withdrawal-requests.js';
 
 const NO_SETTLEMENT_METRICS: SettlementMetrics = { settled: () => undefined };
@@ -125,6 +126,8 @@ export function createCore(deps: CoreDeps) {
     balances,
     /** Balance mode's guests (core/guests.ts); undefined when it is off. */
     guests,
+    /** The game's server posts a tournament's results (core/tournaments.ts); undefined when the catalog has no tournament. */
+    postResults: catalog.tournaments?.size ? createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode }) : undefined,
     /** A gamertag's userId as the service says it (the game's server may name a player so); undefined when it knows none. */
     async userIdOf(gamertag: string): Promise<string | undefined> {
       const r = await payments.userIdByGamertag(gamertag);

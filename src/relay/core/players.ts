@@ -19,7 +19,7 @@ export type VerifyLink = (request: Request, link: { gamertag: string; humanCheck
 export interface PlayersDeps {
   payments: Pick<PaymentsClient, 'userIdByGamertag'>;
   tokens: PlayerTokens;
-  ledger: Pick<Ledger, 'linkAddress' | 'linkedPlayers'>;
+  ledger: Pick<Ledger, 'linkAddress' | 'linkedPlayers' | 'rememberPlayer'>;
   verifyLink?: VerifyLink | undefined;
   /** RELAY_LINKS_PER_ADDRESS_PER_DAY: different players one address may link per UTC day. 0: no cap. */
   linksPerAddressPerDay?: number;
@@ -124,6 +124,8 @@ export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAd
     // Linking the same player again is free; another player past the cap waits for the next UTC day.
     if (address !== undefined && !(await ledger.linkAddress(address, day, userId, cap))) throw tooMany(now);
 
+    // Linked with this relay: a tournament's ranking may name the player from now on (by userId, or this gamertag).
+    await ledger.rememberPlayer?.(userId, gamertag, now);
     const merge = fromGuest && guests ? await guests.merge(fromGuest, userId, gamertag) : undefined;
     const { token, claims } = tokens.issue(userId, gamertag, now);
     return { userId: claims.userId, gamertag, token, expiresAt: new Date(claims.exp).toISOString(), ...(merge ? { merge } : {}) };

@@ -16,6 +16,8 @@ import {
   type NewWithdrawal,
   type Settled,
   type Settlement,
+  type TournamentPost,
+  type TournamentPostResult,
   type WithdrawalLimits,
 } from './ports/ledger.js';
 
@@ -141,6 +143,21 @@ export function createSettlements({ ledger, publish, metrics, logger, clock }: S
     },
 
     apply,
+
+    /**
+     * A tournament's results (core/tournaments.ts): every prize made by the claim transition, in
+     * one transaction of the store; each prize the player sees (held, credited) is told after it.
+     */
+    async postTournament(post: TournamentPost, limits: ClaimLimits): Promise<TournamentPostResult> {
+      if (!ledger.postTournament) throw new Error('this ledger keeps no tournaments: they need the SQLite or PostgreSQL store');
+      const r = await ledger.postTournament(post, limits, (clock ?? Date.now)());
+      if (r.kind === 'created')
+        for (const p of r.prizes) {
+          if (!LIFECYCLE.claim.to.includes(p.entry.state as never)) throw new LifecycleError(`a prize cannot become ${p.entry.state}`);
+          if (told(p.entry.state)) after({ entry: p.entry, from: 'sending', ...(p.event ? { event: p.event } : {}) }, 'claim');
+        }
+      return r;
+    },
 
     /**
      * A guest linked a gamertag: the lifecycle's `merge` of each of its credits into the player

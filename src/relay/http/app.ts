@@ -29,6 +29,7 @@ import { playersRoute } from './routes/players.js';
 import { rampRoute } from './routes/ramp.js';
 import { readyRoute } from './routes/ready.js';
 import { rewardsRoute } from './routes/rewards.js';
+import { tournamentsRoute } from './routes/tournaments.js';
 import { webhooksRoute } from './routes/webhooks.js';
 import { withdrawalsRoute } from './routes/withdrawals.js';
 import { SECURITY_HEADERS } from './security-headers.js';
@@ -42,7 +43,7 @@ const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
  */
 export interface HttpDeps {
   settings: HttpSettings;
-  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf'>;
+  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf' | 'postResults'>;
   /** RELAY_GAME_SERVER_SECRET: the game's server's bearer for `/v1/server/*`. */
   gameServerSecrets?: readonly string[];
   /** Readiness pings it; rewards' history, the event streams, the webhooks' inbox and the operator read it. */
@@ -120,6 +121,11 @@ export function createApp(d: HttpDeps) {
       app.use('/v1/server/withdrawal-allowance', server);
       app.route('/v1/server/withdrawal-allowance', allowanceRoute(core.balances, core.userIdOf));
     }
+  }
+  // Tournaments: only the game's server posts results (a browser never holds its secret).
+  if (core.postResults && d.gameServerSecrets?.length) {
+    app.use('/v1/server/tournaments/*', requireAdmin(d.gameServerSecrets, { required: "The game's server secret (RELAY_GAME_SERVER_SECRET) is required" }));
+    app.route('/v1/server/tournaments', tournamentsRoute(core.postResults));
   }
 
   if (metrics && settings.adminToken) {

@@ -14,6 +14,12 @@ export const PROBLEMS = {
   unknown_achievement: [404, 'No such achievement in the catalog'],
   unknown_gamertag: [404, 'No player has this gamertag'],
   link_refused: [403, 'The human check at link did not pass'],
+  // Tournaments (docs/relay-api.md#tournaments): prizes are the game's server's to post, never a client's to claim.
+  not_claimable: [403, "A tournament's prizes are posted by the game's server; a client cannot claim them"],
+  unknown_tournament: [404, 'No such tournament in the catalog'],
+  unknown_player: [422, 'A player in the ranking never linked with this relay'],
+  duplicate_player: [422, 'A player is listed twice in the ranking'],
+  results_already_posted: [409, "Other results were posted for this tournament's period"],
   // Balance mode (docs/relay-api.md#balance): a withdrawal refused changes nothing and calls no service.
   gamertag_required: [403, 'Link a gamertag first: a guest earns but cannot withdraw, and an instant payout needs a gamertag'],
   below_minimum: [422, 'A withdrawal must be at least minWithdrawalSats'],

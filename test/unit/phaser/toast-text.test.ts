@@ -21,6 +21,26 @@ describe("the Phaser plugin's toast text", () => {
     expect(toastText('reward:failed', outcome({ reason: 'payment_failed', afterReview: true }), 'First coin')).toBe('Payout failed for First coin after review: payment_failed');
   });
 
+  it("says a tournament's prize by its place, paid or credited (issue 37)", () => {
+    const prize = (place: number, sats: number) =>
+      outcome({ sats, record: { id: 'r', achievementId: 'cup', userId: 'u', sats, status: 'paid', createdAt: '2026-11-23T10:00:00.000Z', place, period: '2026-W48' } });
+    expect(toastText('reward:paid', prize(2, 5_000), 'Weekly cup')).toBe('🏆 2nd place · Weekly cup · +5,000 sats');
+    expect(toastText('reward:credited', prize(1, 10_000), 'Weekly cup')).toBe('🏆 1st place · Weekly cup · +10,000 sats');
+    expect([3, 4, 11, 12, 13, 21, 22, 101, 111].map((n) => toastText('reward:paid', prize(n, 1), 'Cup').split(' ')[1])).toEqual([
+      '3rd',
+      '4th',
+      '11th',
+      '12th',
+      '13th',
+      '21st',
+      '22nd',
+      '101st',
+      '111th',
+    ]);
+    // Held for an operator: said as any held reward.
+    expect(toastText('reward:held', prize(1, 10_000), 'Weekly cup')).toBe('10000 sats for Weekly cup are waiting for approval');
+  });
+
   it('says a credit with the balance after it (balance mode)', () => {
     expect(toastText('reward:credited', outcome(), 'First coin', 52)).toBe('+21 sats · First coin · balance 52');
     expect(toastText('reward:credited', outcome(), 'First coin')).toBe('+21 sats · First coin');

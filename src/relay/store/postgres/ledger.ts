@@ -11,6 +11,7 @@ import { pgClaims } from './claims.js';
 import { pgGuests } from './guests.js';
 import type { Row } from './rows.js';
 import { pgSettlements } from './settlements.js';
+import { pgTournaments } from './tournaments.js';
 import { inTransaction } from './transaction.js';
 
 export interface PgLedgerOptions {
@@ -48,6 +49,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
   const settlements = pgSettlements(pool, groups, { owner, leaseMs });
   const balances = pgBalances(pool, { owner, leaseMs });
   const guests = pgGuests(pool);
+  const tournaments = pgTournaments(pool, { owner, leaseMs });
 
   /** After the commit: every relay's streams read the new event. */
   const heard = <T>(r: T): T => {
@@ -188,6 +190,12 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     },
     mergedInto: guests.mergedInto,
     balancesOwed: guests.balancesOwed,
+    ...tournaments,
+    postTournament: async (post, limits, now) => {
+      const r = await tournaments.postTournament(post, limits, now);
+      if (r.kind === 'created') for (const p of r.prizes) heard(p);
+      return r;
+    },
     close: async () => undefined,
   };
 }

@@ -31,9 +31,11 @@ import { keyDecisionOf, RESERVING_SQL, type LedgerRow as Row, reservesClaims, se
 import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
+import { sqliteTournaments } from './tournaments.js';
 
 /** The ledger on an open, migrated database (which its owner closes). */
-export function sqliteLedger({ db, write }: SqliteDb): Ledger {
+export function sqliteLedger(sqlite: SqliteDb): Ledger {
+  const { db, write } = sqlite;
   const appendEvent = eventAppender(db);
 
   const q = {
@@ -378,6 +380,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     mergedInto: async (guestId) => q.mergedInto.get(guestId),
     balancesOwed: async () => q.owed.get() ?? 0,
     raiseAllowance: (r, now) => write(() => q.raise.run(r.userId, r.idempotencyKey, r.sats, r.reason, now).changes === 1),
+    ...sqliteTournaments(sqlite, { commit, reservedSats }),
     close: async () => undefined,
   };
 }

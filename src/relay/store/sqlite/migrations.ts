@@ -140,6 +140,18 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
   // What a reward's amount was decided by (issues 37 and 38): the price used, a streak's day, a
   // prize's period and place, a referral's side, as JSON; one column every program shares.
   (db) => db.exec('ALTER TABLE rewards ADD COLUMN terms TEXT'),
+  // Tournaments (issue 37, its own step): each period's results posted once (their ranking's hash,
+  // when, by whom), and the players who linked with this relay, whom a ranking may name (by
+  // userId, or by the gamertag they last linked with).
+  (db) =>
+    db.exec(`
+      CREATE TABLE tournament_results (
+        tournament_id TEXT NOT NULL, period TEXT NOT NULL, ranking_hash TEXT NOT NULL, places INTEGER NOT NULL, at INTEGER NOT NULL, by TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, period)
+      ) WITHOUT ROWID;
+      CREATE TABLE linked_players (user_id TEXT PRIMARY KEY, gamertag TEXT NOT NULL, linked_at INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE INDEX linked_players_by_gamertag ON linked_players (gamertag, linked_at);
+    `),
 ];
 
 /** Brings the file's schema up to date; returns its version. */

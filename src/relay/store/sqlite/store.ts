@@ -44,6 +44,9 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   mergeGuest: true,
   mergedInto: true,
   balancesOwed: true,
+  postTournament: true,
+  rememberPlayer: true,
+  knownPlayers: true,
 };
 const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
   append: true,
