@@ -3,27 +3,44 @@ import { z } from 'zod';
 import type { CatalogEntry } from '../../wire/relay-api.js';
 import { SettingError } from '../settings-errors.js';
 
+const satsSchema = z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000');
+
 const repeatSchema = z.discriminatedUnion(
   'kind',
-  [z.object({ kind: z.literal('once') }), z.object({ kind: z.literal('daily') }), z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) })],
-  { error: 'must be { "kind": "once" | "daily" | "cooldown" } (cooldown with "seconds")' },
+  [
+    z.object({ kind: z.literal('once') }),
+    z.object({ kind: z.literal('daily') }),
+    z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) }),
+    // A login streak (issue 37): day n pays sats[min(n, length) - 1].
+    z.object({ kind: z.literal('streak'), sats: z.array(satsSchema, { error: 'must be a list of sats, day 1 first' }).min(1, 'must hold at least one day').max(366) }),
+  ],
+  { error: 'must be { "kind": "once" | "daily" | "cooldown" | "streak" } (cooldown with "seconds", streak with "sats")' },
 );
 
-const entrySchema = z.object(
-  {
-    id: z
-      .string({ error: 'must be a string' })
-      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
-    title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-    sats: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'),
-    repeat: repeatSchema,
-    minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
-    proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
-    hold: z.boolean({ error: 'must be true or false' }).optional(),
-    payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
-  },
-  { error: 'must be an object { "id", "title", "sats", "repeat" }' },
-);
+const entrySchema = z
+  .object(
+    {
+      id: z
+        .string({ error: 'must be a string' })
+        .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
+      title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+      // Absent on a streak: its amounts are its steps (repeat.sats); the checked entry's sats are day 1's.
+      sats: satsSchema.optional(),
+      repeat: repeatSchema,
+      minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
+      proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
+      hold: z.boolean({ error: 'must be true or false' }).optional(),
+      payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
+    },
+    { error: 'must be an object { "id", "title", "sats", "repeat" }' },
+  )
+  .superRefine((a, ctx) => {
+    if (a.repeat.kind !== 'streak') {
+      if (a.sats === undefined) ctx.addIssue({ code: 'custom', path: ['sats'], message: 'must be a number' });
+    } else if (a.sats !== undefined && a.sats !== a.repeat.sats[0]) {
+      ctx.addIssue({ code: 'custom', path: ['sats'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
+    }
+  });
 
 const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
 
@@ -40,6 +57,8 @@ export const DEFAULT_CATALOG: readonly CatalogEntry[] = [
   { id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' }, minPlaySeconds: 20 },
   { id: 'daily-login', title: 'Daily login', sats: 10, repeat: { kind: 'daily' } },
   { id: 'coin-streak', title: 'Ten coins in a row', sats: 5, repeat: { kind: 'cooldown', seconds: 30 } },
+  // A login streak (issue 37): `sats` written in code is its first day's.
+  { id: 'login', title: 'Login streak', sats: 10, repeat: { kind: 'streak', sats: [10, 20, 30, 50] } },
 ];
 
 /**
@@ -57,8 +76,12 @@ export function checkCatalog(entries: unknown): { entries: CatalogEntry[] } | { 
       else problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): id is already used by achievements[${before}]; ids must be unique`);
     });
   }
-  return problems.length || !parsed.success ? { problems } : { entries: parsed.data };
+  return problems.length || !parsed.success ? { problems } : { entries: parsed.data.map(withSats) };
 }
+
+type Checked = z.infer<typeof entrySchema>;
+/** A streak's entry carries its first day's sats (what a client shows before the relay decides the day). */
+const withSats = (a: Checked): CatalogEntry => (a.sats !== undefined ? (a as CatalogEntry) : { ...a, sats: a.repeat.kind === 'streak' ? a.repeat.sats[0]! : 0 });
 
 function describe(entries: unknown, issue: z.core.$ZodIssue): string {
   const [index, ...field] = issue.path;
