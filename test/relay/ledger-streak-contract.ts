@@ -122,6 +122,16 @@ export function streakContract(name: string, open: () => Promise<RelayStore>) {
       expect((await l.balance!('user-4', day(2))).creditedSats).toBe(30);
     });
 
+    it("lets exactly one of a day's racing claims through, at the day's step, whatever the others' keys", async () => {
+      const l = await ledger();
+      await claimAndPay(l, day(1));
+      const raced = await Promise.all(Array.from({ length: 8 }, (_, i) => l.claim(login(), NO_LIMITS, day(2, i))));
+      const won = raced.filter((r) => r.entry.state === 'sending');
+      expect(won.map((r) => [r.entry.sats, r.entry.terms?.streakDay])).toEqual([[20, 2]]);
+      expect(raced.filter((r) => r.entry.reason === 'already_claimed_today')).toHaveLength(7);
+      expect(await l.budgetUsed('2026-11-23')).toBe(20);
+    });
+
     it('answers a replayed key with its entry, day and sats as they were decided', async () => {
       const l = await ledger();
       await claimAndPay(l, day(1));
