@@ -71,8 +71,8 @@ const applyCall = (changes: readonly Change[]) =>
 const call = (fn: string, arity: number) => `SELECT * FROM ${fn}(${Array.from({ length: arity }, (_, i) => `$${i + 1}`).join(', ')})`;
 const FACTS_CALL = call('rewardbus_claim_facts', 11);
 /** A streak's last reserving entry (core/streak.ts), the reserving states spelled out as the facts spell them. */
-const LAST_STREAK =
-  `SELECT created_at, terms FROM rewards WHERE user_id = $1 AND achievement_id = $2 AND state IN (${RESERVING.map(literal).join(', ')})` + ' ORDER BY created_at DESC LIMIT 1';
+const LAST_STREAK = `SELECT created_at, terms FROM rewards WHERE user_id = $1 AND achievement_id = $2
+  AND state IN (${RESERVING.map(literal).join(', ')}) ORDER BY created_at DESC LIMIT 1`;
 
 /**
  * Claims on PostgreSQL: each under its player's advisory lock (and its address's, with an address
