@@ -17,32 +17,33 @@ const repeatSchema = z.discriminatedUnion(
   { error: 'must be { "kind": "once" | "daily" | "cooldown" | "streak" } (cooldown with "seconds", streak with "sats")' },
 );
 
-const entrySchema = z
-  .object(
-    {
-      id: z
-        .string({ error: 'must be a string' })
-        .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
-      title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-      // Absent on a streak: its amounts are its steps (repeat.sats); the checked entry's sats are day 1's.
-      sats: satsSchema.optional(),
-      repeat: repeatSchema,
-      minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
-      proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
-      hold: z.boolean({ error: 'must be true or false' }).optional(),
-      payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
-    },
-    { error: 'must be an object { "id", "title", "sats", "repeat" }' },
-  )
-  .superRefine((a, ctx) => {
-    if (a.repeat.kind !== 'streak') {
-      if (a.sats === undefined) ctx.addIssue({ code: 'custom', path: ['sats'], message: 'must be a number' });
-    } else if (a.sats !== undefined && a.sats !== a.repeat.sats[0]) {
-      ctx.addIssue({ code: 'custom', path: ['sats'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
-    }
-  });
+const entrySchema = z.object(
+  {
+    id: z
+      .string({ error: 'must be a string' })
+      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
+    title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+    // Absent on a streak: its amounts are its steps (repeat.sats); the checked entry's sats are day 1's.
+    sats: satsSchema.optional(),
+    repeat: repeatSchema,
+    minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
+    proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
+    hold: z.boolean({ error: 'must be true or false' }).optional(),
+    payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
+  },
+  { error: 'must be an object { "id", "title", "sats", "repeat" }' },
+);
 
-const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
+// Every entry has sats but a streak, whose sats (if written) can only be its first day's.
+const satsRule = (a: z.infer<typeof entrySchema>, ctx: z.core.$RefinementCtx) => {
+  if (a.repeat.kind !== 'streak') {
+    if (a.sats === undefined) ctx.addIssue({ code: 'custom', path: ['sats'], message: 'must be a number' });
+  } else if (a.sats !== undefined && a.sats !== a.repeat.sats[0]) {
+    ctx.addIssue({ code: 'custom', path: ['sats'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
+  }
+};
+
+const entriesSchema = z.array(entrySchema.superRefine(satsRule), { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
 
 /** What each achievement is worth: the relay's to decide, never the client's. */
 export type Catalog = ReadonlyMap<string, CatalogEntry>;
