@@ -206,6 +206,8 @@ let deniedRecently = 0;
 const credited = { claimed: 0, approved: 0 };
 /** The days login streaks reached, decided (not refused): the sequences must go past day 1, and start again. */
 const streakDays = new Set<number>();
+/** Streak days held for being above the hold limit (decided by the ledger, from the day's sats). */
+let streakHeld = 0;
 /** Withdrawals refused, and paid (or sent to be): the sequences must reach both. */
 const withdrawn = { refused: 0, sent: 0 };
 
@@ -308,6 +310,7 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
       if (model.rewards.get(key)?.reason === 'denied_recently') deniedRecently++;
       const streak = model.rewards.get(key)?.streakDay;
       if (streak !== undefined && model.rewards.get(key)!.state !== 'rejected') streakDays.add(streak);
+      if (streak !== undefined && model.rewards.get(key)!.state === 'held') streakHeld++;
       for (const c of cores) {
         if (credit) {
           c.ids.set(key, (await c.store.ledger.claim(creditClaim(player, key, a, limits.holdAboveSats), limits, now)).entry.id);
@@ -408,5 +411,6 @@ describe('the ledgers against the reference model', () => {
     expect(withdrawn.refused).toBeGreaterThan(0);
     expect(withdrawn.sent).toBeGreaterThan(0);
     expect([...streakDays].sort()).toEqual(expect.arrayContaining([1, 2, 3]));
+    expect(streakHeld).toBeGreaterThan(0);
   });
 });
