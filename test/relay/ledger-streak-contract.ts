@@ -132,6 +132,23 @@ export function streakContract(name: string, open: () => Promise<RelayStore>) {
       expect(await l.budgetUsed('2026-11-23')).toBe(20);
     });
 
+    it("holds the player's cap exactly when a streak's claim races the player's other claims (PostgreSQL: the streak alone, the others grouped)", async () => {
+      const l = await ledger();
+      const cap = { ...NO_LIMITS, userDailyCapSats: 25 };
+      const coin = (i: number): NewClaim => ({ ...login(), achievementId: 'coin', sats: 15, repeat: { kind: 'cooldown', seconds: 0 }, requestHash: `coin-${i}` });
+      const raced = await Promise.all([l.claim(login(), cap, day(1)), ...[0, 1, 2].map((i) => l.claim(coin(i), cap, day(1, i)))]);
+      const reserved = raced.filter((r) => r.entry.state === 'sending').reduce((sum, r) => sum + r.entry.sats, 0);
+      // 10 (the streak's day 1) + 15 fit the cap of 25, two coins (30) do not: in any order, the streak and one coin.
+      expect(reserved).toBe(25);
+      expect(
+        raced
+          .filter((r) => r.entry.state === 'sending')
+          .map((r) => r.entry.achievementId)
+          .sort(),
+      ).toEqual(['coin', 'login']);
+      expect(raced.filter((r) => r.entry.reason === 'user_daily_cap')).toHaveLength(2);
+    });
+
     it('answers a replayed key with its entry, day and sats as they were decided', async () => {
       const l = await ledger();
       await claimAndPay(l, day(1));
