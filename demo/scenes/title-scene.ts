@@ -39,7 +39,8 @@ export class TitleScene extends Phaser.Scene {
       const gamertag = input.value.trim();
       try {
         if (gamertag || !balance) await this.rewards.link(gamertag);
-        this.rewards.unlock('daily-login');
+        // A login streak: day 1 pays 10 sats, each next UTC day more (the relay decides the day).
+        this.rewards.unlock('login');
         this.scene.start('play');
       } catch (err) {
         const code = err instanceof RewardBusError ? err.code : 'error';

@@ -14,7 +14,7 @@ const REASONS: Record<string, string> = {
 };
 
 /**
- * What an outcome's toast says: "+21 sats · First coin → alice"; credited to a balance (balance
+ * What an outcome's toast says: "+21 sats · First coin → alice"; a login streak's, "Day 3 streak · +30 sats"; credited to a balance (balance
  * mode), "+21 sats · First coin · balance 52" (`balance`: the balance after it, when known). A reward said earlier as being
  * checked and settled since says it is that one: "+21 sats · First coin — paid after review".
  * `title` is the achievement's title from the catalog. No Phaser here: unit-tested in Node.
@@ -24,6 +24,12 @@ export function toastText(event: FinalEvent, o: RewardOutcome, title: string, ba
   if (place !== undefined && (event === 'reward:paid' || event === 'reward:credited')) return prizeText(place, title, o.sats);
   const why = REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
   const after = o.afterHold ? 'approval' : 'review';
+  // A login streak's day (issue 37): "Day 3 streak · +30 sats".
+  const day = o.record?.streakDay;
+  if (day !== undefined && (event === 'reward:paid' || event === 'reward:credited')) {
+    const tail = event === 'reward:credited' ? (balance === undefined ? '' : ` · balance ${balance}`) : o.afterReview ? ` — paid after ${after}` : '';
+    return `Day ${day} streak · +${o.sats} sats${tail}`;
+  }
   if (event === 'reward:credited') return `+${o.sats} sats · ${title}${balance === undefined ? '' : ` · balance ${balance}`}`;
   if (event === 'reward:paid') return `+${o.sats} sats · ${title} ${o.afterReview ? `— paid after ${after}` : `→ ${o.gamertag}`}`;
   if (event === 'reward:rejected') return `No sats for ${title}: ${why}`;

@@ -3,13 +3,20 @@
  * Types only, so it costs the client bundle nothing.
  */
 
-/** How often an achievement can pay a player. */
-export type RepeatPolicy = { kind: 'once' } | { kind: 'daily' } | { kind: 'cooldown'; seconds: number };
+/**
+ * How often an achievement can pay a player. `streak`: once per UTC day, the n-th consecutive day
+ * paying `sats[min(n, length) - 1]` (a missed day starts again at day 1); its entry's `sats` is day 1's.
+ */
+export type RepeatPolicy = { kind: 'once' } | { kind: 'daily' } | { kind: 'cooldown'; seconds: number } | StreakPolicy;
+
+/** A login streak's steps: the sats of day 1, day 2, …; every day past the list pays the last. */
+export type StreakPolicy = { kind: 'streak'; sats: number[] };
 
 /** One entry of `GET /v1/catalog`. */
 export interface CatalogEntry {
   id: string;
   title: string;
+  /** What a claim pays; for a streak (written without it) its first day's, the steps being `repeat.sats`. */
   sats: number;
   repeat: RepeatPolicy;
   /**

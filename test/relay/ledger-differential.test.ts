@@ -2,7 +2,8 @@
 // operators do (claims, retries under the same key, claims before their play time, price changes,
 // cap and budget edges, payments paid, refused, out of reach or timed out, approvals on later
 // days, denials and the claims refused after them, reconcile, mark-paid, mark-failed, claims credited to a balance and
-// their approvals, withdrawals from the balance (paid, held, refused, restored), heartbeats and the allowance's raises)
+// their approvals, withdrawals from the balance (paid, held, refused, restored), heartbeats and the allowance's raises,
+// login streaks across days, missed days and failed payments)
 // run through the relay's core on SQLite, on PostgreSQL
 // and on a reference model (ledger-model.ts); the rewards, the reservations, the player's events
 // and what the service paid must be the model's after every step.
@@ -38,6 +39,8 @@ const ACHIEVEMENTS: CatalogEntry[] = [
   { id: 'boss', title: 'Boss', sats: 30, repeat: { kind: 'once' } },
   { id: 'marathon', title: 'Marathon', sats: 40, repeat: { kind: 'cooldown', seconds: 0 }, minPlaySeconds: 60 },
   { id: 'trophy', title: 'Trophy', sats: 25, repeat: { kind: 'cooldown', seconds: 3600 }, hold: true },
+  // A login streak (issue 37): day 3 on is above the hold limit when there is one (30).
+  { id: 'streak', title: 'Streak', sats: 10, repeat: { kind: 'streak', sats: [10, 20, 35] } },
 ];
 const PLAYERS = 3;
 /** Tournaments (issue 37): their prizes paid at once, or credited; the first above the hold threshold of 30. */
@@ -52,6 +55,11 @@ type Op =
    * `credit`: in balance mode, straight to the ledger (as the core's balance mode records it).
    */
   | { op: 'claim'; player: number; key: number; reuse: boolean; service: Service; credit: boolean }
+  /**
+   * A login streak's claim under a new key, as a game makes one each day it is played, `days`
+   * UTC days after now (0: the same day again; 2: a day missed); `credit`: as `claim`'s.
+   */
+  | { op: 'login'; player: number; days: number; service: Service; credit: boolean }
   | { op: 'price'; achievement: number; sats: number }
   | { op: 'wait'; ms: number }
   | { op: 'approve'; pick: number; service: Service }
@@ -82,6 +90,17 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       player: fc.nat(PLAYERS - 1),
       key: fc.nat(9),
       reuse: fc.nat(15).map((n) => n === 0),
+      service,
+      credit: fc.boolean(),
+    }),
+  },
+  // Mostly the first player, most often the next day, so streaks grow past their steps.
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('login' as const),
+      player: fc.constantFrom(0, 0, 0, 1, 2),
+      days: fc.constantFrom(0, 1, 1, 1, 2),
       service,
       credit: fc.boolean(),
     }),
@@ -212,6 +231,10 @@ let run = 0;
 let deniedRecently = 0;
 /** Credits credited when claimed, and held ones approved: the sequences must reach both. */
 const credited = { claimed: 0, approved: 0 };
+/** The days login streaks reached, decided (not refused): the sequences must go past day 1, and start again. */
+const streakDays = new Set<number>();
+/** Streak days held for being above the hold limit (decided by the ledger, from the day's sats). */
+let streakHeld = 0;
 /** Withdrawals refused, and paid (or sent to be): the sequences must reach both. */
 const withdrawn = { refused: 0, sent: 0 };
 /** Tournaments' results recorded: the sequences must reach them. */
@@ -240,6 +263,7 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
   let again = 0;
   // Linked with the relay: a tournament's ranking may name them.
   for (const c of cores) for (const p of players) await c.store.ledger.rememberPlayer!(p.id, p.id, start);
+  let logins = 0;
 
   for (const step of ops) {
     days.add(utcDay(now));
@@ -307,15 +331,21 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
       continue;
     }
     if (step.op === 'price') {
-      prices = prices.map((a, i) => (i === step.achievement ? { ...a, sats: step.sats } : a));
+      prices = prices.map((a, i) => (i === step.achievement ? priced(a, step.sats) : a));
       for (const c of cores) c.core.reprice(prices);
       continue;
     }
-    if (step.op === 'claim' || step.op === 'again') {
+    if (step.op === 'claim' || step.op === 'again' || step.op === 'login') {
       let player: { id: string; iat: number };
       let key: string;
       let a: CatalogEntry;
-      if (step.op === 'claim') {
+      if (step.op === 'login') {
+        now += step.days * DAY;
+        days.add(utcDay(now));
+        a = prices.find((x) => x.repeat.kind === 'streak')!;
+        player = players[step.player]!;
+        key = `${player.id}-login${logins++}`;
+      } else if (step.op === 'claim') {
         a = prices[(step.key + (step.reuse ? 1 : 0)) % ACHIEVEMENTS.length]!;
         player = players[step.player]!;
         key = keyOf(step.player, step.key);
@@ -327,10 +357,13 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
         player = players.find((p) => p.id === r.player)!;
         key = `${r.key}-again${again++}`;
       }
-      const credit = step.op === 'claim' && step.credit;
+      const credit = step.op !== 'again' && step.credit;
       model.claim(player, key, a, a.id, now, step.service, credit);
       if (credit && model.rewards.get(key)?.state === 'credited') credited.claimed++;
       if (model.rewards.get(key)?.reason === 'denied_recently') deniedRecently++;
+      const streak = model.rewards.get(key)?.streakDay;
+      if (streak !== undefined && model.rewards.get(key)!.state !== 'rejected') streakDays.add(streak);
+      if (streak !== undefined && model.rewards.get(key)!.state === 'held') streakHeld++;
       for (const c of cores) {
         if (credit) {
           c.ids.set(key, (await c.store.ledger.claim(creditClaim(player, key, a, limits.holdAboveSats), limits, now)).entry.id);
@@ -367,6 +400,10 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
   }
 }
 
+/** An entry at a new price: a streak's steps from it (day 1 at the price, then twice and thrice it). */
+const priced = (a: CatalogEntry, sats: number): CatalogEntry =>
+  a.repeat.kind === 'streak' ? { ...a, sats, repeat: { kind: 'streak', sats: [sats, 2 * sats, 3 * sats] } } : { ...a, sats };
+
 /** A claim in balance mode, as the core would make it (its request hash: core/claims.ts's, of a body with only the achievement). */
 const creditClaim = (player: { id: string; iat: number }, key: string, a: CatalogEntry, holdAboveSats: number): NewClaim => ({
   id: randomUUID(),
@@ -378,7 +415,9 @@ const creditClaim = (player: { id: string; iat: number }, key: string, a: Catalo
   sats: a.sats,
   repeat: a.repeat,
   ...(a.minPlaySeconds ? { minPlayMs: a.minPlaySeconds * 1000, playStartedAt: player.iat } : {}),
-  ...(a.hold || (holdAboveSats > 0 && a.sats > holdAboveSats) ? { hold: true } : {}),
+  // A streak's sats are the ledger's to decide: it holds them above the limit.
+  ...(a.hold || (holdAboveSats > 0 && a.repeat.kind !== 'streak' && a.sats > holdAboveSats) ? { hold: true } : {}),
+  ...(a.repeat.kind === 'streak' && holdAboveSats > 0 ? { holdAboveSats } : {}),
   credit: true,
 });
 
@@ -390,11 +429,16 @@ async function expectSame(model: LedgerModel, cores: Cores, players: Array<{ id:
     events: Object.fromEntries(players.map((p) => [p.id, (model.events.get(p.id) ?? []).map((e) => [e.key, e.status, e.sats, e.reason ?? null, e.kind ?? null])])),
     paid: Object.fromEntries(players.map((p) => [p.id, model.paid.get(p.id) ?? 0])),
     balance: Object.fromEntries(players.map((p) => [p.id, model.balance(p.id, now)])),
+    streakDays: Object.fromEntries([...model.rewards.values()].flatMap((r) => (r.streakDay === undefined ? [] : [[r.key, r.streakDay]]))),
   };
   for (const c of cores) {
     const rewards: Record<string, unknown> = {};
+    const streakDays: Record<string, number> = {};
     for (const p of players)
-      for (const e of await c.store.ledger.history(p.id, 1000)) rewards[e.idempotencyKey] = [e.state, e.sats, e.state === 'sending' ? null : (e.reason ?? null), e.day];
+      for (const e of await c.store.ledger.history(p.id, 1000)) {
+        rewards[e.idempotencyKey] = [e.state, e.sats, e.state === 'sending' ? null : (e.reason ?? null), e.day];
+        if (e.terms?.streakDay !== undefined) streakDays[e.idempotencyKey] = e.terms.streakDay;
+      }
     const events: Record<string, unknown> = {};
     for (const p of players)
       events[p.id] = (await c.store.events.since(p.id, 0, 10_000)).map((e) => {
@@ -404,7 +448,7 @@ async function expectSame(model: LedgerModel, cores: Cores, players: Array<{ id:
     const budget = Object.fromEntries(await Promise.all([...days].map(async (d) => [d, await c.store.ledger.budgetUsed(d)])));
     const paid = Object.fromEntries(players.map((p) => [p.id, c.core.service.paid.get(p.id) ?? 0]));
     const balance = Object.fromEntries(await Promise.all(players.map(async (p) => [p.id, await c.store.ledger.balance!(p.id, now)])));
-    expect({ store: c.name, rewards, budget, events, paid, balance }).toEqual({ store: c.name, ...want });
+    expect({ store: c.name, rewards, budget, events, paid, balance, streakDays }).toEqual({ store: c.name, ...want });
   }
 }
 
@@ -420,5 +464,7 @@ describe('the ledgers against the reference model', () => {
     expect(withdrawn.refused).toBeGreaterThan(0);
     expect(withdrawn.sent).toBeGreaterThan(0);
     expect(posts.created).toBeGreaterThan(0);
+    expect([...streakDays].sort()).toEqual(expect.arrayContaining([1, 2, 3]));
+    expect(streakHeld).toBeGreaterThan(0);
   });
 });

@@ -10,6 +10,7 @@
 import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
 import type { BalanceFacts, ClaimLimits, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
+import { streakDay, streakSats } from '../../src/relay/core/streak.js';
 import { poolRefusal, prizeKey, prizePlaces, resultsDecision } from '../../src/relay/core/tournament-decision.js';
 import { withdrawalDecision } from '../../src/relay/core/withdrawal-decision.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
@@ -35,6 +36,8 @@ export interface ModelReward {
   /** A withdrawal from the player's balance. */
   withdrawal?: boolean;
   hasPaymentId: boolean;
+  /** A login streak's day (core/streak.ts decides it from the last reserving reward of it). */
+  streakDay?: number;
 }
 
 export interface ModelEvent {
@@ -176,17 +179,22 @@ export class LedgerModel {
     const minPlayMs = (a.minPlaySeconds ?? 0) * 1000;
     const day = utcDay(now);
     const early = tooEarly({ playStartedAt: player.iat, minPlayMs }, now) !== undefined;
-    const hold = a.hold === true || (this.holdAboveSats > 0 && a.sats > this.holdAboveSats);
+    // A login streak: its day from the player's last reserving reward of it, its sats that day's step.
+    const mine = [...this.rewards.values()].filter((r) => r.player === player.id && r.achievementId === a.id && this.reserving(r));
+    const latest = mine.reduce<ModelReward | undefined>((l, r) => (l && l.createdAt >= r.createdAt ? l : r), undefined);
+    const streak = a.repeat.kind === 'streak' ? streakDay(latest && { at: latest.createdAt, terms: { streakDay: latest.streakDay ?? 1 } }, now) : undefined;
+    const sats = a.repeat.kind === 'streak' ? streakSats(a.repeat.sats, streak!) : a.sats;
+    const hold = a.hold === true || (this.holdAboveSats > 0 && sats > this.holdAboveSats);
     let reason: string | undefined = early ? 'too_early' : undefined;
     if (!early) {
-      const last = Math.max(-1, ...[...this.rewards.values()].filter((r) => r.player === player.id && r.achievementId === a.id && this.reserving(r)).map((r) => r.createdAt));
+      const last = Math.max(-1, ...mine.map((r) => r.createdAt));
       const facts = {
         lastReservingAt: last < 0 ? undefined : last,
         userSats: this.sum((r) => r.player === player.id && r.day === day),
         projectSats: this.budgetUsed(day),
         lastDeniedAt: this.denied.get(`${player.id} ${a.id}`),
       };
-      reason = refusal({ repeat: a.repeat, sats: a.sats }, facts, this.limits, now);
+      reason = refusal({ repeat: a.repeat, sats }, facts, this.limits, now);
     }
     const r: ModelReward = existing ?? {
       key,
@@ -201,7 +209,7 @@ export class LedgerModel {
       hasPaymentId: false,
     };
     // Decided whole, as it is asked now: credited or paid.
-    Object.assign(r, { sats: a.sats, day, createdAt: now, credit });
+    Object.assign(r, { sats, day, createdAt: now, credit, streakDay: streak });
     this.rewards.set(key, r);
     this.to(r, early ? 'deferred' : claimedState(reason, { hold, credit }), reason);
     if (r.state === 'sending') this.send(r, service);

@@ -3,10 +3,18 @@ import { z } from 'zod';
 import type { CatalogEntry, TournamentCatalogEntry } from '../../wire/relay-api.js';
 import { SettingError } from '../settings-errors.js';
 
+const satsSchema = z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000');
+
 const repeatSchema = z.discriminatedUnion(
   'kind',
-  [z.object({ kind: z.literal('once') }), z.object({ kind: z.literal('daily') }), z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) })],
-  { error: 'must be { "kind": "once" | "daily" | "cooldown" } (cooldown with "seconds")' },
+  [
+    z.object({ kind: z.literal('once') }),
+    z.object({ kind: z.literal('daily') }),
+    z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) }),
+    // A login streak (issue 37): day n pays sats[min(n, length) - 1].
+    z.object({ kind: z.literal('streak'), sats: z.array(satsSchema, { error: 'must be a list of sats, day 1 first' }).min(1, 'must hold at least one day').max(366) }),
+  ],
+  { error: 'must be { "kind": "once" | "daily" | "cooldown" | "streak" } (cooldown with "seconds", streak with "sats")' },
 );
 
 const entrySchema = z.object(
@@ -15,7 +23,8 @@ const entrySchema = z.object(
       .string({ error: 'must be a string' })
       .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
     title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-    sats: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'),
+    // Absent on a streak: its amounts are its steps (repeat.sats); the checked entry's sats are day 1's.
+    sats: satsSchema.optional(),
     repeat: repeatSchema,
     minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
     proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
@@ -31,18 +40,28 @@ const tournamentSchema = z.strictObject(
     id: entrySchema.shape.id,
     kind: z.literal('tournament'),
     title: entrySchema.shape.title,
-    prizes: z.array(entrySchema.shape.sats, { error: 'must be a list of sats, by place' }).min(1, 'must hold at least one prize').max(10_000, 'must be at most 10000 places'),
+    prizes: z.array(satsSchema, { error: 'must be a list of sats, by place' }).min(1, 'must hold at least one prize').max(10_000, 'must be at most 10000 places'),
     hold: entrySchema.shape.hold,
     payout: entrySchema.shape.payout,
   },
   { error: 'must be an object { "id", "kind": "tournament", "title", "prizes" }' },
 );
+// Every entry has sats but a streak, whose sats (if written) can only be its first day's.
+const satsRule = (a: z.infer<typeof entrySchema>, ctx: z.core.$RefinementCtx) => {
+  if (a.repeat.kind !== 'streak') {
+    if (a.sats === undefined) ctx.addIssue({ code: 'custom', path: ['sats'], message: 'must be a number' });
+  } else if (a.sats !== undefined && a.sats !== a.repeat.sats[0]) {
+    ctx.addIssue({ code: 'custom', path: ['sats'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
+  }
+};
 
 /** The catalog's entries by `kind`: absent, an achievement. */
 const KINDS: Record<string, z.ZodType> = { tournament: tournamentSchema };
 const kindOf = (v: unknown) => (v !== null && typeof v === 'object' && 'kind' in v ? (v as { kind: unknown }).kind : undefined);
 const entryOf = (v: unknown): z.ZodType =>
-  kindOf(v) === undefined ? entrySchema : (KINDS[String(kindOf(v))] ?? z.never({ error: `kind must be one of: ${Object.keys(KINDS).join(', ')} (or absent: an achievement)` }));
+  kindOf(v) === undefined
+    ? entrySchema.superRefine(satsRule)
+    : (KINDS[String(kindOf(v))] ?? z.never({ error: `kind must be one of: ${Object.keys(KINDS).join(', ')} (or absent: an achievement)` }));
 
 const entriesSchema = z
   .array(z.unknown(), { error: 'must be a list of achievements' })
@@ -78,6 +97,8 @@ export const DEFAULT_CATALOG: readonly CatalogEntry[] = [
   { id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' }, minPlaySeconds: 20 },
   { id: 'daily-login', title: 'Daily login', sats: 10, repeat: { kind: 'daily' } },
   { id: 'coin-streak', title: 'Ten coins in a row', sats: 5, repeat: { kind: 'cooldown', seconds: 30 } },
+  // A login streak (issue 37): `sats` written in code is its first day's.
+  { id: 'login', title: 'Login streak', sats: 10, repeat: { kind: 'streak', sats: [10, 20, 30, 50] } },
 ];
 
 /**
@@ -95,8 +116,12 @@ export function checkCatalog(entries: unknown): { entries: Array<CatalogEntry | 
       else problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): id is already used by achievements[${before}]; ids must be unique`);
     });
   }
-  return problems.length || !parsed.success ? { problems } : { entries: parsed.data };
+  return problems.length || !parsed.success ? { problems } : { entries: parsed.data.map((e) => ('kind' in e ? e : withSats(e))) };
 }
+
+type Checked = z.infer<typeof entrySchema>;
+/** A streak's entry carries its first day's sats (what a client shows before the relay decides the day). */
+const withSats = (a: Checked): CatalogEntry => (a.sats !== undefined ? (a as CatalogEntry) : { ...a, sats: a.repeat.kind === 'streak' ? a.repeat.sats[0]! : 0 });
 
 function describe(entries: unknown, issue: z.core.$ZodIssue): string {
   const [index, ...field] = issue.path;

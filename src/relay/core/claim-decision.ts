@@ -98,7 +98,7 @@ export function dayRefusal(
 /**
  * Whether a guest's credit, earned at `at`, is one the player already holds by its repeat rule:
  * `times` are when the player's reserving entries of the achievement were claimed (those merged
- * before it included). Once: any; daily: one on the same UTC day; cooldown: one within it.
+ * before it included). Once: any; daily (and streak): one on the same UTC day; cooldown: one within it.
  */
 export function mergeRefusal(repeat: RepeatPolicy | undefined, at: number, times: readonly number[]): 'already_claimed' | 'already_claimed_today' | 'cooldown' | undefined {
   if (!repeat || !times.length) return undefined;
@@ -106,6 +106,7 @@ export function mergeRefusal(repeat: RepeatPolicy | undefined, at: number, times
     case 'once':
       return 'already_claimed';
     case 'daily':
+    case 'streak':
       return times.some((t) => utcDay(t) === utcDay(at)) ? 'already_claimed_today' : undefined;
     case 'cooldown':
       return times.some((t) => Math.abs(t - at) < repeat.seconds * 1000) ? 'cooldown' : undefined;

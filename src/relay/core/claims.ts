@@ -92,6 +92,7 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
       if (verdict !== true) rejectReason = typeof verdict === 'string' ? verdict : 'claim_not_verified';
     }
     const minPlayMs = (achievement.minPlaySeconds ?? 0) * 1000;
+    const streak = achievement.repeat.kind === 'streak';
     const result = await settlements.claim(
       {
         id: uuid7(),
@@ -107,7 +108,9 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
         ...(rejectReason ? { rejectReason } : {}),
         ...(minPlayMs ? { minPlayMs, playStartedAt: player.iat } : {}),
         ...(proofNonce ? { proofNonce } : {}),
-        ...(achievement.hold || (holdAboveSats > 0 && achievement.sats > holdAboveSats) ? { hold: true } : {}),
+        // A streak's sats are the ledger's to decide (core/streak.ts): it holds one above the limit.
+        ...(achievement.hold || (holdAboveSats > 0 && !streak && achievement.sats > holdAboveSats) ? { hold: true } : {}),
+        ...(streak && holdAboveSats > 0 ? { holdAboveSats } : {}),
         ...(credit ? { credit: true } : {}),
       },
       limits,

@@ -163,7 +163,8 @@ export const SETTINGS = {
     group: 'catalog',
     docs:
       'a JSON file of achievements: a list, or `{ "achievements": [...] }`. Each entry: `id`, `title`, `sats`, `repeat` ' +
-      '(`{ "kind": "once" }`, `{ "kind": "daily" }` or `{ "kind": "cooldown", "seconds": N }`), and optionally `minPlaySeconds`, ' +
+      '(`{ "kind": "once" }`, `{ "kind": "daily" }`, `{ "kind": "cooldown", "seconds": N }` or `{ "kind": "streak", "sats": [10, 20, 30] }`, ' +
+      'a login streak, written without `sats`), and optionally `minPlaySeconds`, ' +
       '`"proof": "server"`, `"hold": true`. An error names the entry and the field: `achievements[1] (id "coin-streak"): sats must be at least 1`',
     help: 'a JSON file of achievements (default: the demo catalog)',
   },

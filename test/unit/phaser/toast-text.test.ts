@@ -46,6 +46,16 @@ describe("the Phaser plugin's toast text", () => {
     expect(toastText('reward:credited', outcome(), 'First coin')).toBe('+21 sats · First coin');
   });
 
+  it("says a login streak's day with the sats it paid (its record's streakDay), paid, credited or after review", () => {
+    const record = { id: 'r1', achievementId: 'login', userId: 'u1', sats: 30, status: 'paid' as const, createdAt: '2026-11-25T10:00:00.000Z', streakDay: 3 };
+    const day3 = outcome({ intent: { ...outcome().intent, achievementId: 'login' }, record, sats: 30 });
+    expect(toastText('reward:paid', day3, 'Daily login')).toBe('Day 3 streak · +30 sats');
+    expect(toastText('reward:credited', { ...day3, record: { ...record, status: 'credited' } }, 'Daily login', 60)).toBe('Day 3 streak · +30 sats · balance 60');
+    expect(toastText('reward:paid', { ...day3, afterReview: true, afterHold: true }, 'Daily login')).toBe('Day 3 streak · +30 sats — paid after approval');
+    // Refused the same day: said as any refusal.
+    expect(toastText('reward:rejected', { ...day3, reason: 'already_claimed_today' }, 'Daily login')).toBe('No sats for Daily login: already earned today');
+  });
+
   it('says a withdrawal paid, failed or waiting, and why one was refused', () => {
     const w = (status: 'paid' | 'failed' | 'held' | 'needs_review', reason?: string) => ({
       withdrawal: { id: 'w1', sats: 500, status, createdAt: '2026-11-25T10:00:00.000Z', ...(reason ? { reason } : {}) },

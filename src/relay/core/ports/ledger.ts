@@ -63,6 +63,11 @@ export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempoten
   gamertag?: string;
   /** Balance mode: decided as any claim, and credited to the player's balance (`credited`) in place of a payment. */
   credit?: boolean;
+  /**
+   * A streak's claim (`repeat.kind` streak, its steps in `repeat.sats`): the ledger decides its
+   * day and sats (core/streak.ts), and holds it when those sats are above this (RELAY_HOLD_ABOVE_SATS; 0 or absent: never).
+   */
+  holdAboveSats?: number;
 }
 
 /** A withdrawal's entry has no achievement: this, which no catalog id can be. */

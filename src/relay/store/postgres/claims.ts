@@ -1,8 +1,10 @@
 import { escapeLiteral, type Pool, type PoolClient } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
+import type { RewardTerms } from '../../../wire/relay-api.js';
 import { addressCapped, claimedState, refusal, tooEarly } from '../../core/claim-decision.js';
 import type { ClaimLimits, ClaimResult, LedgerEntry, NewClaim } from '../../core/ports/ledger.js';
 import { isStoreOutage } from '../../core/ports/outage.js';
+import { decideStreak, isStreak, type StreakLast } from '../../core/streak.js';
 import { keyDecisionOf, toLedgerEntry } from '../ledger-row.js';
 import { type AppliedRow, type Change, redecidedChange } from './apply.js';
 import { type GroupResult, grouped, madeAlone } from './group.js';
@@ -68,6 +70,9 @@ const applyCall = (changes: readonly Change[]) =>
 /** A call of one of the claim's functions, its arguments written in as literals (see inline). */
 const call = (fn: string, arity: number) => `SELECT * FROM ${fn}(${Array.from({ length: arity }, (_, i) => `$${i + 1}`).join(', ')})`;
 const FACTS_CALL = call('rewardbus_claim_facts', 11);
+/** A streak's last reserving entry (core/streak.ts), the reserving states spelled out as the facts spell them. */
+const LAST_STREAK = `SELECT created_at, terms FROM rewards WHERE user_id = $1 AND achievement_id = $2
+  AND state IN (${RESERVING.map(literal).join(', ')}) ORDER BY created_at DESC LIMIT 1`;
 
 /**
  * Claims on PostgreSQL: each under its player's advisory lock (and its address's, with an address
@@ -108,15 +113,17 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
    * entry as the answer, or the entry to write. `projectSats`: the day's budget as this claim
    * sees it, with what the claims before it in its group reserved.
    */
-  function decide(p: Prepared, facts: Facts, projectSats = Number(facts.project_sats ?? 0)): Decision {
-    const { claim, limits, sentAt, day, early, budgeted } = p;
+  function decide(p: Prepared, facts: Facts, projectSats = Number(facts.project_sats ?? 0), streak?: StreakLast): Decision {
+    const { limits, sentAt, day, early, budgeted } = p;
     const existing = facts.existing ?? undefined;
-    const key = keyDecisionOf(existing, claim, false);
+    const key = keyDecisionOf(existing, p.claim, false);
     if (key === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     // A claim that waited on the lock for one committed meanwhile is not earlier than it: its
     // time is at least that one's, so a cooldown never counts backwards.
     const lastAt = facts.last_at === null ? undefined : Number(facts.last_at);
     const now = Math.max(sentAt, lastAt ?? 0);
+    // A streak's day and sats, from its last reserving day (read under the player's lock).
+    const claim = decideStreak(p.claim, streak, now);
     const reason = early
       ? 'too_early'
       : refusal(
@@ -170,7 +177,9 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     const first = `${BEGIN}; ${inline(FACTS_CALL, Object.values(factsArgs(p)))}`;
     return onConnection(async (c) => {
       const results = (await c.query(first)) as unknown as Array<{ rows: Facts[] }>;
-      const d = decide(p, results[results.length - 1]!.rows[0]!);
+      // A streak's last day, read under the lock the facts took: one more round trip, for a streak's claim only.
+      const streak = isStreak(claim) ? await lastStreak(c, claim) : undefined;
+      const d = decide(p, results[results.length - 1]!.rows[0]!, undefined, streak);
       if (d.kind === 'existing') {
         await c.query('ROLLBACK');
         return d;
@@ -249,6 +258,11 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     }
   }
 
+  async function lastStreak(c: PoolClient, claim: NewClaim): Promise<StreakLast | undefined> {
+    const { rows } = await c.query<{ created_at: string; terms: RewardTerms | null }>(LAST_STREAK, [claim.userId, claim.achievementId]);
+    return rows[0] && { at: Number(rows[0].created_at), terms: rows[0].terms };
+  }
+
   /** Runs `work` on a connection of its own; a failure rolls back (or, from a server out of reach, drops the connection). */
   async function onConnection<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
     const c = await pool.connect();
@@ -264,7 +278,8 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     }
   }
 
-  // A proof's nonce goes alone: a known key's claim must not keep what its facts spent.
+  // A proof's nonce goes alone: a known key's claim must not keep what its facts spent. A streak's
+  // claim goes alone too: it reads its last day in a statement of its own, after the facts.
   return (claim: NewClaim, limits: ClaimLimits, at?: number): Promise<ClaimResult> =>
-    claim.proofNonce === undefined ? claimGrouped(prepare(claim, limits, at)) : claimOnce(claim, limits, at);
+    claim.proofNonce === undefined && !isStreak(claim) ? claimGrouped(prepare(claim, limits, at)) : claimOnce(claim, limits, at);
 }

@@ -1,5 +1,5 @@
 import { utcDay } from '../../../wire/earning-rules.js';
-import type { RepeatPolicy } from '../../../wire/relay-api.js';
+import type { RepeatPolicy, RewardTerms } from '../../../wire/relay-api.js';
 import { claimedState, dayRefusal, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
 import { type EntryKind, told as isTold, LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
@@ -26,6 +26,7 @@ import {
   WithdrawalRefusal,
 } from '../../core/ports/ledger.js';
 import { toRewardRecord } from '../../core/reward-record.js';
+import { decideStreak, isStreak, type StreakLast } from '../../core/streak.js';
 import { withdrawalDecision } from '../../core/withdrawal-decision.js';
 import { keyDecisionOf, RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
@@ -44,6 +45,10 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     lastReserving: db
       .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`)
       .pluck(),
+    // A streak's last day: read only for a streak's claim (core/streak.ts).
+    lastStreak: db.prepare<[string, string], { created_at: number; terms: string | null }>(
+      `SELECT created_at, terms FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
+    ),
     // The denial's time is its audit row's: the entry keeps its claim's time.
     lastDenied: db
       .prepare<[string, string], number | null>(
@@ -197,11 +202,13 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     return isTold(a.state) ? appendEvent(a.user_id, REWARD_EVENT, toRewardRecord(toLedgerEntry(a))) : undefined;
   }
 
-  function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
-    const existing = one(q.byKey.get(c.userId, c.idempotencyKey));
-    const decision = keyDecisionOf(existing, c, false);
+  function claimNow(claim: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
+    const existing = one(q.byKey.get(claim.userId, claim.idempotencyKey));
+    const decision = keyDecisionOf(existing, claim, false);
     if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const day = utcDay(now);
+    // A streak's day and sats, from its last reserving day (the same transaction).
+    const c = isStreak(claim) ? decideStreak(claim, lastStreakOf(claim), now) : claim;
     // The earning rules, on what this transaction reads (better-sqlite3 runs it alone).
     const early = tooEarly(c, now) !== undefined;
     let reason: string | undefined = early ? 'too_early' : undefined;
@@ -241,6 +248,11 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     };
     const event = commit(existing, after, now);
     return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
+  }
+
+  function lastStreakOf(c: NewClaim): StreakLast | undefined {
+    const last = q.lastStreak.get(c.userId, c.achievementId);
+    return last && { at: last.created_at, terms: last.terms === null ? null : (JSON.parse(last.terms) as RewardTerms) };
   }
 
   function balanceFacts(userId: string, now: number): BalanceFacts {
