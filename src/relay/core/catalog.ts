@@ -2,6 +2,14 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { CatalogEntry } from '../../wire/relay-api.js';
 import { SettingError } from '../settings-errors.js';
+import { type Amount, satsAt } from './price.js';
+
+/** Dollars as a catalog may write them: above 0, at most 10,000, to the micro-dollar (what budgets count in). */
+export const usdSchema = z
+  .number({ error: 'must be a number' })
+  .gt(0, 'must be above 0')
+  .max(10_000, 'must be at most 10000')
+  .refine((v) => Math.abs(v * 1e6 - Math.round(v * 1e6)) < 1e-6, 'must have at most 6 decimals (a micro-dollar)');
 
 const repeatSchema = z.discriminatedUnion(
   'kind',
@@ -9,26 +17,57 @@ const repeatSchema = z.discriminatedUnion(
   { error: 'must be { "kind": "once" | "daily" | "cooldown" } (cooldown with "seconds")' },
 );
 
-const entrySchema = z.object(
-  {
-    id: z
-      .string({ error: 'must be a string' })
-      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
-    title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-    sats: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'),
-    repeat: repeatSchema,
-    minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
-    proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
-    hold: z.boolean({ error: 'must be true or false' }).optional(),
-    payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
-  },
-  { error: 'must be an object { "id", "title", "sats", "repeat" }' },
-);
+const entrySchema = z
+  .object(
+    {
+      id: z
+        .string({ error: 'must be a string' })
+        .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
+      title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+      sats: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000').optional(),
+      // Issue 38: priced in dollars, turned into sats at the price when a claim is decided (core/price.ts).
+      usd: usdSchema.optional(),
+      repeat: repeatSchema,
+      minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
+      proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
+      hold: z.boolean({ error: 'must be true or false' }).optional(),
+      payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
+    },
+    { error: 'must be an object { "id", "title", "sats", "repeat" }' },
+  )
+  .check((ctx) => {
+    const { sats, usd } = ctx.value;
+    if ((sats === undefined) === (usd === undefined))
+      ctx.issues.push({
+        code: 'custom',
+        input: ctx.value,
+        message: sats === undefined ? 'has no amount: give "sats" (a whole number) or "usd" (dollars)' : 'has both "sats" and "usd": give exactly one of them',
+      });
+  });
 
 const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
 
+/**
+ * An achievement as the catalog holds it: worth `sats`, or `usd` turned into sats at the price
+ * when a claim is decided (exactly one of them; read its amount through amountOf).
+ */
+export type Achievement = Omit<CatalogEntry, 'sats' | 'usd'> & ({ sats: number; usd?: undefined } | { usd: number; sats?: undefined });
+
 /** What each achievement is worth: the relay's to decide, never the client's. */
-export type Catalog = ReadonlyMap<string, CatalogEntry>;
+export type Catalog = ReadonlyMap<string, Achievement>;
+
+/** An achievement's amount, for satsAt (core/price.ts). */
+export const amountOf = (a: Achievement): Amount => (a.usd !== undefined ? { usd: a.usd } : a.sats);
+
+/**
+ * The catalog as `GET /v1/catalog` shows it: each entry's sats at `btcUsd` (the price held now;
+ * a dollar-priced entry says 0 sats while none is known) and, priced in dollars, its `usd`.
+ */
+export const catalogAt = (catalog: Catalog, btcUsd: number | undefined): CatalogEntry[] =>
+  [...catalog.values()].map((a) => (a.usd === undefined ? a : { ...a, sats: btcUsd === undefined ? 0 : satsAt({ usd: a.usd }, btcUsd).sats }));
+
+/** Whether any achievement is priced in dollars (then the relay keeps a price). */
+export const usesDollars = (catalog: Catalog): boolean => [...catalog.values()].some((a) => a.usd !== undefined);
 
 /**
  * The demo's achievements, one of each repeat policy; used when RELAY_CATALOG is not set. The
@@ -46,7 +85,7 @@ export const DEFAULT_CATALOG: readonly CatalogEntry[] = [
  * The entries checked, or the reasons they are not a catalog: each names the entry (its index
  * and, when it has one, its id) and the field, e.g. `achievements[2] (id "coin-streak"): sats must be at least 1`.
  */
-export function checkCatalog(entries: unknown): { entries: CatalogEntry[] } | { problems: string[] } {
+export function checkCatalog(entries: unknown): { entries: Achievement[] } | { problems: string[] } {
   const parsed = entriesSchema.safeParse(entries);
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => describe(entries, issue));
   if (parsed.success) {
@@ -57,7 +96,7 @@ export function checkCatalog(entries: unknown): { entries: CatalogEntry[] } | { 
       else problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): id is already used by achievements[${before}]; ids must be unique`);
     });
   }
-  return problems.length || !parsed.success ? { problems } : { entries: parsed.data };
+  return problems.length || !parsed.success ? { problems } : { entries: parsed.data as Achievement[] };
 }
 
 function describe(entries: unknown, issue: z.core.$ZodIssue): string {
@@ -72,7 +111,7 @@ function describe(entries: unknown, issue: z.core.$ZodIssue): string {
 }
 
 /** A catalog from entries written in code; throws, naming the entry and field, on a bad one. */
-export function createCatalog(entries: readonly CatalogEntry[]): Catalog {
+export function createCatalog(entries: readonly (Achievement | CatalogEntry)[]): Catalog {
   const checked = checkCatalog(entries);
   if ('problems' in checked) throw new Error(`Invalid catalog: ${checked.problems.join('; ')}`);
   return new Map(checked.entries.map((a) => [a.id, a]));

@@ -148,6 +148,7 @@ export function createMetrics(ledger: LedgerGauges) {
         withdrawalRequest: timed('withdrawal_request', client.withdrawalRequest),
         rampWidget: timed('ramp_widget', client.rampWidget),
         wallet: timed('wallet', client.wallet),
+        btcUsd: timed('btc_usd', client.btcUsd),
         close: () => client.close(),
       };
     },
