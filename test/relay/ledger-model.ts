@@ -10,6 +10,7 @@
 import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
 import type { BalanceFacts, ClaimLimits, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
+import { entryUsdMicros } from '../../src/relay/core/price.js';
 import { withdrawalDecision } from '../../src/relay/core/withdrawal-decision.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
 import type { CatalogEntry, RewardStatus } from '../../src/wire/relay-api.js';
@@ -34,6 +35,8 @@ export interface ModelReward {
   /** A withdrawal from the player's balance. */
   withdrawal?: boolean;
   hasPaymentId: boolean;
+  /** The dollar value it was decided at (issue 38): a dollar-priced reward's `usd`, or its sats at the price, with a dollar budget or cap. */
+  usd?: number;
 }
 
 export interface ModelEvent {
@@ -64,6 +67,10 @@ export class LedgerModel {
   private reserving = (r: ModelReward) => STATES[r.state].reserves && !r.withdrawal;
   private sum = (pick: (r: ModelReward) => boolean) => [...this.rewards.values()].filter((r) => this.reserving(r) && pick(r)).reduce((s, r) => s + r.sats, 0);
   budgetUsed = (day: string) => this.sum((r) => r.day === day);
+  /** The day's dollar value in micro-dollars, as the dollar budget and cap count it. */
+  private sumUsd = (pick: (r: ModelReward) => boolean) =>
+    [...this.rewards.values()].filter((r) => this.reserving(r) && pick(r)).reduce((s, r) => s + entryUsdMicros({ ...(r.usd !== undefined ? { usd: r.usd } : {}) }), 0);
+  budgetUsedUsd = (day: string) => this.sumUsd((r) => r.day === day) / 1_000_000;
   /** A player's balance: their credits (a credit held for an operator is not on it yet). */
   credited = (player: string) => [...this.rewards.values()].filter((r) => r.player === player && r.state === 'credited').reduce((s, r) => s + r.sats, 0);
   /** Withdrawn: paid or under way (a withdrawal's reserving states). */
@@ -166,7 +173,8 @@ export class LedgerModel {
   }
 
   /** A claim under `key` (`credit`: in balance mode); what the relay answers (a status code's meaning, or the reward's state). */
-  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service, credit = false): string {
+  /** `usd`: the dollar value it is decided at (a dollar-priced achievement's, or its sats at the price with a dollar limit); `a.sats`: at that price. */
+  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service, credit = false, usd?: number): string {
     const existing = this.rewards.get(key);
     const decision = keyDecision(existing && { state: existing.state, requestHash: existing.hash }, { requestHash: hash });
     if (decision === 'existing') return existing!.hash === hash ? existing!.state : 'key_reused';
@@ -181,9 +189,11 @@ export class LedgerModel {
         lastReservingAt: last < 0 ? undefined : last,
         userSats: this.sum((r) => r.player === player.id && r.day === day),
         projectSats: this.budgetUsed(day),
+        userUsdMicros: this.sumUsd((r) => r.player === player.id && r.day === day),
+        projectUsdMicros: this.sumUsd((r) => r.day === day),
         lastDeniedAt: this.denied.get(`${player.id} ${a.id}`),
       };
-      reason = refusal({ repeat: a.repeat, sats: a.sats }, facts, this.limits, now);
+      reason = refusal({ repeat: a.repeat, sats: a.sats, ...(usd !== undefined ? { terms: { usd } } : {}) }, facts, this.limits, now);
     }
     const r: ModelReward = existing ?? {
       key,
@@ -198,7 +208,7 @@ export class LedgerModel {
       hasPaymentId: false,
     };
     // Decided whole, as it is asked now: credited or paid.
-    Object.assign(r, { sats: a.sats, day, createdAt: now, credit });
+    Object.assign(r, { sats: a.sats, day, createdAt: now, credit, usd });
     this.rewards.set(key, r);
     this.to(r, early ? 'deferred' : claimedState(reason, { hold, credit }), reason);
     if (r.state === 'sending') this.send(r, service);
@@ -212,7 +222,14 @@ export class LedgerModel {
     // A withdrawal counts on no cap or budget: nothing to decide again, it stays on its day.
     if (day !== r.day && !r.withdrawal) {
       const others = (pick: (x: ModelReward) => boolean) => this.sum((x) => x !== r && x.day === day && pick(x));
-      if (dayRefusal({ sats: r.sats }, { userSats: others((x) => x.player === r.player), projectSats: others(() => true) }, this.limits)) return 'refused';
+      const othersUsd = (pick: (x: ModelReward) => boolean) => this.sumUsd((x) => x !== r && x.day === day && pick(x));
+      const facts = {
+        userSats: others((x) => x.player === r.player),
+        projectSats: others(() => true),
+        userUsdMicros: othersUsd((x) => x.player === r.player),
+        projectUsdMicros: othersUsd(() => true),
+      };
+      if (dayRefusal({ sats: r.sats, ...(r.usd !== undefined ? { terms: { usd: r.usd } } : {}) }, facts, this.limits)) return 'refused';
       r.day = day;
     }
     // A credit approved is on the balance: nothing to send.
