@@ -10,7 +10,7 @@ import { createPlayerTokens } from './core/player-tokens.js';
 import type { VerifyLink } from './core/players.js';
 import type { ClaimLimits } from './core/ports/ledger.js';
 import type { RelayStore } from './core/ports/relay-store.js';
-import { createPrices } from './core/prices.js';
+import { createPrices, type Prices } from './core/prices.js';
 import { secretList } from './core/secret-list.js';
 import { createStreamTickets } from './core/stream-tickets.js';
 import { PROOF_MAX_TTL_SECONDS } from './core/unlock-proof.js';
@@ -123,25 +123,7 @@ export function createRelay(options: RelayOptions): Relay {
   const store = typeof where === 'string' ? openSqliteStore(where) : where;
   const { ledger, events } = store;
   const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient({ logger, ...options.payments });
-  const wallet = createWalletBalance(client, { lowSats: options.walletLowSats ?? options.dailyBudgetSats ?? DEFAULTS.dailyBudgetSats, logger });
-  const metrics = options.adminToken
-    ? createMetrics({
-        needsReview: async () => (await ledger.inState('needs_review')).length,
-        held: async () => (await ledger.inState('held')).length,
-        budgetUsedSats: () => ledger.budgetUsed(utcDay(Date.now())),
-        walletBalanceSats: async () => (await wallet.read()).balanceSats,
-        ...(ledger.balancesOwed ? { balancesOwedSats: () => ledger.balancesOwed!() } : {}),
-      })
-    : undefined;
-  const payments = metrics ? metrics.instrument(client) : client;
-  const streams = createEventHub();
-  // A log shared by several relays tells every relay's streams of every append, in commit order;
-  // then this relay's own appends reach them that way too, not a second, earlier way.
-  const hub = events.subscribe ? { ...streams, publish: () => undefined } : streams;
   const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly (CatalogEntry | Achievement)[] | undefined) ?? DEFAULT_CATALOG);
-  const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
-  const limiter = createRateLimiter(options.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute);
-  const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute);
   const dailyBudgetUsd = options.dailyBudgetUsd ?? 0;
   const userDailyCapUsd = options.userDailyCapUsd ?? 0;
   if (dailyBudgetUsd > 0 && (options.dailyBudgetSats ?? 0) > 0) throw new Error('dailyBudgetUsd and dailyBudgetSats are both set: set one or the other');
@@ -155,19 +137,39 @@ export function createRelay(options: RelayOptions): Relay {
     addressDailyCapSats: options.addressDailyCapSats ?? DEFAULTS.addressDailyCapSats,
     denialCooldownHours: options.denialCooldownHours ?? DEFAULTS.denialCooldownHours,
   };
-  const gameServerSecrets = options.gameServerSecret === undefined ? [] : secretList(options.gameServerSecret);
-  const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
-  if (needsProof.length && !gameServerSecrets.length)
-    throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
   // The price is kept only when something is in dollars: otherwise nothing asks the service for it.
-  const prices =
+  const prices: Prices | undefined =
     usesDollars(catalog) || countsDollars(limits)
-      ? createPrices(() => payments.btcUsd(), {
+      ? createPrices((): ReturnType<PaymentsClient['btcUsd']> => payments.btcUsd(), {
           ttlMs: (options.priceTtlSeconds ?? DEFAULTS.priceTtlSeconds) * 1000,
           maxAgeMs: (options.priceMaxAgeSeconds ?? DEFAULTS.priceMaxAgeSeconds) * 1000,
           logger,
         })
       : undefined;
+  const wallet = createWalletBalance(client, { lowSats: options.walletLowSats ?? options.dailyBudgetSats ?? DEFAULTS.dailyBudgetSats, logger });
+  const metrics = options.adminToken
+    ? createMetrics({
+        needsReview: async () => (await ledger.inState('needs_review')).length,
+        held: async () => (await ledger.inState('held')).length,
+        budgetUsedSats: () => ledger.budgetUsed(utcDay(Date.now())),
+        walletBalanceSats: async () => (await wallet.read()).balanceSats,
+        ...(ledger.balancesOwed ? { balancesOwedSats: () => ledger.balancesOwed!() } : {}),
+        ...(prices ? { price: () => prices.peek() } : {}),
+        ...(prices && ledger.budgetUsedUsd ? { budgetUsedUsd: () => ledger.budgetUsedUsd!(utcDay(Date.now())) } : {}),
+      })
+    : undefined;
+  const payments = metrics ? metrics.instrument(client) : client;
+  const streams = createEventHub();
+  // A log shared by several relays tells every relay's streams of every append, in commit order;
+  // then this relay's own appends reach them that way too, not a second, earlier way.
+  const hub = events.subscribe ? { ...streams, publish: () => undefined } : streams;
+  const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
+  const limiter = createRateLimiter(options.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute);
+  const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute);
+  const gameServerSecrets = options.gameServerSecret === undefined ? [] : secretList(options.gameServerSecret);
+  const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
+  if (needsProof.length && !gameServerSecrets.length)
+    throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
   prices?.start();
   const core = createCore({
     prices,

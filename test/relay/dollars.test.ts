@@ -76,6 +76,16 @@ describe.each(BACKENDS)('rewards priced in dollars on $name', (backend) => {
     expect((await catalog(relay)).achievements).toEqual(
       expect.arrayContaining([expect.objectContaining({ id: 'gem', sats: 100, usd: 0.05 }), expect.objectContaining({ id: 'coin', sats: 10 })]),
     );
+    // The operator sees the price in force, its age, and the day's spend in both units.
+    const summary = (await (await admin(relay, '/summary')).json()) as { today: { budget: { used: number } }; dollars: Record<string, unknown> };
+    expect(summary.today.budget.used).toBe(187);
+    expect(summary.dollars).toMatchObject({ btcUsd: 50_000, usedUsd: 0.1, budgetUsd: null });
+    expect(summary.dollars.priceAgeSeconds).toEqual(expect.any(Number));
+    const metrics = await (await fetch(`${relay.url}/metrics`, { headers: { authorization: `Bearer ${relay.adminToken}` } })).text();
+    expect(metrics).toMatch(/^rewardbus_btc_usd 50000$/m);
+    expect(metrics).toMatch(/^rewardbus_btc_usd_age_seconds \d/m);
+    expect(metrics).toMatch(/^rewardbus_budget_used_usd 0\.1$/m);
+    expect(metrics).toMatch(/^rewardbus_budget_used_sats 187$/m);
     // The history keeps each claim's own price.
     const history = (await (await fetch(`${relay.url}/v1/rewards`, { headers: { authorization: `Bearer ${player.token}` } })).json()) as {
       rewards: Array<{ sats: number; btcUsd?: number }>;

@@ -53,7 +53,7 @@ export interface CoreDeps {
   /** RELAY_PAYOUT_MODE: `balance` credits claims to the player's balance (an achievement's own `payout` wins). Default instant. */
   payoutMode?: PayoutMode | undefined;
   /** The BTC/USD price holder (core/prices.ts): when the catalog or a budget is in dollars. */
-  prices?: Pick<Prices, 'forClaim' | 'forValue'> | undefined;
+  prices?: (Pick<Prices, 'forClaim' | 'forValue'> & Partial<Pick<Prices, 'peek'>>) | undefined;
   /** Balance mode's withdrawal limits (RELAY_MIN_WITHDRAWAL_SATS, …); hold: RELAY_HOLD_ABOVE_SATS. */
   withdrawals?: Omit<WithdrawalLimits, 'holdAboveSats'> | undefined;
 }
@@ -125,7 +125,7 @@ export function createCore(deps: CoreDeps) {
     link: players.link,
     openRampSession: createRamp({ payments, events, publicUrl: deps.publicUrl, logger }),
     withdrawalRequest: createWithdrawalRequests(payments),
-    reports: createReports(ledger, limits, balanceMode),
+    reports: createReports(ledger, limits, balanceMode, deps.prices?.peek),
     /** Balance mode's balances and withdrawals (core/balances.ts); undefined when it is off. */
     balances,
     /** Balance mode's guests (core/guests.ts); undefined when it is off. */
