@@ -19,15 +19,18 @@ const REASONS: Record<string, string> = {
  * checked and settled since says it is that one: "+21 sats · First coin — paid after review".
  * `title` is the achievement's title from the catalog. No Phaser here: unit-tested in Node.
  */
-export function toastText(event: FinalEvent, o: RewardOutcome, title: string, balance?: number): string {
+export function toastText(event: FinalEvent, o: RewardOutcome, title: string, balance?: number, showUsd = false): string {
   const why = REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
   const after = o.afterHold ? 'approval' : 'review';
-  if (event === 'reward:credited') return `+${o.sats} sats · ${title}${balance === undefined ? '' : ` · balance ${balance}`}`;
-  if (event === 'reward:paid') return `+${o.sats} sats · ${title} ${o.afterReview ? `— paid after ${after}` : `→ ${o.gamertag}`}`;
+  // `showUsd` (ToastOptions): the dollar value the relay decided the sats at, "77 sats ($0.05)".
+  const usd = o.record?.usd;
+  const sats = `${o.sats} sats${showUsd && usd !== undefined ? ` ($${usd})` : ''}`;
+  if (event === 'reward:credited') return `+${sats} · ${title}${balance === undefined ? '' : ` · balance ${balance}`}`;
+  if (event === 'reward:paid') return `+${sats} · ${title} ${o.afterReview ? `— paid after ${after}` : `→ ${o.gamertag}`}`;
   if (event === 'reward:rejected') return `No sats for ${title}: ${why}`;
   if (event === 'reward:failed') return `Payout failed for ${title}${o.afterReview ? ` after ${after}` : ''}: ${why}`;
-  if (event === 'reward:held') return `${o.sats} sats for ${title} are waiting for approval`;
-  return `${o.sats} sats for ${title} are being checked`;
+  if (event === 'reward:held') return `${sats} for ${title} are waiting for approval`;
+  return `${sats} for ${title} are being checked`;
 }
 
 /**
