@@ -92,11 +92,6 @@ const CASES: Case[] = [
   { setting: 'RELAY_LINKS_PER_ADDRESS_PER_DAY', env: { RELAY_LINKS_PER_ADDRESS_PER_DAY: '-2' } },
   { setting: 'RELAY_PRICE_TTL_SECONDS', env: { RELAY_PRICE_TTL_SECONDS: '0' }, says: 'from 1' },
   { setting: 'RELAY_PRICE_MAX_AGE_SECONDS', env: { RELAY_PRICE_MAX_AGE_SECONDS: '10m' } },
-  {
-    setting: 'RELAY_CATALOG',
-    env: { RELAY_CATALOG: file('both.json', '[{ "id": "gem", "title": "Gem", "sats": 5, "usd": 0.05, "repeat": { "kind": "once" } }]') },
-    says: 'give exactly one',
-  },
   { setting: 'RELAY_HOLD_ABOVE_SATS', env: { RELAY_HOLD_ABOVE_SATS: '1e3' } },
   { setting: 'RELAY_DENIAL_COOLDOWN_HOURS', env: { RELAY_DENIAL_COOLDOWN_HOURS: '1.5' } },
   { setting: 'RELAY_PAYOUT_MODE', env: { RELAY_PAYOUT_MODE: 'later' } },
