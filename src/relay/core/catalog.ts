@@ -11,6 +11,15 @@ export const usdSchema = z
   .max(10_000, 'must be at most 10000')
   .refine((v) => Math.abs(v * 1e6 - Math.round(v * 1e6)) < 1e-6, 'must have at most 6 decimals (a micro-dollar)');
 
+/**
+ * An amount in a catalog's lists (a streak's steps, prizes, referral amounts): sats, or
+ * `{ "usd": x }`; read it with satsAt (core/price.ts) when a claim is decided.
+ */
+export const amountSchema = z.union(
+  [z.number().int('must be a whole number of sats').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'), z.strictObject({ usd: usdSchema })],
+  { error: 'must be sats (a whole number) or { "usd": dollars }' },
+);
+
 const repeatSchema = z.discriminatedUnion(
   'kind',
   [z.object({ kind: z.literal('once') }), z.object({ kind: z.literal('daily') }), z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) })],
