@@ -43,6 +43,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   #prizes = new Map<string, string>();
   #unsubscribe: Array<() => void> = [];
   #toastsOn = false;
+  #showUsd = false;
   #toasts: Promise<SayToast> | undefined;
   #badge = false;
 
@@ -131,6 +132,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     // Queued by the scene manager when the game has not booted yet; started as soon as it has.
     this.game.scene.add(TOAST_SCENE_KEY, ToastScene, true, options);
     this.#toastsOn = true;
+    this.#showUsd = options.showUsd === true;
     // The tab that got the answer shows it; the others only hear of it. An unlock says
     // something only when it has to wait for the network.
     for (const event of TOAST_EVENTS) {
@@ -149,6 +151,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
         gamertag: () => this.#bus?.player?.gamertag ?? '',
         pending: () => this.#bus?.pending() ?? [],
         toast: (t) => this.toast(t),
+        showUsd: this.#showUsd,
       }),
     );
     void this.#toasts.then((say) => say(event, e));

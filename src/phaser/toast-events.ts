@@ -19,6 +19,8 @@ export interface ToastSource {
   gamertag(): string;
   pending(): RewardIntent[];
   toast(toast: Toast): void;
+  /** ToastOptions' showUsd: a reward's dollar value beside its sats. */
+  showUsd?: boolean;
 }
 
 /**
@@ -31,7 +33,7 @@ export function toastEvents(p: ToastSource) {
     const id = o.intent.achievementId;
     p.toast({
       variant: event.slice(7) as Toast['variant'],
-      text: toastText(event, o, title(id), balance),
+      text: toastText(event, o, title(id), balance, p.showUsd),
       sats: o.sats,
       gamertag: o.gamertag,
       achievementId: id,

@@ -19,7 +19,10 @@ const REASONS: Record<string, string> = {
  * checked and settled since says it is that one: "+21 sats · First coin — paid after review".
  * `title` is the achievement's title from the catalog. No Phaser here: unit-tested in Node.
  */
-export function toastText(event: FinalEvent, o: RewardOutcome, title: string, balance?: number): string {
+export function toastText(event: FinalEvent, o: RewardOutcome, title: string, balance?: number, showUsd = false): string {
+  // `showUsd` (ToastOptions): the dollar value the relay decided the sats at, "77 sats ($0.05)".
+  const usd = o.record?.usd;
+  const sats = `${o.sats} sats${showUsd && usd !== undefined ? ` ($${usd})` : ''}`;
   const place = o.record?.place;
   if (place !== undefined && (event === 'reward:paid' || event === 'reward:credited')) return prizeText(place, title, o.sats);
   const why = REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
@@ -28,14 +31,14 @@ export function toastText(event: FinalEvent, o: RewardOutcome, title: string, ba
   const day = o.record?.streakDay;
   if (day !== undefined && (event === 'reward:paid' || event === 'reward:credited')) {
     const tail = event === 'reward:credited' ? (balance === undefined ? '' : ` · balance ${balance}`) : o.afterReview ? ` — paid after ${after}` : '';
-    return `Day ${day} streak · +${o.sats} sats${tail}`;
+    return `Day ${day} streak · +${sats}${tail}`;
   }
-  if (event === 'reward:credited') return `+${o.sats} sats · ${title}${balance === undefined ? '' : ` · balance ${balance}`}`;
-  if (event === 'reward:paid') return `+${o.sats} sats · ${title} ${o.afterReview ? `— paid after ${after}` : `→ ${o.gamertag}`}`;
+  if (event === 'reward:credited') return `+${sats} · ${title}${balance === undefined ? '' : ` · balance ${balance}`}`;
+  if (event === 'reward:paid') return `+${sats} · ${title} ${o.afterReview ? `— paid after ${after}` : `→ ${o.gamertag}`}`;
   if (event === 'reward:rejected') return `No sats for ${title}: ${why}`;
   if (event === 'reward:failed') return `Payout failed for ${title}${o.afterReview ? ` after ${after}` : ''}: ${why}`;
-  if (event === 'reward:held') return `${o.sats} sats for ${title} are waiting for approval`;
-  return `${o.sats} sats for ${title} are being checked`;
+  if (event === 'reward:held') return `${sats} for ${title} are waiting for approval`;
+  return `${sats} for ${title} are being checked`;
 }
 
 /** 1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, 21st. */

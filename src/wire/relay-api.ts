@@ -16,8 +16,13 @@ export type StreakPolicy = { kind: 'streak'; sats: number[] };
 export interface CatalogEntry {
   id: string;
   title: string;
-  /** What a claim pays; for a streak (written without it) its first day's, the steps being `repeat.sats`. */
+  /**
+   * What a claim pays now: for a streak (written without it) its first day's, the steps being
+   * `repeat.sats`; for a dollar-priced entry, its `usd` at the relay's current price (0 while the relay knows no price).
+   */
   sats: number;
+  /** Priced in dollars (issue 38): the sats are decided at the price when each claim is decided. */
+  usd?: number;
   repeat: RepeatPolicy;
   /**
    * Witnessed play: a claim is paid only once the player's session on the relay (from the link

@@ -2,6 +2,23 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { CatalogEntry, TournamentCatalogEntry } from '../../wire/relay-api.js';
 import { SettingError } from '../settings-errors.js';
+import { type Amount, satsAt } from './price.js';
+
+/** Dollars as a catalog may write them: above 0, at most 10,000, to the micro-dollar (what budgets count in). */
+export const usdSchema = z
+  .number({ error: 'must be a number' })
+  .gt(0, 'must be above 0')
+  .max(10_000, 'must be at most 10000')
+  .refine((v) => Math.abs(v * 1e6 - Math.round(v * 1e6)) < 1e-6, 'must have at most 6 decimals (a micro-dollar)');
+
+/**
+ * An amount in a catalog's lists (a streak's steps, prizes, referral amounts): sats, or
+ * `{ "usd": x }`; read it with satsAt (core/price.ts) when a claim is decided.
+ */
+export const amountSchema = z.union(
+  [z.number().int('must be a whole number of sats').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'), z.strictObject({ usd: usdSchema })],
+  { error: 'must be sats (a whole number) or { "usd": dollars }' },
+);
 
 const satsSchema = z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000');
 
@@ -17,22 +34,39 @@ const repeatSchema = z.discriminatedUnion(
   { error: 'must be { "kind": "once" | "daily" | "cooldown" | "streak" } (cooldown with "seconds", streak with "sats")' },
 );
 
-const entrySchema = z.object(
-  {
-    id: z
-      .string({ error: 'must be a string' })
-      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
-    title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-    // Absent on a streak: its amounts are its steps (repeat.sats); the checked entry's sats are day 1's.
-    sats: satsSchema.optional(),
-    repeat: repeatSchema,
-    minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
-    proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
-    hold: z.boolean({ error: 'must be true or false' }).optional(),
-    payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
-  },
-  { error: 'must be an object { "id", "title", "sats", "repeat" }' },
-);
+const entrySchema = z
+  .object(
+    {
+      id: z
+        .string({ error: 'must be a string' })
+        .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
+      title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+      // Absent on a streak (its amounts are its steps, repeat.sats) and on an entry priced in dollars.
+      sats: satsSchema.optional(),
+      // Issue 38: priced in dollars, turned into sats at the price when a claim is decided (core/price.ts).
+      usd: usdSchema.optional(),
+      repeat: repeatSchema,
+      minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
+      proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
+      hold: z.boolean({ error: 'must be true or false' }).optional(),
+      payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
+    },
+    { error: 'must be an object { "id", "title", "sats", "repeat" }' },
+  )
+  .check((ctx) => {
+    const { sats, usd, repeat } = ctx.value;
+    // A streak's amounts are its steps; `sats`, if written, can only be its first day's.
+    if (repeat.kind === 'streak') {
+      if (usd !== undefined) ctx.issues.push({ code: 'custom', input: ctx.value, path: ['usd'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
+      else if (sats !== undefined && sats !== repeat.sats[0])
+        ctx.issues.push({ code: 'custom', input: ctx.value, path: ['sats'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
+    } else if ((sats === undefined) === (usd === undefined))
+      ctx.issues.push({
+        code: 'custom',
+        input: ctx.value,
+        message: sats === undefined ? 'has no amount: give "sats" (a whole number) or "usd" (dollars)' : 'has both "sats" and "usd": give exactly one of them',
+      });
+  });
 
 /** A tournament (issue 37): prizes by place, paid when the game's server posts a period's results; never claimed by a client. */
 const tournamentSchema = z.strictObject(
@@ -46,22 +80,31 @@ const tournamentSchema = z.strictObject(
   },
   { error: 'must be an object { "id", "kind": "tournament", "title", "prizes" }' },
 );
-// Every entry has sats but a streak, whose sats (if written) can only be its first day's.
-const satsRule = (a: z.infer<typeof entrySchema>, ctx: z.core.$RefinementCtx) => {
-  if (a.repeat.kind !== 'streak') {
-    if (a.sats === undefined) ctx.addIssue({ code: 'custom', path: ['sats'], message: 'must be a number' });
-  } else if (a.sats !== undefined && a.sats !== a.repeat.sats[0]) {
-    ctx.addIssue({ code: 'custom', path: ['sats'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
-  }
-};
+
+/**
+ * An achievement as the catalog holds it: worth `sats`, or `usd` turned into sats at the price
+ * when a claim is decided (exactly one of them; read its amount through amountOf).
+ */
+export type Achievement = Omit<CatalogEntry, 'sats' | 'usd'> & ({ sats: number; usd?: undefined } | { usd: number; sats?: undefined });
+
+/** An achievement's amount, for satsAt (core/price.ts). */
+export const amountOf = (a: Achievement): Amount => (a.usd !== undefined ? { usd: a.usd } : a.sats);
+
+/**
+ * The catalog as `GET /v1/catalog` shows it: each entry's sats at `btcUsd` (the price held now;
+ * a dollar-priced entry says 0 sats while none is known) and, priced in dollars, its `usd`.
+ */
+export const catalogAt = (catalog: Catalog, btcUsd: number | undefined): CatalogEntry[] =>
+  [...catalog.values()].map((a) => (a.usd === undefined ? a : { ...a, sats: btcUsd === undefined ? 0 : satsAt({ usd: a.usd }, btcUsd).sats }));
+
+/** Whether any achievement is priced in dollars (then the relay keeps a price). */
+export const usesDollars = (catalog: Catalog): boolean => [...catalog.values()].some((a) => a.usd !== undefined);
 
 /** The catalog's entries by `kind`: absent, an achievement. */
 const KINDS: Record<string, z.ZodType> = { tournament: tournamentSchema };
 const kindOf = (v: unknown) => (v !== null && typeof v === 'object' && 'kind' in v ? (v as { kind: unknown }).kind : undefined);
 const entryOf = (v: unknown): z.ZodType =>
-  kindOf(v) === undefined
-    ? entrySchema.superRefine(satsRule)
-    : (KINDS[String(kindOf(v))] ?? z.never({ error: `kind must be one of: ${Object.keys(KINDS).join(', ')} (or absent: an achievement)` }));
+  kindOf(v) === undefined ? entrySchema : (KINDS[String(kindOf(v))] ?? z.never({ error: `kind must be one of: ${Object.keys(KINDS).join(', ')} (or absent: an achievement)` }));
 
 const entriesSchema = z
   .array(z.unknown(), { error: 'must be a list of achievements' })
@@ -69,21 +112,21 @@ const entriesSchema = z
   .transform((list, ctx) =>
     list.map((v, i) => {
       const r = entryOf(v).safeParse(v);
-      if (r.success) return r.data as CatalogEntry | TournamentCatalogEntry;
+      if (r.success) return r.data as Achievement | TournamentCatalogEntry;
       for (const issue of r.error.issues) ctx.issues.push({ ...issue, path: [i, ...issue.path] } as never);
-      return v as CatalogEntry;
+      return v as Achievement;
     }),
   );
 
 /** What each achievement is worth: the relay's to decide, never the client's. Its tournaments beside (never claimed by a client). */
-export type Catalog = ReadonlyMap<string, CatalogEntry> & { readonly tournaments?: ReadonlyMap<string, TournamentCatalogEntry> };
+export type Catalog = ReadonlyMap<string, Achievement> & { readonly tournaments?: ReadonlyMap<string, TournamentCatalogEntry> };
 
-const isTournament = (e: CatalogEntry | TournamentCatalogEntry): e is TournamentCatalogEntry => 'kind' in e && e.kind === 'tournament';
+const isTournament = (e: Achievement | TournamentCatalogEntry): e is TournamentCatalogEntry => 'kind' in e && e.kind === 'tournament';
 
 /** The checked entries as a catalog: achievements by id, and its tournaments beside them. */
-function catalogOf(entries: ReadonlyArray<CatalogEntry | TournamentCatalogEntry>): Catalog {
+function catalogOf(entries: ReadonlyArray<Achievement | TournamentCatalogEntry>): Catalog {
   const tournaments = entries.filter(isTournament);
-  const achievements = new Map(entries.filter((e): e is CatalogEntry => !isTournament(e)).map((a) => [a.id, a]));
+  const achievements = new Map(entries.filter((e): e is Achievement => !isTournament(e)).map((a) => [a.id, a]));
   return tournaments.length ? Object.assign(achievements, { tournaments: new Map(tournaments.map((t) => [t.id, t])) }) : achievements;
 }
 
@@ -105,7 +148,7 @@ export const DEFAULT_CATALOG: readonly CatalogEntry[] = [
  * The entries checked, or the reasons they are not a catalog: each names the entry (its index
  * and, when it has one, its id) and the field, e.g. `achievements[2] (id "coin-streak"): sats must be at least 1`.
  */
-export function checkCatalog(entries: unknown): { entries: Array<CatalogEntry | TournamentCatalogEntry> } | { problems: string[] } {
+export function checkCatalog(entries: unknown): { entries: Array<Achievement | TournamentCatalogEntry> } | { problems: string[] } {
   const parsed = entriesSchema.safeParse(entries);
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => describe(entries, issue));
   if (parsed.success) {
@@ -119,9 +162,8 @@ export function checkCatalog(entries: unknown): { entries: Array<CatalogEntry | 
   return problems.length || !parsed.success ? { problems } : { entries: parsed.data.map((e) => ('kind' in e ? e : withSats(e))) };
 }
 
-type Checked = z.infer<typeof entrySchema>;
 /** A streak's entry carries its first day's sats (what a client shows before the relay decides the day). */
-const withSats = (a: Checked): CatalogEntry => (a.sats !== undefined ? (a as CatalogEntry) : { ...a, sats: a.repeat.kind === 'streak' ? a.repeat.sats[0]! : 0 });
+const withSats = (a: Achievement): Achievement => (a.repeat.kind === 'streak' && a.sats === undefined ? { ...a, sats: a.repeat.sats[0]!, usd: undefined } : a);
 
 function describe(entries: unknown, issue: z.core.$ZodIssue): string {
   const [index, ...field] = issue.path;
@@ -135,7 +177,7 @@ function describe(entries: unknown, issue: z.core.$ZodIssue): string {
 }
 
 /** A catalog from entries written in code; throws, naming the entry and field, on a bad one. */
-export function createCatalog(entries: ReadonlyArray<CatalogEntry | TournamentCatalogEntry>): Catalog {
+export function createCatalog(entries: ReadonlyArray<Achievement | CatalogEntry | TournamentCatalogEntry>): Catalog {
   const checked = checkCatalog(entries);
   if ('problems' in checked) throw new Error(`Invalid catalog: ${checked.problems.join('; ')}`);
   return catalogOf(checked.entries);

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { PayoutMode, RewardClaim } from '../../wire/relay-api.js';
-import type { Catalog } from './catalog.js';
+import { amountOf, type Catalog } from './catalog.js';
+import { countsDollars } from './claim-decision.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
 import type { ClaimLimits, Ledger, LedgerEntry } from './ports/ledger.js';
+import { inDollars, satsAt } from './price.js';
+import type { Prices } from './prices.js';
 import type { Settlements } from './settlements.js';
 import { checkUnlock } from './unlock-proof.js';
 import { uuid7 } from './uuid7.js';
@@ -30,7 +33,9 @@ export type ClaimOutcome =
   /** Nothing was paid and the service was out of reach: the client retries with the same key. */
   | { kind: 'deferred' }
   /** Witnessed play: the player's session is not old enough yet; nothing final was recorded. Retry at `retryAt` (ms). */
-  | { kind: 'too_early'; retryAt: number };
+  | { kind: 'too_early'; retryAt: number }
+  /** Priced in dollars (or counted by a dollar budget) and no price young enough is known: nothing was recorded. */
+  | { kind: 'price_unavailable'; retryAfterSeconds: number };
 
 export interface ClaimsDeps {
   ledger: Ledger;
@@ -45,6 +50,8 @@ export interface ClaimsDeps {
   holdAboveSats?: number;
   /** RELAY_PAYOUT_MODE: `balance` credits a claim to the player's balance in place of a payment (an achievement's own `payout` wins). Default instant. */
   payoutMode?: PayoutMode;
+  /** The BTC/USD price (core/prices.ts): needed when the catalog or a budget is in dollars. */
+  prices?: Pick<Prices, 'forClaim' | 'forValue'> | undefined;
 }
 
 // The proof is part of what was asked: a retry of the same intent (same key, same proof) replays.
@@ -58,7 +65,19 @@ const requestHash = (c: RewardClaim) =>
  * The relay decides the amount from its catalog; the ledger records the claim (or its refusal)
  * before the service is called; a replay answers what the key's entry is now.
  */
-export function createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim, gameServerSecrets = [], holdAboveSats = 0, payoutMode = 'instant' }: ClaimsDeps) {
+export function createClaims({
+  ledger,
+  settlements,
+  catalog,
+  payouts,
+  limits,
+  verifyClaim,
+  gameServerSecrets = [],
+  holdAboveSats = 0,
+  payoutMode = 'instant',
+  prices,
+}: ClaimsDeps) {
+  const valued = countsDollars(limits);
   /** An intent already known under this key: replay it, or say why not (undefined: claim it afresh). */
   function known(entry: LedgerEntry, hash: string): ClaimOutcome | undefined {
     if (entry.requestHash !== hash) return { kind: 'key_reused' };
@@ -91,6 +110,22 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
       const verdict = rejectReason ? true : await verifyClaim({ ...claimed, userId: player.userId, gamertag: player.gamertag }, request);
       if (verdict !== true) rejectReason = typeof verdict === 'string' ? verdict : 'claim_not_verified';
     }
+    // The sats are fixed here, at the price held now, and recorded with it (terms): a later price
+    // never changes a decided claim. A dollar-priced claim needs a price young enough; a sats one
+    // is valued at the last price known, for a dollar budget only.
+    const amount = amountOf(achievement);
+    let price: number | undefined;
+    if (inDollars(amount) || valued) {
+      const held = prices ? await (inDollars(amount) ? prices.forClaim() : prices.forValue()) : { unavailable: true as const, retryAfterSeconds: 60 };
+      if ('unavailable' in held) {
+        // A key already decided is answered as it stands: it needs no price.
+        const before = await ledger.find(player.userId, key);
+        const replay = before && known(before, hash);
+        return replay ?? { kind: 'price_unavailable', retryAfterSeconds: held.retryAfterSeconds };
+      }
+      price = held.btcUsd;
+    }
+    const { sats, terms } = satsAt(amount, price);
     const minPlayMs = (achievement.minPlaySeconds ?? 0) * 1000;
     const streak = achievement.repeat.kind === 'streak';
     const result = await settlements.claim(
@@ -101,7 +136,8 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
         requestHash: hash,
         achievementId: achievement.id,
         gamertag: player.gamertag,
-        sats: achievement.sats,
+        sats,
+        ...(price !== undefined ? { terms } : {}),
         repeat: achievement.repeat,
         ...(body.occurredAt ? { occurredAt: body.occurredAt } : {}),
         ...(address !== undefined ? { address } : {}),
@@ -109,7 +145,7 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
         ...(minPlayMs ? { minPlayMs, playStartedAt: player.iat } : {}),
         ...(proofNonce ? { proofNonce } : {}),
         // A streak's sats are the ledger's to decide (core/streak.ts): it holds one above the limit.
-        ...(achievement.hold || (holdAboveSats > 0 && !streak && achievement.sats > holdAboveSats) ? { hold: true } : {}),
+        ...(achievement.hold || (holdAboveSats > 0 && !streak && sats > holdAboveSats) ? { hold: true } : {}),
         ...(streak && holdAboveSats > 0 ? { holdAboveSats } : {}),
         ...(credit ? { credit: true } : {}),
       },

@@ -11,6 +11,7 @@ import { createPlayers, type Players, type VerifyLink } from './players.js';
 import type { PlayerEvent } from './ports/event-log.js';
 import type { ClaimLimits, LedgerEntry, WithdrawalLimits } from './ports/ledger.js';
 import type { RelayStore } from './ports/relay-store.js';
+import type { Prices } from './prices.js';
 import { createRamp } from './ramp.js';
 import { Refusal } from './refusal.js';
 import { createReports } from './reports.js';
@@ -52,6 +53,8 @@ export interface CoreDeps {
   clock?: (() => number) | undefined;
   /** RELAY_PAYOUT_MODE: `balance` credits claims to the player's balance (an achievement's own `payout` wins). Default instant. */
   payoutMode?: PayoutMode | undefined;
+  /** The BTC/USD price holder (core/prices.ts): when the catalog or a budget is in dollars. */
+  prices?: (Pick<Prices, 'forClaim' | 'forValue'> & Partial<Pick<Prices, 'peek'>>) | undefined;
   /** Balance mode's withdrawal limits (RELAY_MIN_WITHDRAWAL_SATS, …); hold: RELAY_HOLD_ABOVE_SATS. */
   withdrawals?: Omit<WithdrawalLimits, 'holdAboveSats'> | undefined;
 }
@@ -69,6 +72,7 @@ const NO_SERVICE: PaymentsClient = {
   withdrawalRequest: unconfigured('withdrawalRequest'),
   rampWidget: unconfigured('rampWidget'),
   wallet: unconfigured('wallet'),
+  btcUsd: unconfigured('btcUsd'),
   close: () => undefined,
 };
 
@@ -114,6 +118,7 @@ export function createCore(deps: CoreDeps) {
       gameServerSecrets: deps.gameServerSecrets ?? [],
       holdAboveSats,
       payoutMode,
+      prices: deps.prices,
     }),
     /** An operator's decision on an intent in review or held (core/reviews.ts). */
     decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved, limits),
@@ -121,7 +126,7 @@ export function createCore(deps: CoreDeps) {
     link: players.link,
     openRampSession: createRamp({ payments, events, publicUrl: deps.publicUrl, logger }),
     withdrawalRequest: createWithdrawalRequests(payments),
-    reports: createReports(ledger, limits, balanceMode),
+    reports: createReports(ledger, limits, balanceMode, deps.prices?.peek),
     /** Balance mode's balances and withdrawals (core/balances.ts); undefined when it is off. */
     balances,
     /** Balance mode's guests (core/guests.ts); undefined when it is off. */

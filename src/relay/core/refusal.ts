@@ -15,7 +15,9 @@ export type RefusalCode =
   | 'unknown_player'
   | 'duplicate_player'
   | 'results_already_posted'
-  | 'daily_budget';
+  | 'daily_budget'
+  /** Issue 38: a dollar-priced claim, and the BTC/USD price held is older than RELAY_PRICE_MAX_AGE_SECONDS. */
+  | 'price_unavailable';
 
 /** Thrown by a use case; the HTTP side answers it as its problem. */
 export class Refusal extends Error {

@@ -1,5 +1,6 @@
 import type { RepeatPolicy, RewardTerms } from '../../wire/relay-api.js';
 import type { NewClaim } from './ports/ledger.js';
+import { satsAt } from './price.js';
 
 // A login streak (issue 37), decided by the ledger under its lock, the same way on both stores:
 // from the player's last reserving entry of the achievement (a failed or rejected claim is no
@@ -41,5 +42,7 @@ export function decideStreak<C extends NewClaim>(claim: C, last: StreakLast | un
   const day = streakDay(last, now);
   const sats = streakSats(claim.repeat.sats, day);
   const hold = claim.hold || (claim.holdAboveSats !== undefined && claim.holdAboveSats > 0 && sats > claim.holdAboveSats);
-  return { ...claim, sats, terms: { ...claim.terms, streakDay: day }, ...(hold ? { hold: true } : {}) };
+  // Valued at the price the claim carries (a dollar budget counts it): the day's sats, not day 1's.
+  const value = claim.terms?.btcUsd === undefined ? {} : satsAt(sats, claim.terms.btcUsd).terms;
+  return { ...claim, sats, terms: { ...claim.terms, ...value, streakDay: day }, ...(hold ? { hold: true } : {}) };
 }

@@ -57,7 +57,8 @@ export interface HttpDeps {
   tickets: StreamTickets;
   limiter: RateLimiter;
   webhookLimiter: RateLimiter;
-  catalogBody: CatalogResponse;
+  /** `GET /v1/catalog`'s body: dollar-priced entries at the price held now. */
+  catalogBody: () => CatalogResponse;
   hub: EventHub;
   logger: Logger;
   /** Present with the operator's surface (an admin token). */
@@ -101,7 +102,7 @@ export function createApp(d: HttpDeps) {
 
   app.get('/v1/health', (c) => c.json({ ok: true, mode: settings.mode, version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck, draining: d.draining })));
-  app.get('/v1/catalog', (c) => c.json(d.catalogBody));
+  app.get('/v1/catalog', (c) => c.json(d.catalogBody()));
   app.route('/v1/players', playersRoute(core.link, limiter));
   // Balance mode: a guest's token stops working once the guest linked a gamertag.
   const retired = core.guests?.retired;

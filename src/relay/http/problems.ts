@@ -43,6 +43,8 @@ export const PROBLEMS = {
   internal: [500, 'The relay failed'],
   link_check_unavailable: [503, 'The human check at link could not be made; try again shortly'],
   service_unavailable: [503, 'The payments service cannot be reached; try again later'],
+  // Issue 38: only claims priced in dollars (or counted by a dollar budget) need a price; sats-priced claims go on.
+  price_unavailable: [503, 'No BTC/USD price young enough to price this claim in dollars; try again later'],
   store_unavailable: [503, "The relay's ledger cannot be reached; try again later"],
   not_ready: [503, 'The relay cannot take requests now: its store or the payments service does not answer'],
   shutting_down: [503, 'The relay is shutting down; try another, or again shortly'],

@@ -16,6 +16,15 @@ describe("the Phaser plugin's toast text", () => {
     expect(toastText('reward:paid', outcome({ afterReview: true }), 'First coin')).toBe('+21 sats · First coin — paid after review');
   });
 
+  it('says the dollar value beside the sats when the game asks (showUsd) and the relay recorded one', () => {
+    const record = { id: 'r1', achievementId: 'gem', userId: 'u1', sats: 77, status: 'paid' as const, createdAt: '2026-11-26T00:00:00.000Z', usd: 0.05, btcUsd: 65_000 };
+    const priced = outcome({ sats: 77, record });
+    expect(toastText('reward:paid', priced, 'Gem', undefined, true)).toBe('+77 sats ($0.05) · Gem → alice');
+    expect(toastText('reward:held', priced, 'Gem', undefined, true)).toBe('77 sats ($0.05) for Gem are waiting for approval');
+    expect(toastText('reward:paid', priced, 'Gem')).toBe('+77 sats · Gem → alice');
+    expect(toastText('reward:paid', outcome(), 'First coin', undefined, true)).toBe('+21 sats · First coin → alice');
+  });
+
   it('says a failure after review likewise, with the reason in words', () => {
     expect(toastText('reward:failed', outcome({ reason: 'insufficient_balance' }), 'First coin')).toBe('Payout failed for First coin: the game is out of sats');
     expect(toastText('reward:failed', outcome({ reason: 'payment_failed', afterReview: true }), 'First coin')).toBe('Payout failed for First coin after review: payment_failed');

@@ -139,7 +139,17 @@ export interface AllowanceRaise {
  * client address may take per UTC day across every player (0 or absent: no cap), and how long an
  * operator's denial refuses the same player's claims of the same achievement (hours; 0 or absent: not at all).
  */
-export type ClaimLimits = DailyLimits & { addressDailyCapSats?: number; denialCooldownHours?: number };
+export type ClaimLimits = DailyLimits & { addressDailyCapSats?: number; denialCooldownHours?: number } & DollarLimits;
+
+/**
+ * RELAY_DAILY_BUDGET_USD and RELAY_USER_DAILY_CAP_USD (issue 38): the alternatives in dollars to
+ * the sats budget and cap (one or the other for each). Each entry counts its dollar value (its
+ * terms' `usd`, the value it was decided at). 0 or absent: none.
+ */
+export interface DollarLimits {
+  dailyBudgetUsd?: number;
+  userDailyCapUsd?: number;
+}
 
 /**
  * `created`: this call recorded it (sending or rejected; a rejection's player event is written in
@@ -232,6 +242,8 @@ export interface Ledger extends TournamentLedger {
   abandoned(now: number, startedAt: number): Promise<LedgerEntry[]>;
   /** Sats reserved or paid on this UTC day (`YYYY-MM-DD`), all players together. */
   budgetUsed(day: string): Promise<number>;
+  /** The dollar value (each entry's terms' `usd`) reserved or paid on this UTC day, all players together: for the operator (issue 38). */
+  budgetUsedUsd?(day: string): Promise<number>;
   /**
    * Records that `address` linked `userId` on `day`, unless it already linked `max` other
    * players that day (0: no cap): false then. Concurrent-safe, across relays on PostgreSQL.

@@ -19,6 +19,8 @@ interface Summary {
   today: { day: string; satsPaid: number; byState: Record<string, number>; playersPaid: number; budget: { limit: number | null; used: number; left: number | null } };
   /** Balance mode: what the players' balances add up to, beside the wallet. */
   balances?: { owedSats: number; walletBalanceSats: number | null; short: boolean };
+  /** With dollar prices or limits: the price in force, its age, and today's spend in dollars. */
+  dollars?: { btcUsd: number | null; priceAgeSeconds: number | null; priceError?: string; usedUsd: number; budgetUsd: number | null; leftUsd: number | null };
   last7Days: Array<{ day: string; satsPaid: number }>;
 }
 interface Webhook {
@@ -144,6 +146,7 @@ async function load() {
     ...(summary.balances
       ? [figure(summary.balances.owedSats.toLocaleString(), summary.balances.short ? 'owed to players: MORE than the wallet holds' : 'owed to players (balances)')]
       : []),
+    ...(summary.dollars ? dollarFigures(summary.dollars) : []),
   );
   const max = Math.max(1, ...summary.last7Days.map((d) => d.satsPaid));
   $('chart').replaceChildren(
@@ -236,3 +239,14 @@ if (sessionStorage.getItem(KEY))
     () => show(true),
     () => undefined,
   );
+
+/** The price in force, its age, and today's spend in dollars beside the dollar budget (issue 38). */
+function dollarFigures(d: NonNullable<Summary['dollars']>): HTMLElement[] {
+  const usd = (n: number) => `$${n.toLocaleString(undefined, { maximumFractionDigits: 6 })}`;
+  return [
+    figure(d.btcUsd === null ? 'none yet' : usd(d.btcUsd), d.priceError ? `BTC/USD in force (last read failed: ${d.priceError})` : 'BTC/USD in force'),
+    figure(d.priceAgeSeconds === null ? '—' : `${d.priceAgeSeconds} s`, 'price age'),
+    figure(usd(d.usedUsd), 'dollars used today'),
+    figure(d.leftUsd === null ? 'no dollar budget' : usd(d.leftUsd), 'dollar budget left'),
+  ];
+}

@@ -62,6 +62,10 @@ function answerOf(r: ClaimOutcome, achievementId: string): { entry: LedgerEntry;
       const seconds = Math.max(1, Math.ceil((r.retryAt - Date.now()) / 1000));
       return new RelayProblem('too_early', undefined, { 'Retry-After': `${seconds}` }, { retryAt: new Date(r.retryAt).toISOString() });
     }
+    case 'price_unavailable':
+      return new RelayProblem('price_unavailable', `${achievementId} is priced in dollars and the relay holds no recent BTC/USD price`, {
+        'Retry-After': `${r.retryAfterSeconds}`,
+      });
     case 'answered':
       return r;
   }

@@ -1,6 +1,6 @@
 import { utcDay } from '../../../wire/earning-rules.js';
 import type { RepeatPolicy, RewardTerms } from '../../../wire/relay-api.js';
-import { claimedState, dayRefusal, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
+import { claimedState, countsDollars, dayRefusal, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
 import { type EntryKind, told as isTold, LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import {
@@ -25,6 +25,7 @@ import {
   type WithdrawalLimits,
   WithdrawalRefusal,
 } from '../../core/ports/ledger.js';
+import { entryUsdMicros } from '../../core/price.js';
 import { toRewardRecord } from '../../core/reward-record.js';
 import { decideStreak, isStreak, type StreakLast } from '../../core/streak.js';
 import { withdrawalDecision } from '../../core/withdrawal-decision.js';
@@ -122,8 +123,10 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
       .raw(),
     reserved: db.prepare<[string, string], number>('SELECT sats FROM reserved WHERE scope = ? AND day = ?').pluck(),
     reserve: db.prepare<[string, string, number]>('INSERT INTO reserved (scope, day, sats) VALUES (?, ?, ?) ON CONFLICT (scope, day) DO UPDATE SET sats = sats + excluded.sats'),
-    // The project's own total ('*') stays: budgetUsed() reads it for any day.
-    pruneReserved: db.prepare<[string]>(`DELETE FROM reserved WHERE (scope, day) IN (SELECT scope, day FROM reserved WHERE day < ? AND scope <> '*' LIMIT ${PRUNE_CHUNK})`),
+    // The project's own totals ('*', and '$*' in micro-dollars) stay: budgetUsed() reads them for any day.
+    pruneReserved: db.prepare<[string]>(
+      `DELETE FROM reserved WHERE (scope, day) IN (SELECT scope, day FROM reserved WHERE day < ? AND scope NOT IN ('*', '$*') LIMIT ${PRUNE_CHUNK})`,
+    ),
     pruneLinks: db.prepare<[string]>(
       `DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < ? LIMIT ${PRUNE_CHUNK})`,
     ),
@@ -140,11 +143,21 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
   const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day) ?? 0;
   // Every entry with an address reserves under its scope too (counted with or without a cap, so
   // a release always undoes what was reserved).
-  function reserve(r: Row, sats: number) {
-    q.reserve.run('*', r.day, sats);
-    q.reserve.run(`u:${r.user_id}`, r.day, sats);
-    if (r.address !== null) q.reserve.run(`a:${r.address}`, r.day, sats);
+  // An entry decided at a price also reserves its dollar value, in micro-dollars, under '$*' and
+  // '$u:<userId>' (issue 38): what dollar budgets and caps read. `sign`: +1 to take, -1 to free.
+  function reserve(r: Row, sign: 1 | -1) {
+    q.reserve.run('*', r.day, sign * r.sats);
+    q.reserve.run(`u:${r.user_id}`, r.day, sign * r.sats);
+    if (r.address !== null) q.reserve.run(`a:${r.address}`, r.day, sign * r.sats);
+    const micros = entryUsdMicros(r.terms);
+    if (micros > 0) {
+      q.reserve.run('$*', r.day, sign * micros);
+      q.reserve.run(`$u:${r.user_id}`, r.day, sign * micros);
+    }
   }
+  /** The day's dollar value reserved by the player and the project, when a dollar limit reads them. */
+  const usdFacts = (userId: string, day: string, limits: ClaimLimits | undefined) =>
+    limits && countsDollars(limits) ? { userUsdMicros: reservedSats(`$u:${userId}`, day), projectUsdMicros: reservedSats('$*', day) } : {};
 
   /**
    * The one write primitive: an entry from `before` (none: a new key) to `after`, in the caller's
@@ -194,9 +207,17 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     // A withdrawal's sats left the balance: they count on no cap or budget (its credits did).
     const was = before && reservesClaims(before) ? before : undefined;
     const is = reservesClaims(a) ? a : undefined;
-    if (!was || !is || was.sats !== is.sats || was.day !== is.day || was.address !== is.address || was.user_id !== is.user_id) {
-      if (was) reserve(was, -was.sats);
-      if (is) reserve(is, is.sats);
+    if (
+      !was ||
+      !is ||
+      was.sats !== is.sats ||
+      was.day !== is.day ||
+      was.address !== is.address ||
+      was.user_id !== is.user_id ||
+      entryUsdMicros(was.terms) !== entryUsdMicros(is.terms)
+    ) {
+      if (was) reserve(was, -1);
+      if (is) reserve(is, 1);
     }
     if (audit) q.audit.run(a.id, audit.actor, audit.action, before?.state ?? a.state, a.state, at);
     return isTold(a.state) ? appendEvent(a.user_id, REWARD_EVENT, toRewardRecord(toLedgerEntry(a))) : undefined;
@@ -220,6 +241,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
         userSats: reservedSats(`u:${c.userId}`, day),
         projectSats: reservedSats('*', day),
         addressSats: c.address === undefined ? 0 : reservedSats(`a:${c.address}`, day),
+        ...usdFacts(c.userId, day, limits),
         proofUsed,
         lastDeniedAt: q.lastDenied.get(c.userId, c.achievementId) ?? undefined,
       };
@@ -324,8 +346,13 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
       const refused =
         limits &&
         dayRefusal(
-          { sats: row.sats, ...(row.address !== null ? { address: row.address } : {}) },
-          { userSats: reservedSats(`u:${row.user_id}`, day), projectSats: reservedSats('*', day), addressSats: row.address === null ? 0 : reservedSats(`a:${row.address}`, day) },
+          { sats: row.sats, ...(row.address !== null ? { address: row.address } : {}), ...(row.terms ? { terms: row.terms } : {}) },
+          {
+            userSats: reservedSats(`u:${row.user_id}`, day),
+            projectSats: reservedSats('*', day),
+            addressSats: row.address === null ? 0 : reservedSats(`a:${row.address}`, day),
+            ...usdFacts(row.user_id, day, limits),
+          },
           limits,
         );
       if (refused) return new DayLimitRefusal(refused);
@@ -355,6 +382,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     history: async (userId, limit) => entries(q.history.all(userId, limit)),
     inState: async (state) => entries(q.inState.all(state)),
     budgetUsed: async (day) => reservedSats('*', day),
+    budgetUsedUsd: async (day) => reservedSats('$*', day) / 1_000_000,
     linkAddress: (address, day, userId, max) =>
       write(() => {
         if (q.linked.get(address, day, userId)) return true;

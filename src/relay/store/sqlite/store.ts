@@ -31,6 +31,7 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   inState: true,
   abandoned: true,
   budgetUsed: true,
+  budgetUsedUsd: true,
   linkAddress: true,
   linkedPlayers: true,
   report: true,
