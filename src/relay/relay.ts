@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../wire/earning-rules.js';
 import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-api.js';
-import { type Catalog, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
+import { achievementsOf, type Catalog, type CatalogItem, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
 import type { VerifyClaim } from './core/claims.js';
 import { createCore } from './core/create-core.js';
 import { createEventHub } from './core/live-events.js';
@@ -28,6 +28,8 @@ export { VERSION } from './version.js';
 const DAY_MS = 86_400_000;
 /** How often the ledger forgets what only past days' limits read (and at start). */
 const PRUNE_EVERY_MS = 3_600_000;
+/** How often the relay finishes referrals a crash left undone (and at start). */
+const REFERRAL_SWEEP_EVERY_MS = 300_000;
 
 export { SECURITY_HEADERS } from './http/security-headers.js';
 
@@ -42,7 +44,7 @@ export interface RelayOptions extends HttpOptions {
   /** Signs player tokens. Keep it stable across restarts, or players link again. */
   secret: string;
   /** Default: DEFAULT_CATALOG. */
-  catalog?: Catalog | readonly CatalogEntry[];
+  catalog?: Catalog | readonly CatalogItem[];
   /** Per userId, per UTC day; 0: no cap. Default: RELAY_USER_DAILY_CAP_SATS's (docs/configuration.md). */
   userDailyCapSats?: number;
   /** The whole project, per UTC day; 0: no budget. Default: RELAY_DAILY_BUDGET_SATS's. */
@@ -128,7 +130,7 @@ export function createRelay(options: RelayOptions): Relay {
   // A log shared by several relays tells every relay's streams of every append, in commit order;
   // then this relay's own appends reach them that way too, not a second, earlier way.
   const hub = events.subscribe ? { ...streams, publish: () => undefined } : streams;
-  const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
+  const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogItem[]) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute);
   const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute);
@@ -139,7 +141,9 @@ export function createRelay(options: RelayOptions): Relay {
     denialCooldownHours: options.denialCooldownHours ?? DEFAULTS.denialCooldownHours,
   };
   const gameServerSecrets = options.gameServerSecret === undefined ? [] : secretList(options.gameServerSecret);
-  const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
+  const needsProof = achievementsOf(catalog)
+    .filter((a) => a.proof === 'server')
+    .map((a) => a.id);
   if (needsProof.length && !gameServerSecrets.length)
     throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
   const core = createCore({
@@ -151,6 +155,7 @@ export function createRelay(options: RelayOptions): Relay {
     tokens,
     publish: hub.publish,
     metrics,
+    referralMetrics: metrics,
     wallet,
     verifyClaim: options.verifyClaim,
     gameServerSecrets,
@@ -170,7 +175,7 @@ export function createRelay(options: RelayOptions): Relay {
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? DEFAULTS.paymentsTimeoutMs;
   const catalogBody: CatalogResponse = {
-    achievements: [...catalog.values()],
+    achievements: achievementsOf(catalog),
     claimTimeoutMs: 2 * serviceTimeoutMs + 1_000,
     claimBatchMax: CLAIM_BATCH_MAX,
     ...(options.payoutMode === 'balance' ? { payoutMode: 'balance' as const } : {}),
@@ -223,6 +228,22 @@ export function createRelay(options: RelayOptions): Relay {
       .finally(() => (pruning = undefined)));
   const pruner = setInterval(prune, PRUNE_EVERY_MS);
   pruner.unref();
+  // Referrals a crash left between the referee's payment and the rewards (core/referrals.ts); one run at a time.
+  let sweeping: Promise<void> | undefined;
+  const sweepReferrals = () =>
+    core.referrals?.programs.length
+      ? (sweeping ??= core.referrals
+          .sweep()
+          .then(
+            () => undefined,
+            (err: unknown) => {
+              if (!closing) logger.warn({ err, event: 'referral_sweep_failed' }, 'finishing referrals failed: tried again in five minutes');
+            },
+          )
+          .finally(() => (sweeping = undefined)))
+      : undefined;
+  const referralSweeper = setInterval(() => void sweepReferrals(), REFERRAL_SWEEP_EVERY_MS);
+  referralSweeper.unref();
   let reconciling: Promise<unknown> = Promise.resolve();
   const ready = (async () => {
     if (events.subscribe) unsubscribe = await events.subscribe(streams.publish, streams.listening);
@@ -237,6 +258,7 @@ export function createRelay(options: RelayOptions): Relay {
       (err: unknown) => logger.error({ err }, 'reconciliation at start failed'),
     );
     void prune();
+    void sweepReferrals();
     // With relays sharing a ledger, one that dies leaves its payments to the others, once its lease runs out.
     if (options.recoverEveryMs) {
       sweeper = setInterval(() => void payouts.recover(startedAt).catch((err: unknown) => logger.error({ err }, 'recovery failed')), options.recoverEveryMs);
@@ -258,6 +280,8 @@ export function createRelay(options: RelayOptions): Relay {
       await reconciling;
       clearInterval(sweeper);
       clearInterval(pruner);
+      clearInterval(referralSweeper);
+      await sweeping;
       clearInterval(walletWatch);
       // Let payments in flight settle first: closing under them would leave them for review.
       await payouts.drain();

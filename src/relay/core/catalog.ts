@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { CatalogEntry } from '../../wire/relay-api.js';
+import type { CatalogEntry, ReferralProgram } from '../../wire/relay-api.js';
 import { SettingError } from '../settings-errors.js';
 
 const repeatSchema = z.discriminatedUnion(
@@ -25,10 +25,49 @@ const entrySchema = z.object(
   { error: 'must be an object { "id", "title", "sats", "repeat" }' },
 );
 
-const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
+const sats = (what: string) =>
+  z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000').describe(what);
+
+/** A referral program (issue 37): both rewards' sats, the play it waits for, the referrer's daily cap. */
+const referralSchema = z.object(
+  {
+    id: entrySchema.shape.id,
+    kind: z.literal('referral'),
+    title: entrySchema.shape.title,
+    referrerSats: sats("the referrer's reward"),
+    refereeSats: sats("the referee's reward"),
+    afterPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(31_536_000, 'must be at most 31536000'),
+    afterAchievement: z.string({ error: "must be a string (an achievement's id)" }).optional(),
+    perReferrerDaily: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').optional(),
+  },
+  { error: 'must be an object { "id", "kind": "referral", "title", "referrerSats", "refereeSats", "afterPlaySeconds" }' },
+);
+
+/** An entry is an achievement, or (`"kind": "referral"`) a referral program: each read by its own schema. */
+const itemSchema = z.unknown().transform((v, ctx): CatalogItem => {
+  const referral = v !== null && typeof v === 'object' && (v as { kind?: unknown }).kind === 'referral';
+  const parsed = (referral ? referralSchema : entrySchema).safeParse(v);
+  if (parsed.success) return parsed.data as CatalogItem;
+  for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message, path: issue.path } as never);
+  return z.NEVER;
+});
+
+const entriesSchema = z.array(itemSchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
+
+/** A catalog's entry: an achievement a client claims, or a program the relay pays by itself (never claimable). */
+export type CatalogItem = CatalogEntry | ReferralProgram;
 
 /** What each achievement is worth: the relay's to decide, never the client's. */
-export type Catalog = ReadonlyMap<string, CatalogEntry>;
+export type Catalog = ReadonlyMap<string, CatalogItem>;
+
+/** Whether a catalog entry is an achievement (claimable), not a program the relay pays by itself. */
+export const isAchievement = (item: CatalogItem | undefined): item is CatalogEntry => item !== undefined && !('kind' in item && item.kind === 'referral');
+
+/** The catalog's referral programs (none: the referral code is never read on the claim path). */
+export const referralPrograms = (catalog: Catalog): ReferralProgram[] => [...catalog.values()].filter((i): i is ReferralProgram => 'kind' in i && i.kind === 'referral');
+
+/** The catalog's achievements, as `GET /v1/catalog` lists them. */
+export const achievementsOf = (catalog: Catalog): CatalogEntry[] => [...catalog.values()].filter(isAchievement);
 
 /**
  * The demo's achievements, one of each repeat policy; used when RELAY_CATALOG is not set. The
@@ -46,7 +85,7 @@ export const DEFAULT_CATALOG: readonly CatalogEntry[] = [
  * The entries checked, or the reasons they are not a catalog: each names the entry (its index
  * and, when it has one, its id) and the field, e.g. `achievements[2] (id "coin-streak"): sats must be at least 1`.
  */
-export function checkCatalog(entries: unknown): { entries: CatalogEntry[] } | { problems: string[] } {
+export function checkCatalog(entries: unknown): { entries: CatalogItem[] } | { problems: string[] } {
   const parsed = entriesSchema.safeParse(entries);
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => describe(entries, issue));
   if (parsed.success) {
@@ -55,6 +94,11 @@ export function checkCatalog(entries: unknown): { entries: CatalogEntry[] } | { 
       const before = first.get(a.id);
       if (before === undefined) first.set(a.id, i);
       else problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): id is already used by achievements[${before}]; ids must be unique`);
+    });
+    parsed.data.forEach((a, i) => {
+      if (!('kind' in a) || a.kind !== 'referral' || a.afterAchievement === undefined) return;
+      if (!isAchievement(parsed.data.find((b) => b.id === a.afterAchievement)))
+        problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): afterAchievement must be the id of an achievement in the catalog`);
     });
   }
   return problems.length || !parsed.success ? { problems } : { entries: parsed.data };
@@ -72,7 +116,7 @@ function describe(entries: unknown, issue: z.core.$ZodIssue): string {
 }
 
 /** A catalog from entries written in code; throws, naming the entry and field, on a bad one. */
-export function createCatalog(entries: readonly CatalogEntry[]): Catalog {
+export function createCatalog(entries: readonly CatalogItem[]): Catalog {
   const checked = checkCatalog(entries);
   if ('problems' in checked) throw new Error(`Invalid catalog: ${checked.problems.join('; ')}`);
   return new Map(checked.entries.map((a) => [a.id, a]));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PayoutMode, RewardClaim } from '../../wire/relay-api.js';
-import type { Catalog } from './catalog.js';
+import { type Catalog, isAchievement } from './catalog.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
 import type { ClaimLimits, Ledger, LedgerEntry } from './ports/ledger.js';
@@ -19,6 +19,8 @@ export type ClaimOutcome =
   /** Recorded (paid, rejected, failed or in review), or replayed as it stands now. */
   | { kind: 'answered'; entry: LedgerEntry; replayed: boolean }
   | { kind: 'unknown_achievement' }
+  /** A referral program's id: the relay pays it by itself, a client never claims it. */
+  | { kind: 'referral_not_claimable' }
   /** A guest claimed an achievement paid at once: it must link a gamertag first. */
   | { kind: 'gamertag_required' }
   /** The key was used with another body. */
@@ -43,6 +45,8 @@ export interface ClaimsDeps {
   holdAboveSats?: number;
   /** RELAY_PAYOUT_MODE: `balance` credits a claim to the player's balance in place of a payment (an achievement's own `payout` wins). Default instant. */
   payoutMode?: PayoutMode;
+  /** Referral programs: remembers the address a player claimed from (a referral from it is a self-referral). Absent without programs. */
+  seen?: ((userId: string, address: string) => Promise<void>) | undefined;
 }
 
 // The proof is part of what was asked: a retry of the same intent (same key, same proof) replays.
@@ -56,7 +60,7 @@ const requestHash = (c: RewardClaim) =>
  * The relay decides the amount from its catalog; the ledger records the claim (or its refusal)
  * before the service is called; a replay answers what the key's entry is now.
  */
-export function createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim, gameServerSecrets = [], holdAboveSats = 0, payoutMode = 'instant' }: ClaimsDeps) {
+export function createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim, gameServerSecrets = [], holdAboveSats = 0, payoutMode = 'instant', seen }: ClaimsDeps) {
   /** An intent already known under this key: replay it, or say why not (undefined: claim it afresh). */
   function known(entry: LedgerEntry, hash: string): ClaimOutcome | undefined {
     if (entry.requestHash !== hash) return { kind: 'key_reused' };
@@ -68,7 +72,7 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
   /** `address`: the client's, as the relay resolved it (grouped: IPv6 by /64). */
   return async function claim(player: PlayerClaims, key: string, body: RewardClaim, request: Request, address?: string): Promise<ClaimOutcome> {
     const achievement = catalog.get(body.achievementId);
-    if (!achievement) return { kind: 'unknown_achievement' };
+    if (!isAchievement(achievement)) return achievement ? { kind: 'referral_not_claimable' } : { kind: 'unknown_achievement' };
     const hash = requestHash(body);
     const credit = (achievement.payout ?? payoutMode) === 'balance';
     if (player.guest && !credit) return { kind: 'gamertag_required' };
@@ -89,6 +93,7 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
       const verdict = rejectReason ? true : await verifyClaim({ ...claimed, userId: player.userId, gamertag: player.gamertag }, request);
       if (verdict !== true) rejectReason = typeof verdict === 'string' ? verdict : 'claim_not_verified';
     }
+    if (seen && address !== undefined && !player.guest) await seen(player.userId, address);
     const minPlayMs = (achievement.minPlaySeconds ?? 0) * 1000;
     const result = await settlements.claim(
       {

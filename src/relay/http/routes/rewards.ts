@@ -48,6 +48,8 @@ function answerOf(r: ClaimOutcome, achievementId: string): { entry: LedgerEntry;
   switch (r.kind) {
     case 'unknown_achievement':
       return new RelayProblem('unknown_achievement', `No achievement ${achievementId}`);
+    case 'referral_not_claimable':
+      return new RelayProblem('referral_not_claimable', `${achievementId} is a referral program: the relay pays it when a referral qualifies`);
     case 'gamertag_required':
       return new RelayProblem('gamertag_required', `${achievementId} is paid at once, to a gamertag: link one first`);
     case 'key_reused':
