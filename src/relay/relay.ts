@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../wire/earning-rules.js';
-import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-api.js';
+import type { CatalogResponse, PayoutMode } from '../wire/relay-api.js';
 import { achievementsOf, type Catalog, type CatalogItem, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
 import type { VerifyClaim } from './core/claims.js';
 import { createCore } from './core/create-core.js';

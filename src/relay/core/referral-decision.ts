@@ -28,7 +28,10 @@ export function newReferralCode(): string {
 /** A referral code as a link may carry it: what newReferralCode makes. */
 export const REFERRAL_CODE = /^[0-9a-hjkmnp-tv-z]{10}$/;
 
-/** What the link's facts mean for its referral code, in order: a link that is not the userId's first, a code nobody has, the referrer's own. */
+/**
+ * What the link's facts mean for its referral code, in order: the player's own code, a link that
+ * is not the userId's first, a code nobody has, a referrer who linked or claimed from here.
+ */
 export function linkAnswer(facts: {
   /** This is the userId's first link with the relay. */
   first: boolean;
@@ -38,9 +41,10 @@ export function linkAnswer(facts: {
   /** The referrer linked or claimed from this link's address (or its /64) within SELF_REFERRAL_WINDOW_MS. */
   referrerWasHere: boolean;
 }): ReferralAnswer {
+  if (facts.ownerId === facts.userId) return 'self_referral';
   if (!facts.first) return 'not_new';
   if (facts.ownerId === undefined) return 'unknown_code';
-  if (facts.ownerId === facts.userId || facts.referrerWasHere) return 'self_referral';
+  if (facts.referrerWasHere) return 'self_referral';
   return 'pending';
 }
 

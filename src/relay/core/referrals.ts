@@ -80,10 +80,12 @@ export function createReferrals(deps: ReferralsDeps) {
     if (!programs.length) return undefined;
     let answer: ReferralAnswer | undefined;
     if (referralCode !== undefined) {
-      const ownerId = first.first && REFERRAL_CODE.test(referralCode) ? await store.ownerOf(referralCode) : undefined;
-      const referrerWasHere = ownerId !== undefined && ownerId !== userId && address !== undefined && (await store.seenSince(ownerId, address, at - SELF_REFERRAL_WINDOW_MS));
+      const ownerId = REFERRAL_CODE.test(referralCode) ? await store.ownerOf(referralCode) : undefined;
+      const referrerWasHere =
+        first.first && ownerId !== undefined && ownerId !== userId && address !== undefined && (await store.seenSince(ownerId, address, at - SELF_REFERRAL_WINDOW_MS));
       answer = linkAnswer({ first: first.first, userId, ownerId, referrerWasHere });
-      if (answer !== 'not_new') {
+      // Only a first link is recorded: a referee has one referral per program, from its first link.
+      if (first.first) {
         const refused = answer === 'pending' ? undefined : answer;
         await store.refer(
           programs.map((p) => ({
