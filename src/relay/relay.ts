@@ -282,6 +282,7 @@ export function createRelay(options: RelayOptions): Relay {
       clearInterval(pruner);
       clearInterval(referralSweeper);
       await sweeping;
+      await core.referrals?.idle();
       clearInterval(walletWatch);
       // Let payments in flight settle first: closing under them would leave them for review.
       await payouts.drain();

@@ -2,7 +2,8 @@
 // operators do (claims, retries under the same key, claims before their play time, price changes,
 // cap and budget edges, payments paid, refused, out of reach or timed out, approvals on later
 // days, denials and the claims refused after them, reconcile, mark-paid, mark-failed, claims credited to a balance and
-// their approvals, withdrawals from the balance (paid, held, refused, restored), heartbeats and the allowance's raises)
+// their approvals, withdrawals from the balance (paid, held, refused, restored), heartbeats and the allowance's raises,
+// referral links and their qualification with both rewards and the referrer's daily cap)
 // run through the relay's core on SQLite, on PostgreSQL
 // and on a reference model (ledger-model.ts); the rewards, the reservations, the player's events
 // and what the service paid must be the model's after every step.
@@ -23,7 +24,7 @@ import { PLAY_BEAT_GAP_MS } from '../../src/relay/core/withdrawal-decision.js';
 import { createLogger, openPgStore, openSqliteStore, type RelayStore } from '../../src/relay/index.js';
 import type { PaymentsClient } from '../../src/relay/payments/client.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
-import type { CatalogEntry, RewardRecord } from '../../src/wire/relay-api.js';
+import type { CatalogEntry, ReferralProgram, RewardRecord } from '../../src/wire/relay-api.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { LedgerModel, type ModelReward, type Service } from './ledger-model.js';
 
@@ -40,6 +41,8 @@ const ACHIEVEMENTS: CatalogEntry[] = [
   { id: 'trophy', title: 'Trophy', sats: 25, repeat: { kind: 'cooldown', seconds: 3600 }, hold: true },
 ];
 const PLAYERS = 3;
+/** A referral program beside them (issue 37): qualified by the referee's next payment (the play time is tested over HTTP, test/relay/referrals.test.ts); one referrer reward a day. */
+const PROGRAM: ReferralProgram = { id: 'invite', kind: 'referral', title: 'Invite', referrerSats: 40, refereeSats: 15, afterPlaySeconds: 0, perReferrerDaily: 1 };
 
 type Op =
   /**
@@ -57,7 +60,9 @@ type Op =
   /** A withdrawal from the balance (sats absent: all that is withdrawable), to the ledger itself, paid by the core's payouts. */
   | { op: 'withdraw'; player: number; key: number; sats: number | undefined; service: Service }
   | { op: 'beat'; player: number }
-  | { op: 'raise'; player: number; key: number; sats: number };
+  | { op: 'raise'; player: number; key: number; sats: number }
+  /** A player links with another's referral code (or its own): its first link, or not. */
+  | { op: 'refer'; referee: number; referrer: number };
 
 const service: fc.Arbitrary<Service> = fc.oneof(
   { weight: 6, arbitrary: fc.constant({ kind: 'pay' as const }) },
@@ -95,6 +100,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('beat' as const), player: fc.nat(PLAYERS - 1) }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('refer' as const), referee: fc.nat(PLAYERS - 1), referrer: fc.nat(PLAYERS - 1) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('raise' as const), player: fc.nat(PLAYERS - 1), key: fc.nat(2), sats: fc.constantFrom(10, 30) }) },
   {
     weight: 2,
@@ -156,7 +162,8 @@ const logger = createLogger('silent');
 function coreOn(store: RelayStore, limits: ClaimLimits, holdAboveSats: number, clock: () => number) {
   const service = scriptedService();
   // The relay's own wiring (createCore); repricing makes the core anew over the same store and service.
-  const coreWith = (entries: CatalogEntry[]) => createCore({ store, payments: service.client, catalog: createCatalog(entries), limits, logger, holdAboveSats, clock });
+  const coreWith = (entries: CatalogEntry[]) =>
+    createCore({ store, payments: service.client, catalog: createCatalog([...entries, PROGRAM]), limits, logger, holdAboveSats, clock });
   let core = coreWith(ACHIEVEMENTS);
   return {
     service,
@@ -165,6 +172,9 @@ function coreOn(store: RelayStore, limits: ClaimLimits, holdAboveSats: number, c
     },
     reviews: (id: string, action: ReviewAction, actor: string, transactionId?: string) => core.decide(id, action, actor, transactionId),
     reprice: (entries: CatalogEntry[]) => (core = coreWith(entries)),
+    get referrals() {
+      return core.referrals!;
+    },
     claim: (player: { id: string; iat: number }, key: string, achievementId: string) =>
       core.claim({ userId: player.id, gamertag: player.id, iat: player.iat, exp: player.iat + DAY }, key, { achievementId }, new Request('http://relay/v1/rewards')),
   };
@@ -185,6 +195,8 @@ let run = 0;
 let deniedRecently = 0;
 /** Credits credited when claimed, and held ones approved: the sequences must reach both. */
 const credited = { claimed: 0, approved: 0 };
+/** Referrals accepted at link, and (in the last step compared) qualified: the sequences must reach both. */
+const referred = { pending: 0, qualified: 0 };
 /** Withdrawals refused, and paid (or sent to be): the sequences must reach both. */
 const withdrawn = { refused: 0, sent: 0 };
 
@@ -198,6 +210,7 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
   const clock = () => now;
   const players = Array.from({ length: PLAYERS }, (_, i) => ({ id: `${ns}-p${i}`, iat: start }));
   const model = new LedgerModel(limits, limits.holdAboveSats);
+  model.program = PROGRAM;
   const cores = Object.entries(stores).map(([name, store]) => ({ name, store, core: coreOn(store, limits, limits.holdAboveSats, clock), ids: new Map<string, string>() }));
   let prices = ACHIEVEMENTS.map((a) => ({ ...a }));
   const days = new Set<string>();
@@ -212,6 +225,18 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
 
   for (const step of ops) {
     days.add(utcDay(now));
+    model.at = now;
+    if (step.op === 'refer') {
+      const [referee, referrer] = [players[step.referee]!.id, players[step.referrer]!.id];
+      const want = model.link(referee, referrer, now);
+      if (want === 'pending') referred.pending++;
+      for (const c of cores) {
+        const code = await c.core.referrals.code(referrer);
+        expect({ store: c.name, answer: await c.core.referrals.atLink(referee, code, undefined, now) }).toEqual({ store: c.name, answer: want });
+      }
+      await expectSame(model, cores, players, days, now);
+      continue;
+    }
     if (step.op === 'wait') {
       now += step.ms;
       continue;
@@ -268,7 +293,7 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
         player = players[step.player]!;
         key = keyOf(step.player, step.key);
       } else {
-        const r = pickReward((x) => (x.state === 'rejected' || x.state === 'held') && !x.withdrawal, step.pick);
+        const r = pickReward((x) => (x.state === 'rejected' || x.state === 'held') && !x.withdrawal && x.achievementId !== PROGRAM.id, step.pick);
         if (!r) continue;
         a = prices.find((x) => x.id === r.achievementId)!;
         player = players.find((p) => p.id === r.player)!;
@@ -304,7 +329,8 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
       else if (step.op === 'deny') model.deny(key, now);
       else model.review(key, step.action);
       for (const c of cores) {
-        const id = c.ids.get(key)!;
+        // A referral's reward was made by the core itself: its id is the store's, found by its key.
+        const id = c.ids.get(key) ?? (await c.store.ledger.find(model.rewards.get(key)!.player, key))!.id;
         if ('service' in step) c.core.service.answer(step.service);
         const action = step.op === 'review' ? step.action : step.op;
         await c.core.reviews(id, action, 'fuzz', action === 'mark-paid' ? 'tx-by-hand' : undefined);
@@ -331,6 +357,9 @@ const creditClaim = (player: { id: string; iat: number }, key: string, a: Catalo
 
 type Cores = Array<{ name: string; store: RelayStore; ids: Map<string, string>; core: ReturnType<typeof coreOn> }>;
 async function expectSame(model: LedgerModel, cores: Cores, players: Array<{ id: string }>, days: Set<string>, now: number) {
+  // A payment's referral qualification runs after its commit: its rewards are compared once it is done.
+  for (const c of cores) await c.core.referrals.idle();
+  referred.qualified = Math.max(referred.qualified, [...model.referrals.values()].filter((r) => r.state === 'qualified').length);
   const want = {
     rewards: Object.fromEntries([...model.rewards.values()].map((r) => [r.key, [r.state, r.sats, r.reason ?? null, r.day]])),
     budget: Object.fromEntries([...days].map((d) => [d, model.budgetUsed(d)])),
@@ -366,5 +395,7 @@ describe('the ledgers against the reference model', () => {
     expect(credited.approved).toBeGreaterThan(0);
     expect(withdrawn.refused).toBeGreaterThan(0);
     expect(withdrawn.sent).toBeGreaterThan(0);
+    expect(referred.pending).toBeGreaterThan(0);
+    expect(referred.qualified).toBeGreaterThan(0);
   });
 });

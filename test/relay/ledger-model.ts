@@ -9,10 +9,11 @@
 
 import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
-import type { BalanceFacts, ClaimLimits, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
+import type { BalanceFacts, ClaimLimits, LedgerEntry, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
+import { linkAnswer, qualifies, type ReferralSide, referralKey, referralSats, referrerCapped } from '../../src/relay/core/referral-decision.js';
 import { withdrawalDecision } from '../../src/relay/core/withdrawal-decision.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
-import type { CatalogEntry, RewardStatus } from '../../src/wire/relay-api.js';
+import type { CatalogEntry, ReferralAnswer, ReferralProgram, RewardStatus } from '../../src/wire/relay-api.js';
 
 /** How the service answers a payment: paid; refused; out of reach (nothing sent); timed out (paid or not); processing (completes or fails). */
 export type Service = { kind: 'pay' } | { kind: 'refuse' } | { kind: 'unavailable' } | { kind: 'timeout'; paid: boolean } | { kind: 'processing'; completes: boolean };
@@ -55,6 +56,12 @@ export class LedgerModel {
   readonly play = new Map<string, { ms: number; last: number }>();
   /** The game server's raises of the allowance, by `player key`. */
   readonly raises = new Map<string, number>();
+  /** Referrals (issue 37): the catalog's program, each player's first link, each referee's referral. */
+  program: ReferralProgram | undefined;
+  readonly firstLinks = new Map<string, number>();
+  readonly referrals = new Map<string, { referrer: string; linkedAt: number; state: 'pending' | 'qualified' | 'refused'; day?: string; capped?: boolean }>();
+  /** The step's time (the core's clock): a qualification happens at it. */
+  at = 0;
   constructor(
     readonly limits: ClaimLimits,
     readonly holdAboveSats: number,
@@ -137,6 +144,38 @@ export class LedgerModel {
       list.push({ key: r.key, status: STATES[state].status, sats: r.sats, reason: r.reason, ...(r.withdrawal ? { kind: 'withdrawal' as const } : {}) });
       this.events.set(r.player, list);
     }
+    // Only a payment qualifies here: the test's credits go to the ledger itself, past the core's settlement gate.
+    if (state === 'paid') this.qualify(r);
+  }
+
+  /** A player links, with a referrer's code or none: the link's referral answer. */
+  link(player: string, referrer: string | undefined, now: number): ReferralAnswer | undefined {
+    const first = !this.firstLinks.has(player);
+    if (first) this.firstLinks.set(player, now);
+    if (!this.program || referrer === undefined) return undefined;
+    const answer = linkAnswer({ first, userId: player, ownerId: referrer, referrerWasHere: false });
+    if (first) this.referrals.set(player, { referrer, linkedAt: now, state: answer === 'pending' ? 'pending' : 'refused' });
+    return answer;
+  }
+
+  /** A payment of the referee's may qualify its referral: then both rewards, referee's first, each a claim paid at once. */
+  private qualify(r: ModelReward) {
+    const p = this.program;
+    const ref = this.referrals.get(r.player);
+    if (!p || ref?.state !== 'pending') return;
+    const entry = { state: r.state, achievementId: r.achievementId, createdAt: r.createdAt, ...(r.withdrawal ? { kind: 'withdrawal' } : {}) } as LedgerEntry;
+    if (!qualifies(p, ref.linkedAt, entry, new Set([p.id]))) return;
+    const day = utcDay(this.at);
+    const before = [...this.referrals.values()].filter((x) => x.referrer === ref.referrer && x.state === 'qualified' && x.day === day).length;
+    Object.assign(ref, { state: 'qualified', day, capped: referrerCapped(before, p.perReferrerDaily) });
+    const sides: Array<[ReferralSide, string, string | undefined]> = [
+      ['referee', r.player, undefined],
+      ['referrer', ref.referrer, ref.capped ? 'referrer_daily_cap' : undefined],
+    ];
+    for (const [side, player, reject] of sides) {
+      const a: CatalogEntry = { id: p.id, title: p.title, sats: referralSats(p, side), repeat: { kind: 'cooldown', seconds: 0 } };
+      this.claim({ id: player, iat: 0 }, referralKey(p, r.player, side), a, `referral ${side}`, this.at, { kind: 'pay' }, false, reject);
+    }
   }
   private pay(player: string, sats: number) {
     this.paid.set(player, (this.paid.get(player) ?? 0) + sats);
@@ -166,7 +205,7 @@ export class LedgerModel {
   }
 
   /** A claim under `key` (`credit`: in balance mode); what the relay answers (a status code's meaning, or the reward's state). */
-  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service, credit = false): string {
+  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service, credit = false, rejectReason?: string): string {
     const existing = this.rewards.get(key);
     const decision = keyDecision(existing && { state: existing.state, requestHash: existing.hash }, { requestHash: hash });
     if (decision === 'existing') return existing!.hash === hash ? existing!.state : 'key_reused';
@@ -183,7 +222,7 @@ export class LedgerModel {
         projectSats: this.budgetUsed(day),
         lastDeniedAt: this.denied.get(`${player.id} ${a.id}`),
       };
-      reason = refusal({ repeat: a.repeat, sats: a.sats }, facts, this.limits, now);
+      reason = refusal({ repeat: a.repeat, sats: a.sats, ...(rejectReason ? { rejectReason } : {}) }, facts, this.limits, now);
     }
     const r: ModelReward = existing ?? {
       key,

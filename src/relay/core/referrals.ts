@@ -172,16 +172,25 @@ export function createReferrals(deps: ReferralsDeps) {
     return done;
   }
 
+  // The qualifications under way: the relay's close and the tests wait for them.
+  const inFlight = new Set<Promise<void>>();
   return {
     programs,
     code,
     atLink,
     seen,
     /** For the settlement gate's hook: never throws (what it could not do, the sweep does). */
-    settled: (entry: LedgerEntry) =>
-      settled(entry).catch((err: unknown) =>
-        logger.warn({ err, event: 'referral_not_qualified', rewardId: entry.id }, 'a referral could not be qualified now: the sweep tries again'),
-      ),
+    settled(entry: LedgerEntry): Promise<void> {
+      const p = settled(entry)
+        .catch((err: unknown) => logger.warn({ err, event: 'referral_not_qualified', rewardId: entry.id }, 'a referral could not be qualified now: the sweep tries again'))
+        .finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      return p;
+    },
+    /** Settles once every qualification under way is done. */
+    async idle(): Promise<void> {
+      while (inFlight.size) await Promise.all(inFlight);
+    },
     sweep,
     recent: (limit: number): Promise<Referral[]> => store.recent(limit),
   };
