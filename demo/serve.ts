@@ -4,8 +4,21 @@ import { readFile } from 'node:fs/promises';
 import { build } from 'esbuild';
 import { demoBuild } from '../esbuild.config.mjs';
 import { type RunningServer, type ServeOptions, startServer } from '../src/node/start-server.js';
-import { DEFAULTS, loadConfig, type RelayConfig } from '../src/relay/index.js';
+import { DEFAULT_CATALOG, DEFAULTS, loadConfig, type RelayConfig } from '../src/relay/index.js';
+import type { ReferralProgram } from '../src/wire/relay-api.js';
 import { DEMO_CATALOG, DEMO_GAME_SERVER_SECRET } from './game-server.js';
+
+/** The demo's referral program (issue 37; demo/catalog.json, which `npm start` uses, has it too): a friend who links with your `?ref=` link and completes a level earns you both sats. */
+export const DEMO_REFERRAL: ReferralProgram = {
+  id: 'invite-a-friend',
+  kind: 'referral',
+  title: 'Invite a friend',
+  referrerSats: 50,
+  refereeSats: 25,
+  afterPlaySeconds: 20,
+  afterAchievement: 'level-complete',
+  perReferrerDaily: 5,
+};
 
 export async function startDemo(config: RelayConfig = loadConfig(), options: ServeOptions = {}): Promise<RunningServer> {
   const [bundle, html] = await Promise.all([build(demoBuild), readFile(new URL('./index.html', import.meta.url), 'utf8')]);
@@ -23,6 +36,8 @@ export async function startDemo(config: RelayConfig = loadConfig(), options: Ser
   };
   return startServer(config, {
     ...options,
+    // Without RELAY_CATALOG, the demo's achievements and its referral program.
+    ...(config.catalogFile ? {} : { relay: { catalog: [...DEFAULT_CATALOG, DEMO_REFERRAL], ...options.relay } }),
     fallback: (request) => {
       const file = files[new URL(request.url).pathname];
       return (

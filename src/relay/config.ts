@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadCatalogFile } from './core/catalog.js';
+import { achievementsOf, loadCatalogFile } from './core/catalog.js';
 import type { RelayStore } from './core/ports/relay-store.js';
 import type { RelayOptions } from './relay.js';
 import { fieldsOf, type SameNamedOptions, SETTINGS, type Setting, type SettingFields, sameNamedOptions } from './settings/schema.js';
@@ -109,7 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
   const catalogFile = fields.catalogFile === undefined ? undefined : resolve(fields.catalogFile);
   // Read now, so a bad entry is the first thing said, before the relay writes anything.
   const catalog = catalogFile ? loadCatalogFile(catalogFile) : undefined;
-  const needsProof = [...(catalog?.values() ?? [])].filter((a) => a.proof === 'server').map((a) => a.id);
+  const needsProof = (catalog ? achievementsOf(catalog) : []).filter((a) => a.proof === 'server').map((a) => a.id);
   if (needsProof.length && !e.RELAY_GAME_SERVER_SECRET) {
     fail('RELAY_GAME_SERVER_SECRET', `RELAY_GAME_SERVER_SECRET is required by RELAY_CATALOG: ${needsProof.join(', ')} ask for a proof signed by the game's server.`);
   }

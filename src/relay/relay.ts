@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../wire/earning-rules.js';
-import type { CatalogEntry, CatalogResponse, PayoutMode, TournamentCatalogEntry } from '../wire/relay-api.js';
-import { type Achievement, type Catalog, catalogAt, createCatalog, DEFAULT_CATALOG, usesDollars } from './core/catalog.js';
+import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-api.js';
+import { achievementsOf, type Catalog, type CatalogItem, catalogAt, createCatalog, DEFAULT_CATALOG, usesDollars } from './core/catalog.js';
 import { countsDollars } from './core/claim-decision.js';
 import type { VerifyClaim } from './core/claims.js';
 import { createCore } from './core/create-core.js';
@@ -30,6 +30,8 @@ export { VERSION } from './version.js';
 const DAY_MS = 86_400_000;
 /** How often the ledger forgets what only past days' limits read (and at start). */
 const PRUNE_EVERY_MS = 3_600_000;
+/** How often the relay finishes referrals a crash left undone (and at start). */
+const REFERRAL_SWEEP_EVERY_MS = 300_000;
 
 export { SECURITY_HEADERS } from './http/security-headers.js';
 
@@ -44,7 +46,7 @@ export interface RelayOptions extends HttpOptions {
   /** Signs player tokens. Keep it stable across restarts, or players link again. */
   secret: string;
   /** Default: DEFAULT_CATALOG. */
-  catalog?: Catalog | ReadonlyArray<CatalogEntry | Achievement | TournamentCatalogEntry>;
+  catalog?: Catalog | ReadonlyArray<CatalogItem | CatalogEntry>;
   /** Per userId, per UTC day; 0: no cap. Default: RELAY_USER_DAILY_CAP_SATS's (docs/configuration.md). */
   userDailyCapSats?: number;
   /** The whole project, per UTC day; 0: no budget. Default: RELAY_DAILY_BUDGET_SATS's. */
@@ -124,9 +126,7 @@ export function createRelay(options: RelayOptions): Relay {
   const { ledger, events } = store;
   const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient({ logger, ...options.payments });
   const catalog: Catalog =
-    options.catalog instanceof Map
-      ? options.catalog
-      : createCatalog((options.catalog as ReadonlyArray<CatalogEntry | Achievement | TournamentCatalogEntry> | undefined) ?? DEFAULT_CATALOG);
+    options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as ReadonlyArray<CatalogEntry | CatalogItem> | undefined) ?? DEFAULT_CATALOG);
   const dailyBudgetUsd = options.dailyBudgetUsd ?? 0;
   const userDailyCapUsd = options.userDailyCapUsd ?? 0;
   if (dailyBudgetUsd > 0 && (options.dailyBudgetSats ?? 0) > 0) throw new Error('dailyBudgetUsd and dailyBudgetSats are both set: set one or the other');
@@ -170,7 +170,9 @@ export function createRelay(options: RelayOptions): Relay {
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute);
   const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute);
   const gameServerSecrets = options.gameServerSecret === undefined ? [] : secretList(options.gameServerSecret);
-  const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
+  const needsProof = achievementsOf(catalog)
+    .filter((a) => a.proof === 'server')
+    .map((a) => a.id);
   if (needsProof.length && !gameServerSecrets.length)
     throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
   // A tournament's results come only from the game's server, behind its secret.
@@ -187,6 +189,7 @@ export function createRelay(options: RelayOptions): Relay {
     tokens,
     publish: hub.publish,
     metrics,
+    referralMetrics: metrics,
     wallet,
     verifyClaim: options.verifyClaim,
     gameServerSecrets,
@@ -260,6 +263,22 @@ export function createRelay(options: RelayOptions): Relay {
       .finally(() => (pruning = undefined)));
   const pruner = setInterval(prune, PRUNE_EVERY_MS);
   pruner.unref();
+  // Referrals a crash left between the referee's payment and the rewards (core/referrals.ts); one run at a time.
+  let sweeping: Promise<void> | undefined;
+  const sweepReferrals = () =>
+    core.referrals?.programs.length
+      ? (sweeping ??= core.referrals
+          .sweep()
+          .then(
+            () => undefined,
+            (err: unknown) => {
+              if (!closing) logger.warn({ err, event: 'referral_sweep_failed' }, 'finishing referrals failed: tried again in five minutes');
+            },
+          )
+          .finally(() => (sweeping = undefined)))
+      : undefined;
+  const referralSweeper = setInterval(() => void sweepReferrals(), REFERRAL_SWEEP_EVERY_MS);
+  referralSweeper.unref();
   let reconciling: Promise<unknown> = Promise.resolve();
   const ready = (async () => {
     if (events.subscribe) unsubscribe = await events.subscribe(streams.publish, streams.listening);
@@ -274,6 +293,7 @@ export function createRelay(options: RelayOptions): Relay {
       (err: unknown) => logger.error({ err }, 'reconciliation at start failed'),
     );
     void prune();
+    void sweepReferrals();
     // With relays sharing a ledger, one that dies leaves its payments to the others, once its lease runs out.
     if (options.recoverEveryMs) {
       sweeper = setInterval(() => void payouts.recover(startedAt).catch((err: unknown) => logger.error({ err }, 'recovery failed')), options.recoverEveryMs);
@@ -295,6 +315,9 @@ export function createRelay(options: RelayOptions): Relay {
       await reconciling;
       clearInterval(sweeper);
       clearInterval(pruner);
+      clearInterval(referralSweeper);
+      await sweeping;
+      await core.referrals?.idle();
       clearInterval(walletWatch);
       prices?.stop();
       // Let payments in flight settle first: closing under them would leave them for review.

@@ -66,6 +66,32 @@ export interface TournamentPosted {
   rewards: RewardRecord[];
 }
 
+/**
+ * A referral program (a catalog entry with `"kind": "referral"`; never in `GET /v1/catalog`'s
+ * achievements, never claimable): a player who links with another's referral code is its referee;
+ * once the referee is paid a claim made `afterPlaySeconds` after their first link (of
+ * `afterAchievement`, when named), the referrer and the referee are each rewarded once.
+ */
+export interface ReferralProgram {
+  id: string;
+  kind: 'referral';
+  title: string;
+  referrerSats: number;
+  refereeSats: number;
+  afterPlaySeconds: number;
+  afterAchievement?: string;
+  /** The most qualified referrals a referrer is paid for per UTC day; past it, the referrer's reward is `rejected` (`referrer_daily_cap`). */
+  perReferrerDaily?: number;
+}
+
+/** A link's `referral`: `pending` (accepted, waiting to qualify), or why it will never pay. */
+export type ReferralAnswer = 'pending' | 'not_new' | 'unknown_code' | 'self_referral';
+
+/** `GET /v1/referral-code`: the player's own code, the same every time. */
+export interface ReferralCodeResponse {
+  code: string;
+}
+
 /** How a decided claim reaches the player: paid at once, or credited to a balance the player withdraws from. */
 export type PayoutMode = 'instant' | 'balance';
 
@@ -92,6 +118,8 @@ export interface LinkPlayerRequest {
   guestToken?: string;
   /** For a relay with a human check at link (a captcha's response token): passed to its hook. */
   humanCheck?: string;
+  /** Another player's referral code (`GET /v1/referral-code`): counts only on this userId's first link with the relay. */
+  referralCode?: string;
 }
 
 /** `POST /v1/players` answer: the player token authorizes the player's own rewards. */
@@ -106,6 +134,8 @@ export interface PlayerSession {
   guest?: true;
   /** A link with a `guestToken`: what moved from the guest's balance to the player's. */
   merge?: GuestMerge;
+  /** A link with a `referralCode`: whether it may pay once the player has played (`pending`), or why it never will. */
+  referral?: ReferralAnswer;
 }
 
 /** A guest's credits moved to the player who linked; those the player already held (by the repeat rules) are dropped. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { CatalogEntry, TournamentCatalogEntry } from '../../wire/relay-api.js';
+import type { CatalogEntry, ReferralProgram, TournamentCatalogEntry } from '../../wire/relay-api.js';
 import { SettingError } from '../settings-errors.js';
 import { type Amount, satsAt } from './price.js';
 
@@ -81,6 +81,24 @@ const tournamentSchema = z.strictObject(
   { error: 'must be an object { "id", "kind": "tournament", "title", "prizes" }' },
 );
 
+const sats = (what: string) =>
+  z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000').describe(what);
+
+/** A referral program (issue 37): both rewards' sats, the play it waits for, the referrer's daily cap. */
+const referralSchema = z.object(
+  {
+    id: entrySchema.shape.id,
+    kind: z.literal('referral'),
+    title: entrySchema.shape.title,
+    referrerSats: sats("the referrer's reward"),
+    refereeSats: sats("the referee's reward"),
+    afterPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(31_536_000, 'must be at most 31536000'),
+    afterAchievement: z.string({ error: "must be a string (an achievement's id)" }).optional(),
+    perReferrerDaily: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').optional(),
+  },
+  { error: 'must be an object { "id", "kind": "referral", "title", "referrerSats", "refereeSats", "afterPlaySeconds" }' },
+);
+
 /**
  * An achievement as the catalog holds it: worth `sats`, or `usd` turned into sats at the price
  * when a claim is decided (exactly one of them; read its amount through amountOf).
@@ -101,7 +119,7 @@ export const catalogAt = (catalog: Catalog, btcUsd: number | undefined): Catalog
 export const usesDollars = (catalog: Catalog): boolean => [...catalog.values()].some((a) => a.usd !== undefined);
 
 /** The catalog's entries by `kind`: absent, an achievement. */
-const KINDS: Record<string, z.ZodType> = { tournament: tournamentSchema };
+const KINDS: Record<string, z.ZodType> = { tournament: tournamentSchema, referral: referralSchema };
 const kindOf = (v: unknown) => (v !== null && typeof v === 'object' && 'kind' in v ? (v as { kind: unknown }).kind : undefined);
 const entryOf = (v: unknown): z.ZodType =>
   kindOf(v) === undefined ? entrySchema : (KINDS[String(kindOf(v))] ?? z.never({ error: `kind must be one of: ${Object.keys(KINDS).join(', ')} (or absent: an achievement)` }));
@@ -112,23 +130,51 @@ const entriesSchema = z
   .transform((list, ctx) =>
     list.map((v, i) => {
       const r = entryOf(v).safeParse(v);
-      if (r.success) return r.data as Achievement | TournamentCatalogEntry;
+      if (r.success) return r.data as CatalogItem;
       for (const issue of r.error.issues) ctx.issues.push({ ...issue, path: [i, ...issue.path] } as never);
       return v as Achievement;
     }),
   );
 
-/** What each achievement is worth: the relay's to decide, never the client's. Its tournaments beside (never claimed by a client). */
-export type Catalog = ReadonlyMap<string, Achievement> & { readonly tournaments?: ReadonlyMap<string, TournamentCatalogEntry> };
+/** A catalog's entry: an achievement a client claims, or a program the relay pays by itself (never claimable). */
+export type CatalogItem = Achievement | TournamentCatalogEntry | ReferralProgram;
 
-const isTournament = (e: Achievement | TournamentCatalogEntry): e is TournamentCatalogEntry => 'kind' in e && e.kind === 'tournament';
+/**
+ * What each achievement is worth: the relay's to decide, never the client's. Its programs beside
+ * (tournaments, referrals: paid by the relay, never claimed by a client), each only when it has one.
+ */
+export type Catalog = ReadonlyMap<string, Achievement> & {
+  readonly tournaments?: ReadonlyMap<string, TournamentCatalogEntry>;
+  readonly referrals?: ReadonlyMap<string, ReferralProgram>;
+};
 
-/** The checked entries as a catalog: achievements by id, and its tournaments beside them. */
-function catalogOf(entries: ReadonlyArray<Achievement | TournamentCatalogEntry>): Catalog {
+const kindIs =
+  <K extends string>(kind: K) =>
+  (e: CatalogItem): e is Extract<CatalogItem, { kind: K }> =>
+    'kind' in e && e.kind === kind;
+const isTournament = kindIs('tournament');
+const isReferral = kindIs('referral');
+
+/** The checked entries as a catalog: achievements by id, and its programs beside them. */
+function catalogOf(entries: readonly CatalogItem[]): Catalog {
+  const achievements = new Map(entries.filter((e): e is Achievement => !('kind' in e && e.kind)).map((a) => [a.id, a]));
   const tournaments = entries.filter(isTournament);
-  const achievements = new Map(entries.filter((e): e is Achievement => !isTournament(e)).map((a) => [a.id, a]));
-  return tournaments.length ? Object.assign(achievements, { tournaments: new Map(tournaments.map((t) => [t.id, t])) }) : achievements;
+  const referrals = entries.filter(isReferral);
+  return Object.assign(
+    achievements,
+    tournaments.length ? { tournaments: new Map(tournaments.map((t) => [t.id, t])) } : {},
+    referrals.length ? { referrals: new Map(referrals.map((r) => [r.id, r])) } : {},
+  );
 }
+
+/** A program's id (a tournament's, a referral's): a client's claim of it is refused, never decided. */
+export const isProgram = (catalog: Catalog, id: string): boolean => catalog.tournaments?.has(id) === true || catalog.referrals?.has(id) === true;
+
+/** The catalog's referral programs (none: the referral code is never read on the claim path). */
+export const referralPrograms = (catalog: Catalog): ReferralProgram[] => [...(catalog.referrals?.values() ?? [])];
+
+/** The catalog's achievements. */
+export const achievementsOf = (catalog: Catalog): Achievement[] => [...catalog.values()];
 
 /**
  * The demo's achievements, one of each repeat policy; used when RELAY_CATALOG is not set. The
@@ -148,7 +194,7 @@ export const DEFAULT_CATALOG: readonly CatalogEntry[] = [
  * The entries checked, or the reasons they are not a catalog: each names the entry (its index
  * and, when it has one, its id) and the field, e.g. `achievements[2] (id "coin-streak"): sats must be at least 1`.
  */
-export function checkCatalog(entries: unknown): { entries: Array<Achievement | TournamentCatalogEntry> } | { problems: string[] } {
+export function checkCatalog(entries: unknown): { entries: CatalogItem[] } | { problems: string[] } {
   const parsed = entriesSchema.safeParse(entries);
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => describe(entries, issue));
   if (parsed.success) {
@@ -158,8 +204,14 @@ export function checkCatalog(entries: unknown): { entries: Array<Achievement | T
       if (before === undefined) first.set(a.id, i);
       else problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): id is already used by achievements[${before}]; ids must be unique`);
     });
+    parsed.data.forEach((a, i) => {
+      if (!('kind' in a) || a.kind !== 'referral' || a.afterAchievement === undefined) return;
+      const named = parsed.data.find((b) => b.id === a.afterAchievement);
+      if (!named || ('kind' in named && named.kind))
+        problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): afterAchievement must be the id of an achievement in the catalog`);
+    });
   }
-  return problems.length || !parsed.success ? { problems } : { entries: parsed.data.map((e) => ('kind' in e ? e : withSats(e))) };
+  return problems.length || !parsed.success ? { problems } : { entries: parsed.data.map((e) => ('kind' in e && e.kind ? e : withSats(e as Achievement))) };
 }
 
 /** A streak's entry carries its first day's sats (what a client shows before the relay decides the day). */
@@ -177,7 +229,7 @@ function describe(entries: unknown, issue: z.core.$ZodIssue): string {
 }
 
 /** A catalog from entries written in code; throws, naming the entry and field, on a bad one. */
-export function createCatalog(entries: ReadonlyArray<Achievement | CatalogEntry | TournamentCatalogEntry>): Catalog {
+export function createCatalog(entries: ReadonlyArray<CatalogItem | CatalogEntry>): Catalog {
   const checked = checkCatalog(entries);
   if ('problems' in checked) throw new Error(`Invalid catalog: ${checked.problems.join('; ')}`);
   return catalogOf(checked.entries);

@@ -24,6 +24,8 @@ export type ClaimOutcome =
   | { kind: 'unknown_achievement' }
   /** A tournament's id: its prizes are posted by the game's server (core/tournaments.ts), never claimed. */
   | { kind: 'not_claimable' }
+  /** A referral program's id: the relay pays it by itself, a client never claims it. */
+  | { kind: 'referral_not_claimable' }
   /** A guest claimed an achievement paid at once: it must link a gamertag first. */
   | { kind: 'gamertag_required' }
   /** The key was used with another body. */
@@ -52,6 +54,8 @@ export interface ClaimsDeps {
   payoutMode?: PayoutMode;
   /** The BTC/USD price (core/prices.ts): needed when the catalog or a budget is in dollars. */
   prices?: Pick<Prices, 'forClaim' | 'forValue'> | undefined;
+  /** Referral programs: remembers the address a player claimed from (a referral from it is a self-referral). Absent without programs. */
+  seen?: ((userId: string, address: string) => Promise<void>) | undefined;
 }
 
 // The proof is part of what was asked: a retry of the same intent (same key, same proof) replays.
@@ -76,6 +80,7 @@ export function createClaims({
   holdAboveSats = 0,
   payoutMode = 'instant',
   prices,
+  seen,
 }: ClaimsDeps) {
   const valued = countsDollars(limits);
   /** An intent already known under this key: replay it, or say why not (undefined: claim it afresh). */
@@ -89,7 +94,10 @@ export function createClaims({
   /** `address`: the client's, as the relay resolved it (grouped: IPv6 by /64). */
   return async function claim(player: PlayerClaims, key: string, body: RewardClaim, request: Request, address?: string): Promise<ClaimOutcome> {
     const achievement = catalog.get(body.achievementId);
-    if (!achievement) return catalog.tournaments?.has(body.achievementId) ? { kind: 'not_claimable' } : { kind: 'unknown_achievement' };
+    if (!achievement) {
+      if (catalog.tournaments?.has(body.achievementId)) return { kind: 'not_claimable' };
+      return catalog.referrals?.has(body.achievementId) ? { kind: 'referral_not_claimable' } : { kind: 'unknown_achievement' };
+    }
     const hash = requestHash(body);
     const credit = (achievement.payout ?? payoutMode) === 'balance';
     if (player.guest && !credit) return { kind: 'gamertag_required' };
@@ -110,6 +118,7 @@ export function createClaims({
       const verdict = rejectReason ? true : await verifyClaim({ ...claimed, userId: player.userId, gamertag: player.gamertag }, request);
       if (verdict !== true) rejectReason = typeof verdict === 'string' ? verdict : 'claim_not_verified';
     }
+    if (seen && address !== undefined && !player.guest) await seen(player.userId, address);
     // The sats are fixed here, at the price held now, and recorded with it (terms): a later price
     // never changes a decided claim. A dollar-priced claim needs a price young enough; a sats one
     // is valued at the last price known, for a dollar budget only.

@@ -42,6 +42,8 @@ export interface SettlementsDeps {
    * controlled clock); by default a claim's time is the store's, taken under its locks.
    */
   clock?: () => number;
+  /** Told after the commit of each entry that reached paid or credited (the referral programs' qualification); absent: nothing runs. */
+  onFinal?: ((entry: LedgerEntry) => void) | undefined;
 }
 
 export interface SettleRequest {
@@ -65,10 +67,11 @@ export type SettleOutcome = { kind: 'settled'; entry: LedgerEntry } | { kind: 'r
  * only from what was committed, the event is published to live streams, the metrics recorded
  * and the change logged. Nothing else in the relay settles an entry or appends a reward event.
  */
-export function createSettlements({ ledger, publish, metrics, logger, clock }: SettlementsDeps) {
+export function createSettlements({ ledger, publish, metrics, logger, clock, onFinal }: SettlementsDeps) {
   function after(s: Settled, cause: SettlementCause, audit?: AuditNote) {
     const { entry, from, event } = s;
     if (event) publish(event);
+    if (onFinal && (entry.state === 'paid' || entry.state === 'credited')) onFinal(entry);
     if (entry.state !== 'sending' && entry.state !== 'deferred' && entry.state !== 'held')
       metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined, entry.kind);
     const line = {

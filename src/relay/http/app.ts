@@ -28,6 +28,7 @@ import { eventsRoute } from './routes/events.js';
 import { playersRoute } from './routes/players.js';
 import { rampRoute } from './routes/ramp.js';
 import { readyRoute } from './routes/ready.js';
+import { referralCodeRoute } from './routes/referrals.js';
 import { rewardsRoute } from './routes/rewards.js';
 import { tournamentsRoute } from './routes/tournaments.js';
 import { webhooksRoute } from './routes/webhooks.js';
@@ -43,7 +44,7 @@ const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
  */
 export interface HttpDeps {
   settings: HttpSettings;
-  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf' | 'postResults'>;
+  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf' | 'postResults' | 'referrals'>;
   /** RELAY_GAME_SERVER_SECRET: the game's server's bearer for `/v1/server/*`. */
   gameServerSecrets?: readonly string[];
   /** Readiness pings it; rewards' history, the event streams, the webhooks' inbox and the operator read it. */
@@ -113,6 +114,10 @@ export function createApp(d: HttpDeps) {
   app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(settings.streamCaps), d.tickets));
   app.route('/v1/ramp-sessions', rampRoute(core.openRampSession));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(core.withdrawalRequest));
+  if (core.referrals?.programs.length) {
+    app.use('/v1/referral-code', requirePlayer(tokens, limiter, undefined, retired));
+    app.route('/v1/referral-code', referralCodeRoute(core.referrals.code));
+  }
   app.route('/v1/webhooks/payments', webhooksRoute(events, d.hub, logger, d.webhookLimiter, settings.webhooks));
   if (core.balances) {
     for (const path of ['/v1/balance', '/v1/withdrawals', '/v1/play']) app.use(`${path}/*`, requirePlayer(tokens, limiter, undefined, retired));
@@ -133,7 +138,7 @@ export function createApp(d: HttpDeps) {
     const admin = requireAdmin(settings.adminToken, { failuresPerMinute: settings.adminFailuresPerMinute });
     app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
     app.use('/admin/api/*', admin);
-    app.route('/admin/api', adminApi({ ledger, events, decide: core.decide, reports: core.reports, metrics, wallet: d.wallet }));
+    app.route('/admin/api', adminApi({ ledger, events, decide: core.decide, reports: core.reports, metrics, wallet: d.wallet, referrals: core.referrals?.recent }));
     // The page and its script hold no data: they ask for the token, then read the API with it.
     const page = (pick: 'html' | 'js', type: string) => async (c: Context) =>
       c.body((await adminAssets())[pick], 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });

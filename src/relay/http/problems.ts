@@ -12,6 +12,7 @@ export const PROBLEMS = {
   webhook_unauthorized: [401, "The webhook delivery is not signed with this relay's WEBHOOK_SECRET"],
   not_found: [404, 'Not found'],
   unknown_achievement: [404, 'No such achievement in the catalog'],
+  referral_not_claimable: [422, 'A referral program is paid by the relay when a referral qualifies: a client never claims it'],
   unknown_gamertag: [404, 'No player has this gamertag'],
   link_refused: [403, 'The human check at link did not pass'],
   // Tournaments (docs/relay-api.md#tournaments): prizes are the game's server's to post, never a client's to claim.

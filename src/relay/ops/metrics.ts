@@ -141,6 +141,13 @@ export function createMetrics(ledger: LedgerGauges) {
     labelNames: ['status'],
     registers: [registry],
   });
+  // Issue 37: each link's referral answer (pending, not_new, unknown_code, self_referral), each qualification, each referrer capped.
+  const referrals = new Counter({
+    name: 'rewardbus_referrals_total',
+    help: 'Referrals by outcome: the answer at link (pending, not_new, unknown_code, self_referral), qualified, referrer_daily_cap',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   new Gauge({
     name: 'rewardbus_wallet_balance_sats',
     help: "The project wallet's balance, as last read from the service (at most once a minute)",
@@ -165,6 +172,10 @@ export function createMetrics(ledger: LedgerGauges) {
     },
     contradicted() {
       contradictions.inc();
+    },
+    /** A referral's outcome (core/referrals.ts). */
+    referral(outcome: string) {
+      referrals.inc({ outcome });
     },
     /** The payments client, each call timed and its failures counted. */
     instrument(client: PaymentsClient): PaymentsClient {

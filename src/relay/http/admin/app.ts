@@ -39,6 +39,16 @@ interface Health {
   walletLow: boolean;
   walletLowSats: number;
 }
+/** A referral as /admin/api/referrals lists it (core/ports/referral-store.ts, times as ISO strings). */
+interface Referral {
+  programId: string;
+  refereeId: string;
+  referrerId?: string;
+  state: 'pending' | 'qualified' | 'refused';
+  reason?: string;
+  linkedAt: string;
+  referrerCapped?: boolean;
+}
 type Decision = { settled: true; entry: Entry } | { settled: false; entry: Entry; detail: string };
 
 const KEY = 'rewardbus-admin-token';
@@ -99,7 +109,7 @@ function show(open: boolean, message?: string) {
   $('app').hidden = !open;
   $('login').hidden = open;
   $('login-error').textContent = message || '';
-  if (!open) for (const id of ['today', 'chart', 'days', 'held', 'review', 'recent', 'webhooks', 'health']) $(id).replaceChildren();
+  if (!open) for (const id of ['today', 'chart', 'days', 'held', 'review', 'recent', 'referrals', 'webhooks', 'health']) $(id).replaceChildren();
 }
 
 async function act(entry: Entry, action: 'reconcile' | 'mark-paid' | 'mark-failed' | 'approve' | 'deny') {
@@ -123,13 +133,14 @@ async function act(entry: Entry, action: 'reconcile' | 'mark-paid' | 'mark-faile
 
 async function load() {
   const filter = `?player=${encodeURIComponent($<HTMLInputElement>('player').value)}&achievement=${encodeURIComponent($<HTMLInputElement>('achievement').value)}`;
-  const [summary, held, review, recent, webhooks, health] = await Promise.all([
+  const [summary, held, review, recent, webhooks, health, referrals] = await Promise.all([
     api<Summary>('/summary'),
     api<{ entries: Entry[] }>('/held'),
     api<{ entries: Entry[] }>('/review'),
     api<{ entries: Entry[] }>(`/recent${filter}`),
     api<{ webhooks: Webhook[] }>('/webhooks'),
     api<Health>('/health'),
+    api<{ referrals: Referral[] }>('/referrals'),
   ]);
   const t = summary.today;
   $('day').textContent = t.day;
@@ -202,6 +213,14 @@ async function load() {
   );
   $('recent').replaceChildren(
     ...recent.entries.map((e) => row([e.createdAt.replace('T', ' ').slice(0, 19), e.gamertag || e.userId, e.achievementId, e.sats, e.state.replace('_', ' '), e.reason])),
+  );
+  $('referrals').replaceChildren(
+    ...(referrals.referrals.length
+      ? referrals.referrals.map((r) => {
+          const state = r.state === 'qualified' && r.referrerCapped ? 'qualified (referrer past its daily cap)' : r.state;
+          return row([r.linkedAt.replace('T', ' ').slice(0, 19), r.referrerId ?? '(unknown code)', r.refereeId, r.programId, state, r.reason]);
+        })
+      : [row(['No referrals yet.'])]),
   );
   $('webhooks').replaceChildren(
     ...(webhooks.webhooks.length

@@ -50,6 +50,8 @@ function answerOf(r: ClaimOutcome, achievementId: string): { entry: LedgerEntry;
       return new RelayProblem('unknown_achievement', `No achievement ${achievementId}`);
     case 'not_claimable':
       return new RelayProblem('not_claimable', `${achievementId} is a tournament: its prizes are posted by the game's server`);
+    case 'referral_not_claimable':
+      return new RelayProblem('referral_not_claimable', `${achievementId} is a referral program: the relay pays it when a referral qualifies`);
     case 'gamertag_required':
       return new RelayProblem('gamertag_required', `${achievementId} is paid at once, to a gamertag: link one first`);
     case 'key_reused':

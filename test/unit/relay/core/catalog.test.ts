@@ -65,7 +65,9 @@ describe('the catalog file (RELAY_CATALOG)', () => {
     expect(error(() => createCatalog([{ ...login, repeat: { kind: 'streak', sats: [10, 0] } }] as never))).toMatch(/repeat\.sats\.1 must be at least 1/);
     expect(error(() => createCatalog([{ ...login, repeat: { kind: 'streak' } }] as never))).toMatch(/repeat\.sats (is missing|must be a list)/);
     // Any other entry still needs its sats.
-    expect(error(() => createCatalog([{ ...coin, sats: undefined }] as never))).toBe('Invalid catalog: achievements[0] (id "first-coin"): the entry has no amount: give "sats" (a whole number) or "usd" (dollars)');
+    expect(error(() => createCatalog([{ ...coin, sats: undefined }] as never))).toBe(
+      'Invalid catalog: achievements[0] (id "first-coin"): the entry has no amount: give "sats" (a whole number) or "usd" (dollars)',
+    );
   });
 
   it('takes the defenses an entry may ask for (play time, a server proof, a hold), and names a bad one', () => {
