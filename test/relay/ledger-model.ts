@@ -6,15 +6,20 @@
 // rewards that reserve, in place of the stores' counters and functions. In balance mode a claim may
 // be credited to the player's balance, and a withdrawal debits it (core/withdrawal-decision.ts
 // decides it): a withdrawal goes through a payment's states, but counts on no cap, budget or repeat.
+// Dollars (issue 38): a claim decided at a price carries its dollar value, counted by the dollar
+// budget and cap. Referrals (issue 37): a referee's payment qualifies its referral, which makes
+// both rewards as claims.
 
 import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
-import type { BalanceFacts, ClaimLimits, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
+import type { BalanceFacts, ClaimLimits, LedgerEntry, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
+import { entryUsdMicros, satsAt } from '../../src/relay/core/price.js';
+import { linkAnswer, qualifies, type ReferralSide, referralKey, referralSats, referrerCapped } from '../../src/relay/core/referral-decision.js';
 import { streakDay, streakSats } from '../../src/relay/core/streak.js';
 import { poolRefusal, prizeKey, prizePlaces, resultsDecision } from '../../src/relay/core/tournament-decision.js';
 import { withdrawalDecision } from '../../src/relay/core/withdrawal-decision.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
-import type { CatalogEntry, RewardStatus, TournamentCatalogEntry } from '../../src/wire/relay-api.js';
+import type { CatalogEntry, ReferralAnswer, ReferralProgram, RewardStatus, TournamentCatalogEntry } from '../../src/wire/relay-api.js';
 
 /** How the service answers a payment: paid; refused; out of reach (nothing sent); timed out (paid or not); processing (completes or fails). */
 export type Service = { kind: 'pay' } | { kind: 'refuse' } | { kind: 'unavailable' } | { kind: 'timeout'; paid: boolean } | { kind: 'processing'; completes: boolean };
@@ -38,6 +43,16 @@ export interface ModelReward {
   hasPaymentId: boolean;
   /** A login streak's day (core/streak.ts decides it from the last reserving reward of it). */
   streakDay?: number;
+  /** The dollar value it was decided at (issue 38): a dollar-priced reward's `usd`, or its sats at the price, with a dollar budget or cap. */
+  usd?: number;
+}
+
+/** How a claim is decided beyond its entry: credited (balance mode), the price it is valued at, a refusal decided before the ledger. */
+export interface ClaimTerms {
+  credit?: boolean;
+  /** Its dollar value and the price (a dollar-priced achievement's, or its sats at the price with a dollar limit); `a.sats`: at that price. */
+  value?: { usd: number; btcUsd: number };
+  rejectReason?: string;
 }
 
 export interface ModelEvent {
@@ -61,6 +76,19 @@ export class LedgerModel {
   readonly raises = new Map<string, number>();
   /** Tournaments' results posted, by `tournament period`: their ranking. */
   readonly posted = new Map<string, string>();
+  /** Referrals (issue 37): the catalog's program, each player's first link, each referee's referral. */
+  program: ReferralProgram | undefined;
+  readonly firstLinks = new Map<string, number>();
+  readonly referrals = new Map<string, { referrer: string; linkedAt: number; state: 'pending' | 'qualified' | 'refused'; day?: string; capped?: boolean }>();
+  /** The step's time (the core's clock): a qualification happens at it. */
+  at = 0;
+  /**
+   * How the service answers the next payment, as the test's scripted service does: the step's
+   * answer for the first payment it makes (whichever that is), then paid.
+   */
+  private next: Service = { kind: 'pay' };
+  /** Rewards that reached paid (or credited through the core) in this step: their referrals are qualified after it, as the core does after the commit. */
+  private settled: ModelReward[] = [];
   constructor(
     readonly limits: ClaimLimits,
     readonly holdAboveSats: number,
@@ -70,6 +98,10 @@ export class LedgerModel {
   private reserving = (r: ModelReward) => STATES[r.state].reserves && !r.withdrawal;
   private sum = (pick: (r: ModelReward) => boolean) => [...this.rewards.values()].filter((r) => this.reserving(r) && pick(r)).reduce((s, r) => s + r.sats, 0);
   budgetUsed = (day: string) => this.sum((r) => r.day === day);
+  /** The day's dollar value in micro-dollars, as the dollar budget and cap count it. */
+  private sumUsd = (pick: (r: ModelReward) => boolean) =>
+    [...this.rewards.values()].filter((r) => this.reserving(r) && pick(r)).reduce((s, r) => s + entryUsdMicros({ ...(r.usd !== undefined ? { usd: r.usd } : {}) }), 0);
+  budgetUsedUsd = (day: string) => this.sumUsd((r) => r.day === day) / 1_000_000;
   /** A player's balance: their credits (a credit held for an operator is not on it yet). */
   credited = (player: string) => [...this.rewards.values()].filter((r) => r.player === player && r.state === 'credited').reduce((s, r) => s + r.sats, 0);
   /** Withdrawn: paid or under way (a withdrawal's reserving states). */
@@ -115,6 +147,7 @@ export class LedgerModel {
       return { state: existing.state };
     const decided = withdrawalDecision(sats, this.balance(player, now), limits);
     if ('refusal' in decided) return { refusal: decided.refusal };
+    this.next = service;
     const r: ModelReward = existing ?? {
       key,
       player,
@@ -131,7 +164,9 @@ export class LedgerModel {
     Object.assign(r, { sats: decided.sats, day: utcDay(now), createdAt: now });
     this.rewards.set(key, r);
     this.to(r, decided.hold ? 'held' : 'sending');
-    if (r.state === 'sending') this.send(r, service);
+    if (r.state === 'sending') this.send(r);
+    // A withdrawal qualifies no referral: nothing settled is left for the next step.
+    this.settled = [];
     return { state: r.state };
   }
 
@@ -143,13 +178,53 @@ export class LedgerModel {
       list.push({ key: r.key, status: STATES[state].status, sats: r.sats, reason: r.reason, ...(r.withdrawal ? { kind: 'withdrawal' as const } : {}) });
       this.events.set(r.player, list);
     }
+    // Only a payment settles through the core here: the test's credits go to the ledger itself, past the core's settlement gate.
+    if (state === 'paid') this.settled.push(r);
+  }
+
+  /** A player links, with a referrer's code or none: the link's referral answer. */
+  link(player: string, referrer: string | undefined, now: number): ReferralAnswer | undefined {
+    const first = !this.firstLinks.has(player);
+    if (first) this.firstLinks.set(player, now);
+    if (!this.program || referrer === undefined) return undefined;
+    const answer = linkAnswer({ first, userId: player, ownerId: referrer, referrerWasHere: false });
+    if (first) this.referrals.set(player, { referrer, linkedAt: now, state: answer === 'pending' ? 'pending' : 'refused' });
+    return answer;
+  }
+
+  /** The step's settled rewards, in order: each may qualify its player's referral (core/referrals.ts, after the commit). */
+  private qualifyAll() {
+    while (this.settled.length) this.qualify(this.settled.shift()!);
+  }
+
+  /** A payment of the referee's may qualify its referral: then both rewards, referee's first, each a claim. */
+  private qualify(r: ModelReward) {
+    const p = this.program;
+    const ref = this.referrals.get(r.player);
+    if (!p || ref?.state !== 'pending') return;
+    const entry = { state: r.state, achievementId: r.achievementId, createdAt: r.createdAt, ...(r.withdrawal ? { kind: 'withdrawal' } : {}) } as LedgerEntry;
+    if (!qualifies(p, ref.linkedAt, entry, new Set([p.id]))) return;
+    const day = utcDay(this.at);
+    const before = [...this.referrals.values()].filter((x) => x.referrer === ref.referrer && x.state === 'qualified' && x.day === day).length;
+    Object.assign(ref, { state: 'qualified', day, capped: referrerCapped(before, p.perReferrerDaily) });
+    const sides: Array<[ReferralSide, string, string | undefined]> = [
+      ['referee', r.player, undefined],
+      ['referrer', ref.referrer, ref.capped ? 'referrer_daily_cap' : undefined],
+    ];
+    // Made by the core without a price (terms: the side only): a dollar limit counts them as $0.
+    for (const [side, player, reject] of sides) {
+      const a: CatalogEntry = { id: p.id, title: p.title, sats: referralSats(p, side), repeat: { kind: 'cooldown', seconds: 0 } };
+      this.decide({ id: player, iat: 0 }, referralKey(p, r.player, side), a, `referral ${side}`, this.at, reject ? { rejectReason: reject } : {});
+    }
   }
   private pay(player: string, sats: number) {
     this.paid.set(player, (this.paid.get(player) ?? 0) + sats);
   }
 
-  /** The payment of a sending reward, as the service answers. */
-  private send(r: ModelReward, service: Service) {
+  /** The payment of a sending reward, as the service answers it (the step's answer, if no payment took it yet). */
+  private send(r: ModelReward) {
+    const service = this.next;
+    this.next = { kind: 'pay' };
     switch (service.kind) {
       case 'pay':
         this.pay(r.player, r.sats);
@@ -171,8 +246,15 @@ export class LedgerModel {
     }
   }
 
-  /** A claim under `key` (`credit`: in balance mode); what the relay answers (a status code's meaning, or the reward's state). */
-  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service, credit = false): string {
+  /** A claim under `key`; what the relay answers (a status code's meaning, or the reward's state); then the referrals its payment qualifies. */
+  claim(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, service: Service, terms: ClaimTerms = {}): string {
+    this.next = service;
+    const answer = this.decide(player, key, a, hash, now, terms);
+    this.qualifyAll();
+    return answer;
+  }
+
+  private decide(player: { id: string; iat: number }, key: string, a: CatalogEntry, hash: string, now: number, { credit = false, value, rejectReason }: ClaimTerms): string {
     const existing = this.rewards.get(key);
     const decision = keyDecision(existing && { state: existing.state, requestHash: existing.hash }, { requestHash: hash });
     if (decision === 'existing') return existing!.hash === hash ? existing!.state : 'key_reused';
@@ -184,6 +266,8 @@ export class LedgerModel {
     const latest = mine.reduce<ModelReward | undefined>((l, r) => (l && l.createdAt >= r.createdAt ? l : r), undefined);
     const streak = a.repeat.kind === 'streak' ? streakDay(latest && { at: latest.createdAt, terms: { streakDay: latest.streakDay ?? 1 } }, now) : undefined;
     const sats = a.repeat.kind === 'streak' ? streakSats(a.repeat.sats, streak!) : a.sats;
+    // A streak is valued at its day's sats (core/streak.ts's decideStreak), not its first day's.
+    const usd = value && (a.repeat.kind === 'streak' ? satsAt(sats, value.btcUsd).terms.usd : value.usd);
     const hold = a.hold === true || (this.holdAboveSats > 0 && sats > this.holdAboveSats);
     let reason: string | undefined = early ? 'too_early' : undefined;
     if (!early) {
@@ -192,9 +276,11 @@ export class LedgerModel {
         lastReservingAt: last < 0 ? undefined : last,
         userSats: this.sum((r) => r.player === player.id && r.day === day),
         projectSats: this.budgetUsed(day),
+        userUsdMicros: this.sumUsd((r) => r.player === player.id && r.day === day),
+        projectUsdMicros: this.sumUsd((r) => r.day === day),
         lastDeniedAt: this.denied.get(`${player.id} ${a.id}`),
       };
-      reason = refusal({ repeat: a.repeat, sats }, facts, this.limits, now);
+      reason = refusal({ repeat: a.repeat, sats, ...(usd !== undefined ? { terms: { usd } } : {}), ...(rejectReason ? { rejectReason } : {}) }, facts, this.limits, now);
     }
     const r: ModelReward = existing ?? {
       key,
@@ -209,10 +295,10 @@ export class LedgerModel {
       hasPaymentId: false,
     };
     // Decided whole, as it is asked now: credited or paid.
-    Object.assign(r, { sats, day, createdAt: now, credit, streakDay: streak });
+    Object.assign(r, { sats, day, createdAt: now, credit, streakDay: streak, usd });
     this.rewards.set(key, r);
     this.to(r, early ? 'deferred' : claimedState(reason, { hold, credit }), reason);
-    if (r.state === 'sending') this.send(r, service);
+    if (r.state === 'sending') this.send(r);
     return r.state;
   }
 
@@ -230,6 +316,7 @@ export class LedgerModel {
     if (poolRefusal(places, this.budgetUsed(day), this.limits)) return 'daily_budget';
     this.posted.set(`${t.id} ${period}`, ranking.join('\n'));
     const credit = t.payout === 'balance';
+    this.next = service;
     const made = places.map((p) => {
       const r: ModelReward = {
         key: prizeKey(t.id, period, p.place),
@@ -247,14 +334,12 @@ export class LedgerModel {
       this.rewards.set(r.key, r);
       const hold = t.hold === true || (this.holdAboveSats > 0 && p.sats > this.holdAboveSats);
       this.to(r, claimedState(undefined, { hold, credit }));
+      // Credited by the core's settlement gate: it may qualify a referral, as a payment does.
+      if (r.state === 'credited') this.settled.push(r);
       return r;
     });
-    let answer = service;
-    for (const r of made)
-      if (r.state === 'sending') {
-        this.send(r, answer);
-        answer = { kind: 'pay' };
-      }
+    for (const r of made) if (r.state === 'sending') this.send(r);
+    this.qualifyAll();
     return 'created';
   }
 
@@ -265,7 +350,14 @@ export class LedgerModel {
     // A withdrawal counts on no cap or budget: nothing to decide again, it stays on its day.
     if (day !== r.day && !r.withdrawal) {
       const others = (pick: (x: ModelReward) => boolean) => this.sum((x) => x !== r && x.day === day && pick(x));
-      if (dayRefusal({ sats: r.sats }, { userSats: others((x) => x.player === r.player), projectSats: others(() => true) }, this.limits)) return 'refused';
+      const othersUsd = (pick: (x: ModelReward) => boolean) => this.sumUsd((x) => x !== r && x.day === day && pick(x));
+      const facts = {
+        userSats: others((x) => x.player === r.player),
+        projectSats: others(() => true),
+        userUsdMicros: othersUsd((x) => x.player === r.player),
+        projectUsdMicros: othersUsd(() => true),
+      };
+      if (dayRefusal({ sats: r.sats, ...(r.usd !== undefined ? { terms: { usd: r.usd } } : {}) }, facts, this.limits)) return 'refused';
       r.day = day;
     }
     // A credit approved is on the balance: nothing to send.
@@ -273,8 +365,10 @@ export class LedgerModel {
       this.to(r, 'credited');
       return 'settled';
     }
+    this.next = service;
     this.to(r, 'sending');
-    this.send(r, service);
+    this.send(r);
+    this.qualifyAll();
     return 'settled';
   }
 
@@ -290,16 +384,18 @@ export class LedgerModel {
   review(key: string, action: 'reconcile' | 'mark-paid' | 'mark-failed'): boolean {
     const r = this.rewards.get(key);
     if (r?.state !== 'needs_review') return false;
+    // No answer of its own: a referral it qualifies is paid.
+    this.next = { kind: 'pay' };
     if (action === 'reconcile') {
       if (!r.pending) return false;
       if (r.pending.completes) this.to(r, 'paid');
       else this.to(r, 'failed', 'payment_failed');
       r.pending = undefined;
-      return true;
     }
     // Marked paid by hand: the operator says the service paid (a processing one that completes, say).
-    if (action === 'mark-paid') this.to(r, 'paid');
+    else if (action === 'mark-paid') this.to(r, 'paid');
     else this.to(r, 'failed', 'operator_marked_failed');
+    this.qualifyAll();
     return true;
   }
 }
