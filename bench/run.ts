@@ -4,6 +4,7 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { claimSteps, printClaimSteps } from './claim-steps.js';
 import { bundleSizes, drainTime, unlockCost } from './client.js';
 import { summarizeProfile } from './profile.js';
 import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, type LoadFigures, median, NO_LEDGER, POOLED } from './relay-load.js';
@@ -25,6 +26,13 @@ console.log('\ndraining 1,000 intents of one player queued offline, through the 
 const base = d['one claim per request, 6 at once']!;
 for (const [name, ms] of Object.entries(d))
   console.log(`  ${name.padEnd(38)} ${fmt(ms).padStart(7)} ms   ${fmt((1000 * 1000) / ms).padStart(6)} intents/s   (${fmt(base / ms, 1)}x)`);
+
+// Issue 39, aim 1: what each step of a claim on the relay's own path costs, timed alone.
+console.log('');
+printClaimSteps(await claimSteps());
+
+// Issue 39, aim 3 (tournaments: 1,000 places posted in one transaction, a guest merge of 1,000
+// credits) is built apart: its figures go here, beside the others.
 
 console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');
 console.log('each figure is the median of the rounds: every scenario once per round, round after round');
