@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { getRequestListener } from '@hono/node-server';
 import { Context, Hono, type MiddlewareHandler } from 'hono';
+import { pathOf } from '../src/node/start-server.js';
 import { createCatalog } from '../src/relay/core/catalog.js';
 import { createClaims } from '../src/relay/core/claims.js';
 import { createEventHub } from '../src/relay/core/live-events.js';
@@ -115,7 +116,7 @@ export async function claimSteps(): Promise<StepLine[]> {
     app.post('/v1/rewards', (c) => c.body(null, 201));
     return (req = headersRequest) => app.fetch(req, env as never);
   };
-  add('new URL(request.url) (the Node shell)', await time(() => new URL(url).pathname), "src/node/start-server.ts: the shell's path check");
+  add("the Node shell's path (pathOf)", await time(() => pathOf(url)), 'src/node/start-server.ts: sandbox or relay (was new URL: 1.9 µs)');
   add('headers from the socket (first header read)', await time(() => new Headers(rawHeaders)), '@hono/node-server builds them on the first c.req.header()');
   const bareApp = appWith();
   add('Hono: route and answer (an app with no middleware)', await time(bareApp), 'hono: context, router, compose, c.body');
