@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { claimSteps, printClaimSteps } from './claim-steps.js';
 import { bundleSizes, drainTime, unlockCost } from './client.js';
 import { summarizeProfile } from './profile.js';
+import { printToastLatency, toastLatency } from './toast-latency.js';
 import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, type LoadFigures, median, NO_LEDGER, POOLED } from './relay-load.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -30,6 +31,9 @@ for (const [name, ms] of Object.entries(d))
 // Issue 39, aim 1: what each step of a claim on the relay's own path costs, timed alone.
 console.log('');
 printClaimSteps(await claimSteps());
+
+// Issue 39, aim 4: the time a player waits from the achievement to its toast.
+printToastLatency(await toastLatency());
 
 // Issue 39, aim 3 (tournaments: 1,000 places posted in one transaction, a guest merge of 1,000
 // credits) is built apart: its figures go here, beside the others.
