@@ -6,9 +6,10 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claimSteps, printClaimSteps } from './claim-steps.js';
 import { bundleSizes, drainTime, unlockCost } from './client.js';
+import { manyStreams, printManyStreams } from './many-streams.js';
 import { summarizeProfile } from './profile.js';
-import { printToastLatency, toastLatency } from './toast-latency.js';
 import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, type LoadFigures, median, NO_LEDGER, POOLED } from './relay-load.js';
+import { printToastLatency, toastLatency } from './toast-latency.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -34,6 +35,9 @@ printClaimSteps(await claimSteps());
 
 // Issue 39, aim 4: the time a player waits from the achievement to its toast.
 printToastLatency(await toastLatency());
+
+// Issue 39, aim 5: 10,000 players listening on one relay while 200 rewards/s are paid.
+printManyStreams(await manyStreams());
 
 // Issue 39, aim 3 (tournaments: 1,000 places posted in one transaction, a guest merge of 1,000
 // credits) is built apart: its figures go here, beside the others.
