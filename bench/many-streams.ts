@@ -7,7 +7,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -70,9 +70,13 @@ const pct = (xs: number[], p: number) => {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The relay as @rewardbus/relay ships it (npm run bench builds it first): its memory is what operators see, without tsx's. */
+const BUILT = 'packages/relay/dist/bin/rewardbus.js';
+export const RUNS_BUILT = existsSync(BUILT);
+
 /** The relay started as docs/deploy.md has operators start it: its open-files limit raised to the hard limit first. */
 function startRelay(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const node = `exec ${JSON.stringify(process.execPath)} --import tsx src/bin/rewardbus.ts start`;
+  const node = `exec ${JSON.stringify(process.execPath)} ${RUNS_BUILT ? BUILT : '--import tsx src/bin/rewardbus.ts'} start`;
   const child = spawn('bash', ['-c', `ulimit -n "$(ulimit -Hn)" && ${node}`], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -278,7 +282,8 @@ export async function manyStreams(): Promise<ManyStreams> {
 
 export function printManyStreams(r: ManyStreams) {
   const f = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-  console.log(`\n${f(STREAMS)} players listening on one relay (SQLite): event streams from ${ADDRESSES} loopback addresses, ${f(PAY_RATE)} rewards/s paid to ${PAYERS} of them`);
+  const how = RUNS_BUILT ? 'as built' : 'under tsx: npm run build first for the memory operators see';
+  console.log(`\n${f(STREAMS)} players listening on one relay (SQLite, ${how}): event streams from ${ADDRESSES} loopback addresses, ${f(PAY_RATE)} rewards/s paid to ${PAYERS} of them`);
   console.log(
     `  streams open                        ${f(r.streams).padStart(8)}   (${r.refused} refused; opened in ${f(r.openSeconds, 1)} s; the relay's open-files limit ${f(r.fileLimit)})`,
   );
