@@ -283,7 +283,9 @@ export async function manyStreams(): Promise<ManyStreams> {
 export function printManyStreams(r: ManyStreams) {
   const f = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
   const how = RUNS_BUILT ? 'as built' : 'under tsx: npm run build first for the memory operators see';
-  console.log(`\n${f(STREAMS)} players listening on one relay (SQLite, ${how}): event streams from ${ADDRESSES} loopback addresses, ${f(PAY_RATE)} rewards/s paid to ${PAYERS} of them`);
+  console.log(
+    `\n${f(STREAMS)} players listening on one relay (SQLite, ${how}): event streams from ${ADDRESSES} loopback addresses, ${f(PAY_RATE)} rewards/s paid to ${PAYERS} of them`,
+  );
   console.log(
     `  streams open                        ${f(r.streams).padStart(8)}   (${r.refused} refused; opened in ${f(r.openSeconds, 1)} s; the relay's open-files limit ${f(r.fileLimit)})`,
   );
