@@ -287,7 +287,8 @@ export function printManyStreams(r: ManyStreams) {
     `\n${f(STREAMS)} players listening on one relay (SQLite, ${how}): event streams from ${ADDRESSES} loopback addresses, ${f(PAY_RATE)} rewards/s paid to ${PAYERS} of them`,
   );
   console.log(
-    `  streams open                        ${f(r.streams).padStart(8)}   (${r.refused} refused; opened in ${f(r.openSeconds, 1)} s; the relay's open-files limit ${f(r.fileLimit)})`,
+    `  streams open                        ${f(r.streams).padStart(8)}   ` +
+      `(${r.refused} refused; opened in ${f(r.openSeconds, 1)} s; the relay's open-files limit ${f(r.fileLimit)})`,
   );
   console.log(`  relay RSS before / open / paying    ${f(r.rssBeforeMb)} / ${f(r.rssOpenMb)} / ${f(r.rssPayingMb)} MB   (aim ≤ 300 MB; ${f(r.kbPerStream, 1)} KB a stream)`);
   console.log(
