@@ -268,6 +268,7 @@ function stubPayments(userId: string): PaymentsClient {
     withdrawalRequest: () => Promise.resolve({ kind: 'unavailable', reason: 'stub' }),
     rampWidget: () => Promise.resolve({ kind: 'unavailable', reason: 'stub' }),
     wallet: () => ok(1_000_000),
+    btcUsd: () => ok(65_000),
     close: () => undefined,
   } as PaymentsClient;
 }

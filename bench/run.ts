@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { claimSteps, printClaimSteps } from './claim-steps.js';
 import { bundleSizes, drainTime, unlockCost } from './client.js';
 import { manyStreams, printManyStreams } from './many-streams.js';
+import { guestMergeTimes } from './guest-merge.js';
 import { summarizeProfile } from './profile.js';
+import { tournamentTimes } from './tournament.js';
 import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, type LoadFigures, median, NO_LEDGER, POOLED } from './relay-load.js';
 import { printToastLatency, toastLatency } from './toast-latency.js';
 
@@ -39,8 +41,13 @@ printToastLatency(await toastLatency());
 // Issue 39, aim 5: 10,000 players listening on one relay while 200 rewards/s are paid.
 printManyStreams(await manyStreams());
 
-// Issue 39, aim 3 (tournaments: 1,000 places posted in one transaction, a guest merge of 1,000
-// credits) is built apart: its figures go here, beside the others.
+// Issue 39, aim 3: a tournament of 1,000 places posted in one transaction, a guest's 1,000 credits merged.
+console.log('\na tournament of 1,000 places posted (one transaction; aim ≤ 1 s on each ledger)');
+for (const line of await tournamentTimes()) console.log(line);
+const merge = await guestMergeTimes();
+console.log('a guest merge of 1,000 credits (median of 3; aim ≤ 200 ms)');
+console.log(`  SQLite       ${fmt(merge.sqlite).padStart(6)} ms`);
+console.log(`  PostgreSQL   ${merge.postgres === undefined ? '  (no server)' : `${fmt(merge.postgres).padStart(6)} ms`}`);
 
 console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');
 console.log('each figure is the median of the rounds: every scenario once per round, round after round');

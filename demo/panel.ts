@@ -42,7 +42,20 @@ export function showPanel(rewards: RewardBusPlugin) {
     await rewards.showWithdrawal(data.id);
   };
 
+  // The player's referral link, once linked (a relay without a referral program answers 404: no link shown).
+  let referralFor: string | undefined;
+  async function showReferral() {
+    const userId = bus.player && !bus.player.guest ? bus.player.userId : undefined;
+    if (userId === referralFor) return;
+    referralFor = userId;
+    const code = userId ? await bus.referralCode().catch(() => undefined) : undefined;
+    const url = new URL(location.href);
+    url.search = code ? `?ref=${code}` : '';
+    $('referral').textContent = code ? `Invite a friend: ${url.href}` : '';
+  }
+
   function render() {
+    void showReferral();
     const guest = !!bus.player?.guest;
     buy.disabled = claim.disabled = !bus.player || guest;
     claim.textContent = balanceMode() ? 'Withdraw' : 'Claim';

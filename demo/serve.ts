@@ -4,14 +4,31 @@ import { readFile } from 'node:fs/promises';
 import { build } from 'esbuild';
 import { demoBuild } from '../esbuild.config.mjs';
 import { type RunningServer, type ServeOptions, startServer } from '../src/node/start-server.js';
-import { DEFAULTS, loadConfig, type RelayConfig } from '../src/relay/index.js';
+import { DEFAULT_CATALOG, DEFAULTS, loadConfig, type RelayConfig } from '../src/relay/index.js';
+import type { ReferralProgram } from '../src/wire/relay-api.js';
+import { DEMO_CATALOG, DEMO_GAME_SERVER_SECRET } from './game-server.js';
+
+/** The demo's referral program (issue 37; demo/catalog.json, which `npm start` uses, has it too): a friend who links with your `?ref=` link and completes a level earns you both sats. */
+export const DEMO_REFERRAL: ReferralProgram = {
+  id: 'invite-a-friend',
+  kind: 'referral',
+  title: 'Invite a friend',
+  referrerSats: 50,
+  refereeSats: 25,
+  afterPlaySeconds: 20,
+  afterAchievement: 'level-complete',
+  perReferrerDaily: 5,
+};
 
 export async function startDemo(config: RelayConfig = loadConfig(), options: ServeOptions = {}): Promise<RunningServer> {
   const [bundle, html] = await Promise.all([build(demoBuild), readFile(new URL('./index.html', import.meta.url), 'utf8')]);
   const mainJs = bundle.outputFiles![0]!.text;
-  // Phaser draws its built-in textures from data: and blob: URLs; the overlays style inline.
+  // Phaser draws its built-in textures from data: and blob: URLs; the overlays style inline. The ramp's
+  // widget is framed from the service's origin (any https one, or a standalone sandbox's over http).
+  const widget = config.payments ? ` https: ${new URL(config.payments.baseUrl).origin}` : '';
   const csp =
-    "default-src 'self'; img-src 'self' data: blob:; media-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'";
+    "default-src 'self'; img-src 'self' data: blob:; media-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; " +
+    `frame-src 'self'${widget}; frame-ancestors 'none'; object-src 'none'; base-uri 'none'`;
   const files: Record<string, [string, string]> = {
     '/': [html, 'text/html; charset=utf-8'],
     '/index.html': [html, 'text/html; charset=utf-8'],
@@ -19,6 +36,8 @@ export async function startDemo(config: RelayConfig = loadConfig(), options: Ser
   };
   return startServer(config, {
     ...options,
+    // Without RELAY_CATALOG, the demo's achievements and its referral program.
+    ...(config.catalogFile ? {} : { relay: { catalog: [...DEFAULT_CATALOG, DEMO_REFERRAL], ...options.relay } }),
     fallback: (request) => {
       const file = files[new URL(request.url).pathname];
       return (
@@ -45,12 +64,16 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { existsSync } = await import('node:fs');
   if (existsSync('.env')) process.loadEnvFile('.env');
   payoutFromArgs(process.argv.slice(2), process.env);
+  // The demo's daily high-score tournament: demo/tournament.ts posts its results as the game's server.
+  process.env.RELAY_CATALOG ??= DEMO_CATALOG;
+  process.env.RELAY_GAME_SERVER_SECRET ??= DEMO_GAME_SERVER_SECRET;
   const server = await startDemo().catch((err: NodeJS.ErrnoException) => {
     console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT || DEFAULTS.port} is in use: stop what runs there, or set PORT=…` : err.message);
     process.exit(1);
   });
   console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/${process.env.RELAY_PAYOUT_MODE === 'balance' ? '  (balance mode: earn as a guest, withdraw later)' : ''}`);
   if (server.adminToken) console.log(`  The operator's page:          ${server.url}/admin  (token: ${server.adminToken})`);
+  console.log(`  Today's high scores:          RELAY_URL=${server.url} node --import tsx demo/tournament.ts ada:1200 bob:800`);
   console.log('');
   const stop = () => void server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);

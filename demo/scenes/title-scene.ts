@@ -38,8 +38,11 @@ export class TitleScene extends Phaser.Scene {
       error.textContent = '';
       const gamertag = input.value.trim();
       try {
-        if (gamertag || !balance) await this.rewards.link(gamertag);
-        this.rewards.unlock('daily-login');
+        // A referral link (`?ref=CODE`) counts on the player's first link with the relay.
+        const referralCode = new URLSearchParams(location.search).get('ref') ?? undefined;
+        if (gamertag || !balance) await this.rewards.link(gamertag, referralCode ? { referralCode } : undefined);
+        // A login streak: day 1 pays 10 sats, each next UTC day more (the relay decides the day).
+        this.rewards.unlock('login');
         this.scene.start('play');
       } catch (err) {
         const code = err instanceof RewardBusError ? err.code : 'error';

@@ -9,9 +9,10 @@ import { loadConfig, VERSION } from '../relay/index.js';
 import { settingsHelp } from '../relay/settings/docs.js';
 import { SANDBOX_SETTINGS, SETTINGS } from '../relay/settings/schema.js';
 import { listenErrorMessage, SettingError, SettingsError } from '../relay/settings-errors.js';
-import { createSandbox } from '../sandbox/index.js';
+import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { backup } from './backup.js';
 import { review } from './review.js';
+import { tournament } from './tournament.js';
 
 const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
 
@@ -30,6 +31,8 @@ Commands:
   review approve <id>                     pay a held claim through the service (once, whoever else approves)
   review deny <id>                        refuse a held claim (denied_by_operator; frees its reservation)
                                           (--by NAME: the operator in the audit trail; default: your user)
+  tournament post FILE                    a tournament's results, as the game's server posts them
+                                          (FILE: { "tournamentId", "period", "ranking" }; --by NAME recorded)
   backup FILE [--force]                   a consistent copy of the SQLite ledger, while the relay runs
                                           (an existing FILE only with --force; on PostgreSQL: use pg_dump)
 
@@ -93,12 +96,14 @@ async function main(argv: string[]): Promise<number> {
       return sandboxAlone(Number(sub ?? values.port ?? (process.env.SANDBOX_PORT || SANDBOX_SETTINGS.SANDBOX_PORT.default)));
     case 'review':
       return review(sub, rest, values.by);
+    case 'tournament':
+      return tournament(sub, rest, values.by);
     case 'backup':
       return backup(sub, values.force);
     case 'help':
       return say(HELP);
     default:
-      console.error(`Unknown command: ${command}. The commands are start, sandbox, review and backup; see rewardbus-relay --help.`);
+      console.error(`Unknown command: ${command}. The commands are start, sandbox, review, tournament and backup; see rewardbus-relay --help.`);
       return 2;
   }
 }
@@ -158,10 +163,13 @@ async function sandboxAlone(port: number): Promise<number> {
   // Signs its webhooks and withdrawal callbacks as the relay's WEBHOOK_SECRET verifies them; a
   // NEW,OLD list (the relay's form while rotating) signs with the first, as the relay's own sandbox does.
   const [webhookSecret] = secretList(process.env.SANDBOX_WEBHOOK_SECRET);
-  const sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://localhost:${port}`, ...(webhookSecret ? { webhookSecret } : {}) });
-  serve({ fetch: sandbox.fetch, port, hostname: '127.0.0.1' }, (info) =>
-    console.log(`rewardbus sandbox on http://127.0.0.1:${info.port} (webhooks ${webhookSecret ? 'signed with SANDBOX_WEBHOOK_SECRET' : 'unsigned: no SANDBOX_WEBHOOK_SECRET'})`),
-  );
+  // Its widget_url names the port it listens on, known only once it listens (`sandbox 0` picks
+  // one): made then, before any connection can be taken.
+  let sandbox: Sandbox | undefined;
+  serve({ fetch: (request) => sandbox!.fetch(request), port, hostname: '127.0.0.1' }, (info) => {
+    sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://127.0.0.1:${info.port}`, ...(webhookSecret ? { webhookSecret } : {}) });
+    console.log(`rewardbus sandbox on http://127.0.0.1:${info.port} (webhooks ${webhookSecret ? 'signed with SANDBOX_WEBHOOK_SECRET' : 'unsigned: no SANDBOX_WEBHOOK_SECRET'})`);
+  });
   return -1;
 }
 

@@ -6,12 +6,13 @@ import type {
   RampSession,
   RampSessionRequest,
   RewardRecord,
+  TournamentCatalogEntry,
   WithdrawalRequestView,
   WithdrawalView,
 } from '../wire/relay-api.js';
 import { RewardBusError } from './bus-error.js';
 import type { Courier } from './courier.js';
-import type { RampResult, RewardBusEvents, RewardIntent, UnlockOptions } from './events.js';
+import type { LinkOptions, RampResult, RewardBusEvents, RewardIntent, UnlockOptions } from './events.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import { INTENT, newIntent } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
@@ -93,10 +94,21 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
    * player's history are known, so an unlock() right after it applies the repeat rules.
    * Balance mode: optional before earning (the first unlock makes a guest); a guest that links
    * merges its credits into the player's balance (the session's `merge`, and `player:merged`).
-   * Rejects with a RewardBusError.
+   * `options.referralCode`: another player's code (e.g. from `?ref=` in the game's URL); it counts
+   * on the player's first link with the relay only, and the session's `referral` says whether it
+   * may pay (`pending`) or why not. Rejects with a RewardBusError.
    */
-  async link(gamertag: string): Promise<PlayerSession> {
-    return (await this.#arrival()).link(gamertag);
+  async link(gamertag: string, options?: LinkOptions): Promise<PlayerSession> {
+    return (await this.#arrival()).link(gamertag, options);
+  }
+
+  /**
+   * The linked player's own referral code, the same every time: share it (a link to the game with
+   * `?ref=CODE`); a new player who links with it earns both a reward once they have played.
+   * Rejects with a RewardBusError (no player linked, or the relay runs no referral program: 404).
+   */
+  async referralCode(): Promise<string> {
+    return (await this.#arrival()).referralCode();
   }
 
   /**
@@ -118,6 +130,11 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /** The relay's catalog (the last one seen, when the relay is out of reach). */
   async catalog(): Promise<CatalogEntry[]> {
     return (await this.#arrival()).catalog();
+  }
+
+  /** The relay's tournaments (issue 37): a prize's record names one by its id; its title is here. */
+  async tournaments(): Promise<TournamentCatalogEntry[]> {
+    return (await this.#arrival()).tournaments();
   }
 
   /** Intents not yet answered for good, oldest first. */

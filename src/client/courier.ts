@@ -7,13 +7,14 @@ import type {
   RampSession,
   RampSessionRequest,
   RewardRecord,
+  TournamentCatalogEntry,
   WithdrawalRequestView,
   WithdrawalView,
 } from '../wire/relay-api.js';
 import type { Wallet } from './balance/index.js';
 import { answer, RewardBusError } from './bus-error.js';
 import { createRelayClient, PlayerStream, type RelayClient } from './delivery/index.js';
-import { eventOf, type RampResult, type RewardBusEvents, type RewardIntent, type RewardOutcome, type UnlockOptions } from './events.js';
+import { eventOf, type LinkOptions, type RampResult, type RewardBusEvents, type RewardIntent, type RewardOutcome, type UnlockOptions } from './events.js';
 import { newIntent, randomId } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
 import { Outcomes } from './outcomes/index.js';
@@ -163,14 +164,14 @@ export class Courier {
     return this.#catalog.payoutMode;
   }
 
-  async link(gamertag: string): Promise<PlayerSession> {
+  async link(gamertag: string, options: LinkOptions = {}): Promise<PlayerSession> {
     await this.ready;
     await this.#guesting;
     // A guest links with its token: its credits move to the player's balance.
     const guest = this.#sessions.current?.guest ? this.#sessions.current : undefined;
-    let a = await this.#relay.link(gamertag, guest?.token);
+    let a = await this.#relay.link(gamertag, guest?.token, options.referralCode);
     // A guest's token the relay no longer knows (lapsed) merges nothing: the player links alone.
-    if (guest && !a.ok && a.status === 400) a = await this.#relay.link(gamertag);
+    if (guest && !a.ok && a.status === 400) a = await this.#relay.link(gamertag, undefined, options.referralCode);
     const player = answer(a);
     this.#queue.setOnline(true);
     await this.#adopt(player);
@@ -213,6 +214,13 @@ export class Courier {
     return [...(this.#catalog.byId?.values() ?? [])];
   }
 
+  /** The relay's tournaments: their prizes come from the game's server, never from unlock(). */
+  async tournaments(): Promise<TournamentCatalogEntry[]> {
+    await this.ready;
+    await this.#catalog.refresh();
+    return this.#catalog.tournaments;
+  }
+
   pending(): RewardIntent[] {
     return this.#queue.list().sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
   }
@@ -252,6 +260,11 @@ export class Courier {
   async withdrawal(id: string): Promise<WithdrawalRequestView> {
     const player = await this.#linked();
     return answer(await this.#relay.withdrawal(player.token, id));
+  }
+
+  async referralCode(): Promise<string> {
+    const player = await this.#linked();
+    return answer(await this.#relay.referralCode(player.token)).code;
   }
 
   destroy(): void {

@@ -26,6 +26,12 @@ export interface RewardIntent {
   notBefore?: number;
 }
 
+/** `link()`'s options. */
+export interface LinkOptions {
+  /** Another player's referral code: counts on this player's first link with the relay only. */
+  referralCode?: string;
+}
+
 /** unlock()'s options. */
 export interface UnlockOptions {
   /** The unlock proof the game's server signed for this player and achievement (`proof: 'server'`). */

@@ -40,8 +40,10 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   #data: RewardBusPluginData | undefined;
   #bus: RewardBus | undefined;
   #titles = new Map<string, CatalogEntry>();
+  #prizes = new Map<string, string>();
   #unsubscribe: Array<() => void> = [];
   #toastsOn = false;
+  #showUsd = false;
   #toasts: Promise<SayToast> | undefined;
   #badge = false;
 
@@ -55,6 +57,11 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     const bus = (this.#bus = createRewardBus(data));
     void bus.catalog().then(
       (c) => c.forEach((e) => this.#titles.set(e.id, e)),
+      () => undefined,
+    );
+    // A prize's toast names its tournament ("🏆 2nd place · Weekly cup · +5,000 sats").
+    void bus.tournaments().then(
+      (ts) => ts.forEach((t) => this.#prizes.set(t.id, t.title)),
       () => undefined,
     );
     if (data.toasts !== false) this.#startToasts(data.toasts ?? {});
@@ -125,6 +132,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     // Queued by the scene manager when the game has not booted yet; started as soon as it has.
     this.game.scene.add(TOAST_SCENE_KEY, ToastScene, true, options);
     this.#toastsOn = true;
+    this.#showUsd = options.showUsd === true;
     // The tab that got the answer shows it; the others only hear of it. An unlock says
     // something only when it has to wait for the network.
     for (const event of TOAST_EVENTS) {
@@ -139,9 +147,11 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
     this.#toasts ??= import('./toast-events.js').then((m) =>
       m.toastEvents({
         entry: (id) => this.#titles.get(id),
+        tournament: (id) => this.#prizes.get(id),
         gamertag: () => this.#bus?.player?.gamertag ?? '',
         pending: () => this.#bus?.pending() ?? [],
         toast: (t) => this.toast(t),
+        showUsd: this.#showUsd,
       }),
     );
     void this.#toasts.then((say) => say(event, e));

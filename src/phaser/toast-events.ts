@@ -14,9 +14,13 @@ export type ToastPayload<E extends ToastEvent> = Parameters<RewardBusEvents[E]>[
 /** What the plugin lends the toasts. */
 export interface ToastSource {
   entry(achievementId: string): CatalogEntry | undefined;
+  /** A tournament's title, for a prize's toast. */
+  tournament?(tournamentId: string): string | undefined;
   gamertag(): string;
   pending(): RewardIntent[];
   toast(toast: Toast): void;
+  /** ToastOptions' showUsd: a reward's dollar value beside its sats. */
+  showUsd?: boolean;
 }
 
 /**
@@ -24,12 +28,12 @@ export interface ToastSource {
  * game pays for the words when it has something to say.
  */
 export function toastEvents(p: ToastSource) {
-  const title = (id: string) => p.entry(id)?.title ?? id;
+  const title = (id: string) => p.entry(id)?.title ?? p.tournament?.(id) ?? id;
   const outcome = (o: RewardOutcome, event: Parameters<typeof toastText>[0], balance?: number) => {
     const id = o.intent.achievementId;
     p.toast({
       variant: event.slice(7) as Toast['variant'],
-      text: toastText(event, o, title(id), balance),
+      text: toastText(event, o, title(id), balance, p.showUsd),
       sats: o.sats,
       gamertag: o.gamertag,
       achievementId: id,

@@ -14,21 +14,38 @@ const REASONS: Record<string, string> = {
 };
 
 /**
- * What an outcome's toast says: "+21 sats · First coin → alice"; credited to a balance (balance
+ * What an outcome's toast says: "+21 sats · First coin → alice"; a login streak's, "Day 3 streak · +30 sats"; credited to a balance (balance
  * mode), "+21 sats · First coin · balance 52" (`balance`: the balance after it, when known). A reward said earlier as being
  * checked and settled since says it is that one: "+21 sats · First coin — paid after review".
  * `title` is the achievement's title from the catalog. No Phaser here: unit-tested in Node.
  */
-export function toastText(event: FinalEvent, o: RewardOutcome, title: string, balance?: number): string {
+export function toastText(event: FinalEvent, o: RewardOutcome, title: string, balance?: number, showUsd = false): string {
+  // `showUsd` (ToastOptions): the dollar value the relay decided the sats at, "77 sats ($0.05)".
+  const usd = o.record?.usd;
+  const sats = `${o.sats} sats${showUsd && usd !== undefined ? ` ($${usd})` : ''}`;
+  const place = o.record?.place;
+  if (place !== undefined && (event === 'reward:paid' || event === 'reward:credited')) return prizeText(place, title, o.sats);
   const why = REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
   const after = o.afterHold ? 'approval' : 'review';
-  if (event === 'reward:credited') return `+${o.sats} sats · ${title}${balance === undefined ? '' : ` · balance ${balance}`}`;
-  if (event === 'reward:paid') return `+${o.sats} sats · ${title} ${o.afterReview ? `— paid after ${after}` : `→ ${o.gamertag}`}`;
+  // A login streak's day (issue 37): "Day 3 streak · +30 sats".
+  const day = o.record?.streakDay;
+  if (day !== undefined && (event === 'reward:paid' || event === 'reward:credited')) {
+    const tail = event === 'reward:credited' ? (balance === undefined ? '' : ` · balance ${balance}`) : o.afterReview ? ` — paid after ${after}` : '';
+    return `Day ${day} streak · +${sats}${tail}`;
+  }
+  if (event === 'reward:credited') return `+${sats} · ${title}${balance === undefined ? '' : ` · balance ${balance}`}`;
+  if (event === 'reward:paid') return `+${sats} · ${title} ${o.afterReview ? `— paid after ${after}` : `→ ${o.gamertag}`}`;
   if (event === 'reward:rejected') return `No sats for ${title}: ${why}`;
   if (event === 'reward:failed') return `Payout failed for ${title}${o.afterReview ? ` after ${after}` : ''}: ${why}`;
-  if (event === 'reward:held') return `${o.sats} sats for ${title} are waiting for approval`;
-  return `${o.sats} sats for ${title} are being checked`;
+  if (event === 'reward:held') return `${sats} for ${title} are waiting for approval`;
+  return `${sats} for ${title} are being checked`;
 }
+
+/** 1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, 21st. */
+const ordinal = (n: number) => `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
+
+/** A tournament's prize (the record's `place`): "🏆 2nd place · Weekly cup · +5,000 sats". */
+export const prizeText = (place: number, title: string, sats: number) => `🏆 ${ordinal(place)} place · ${title} · +${sats.toLocaleString('en-US')} sats`;
 
 /**
  * What a claim sent before the player's play time says (`reward:waiting`), on one line:

@@ -27,6 +27,8 @@ export interface ToastOptions {
   fontSize?: number;
   /** Background color per variant (0xRRGGBB). */
   colors?: Partial<Record<ToastVariant, number>>;
+  /** Say a reward's dollar value beside its sats ("+77 sats ($0.05)"), when the relay recorded one (a catalog priced in dollars). Default false. */
+  showUsd?: boolean;
   /** Draw a toast yourself: return a game object about `width` wide, origin at its top-left. */
   render?: (scene: Phaser.Scene, toast: Toast, width: number) => Phaser.GameObjects.GameObject & Phaser.GameObjects.Components.Transform;
 }

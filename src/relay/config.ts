@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadCatalogFile } from './core/catalog.js';
+import { achievementsOf, loadCatalogFile } from './core/catalog.js';
 import type { RelayStore } from './core/ports/relay-store.js';
 import type { RelayOptions } from './relay.js';
 import { fieldsOf, type SameNamedOptions, SETTINGS, type Setting, type SettingFields, sameNamedOptions } from './settings/schema.js';
@@ -70,7 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
   // Empty strings in a .env file mean "not set".
   const present = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
   const e = readSettings(present);
-  const fields = fieldsOf(e);
+  const fields: { -readonly [K in keyof ReturnType<typeof fieldsOf>]: ReturnType<typeof fieldsOf>[K] } = fieldsOf(e);
   const fail = (setting: string, message: string) => {
     throw new SettingError(setting, message);
   };
@@ -97,10 +97,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
   if (e.PAYMENTS_API_KEY && !e.RELAY_PUBLIC_URL) {
     fail('RELAY_PUBLIC_URL', 'RELAY_PUBLIC_URL is required with PAYMENTS_API_KEY: it is where the payments service sends its webhooks (never taken from a request).');
   }
+  // Issue 38: a budget and a cap each in sats or in dollars, never both; dollars set, the sats default is off.
+  for (const [sats, usd, field] of [
+    ['RELAY_DAILY_BUDGET_SATS', 'RELAY_DAILY_BUDGET_USD', 'dailyBudgetSats'],
+    ['RELAY_USER_DAILY_CAP_SATS', 'RELAY_USER_DAILY_CAP_USD', 'userDailyCapSats'],
+  ] as const) {
+    if (e[usd] === undefined) continue;
+    if (e[sats] !== undefined) fail(usd, `${usd} and ${sats} are both set: set one or the other (in dollars, each claim counts its dollar value at the price it was decided at).`);
+    fields[field] = 0;
+  }
   const catalogFile = fields.catalogFile === undefined ? undefined : resolve(fields.catalogFile);
   // Read now, so a bad entry is the first thing said, before the relay writes anything.
   const catalog = catalogFile ? loadCatalogFile(catalogFile) : undefined;
-  const needsProof = [...(catalog?.values() ?? [])].filter((a) => a.proof === 'server').map((a) => a.id);
+  const needsProof = (catalog ? achievementsOf(catalog) : []).filter((a) => a.proof === 'server').map((a) => a.id);
   if (needsProof.length && !e.RELAY_GAME_SERVER_SECRET) {
     fail('RELAY_GAME_SERVER_SECRET', `RELAY_GAME_SERVER_SECRET is required by RELAY_CATALOG: ${needsProof.join(', ')} ask for a proof signed by the game's server.`);
   }

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../wire/earning-rules.js';
 import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-api.js';
-import { type Catalog, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
+import { achievementsOf, type Catalog, type CatalogItem, catalogAt, createCatalog, DEFAULT_CATALOG, usesDollars } from './core/catalog.js';
+import { countsDollars } from './core/claim-decision.js';
 import type { VerifyClaim } from './core/claims.js';
 import { createCore } from './core/create-core.js';
 import { createEventHub } from './core/live-events.js';
@@ -9,6 +10,7 @@ import { createPlayerTokens } from './core/player-tokens.js';
 import type { VerifyLink } from './core/players.js';
 import type { ClaimLimits } from './core/ports/ledger.js';
 import type { RelayStore } from './core/ports/relay-store.js';
+import { createPrices, type Prices } from './core/prices.js';
 import { secretList } from './core/secret-list.js';
 import { createStreamTickets } from './core/stream-tickets.js';
 import { PROOF_MAX_TTL_SECONDS } from './core/unlock-proof.js';
@@ -28,6 +30,8 @@ export { VERSION } from './version.js';
 const DAY_MS = 86_400_000;
 /** How often the ledger forgets what only past days' limits read (and at start). */
 const PRUNE_EVERY_MS = 3_600_000;
+/** How often the relay finishes referrals a crash left undone (and at start). */
+const REFERRAL_SWEEP_EVERY_MS = 300_000;
 
 export { SECURITY_HEADERS } from './http/security-headers.js';
 
@@ -42,11 +46,19 @@ export interface RelayOptions extends HttpOptions {
   /** Signs player tokens. Keep it stable across restarts, or players link again. */
   secret: string;
   /** Default: DEFAULT_CATALOG. */
-  catalog?: Catalog | readonly CatalogEntry[];
+  catalog?: Catalog | ReadonlyArray<CatalogItem | CatalogEntry>;
   /** Per userId, per UTC day; 0: no cap. Default: RELAY_USER_DAILY_CAP_SATS's (docs/configuration.md). */
   userDailyCapSats?: number;
   /** The whole project, per UTC day; 0: no budget. Default: RELAY_DAILY_BUDGET_SATS's. */
   dailyBudgetSats?: number;
+  /** RELAY_USER_DAILY_CAP_USD: in place of userDailyCapSats (not both), dollars per player per UTC day; 0 or absent: none. */
+  userDailyCapUsd?: number;
+  /** RELAY_DAILY_BUDGET_USD: in place of dailyBudgetSats (not both), dollars for the project per UTC day; 0 or absent: none. */
+  dailyBudgetUsd?: number;
+  /** RELAY_PRICE_TTL_SECONDS: with dollar prices or limits, the BTC/USD price is read this often. Default 60. */
+  priceTtlSeconds?: number;
+  /** RELAY_PRICE_MAX_AGE_SECONDS: an older price refuses dollar-priced claims (503 price_unavailable). Default 600. */
+  priceMaxAgeSeconds?: number;
   /** With a shared ledger: how often to look for payments other relays abandoned (their lease ran out). */
   recoverEveryMs?: number;
   /** How long a player token lives. Default 24 h. */
@@ -113,6 +125,30 @@ export function createRelay(options: RelayOptions): Relay {
   const store = typeof where === 'string' ? openSqliteStore(where) : where;
   const { ledger, events } = store;
   const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient({ logger, ...options.payments });
+  const catalog: Catalog =
+    options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as ReadonlyArray<CatalogEntry | CatalogItem> | undefined) ?? DEFAULT_CATALOG);
+  const dailyBudgetUsd = options.dailyBudgetUsd ?? 0;
+  const userDailyCapUsd = options.userDailyCapUsd ?? 0;
+  if (dailyBudgetUsd > 0 && (options.dailyBudgetSats ?? 0) > 0) throw new Error('dailyBudgetUsd and dailyBudgetSats are both set: set one or the other');
+  if (userDailyCapUsd > 0 && (options.userDailyCapSats ?? 0) > 0) throw new Error('userDailyCapUsd and userDailyCapSats are both set: set one or the other');
+  const limits: ClaimLimits = {
+    // In dollars, the sats default is off.
+    userDailyCapSats: options.userDailyCapSats ?? (userDailyCapUsd > 0 ? 0 : DEFAULTS.userDailyCapSats),
+    dailyBudgetSats: options.dailyBudgetSats ?? (dailyBudgetUsd > 0 ? 0 : DEFAULTS.dailyBudgetSats),
+    ...(dailyBudgetUsd > 0 ? { dailyBudgetUsd } : {}),
+    ...(userDailyCapUsd > 0 ? { userDailyCapUsd } : {}),
+    addressDailyCapSats: options.addressDailyCapSats ?? DEFAULTS.addressDailyCapSats,
+    denialCooldownHours: options.denialCooldownHours ?? DEFAULTS.denialCooldownHours,
+  };
+  // The price is kept only when something is in dollars: otherwise nothing asks the service for it.
+  const prices: Prices | undefined =
+    usesDollars(catalog) || countsDollars(limits)
+      ? createPrices((): ReturnType<PaymentsClient['btcUsd']> => payments.btcUsd(), {
+          ttlMs: (options.priceTtlSeconds ?? DEFAULTS.priceTtlSeconds) * 1000,
+          maxAgeMs: (options.priceMaxAgeSeconds ?? DEFAULTS.priceMaxAgeSeconds) * 1000,
+          logger,
+        })
+      : undefined;
   const wallet = createWalletBalance(client, { lowSats: options.walletLowSats ?? options.dailyBudgetSats ?? DEFAULTS.dailyBudgetSats, logger });
   const metrics = options.adminToken
     ? createMetrics({
@@ -121,6 +157,8 @@ export function createRelay(options: RelayOptions): Relay {
         budgetUsedSats: () => ledger.budgetUsed(utcDay(Date.now())),
         walletBalanceSats: async () => (await wallet.read()).balanceSats,
         ...(ledger.balancesOwed ? { balancesOwedSats: () => ledger.balancesOwed!() } : {}),
+        ...(prices ? { price: () => prices.peek() } : {}),
+        ...(prices && ledger.budgetUsedUsd ? { budgetUsedUsd: () => ledger.budgetUsedUsd!(utcDay(Date.now())) } : {}),
       })
     : undefined;
   const payments = metrics ? metrics.instrument(client) : client;
@@ -128,21 +166,21 @@ export function createRelay(options: RelayOptions): Relay {
   // A log shared by several relays tells every relay's streams of every append, in commit order;
   // then this relay's own appends reach them that way too, not a second, earlier way.
   const hub = events.subscribe ? { ...streams, publish: () => undefined } : streams;
-  const catalog = options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as readonly CatalogEntry[]) ?? DEFAULT_CATALOG);
   const tokens = createPlayerTokens(options.secret, options.tokenTtlMs ?? 24 * 3_600_000);
   const limiter = createRateLimiter(options.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute);
   const webhookLimiter = createRateLimiter(options.webhookRateLimitPerMinute ?? DEFAULTS.webhookRateLimitPerMinute);
-  const limits: ClaimLimits = {
-    userDailyCapSats: options.userDailyCapSats ?? DEFAULTS.userDailyCapSats,
-    dailyBudgetSats: options.dailyBudgetSats ?? DEFAULTS.dailyBudgetSats,
-    addressDailyCapSats: options.addressDailyCapSats ?? DEFAULTS.addressDailyCapSats,
-    denialCooldownHours: options.denialCooldownHours ?? DEFAULTS.denialCooldownHours,
-  };
   const gameServerSecrets = options.gameServerSecret === undefined ? [] : secretList(options.gameServerSecret);
-  const needsProof = [...catalog.values()].filter((a) => a.proof === 'server').map((a) => a.id);
+  const needsProof = achievementsOf(catalog)
+    .filter((a) => a.proof === 'server')
+    .map((a) => a.id);
   if (needsProof.length && !gameServerSecrets.length)
     throw new Error(`The catalog asks for server proofs (${needsProof.join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
+  // A tournament's results come only from the game's server, behind its secret.
+  if (catalog.tournaments?.size && !gameServerSecrets.length)
+    throw new Error(`The catalog has tournaments (${[...catalog.tournaments.keys()].join(', ')}): set RELAY_GAME_SERVER_SECRET (gameServerSecret)`);
+  prices?.start();
   const core = createCore({
+    prices,
     store,
     payments,
     catalog,
@@ -151,6 +189,7 @@ export function createRelay(options: RelayOptions): Relay {
     tokens,
     publish: hub.publish,
     metrics,
+    referralMetrics: metrics,
     wallet,
     verifyClaim: options.verifyClaim,
     gameServerSecrets,
@@ -169,12 +208,13 @@ export function createRelay(options: RelayOptions): Relay {
   const { payouts } = core;
   // A claim may wait on two calls to the service (the gamertag, then the payment): clients wait longer.
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? DEFAULTS.paymentsTimeoutMs;
-  const catalogBody: CatalogResponse = {
-    achievements: [...catalog.values()],
+  const catalogBody = (): CatalogResponse => ({
+    achievements: catalogAt(catalog, prices?.peek().btcUsd),
+    ...(catalog.tournaments ? { tournaments: [...catalog.tournaments.values()] } : {}),
     claimTimeoutMs: 2 * serviceTimeoutMs + 1_000,
     claimBatchMax: CLAIM_BATCH_MAX,
     ...(options.payoutMode === 'balance' ? { payoutMode: 'balance' as const } : {}),
-  };
+  });
 
   const app = createApp({
     settings: httpSettings(options),
@@ -223,6 +263,22 @@ export function createRelay(options: RelayOptions): Relay {
       .finally(() => (pruning = undefined)));
   const pruner = setInterval(prune, PRUNE_EVERY_MS);
   pruner.unref();
+  // Referrals a crash left between the referee's payment and the rewards (core/referrals.ts); one run at a time.
+  let sweeping: Promise<void> | undefined;
+  const sweepReferrals = () =>
+    core.referrals?.programs.length
+      ? (sweeping ??= core.referrals
+          .sweep()
+          .then(
+            () => undefined,
+            (err: unknown) => {
+              if (!closing) logger.warn({ err, event: 'referral_sweep_failed' }, 'finishing referrals failed: tried again in five minutes');
+            },
+          )
+          .finally(() => (sweeping = undefined)))
+      : undefined;
+  const referralSweeper = setInterval(() => void sweepReferrals(), REFERRAL_SWEEP_EVERY_MS);
+  referralSweeper.unref();
   let reconciling: Promise<unknown> = Promise.resolve();
   const ready = (async () => {
     if (events.subscribe) unsubscribe = await events.subscribe(streams.publish, streams.listening);
@@ -237,6 +293,7 @@ export function createRelay(options: RelayOptions): Relay {
       (err: unknown) => logger.error({ err }, 'reconciliation at start failed'),
     );
     void prune();
+    void sweepReferrals();
     // With relays sharing a ledger, one that dies leaves its payments to the others, once its lease runs out.
     if (options.recoverEveryMs) {
       sweeper = setInterval(() => void payouts.recover(startedAt).catch((err: unknown) => logger.error({ err }, 'recovery failed')), options.recoverEveryMs);
@@ -258,7 +315,11 @@ export function createRelay(options: RelayOptions): Relay {
       await reconciling;
       clearInterval(sweeper);
       clearInterval(pruner);
+      clearInterval(referralSweeper);
+      await sweeping;
+      await core.referrals?.idle();
       clearInterval(walletWatch);
+      prices?.stop();
       // Let payments in flight settle first: closing under them would leave them for review.
       await payouts.drain();
       await unsubscribe?.();

@@ -21,7 +21,9 @@ export function repeatBlock(repeat: RepeatPolicy, lastEarnedAt: number | undefin
   switch (repeat.kind) {
     case 'once':
       return { reason: 'already_claimed' };
+    // A streak is a daily claim whose amount grows (core/streak.ts decides it in the relay).
     case 'daily':
+    case 'streak':
       return utcDay(lastEarnedAt) === utcDay(now) ? { reason: 'already_claimed_today', retryAt: nextUtcDay(now) } : undefined;
     case 'cooldown': {
       const retryAt = lastEarnedAt + repeat.seconds * 1000;

@@ -1,7 +1,7 @@
 // What a buy-sats widget posts to the page hosting it, in both spellings a game hears: the
 // service's widget, as its ramp client reads it, and the sandbox's own older one. The sandbox's
-// widget posts both; rewardbus's openRamp reads its own today, and can read both through
-// `rampWidgetOutcome`. One pure module, shared by the sandbox (which writes the messages) and
+// widget posts both; rewardbus's openRamp reads both through `rampWidgetOutcome` (the first end it
+// hears wins). One pure module, shared by the sandbox (which writes the messages) and
 // the client (which reads them).
 
 /**

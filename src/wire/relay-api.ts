@@ -3,14 +3,26 @@
  * Types only, so it costs the client bundle nothing.
  */
 
-/** How often an achievement can pay a player. */
-export type RepeatPolicy = { kind: 'once' } | { kind: 'daily' } | { kind: 'cooldown'; seconds: number };
+/**
+ * How often an achievement can pay a player. `streak`: once per UTC day, the n-th consecutive day
+ * paying `sats[min(n, length) - 1]` (a missed day starts again at day 1); its entry's `sats` is day 1's.
+ */
+export type RepeatPolicy = { kind: 'once' } | { kind: 'daily' } | { kind: 'cooldown'; seconds: number } | StreakPolicy;
+
+/** A login streak's steps: the sats of day 1, day 2, …; every day past the list pays the last. */
+export type StreakPolicy = { kind: 'streak'; sats: number[] };
 
 /** One entry of `GET /v1/catalog`. */
 export interface CatalogEntry {
   id: string;
   title: string;
+  /**
+   * What a claim pays now: for a streak (written without it) its first day's, the steps being
+   * `repeat.sats`; for a dollar-priced entry, its `usd` at the relay's current price (0 while the relay knows no price).
+   */
   sats: number;
+  /** Priced in dollars (issue 38): the sats are decided at the price when each claim is decided. */
+  usd?: number;
   repeat: RepeatPolicy;
   /**
    * Witnessed play: a claim is paid only once the player's session on the relay (from the link
@@ -23,6 +35,61 @@ export interface CatalogEntry {
   hold?: boolean;
   /** `balance`: a claim credits the player's balance (withdrawn later); `instant`: it is paid at once. Default: the relay's RELAY_PAYOUT_MODE. */
   payout?: PayoutMode;
+}
+
+/**
+ * A tournament in the catalog (`"kind": "tournament"`): its prizes, in sats, by place (1st, 2nd, …).
+ * Never claimed by a client: the game's server posts each period's results
+ * (`POST /v1/server/tournaments/{id}/results`) and the relay pays the places that win a prize.
+ */
+export interface TournamentCatalogEntry {
+  id: string;
+  kind: 'tournament';
+  title: string;
+  prizes: number[];
+  /** Every prize of it waits for an operator (status `held`). */
+  hold?: boolean;
+  /** As an achievement's: `balance` credits the prizes, `instant` pays them. Default: the relay's RELAY_PAYOUT_MODE. */
+  payout?: PayoutMode;
+}
+
+/** `POST /v1/server/tournaments/{id}/results` body: the period's ranking, best first, each a userId or a gamertag. */
+export interface TournamentResults {
+  period: string;
+  ranking: string[];
+}
+
+/** Its answer (201 first, 200 for the same results again): the prize records in ranking order (`place`, `period` on each). */
+export interface TournamentPosted {
+  tournamentId: string;
+  period: string;
+  rewards: RewardRecord[];
+}
+
+/**
+ * A referral program (a catalog entry with `"kind": "referral"`; never in `GET /v1/catalog`'s
+ * achievements, never claimable): a player who links with another's referral code is its referee;
+ * once the referee is paid a claim made `afterPlaySeconds` after their first link (of
+ * `afterAchievement`, when named), the referrer and the referee are each rewarded once.
+ */
+export interface ReferralProgram {
+  id: string;
+  kind: 'referral';
+  title: string;
+  referrerSats: number;
+  refereeSats: number;
+  afterPlaySeconds: number;
+  afterAchievement?: string;
+  /** The most qualified referrals a referrer is paid for per UTC day; past it, the referrer's reward is `rejected` (`referrer_daily_cap`). */
+  perReferrerDaily?: number;
+}
+
+/** A link's `referral`: `pending` (accepted, waiting to qualify), or why it will never pay. */
+export type ReferralAnswer = 'pending' | 'not_new' | 'unknown_code' | 'self_referral';
+
+/** `GET /v1/referral-code`: the player's own code, the same every time. */
+export interface ReferralCodeResponse {
+  code: string;
 }
 
 /** How a decided claim reaches the player: paid at once, or credited to a balance the player withdraws from. */
@@ -40,6 +107,8 @@ export interface CatalogResponse {
    * achievement's own `payout` may still say `balance`).
    */
   payoutMode?: PayoutMode;
+  /** The catalog's tournaments (never claimed by a client): their titles say what a prize was for. */
+  tournaments?: TournamentCatalogEntry[];
 }
 
 /** `POST /v1/players` body; `{}` makes a guest (balance mode). */
@@ -49,6 +118,8 @@ export interface LinkPlayerRequest {
   guestToken?: string;
   /** For a relay with a human check at link (a captcha's response token): passed to its hook. */
   humanCheck?: string;
+  /** Another player's referral code (`GET /v1/referral-code`): counts only on this userId's first link with the relay. */
+  referralCode?: string;
 }
 
 /** `POST /v1/players` answer: the player token authorizes the player's own rewards. */
@@ -63,6 +134,8 @@ export interface PlayerSession {
   guest?: true;
   /** A link with a `guestToken`: what moved from the guest's balance to the player's. */
   merge?: GuestMerge;
+  /** A link with a `referralCode`: whether it may pay once the player has played (`pending`), or why it never will. */
+  referral?: ReferralAnswer;
 }
 
 /** A guest's credits moved to the player who linked; those the player already held (by the repeat rules) are dropped. */
@@ -101,7 +174,25 @@ export interface RewardClaim {
  */
 export type RewardStatus = 'paid' | 'rejected' | 'failed' | 'pending' | 'needs_review' | 'held' | 'credited';
 
-export interface RewardRecord {
+/**
+ * What a reward's amount was decided by, beyond its achievement: recorded with its entry when it
+ * is decided (never changed by a later price or rule) and carried on its record as they are.
+ */
+export interface RewardTerms {
+  /** The dollar value the sats were decided at: a dollar-priced entry's `usd`, or its sats at `btcUsd`. */
+  usd?: number;
+  /** The BTC/USD price (dollars per bitcoin) the sats were decided at. */
+  btcUsd?: number;
+  /** A login streak's day: 1 on the first day, or after a missed one. */
+  streakDay?: number;
+  /** A tournament prize: the results' period (e.g. `2026-W48`) and the place (1: first). */
+  period?: string;
+  place?: number;
+  /** A referral's reward: the player who referred, or the one referred. */
+  referral?: 'referrer' | 'referee';
+}
+
+export interface RewardRecord extends RewardTerms {
   id: string;
   /** The Idempotency-Key the client claimed it with: its intent's id. */
   idempotencyKey?: string;

@@ -45,7 +45,9 @@ async function purchase(sandboxUrl: string) {
     headers: { apikey: KEY, 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'p@example.com', webhook_url: `${relay}/v1/webhooks/payments`, reference_id: `ref-${Math.random()}` }),
   });
-  const { session_id } = ((await made.json()) as { data: { session_id: string } }).data;
+  const { session_id, widget_url } = ((await made.json()) as { data: { session_id: string; widget_url: string } }).data;
+  // Its widget is where it listens, on the port it picked (`sandbox 0`), never port 0.
+  expect(widget_url).toBe(`${sandboxUrl}/widget/${session_id}`);
   const done = await fetch(`${sandboxUrl}/widget/${session_id}/complete`, { method: 'POST' });
   return ((await done.json()) as { webhookStatus: number }).webhookStatus;
 }

@@ -56,7 +56,7 @@ describeInBrowser('the demo in balance mode (npm start -- --payout balance), in 
     await page.waitForSelector('#gamertag[placeholder="gamertag (optional)"]');
     await page.click('#login button');
     await page.waitForFunction(() => (globalThis as DemoWindow).game.scene.isActive('play'));
-    await toastSaid(page, '+10 sats · Daily login · balance 10');
+    await toastSaid(page, 'Day 1 streak · +10 sats · balance 10');
     await page.waitForSelector('#player:text("Playing as a guest")');
     // The visible page sends heartbeats as soon as there is a guest (witnessed play, for the withdrawal allowance).
     await expect.poll(() => heartbeats.length).toBeGreaterThan(0);

@@ -83,6 +83,9 @@ describeInBrowser('the demo in a real browser', () => {
     await page.waitForTimeout(300); // the toast's fade-in, for the picture
     await keepScreenshot(page, 'demo-paid-toast.png');
     expect((await toasts(page)).find((t) => t.achievementId === 'first-coin')?.text).toBe('+21 sats · First coin → ada');
+    // The demo's login streak: its first day, as the Phaser toast says it.
+    await waitForToast(page, 'paid', 'login');
+    expect((await toasts(page)).find((t) => t.achievementId === 'login')?.text).toBe('Day 1 streak · +10 sats');
     expect(paymentsFor('ada', 'First coin')).toHaveLength(1);
     expect(errors).toEqual([]);
     await context.close();
@@ -92,7 +95,7 @@ describeInBrowser('the demo in a real browser', () => {
     const context = await browser.newContext();
     const page = await openGame(context);
     await linkAndPlay(page, 'grace');
-    await waitForToast(page, 'paid', 'daily-login');
+    await waitForToast(page, 'paid', 'login');
     // The relay becomes unreachable for claims.
     await page.route('**/v1/rewards', (route) => route.abort('internetdisconnected'));
     await clickFirstCoin(page);
@@ -117,7 +120,7 @@ describeInBrowser('the demo in a real browser', () => {
     const context = await browser.newContext();
     const a = await openGame(context);
     await linkAndPlay(a, 'tabby');
-    await waitForToast(a, 'paid', 'daily-login');
+    await waitForToast(a, 'paid', 'login');
     const b = await openGame(context);
     await Promise.all([hear(a, ['reward:paid']), hear(b, ['reward:paid'])]);
     await clickFirstCoin(a);
@@ -128,7 +131,7 @@ describeInBrowser('the demo in a real browser', () => {
     // per tab and never after its final outcome, so no toast for them can follow.
     for (const page of [a, b]) for (const id of ['first-coin', 'coin-streak']) await waitToHear(page, `reward:paid ${id}`);
     const all = [...(await toasts(a)), ...(await toasts(b))];
-    for (const id of ['first-coin', 'coin-streak', 'daily-login']) expect(all.filter((t) => t.achievementId === id && t.variant === 'paid')).toHaveLength(1);
+    for (const id of ['first-coin', 'coin-streak', 'login']) expect(all.filter((t) => t.achievementId === id && t.variant === 'paid')).toHaveLength(1);
     expect(paymentsFor('tabby', 'First coin')).toHaveLength(1);
     expect(paymentsFor('tabby', 'Ten coins in a row')).toHaveLength(1);
     await context.close();
@@ -180,7 +183,7 @@ describeInBrowser('the demo in a real browser', () => {
     const context = await browser.newContext({ viewport: { width: 1180, height: 640 } });
     const page = await openGame(context);
     await linkAndPlay(page, 'claimer');
-    await waitForToast(page, 'paid', 'daily-login');
+    await waitForToast(page, 'paid', 'login');
     await page.waitForSelector('#history li.paid');
     await page.click('#claim');
     const qr = page.locator('[data-rewardbus=withdrawal] [data-role=qr] svg');
@@ -200,7 +203,7 @@ describeInBrowser('the demo in a real browser', () => {
     const first = await browser.newContext();
     const firstPage = await openGame(first);
     await linkAndPlay(firstPage, 'returner');
-    await waitForToast(firstPage, 'paid', 'daily-login');
+    await waitForToast(firstPage, 'paid', 'login');
     await first.close();
 
     const context = await browser.newContext();
@@ -209,10 +212,10 @@ describeInBrowser('the demo in a real browser', () => {
     page.on('request', (r) => r.method() === 'POST' && r.url().endsWith('/v1/rewards') && claims.push(r.url()));
     await hear(page, ['reward:skipped', 'reward:queued']);
     await linkAndPlay(page, 'returner');
-    // daily-login was earned today on the other device: unlock() skipped it, so no intent was made
+    // the login streak was claimed today on the other device: unlock() skipped it, so no intent was made
     // and no claim can follow; no request, no orange toast.
-    await waitToHear(page, 'reward:skipped daily-login');
-    expect(await page.evaluate(() => (globalThis as DemoWindow).heard)).toEqual(['reward:skipped daily-login']);
+    await waitToHear(page, 'reward:skipped login');
+    expect(await page.evaluate(() => (globalThis as DemoWindow).heard)).toEqual(['reward:skipped login']);
     expect(claims).toEqual([]);
     expect((await toasts(page)).filter((t) => t.variant !== 'paid')).toEqual([]);
 
@@ -230,7 +233,7 @@ describeInBrowser('the demo in a real browser', () => {
     await page.waitForFunction(() => (globalThis as DemoWindow).game?.scene.isActive('title'));
     const gamertag = 'a-very-long-gamertag-that-goes-on-and-on-and-on';
     await linkAndPlay(page, gamertag);
-    await waitForToast(page, 'paid', 'daily-login');
+    await waitForToast(page, 'paid', 'login');
     const layout = await page.evaluate(() => ({
       scrollWidth: document.documentElement.scrollWidth,
       innerWidth: window.innerWidth,
@@ -256,7 +259,7 @@ describeInBrowser('the demo in a real browser', () => {
     const context = await browser.newContext({ viewport: { width: 1180, height: 640 } });
     const page = await openGame(context);
     await linkAndPlay(page, 'counter');
-    await waitForToast(page, 'paid', 'daily-login');
+    await waitForToast(page, 'paid', 'login');
     await context.setOffline(true);
     await page.waitForSelector('#status.offline', { timeout: 1000 });
     await context.setOffline(false);
@@ -281,7 +284,7 @@ describeInBrowser('the demo in a real browser', () => {
     await expect.poll(async () => (await resultTexts()).some((t) => /^Level complete: paid in \d+ s \(20 s of play needed\)$/.test(t))).toBe(true);
     await page.waitForTimeout(300); // the toast's fade-in, for the picture
     await keepScreenshot(page, 'demo-play-time.png');
-    // daily-login 10 + first-coin 21 + level-complete 100, however late the last ones land.
+    // login (day 1) 10 + first-coin 21 + level-complete 100, however late the last ones land.
     await page.waitForFunction(
       () => {
         const scene = (globalThis as unknown as { game: { scene: { getScene(k: string): { children: { list: Array<{ text?: string }> } } } } }).game.scene.getScene('results');

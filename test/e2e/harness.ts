@@ -69,10 +69,15 @@ export type PluginPageWindow = typeof globalThis & {
  * The plugin fixture (test/e2e/fixtures/plugin-page.ts), bundled as a game would be, served at
  * `/` beside the relay: pass the result as startServer's `fallback`.
  */
-export async function pluginPage(): Promise<(request: Request) => Response | undefined> {
+export function pluginPage(): Promise<(request: Request) => Response | undefined> {
+  return fixturePage('test/e2e/fixtures/plugin-page.ts');
+}
+
+/** A fixture page (an entry under test/e2e/fixtures/), bundled as a game would be, served at `/`: a startServer `fallback`. */
+export async function fixturePage(entry: string): Promise<(request: Request) => Response | undefined> {
   const { build } = await import('esbuild');
   const { demoBuild } = await import('../../esbuild.config.mjs');
-  const bundle = await build({ ...demoBuild, entryPoints: ['test/e2e/fixtures/plugin-page.ts'], minify: false });
+  const bundle = await build({ ...demoBuild, entryPoints: [entry], minify: false });
   const js = bundle.outputFiles![0]!.text;
   const html = '<!doctype html><body><script type="module" src="/page.js"></script></body>';
   return (request) => {

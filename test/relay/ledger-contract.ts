@@ -43,6 +43,22 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect((await l.get(c.id))?.idempotencyKey).toBe(c.idempotencyKey);
     });
 
+    it("records the terms a claim was decided by, and carries them on the player's records until it is paid", async () => {
+      const l = await ledger();
+      const terms = { usd: 0.05, btcUsd: 65_000, streakDay: 3 };
+      const held = await l.claim(claim({ terms, hold: true }), NO_LIMITS, T0);
+      expect(held).toMatchObject({ kind: 'created', entry: { state: 'held', terms } });
+      expect(held.kind === 'created' && held.event?.data).toMatchObject({ status: 'held', ...terms });
+      await l.settle(held.entry.id, 'approve', { state: 'sending' }, { audit: { actor: 'ops', action: 'approve' } });
+      const paid = await l.settle(held.entry.id, 'settle', { state: 'paid', paymentId: 'tx-1' });
+      expect(paid?.event?.data).toMatchObject({ status: 'paid', paymentId: 'tx-1', ...terms });
+      expect(toRewardRecord((await l.get(held.entry.id))!)).toMatchObject({ status: 'paid', ...terms });
+      // An entry decided without terms has none on its record.
+      const plain = await l.claim(claim({ achievementId: 'plain' }), NO_LIMITS, T0);
+      expect(Object.keys(toRewardRecord(plain.entry))).not.toContain('usd');
+      expect((await l.get(plain.entry.id))?.terms).toBeUndefined();
+    });
+
     it('answers a replayed key with the entry it has, whatever the body, and changes nothing', async () => {
       const l = await ledger();
       const c = claim();

@@ -2,7 +2,8 @@
 // operators do (claims, retries under the same key, claims before their play time, price changes,
 // cap and budget edges, payments paid, refused, out of reach or timed out, approvals on later
 // days, denials and the claims refused after them, reconcile, mark-paid, mark-failed, claims credited to a balance and
-// their approvals, withdrawals from the balance (paid, held, refused, restored), heartbeats and the allowance's raises)
+// their approvals, withdrawals from the balance (paid, held, refused, restored), heartbeats and the allowance's raises,
+// login streaks across days, missed days and failed payments)
 // run through the relay's core on SQLite, on PostgreSQL
 // and on a reference model (ledger-model.ts); the rewards, the reservations, the player's events
 // and what the service paid must be the model's after every step.
@@ -23,7 +24,7 @@ import { PLAY_BEAT_GAP_MS } from '../../src/relay/core/withdrawal-decision.js';
 import { createLogger, openPgStore, openSqliteStore, type RelayStore } from '../../src/relay/index.js';
 import type { PaymentsClient } from '../../src/relay/payments/client.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
-import type { CatalogEntry, RewardRecord } from '../../src/wire/relay-api.js';
+import type { CatalogEntry, RewardRecord, TournamentCatalogEntry } from '../../src/wire/relay-api.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { LedgerModel, type ModelReward, type Service } from './ledger-model.js';
 
@@ -38,8 +39,15 @@ const ACHIEVEMENTS: CatalogEntry[] = [
   { id: 'boss', title: 'Boss', sats: 30, repeat: { kind: 'once' } },
   { id: 'marathon', title: 'Marathon', sats: 40, repeat: { kind: 'cooldown', seconds: 0 }, minPlaySeconds: 60 },
   { id: 'trophy', title: 'Trophy', sats: 25, repeat: { kind: 'cooldown', seconds: 3600 }, hold: true },
+  // A login streak (issue 37): day 3 on is above the hold limit when there is one (30).
+  { id: 'streak', title: 'Streak', sats: 10, repeat: { kind: 'streak', sats: [10, 20, 35] } },
 ];
 const PLAYERS = 3;
+/** Tournaments (issue 37): their prizes paid at once, or credited; the first above the hold threshold of 30. */
+const TOURNAMENTS: TournamentCatalogEntry[] = [
+  { id: 'cup', kind: 'tournament', title: 'Cup', prizes: [40, 20, 10] },
+  { id: 'league', kind: 'tournament', title: 'League', prizes: [25, 15], payout: 'balance' },
+];
 
 type Op =
   /**
@@ -47,6 +55,11 @@ type Op =
    * `credit`: in balance mode, straight to the ledger (as the core's balance mode records it).
    */
   | { op: 'claim'; player: number; key: number; reuse: boolean; service: Service; credit: boolean }
+  /**
+   * A login streak's claim under a new key, as a game makes one each day it is played, `days`
+   * UTC days after now (0: the same day again; 2: a day missed); `credit`: as `claim`'s.
+   */
+  | { op: 'login'; player: number; days: number; service: Service; credit: boolean }
   | { op: 'price'; achievement: number; sats: number }
   | { op: 'wait'; ms: number }
   | { op: 'approve'; pick: number; service: Service }
@@ -57,7 +70,9 @@ type Op =
   /** A withdrawal from the balance (sats absent: all that is withdrawable), to the ledger itself, paid by the core's payouts. */
   | { op: 'withdraw'; player: number; key: number; sats: number | undefined; service: Service }
   | { op: 'beat'; player: number }
-  | { op: 'raise'; player: number; key: number; sats: number };
+  | { op: 'raise'; player: number; key: number; sats: number }
+  /** The game's server posts a tournament's results for a period: players in ranking order (the first payment answered as `service` says). */
+  | { op: 'tournament'; tournament: number; period: number; ranking: number[]; service: Service };
 
 const service: fc.Arbitrary<Service> = fc.oneof(
   { weight: 6, arbitrary: fc.constant({ kind: 'pay' as const }) },
@@ -79,6 +94,17 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       credit: fc.boolean(),
     }),
   },
+  // Mostly the first player, most often the next day, so streaks grow past their steps.
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('login' as const),
+      player: fc.constantFrom(0, 0, 0, 1, 2),
+      days: fc.constantFrom(0, 1, 1, 1, 2),
+      service,
+      credit: fc.boolean(),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('price' as const), achievement: fc.nat(ACHIEVEMENTS.length - 1), sats: fc.constantFrom(5, 10, 25, 40, 60) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('wait' as const), ms: fc.constantFrom(1_000, 61_000, 3_600_000, 6 * 3_600_000, 20 * 3_600_000) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('approve' as const), pick: fc.nat(3), service }) },
@@ -96,6 +122,16 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('beat' as const), player: fc.nat(PLAYERS - 1) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('raise' as const), player: fc.nat(PLAYERS - 1), key: fc.nat(2), sats: fc.constantFrom(10, 30) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('tournament' as const),
+      tournament: fc.nat(TOURNAMENTS.length - 1),
+      period: fc.nat(2),
+      ranking: fc.shuffledSubarray([0, 1, 2], { minLength: 1 }),
+      service,
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({ op: fc.constant('review' as const), pick: fc.nat(3), action: fc.constantFrom('reconcile' as const, 'mark-paid' as const, 'mark-failed' as const) }),
@@ -156,7 +192,8 @@ const logger = createLogger('silent');
 function coreOn(store: RelayStore, limits: ClaimLimits, holdAboveSats: number, clock: () => number) {
   const service = scriptedService();
   // The relay's own wiring (createCore); repricing makes the core anew over the same store and service.
-  const coreWith = (entries: CatalogEntry[]) => createCore({ store, payments: service.client, catalog: createCatalog(entries), limits, logger, holdAboveSats, clock });
+  const coreWith = (entries: CatalogEntry[]) =>
+    createCore({ store, payments: service.client, catalog: createCatalog([...entries, ...TOURNAMENTS]), limits, logger, holdAboveSats, clock });
   let core = coreWith(ACHIEVEMENTS);
   return {
     service,
@@ -165,6 +202,15 @@ function coreOn(store: RelayStore, limits: ClaimLimits, holdAboveSats: number, c
     },
     reviews: (id: string, action: ReviewAction, actor: string, transactionId?: string) => core.decide(id, action, actor, transactionId),
     reprice: (entries: CatalogEntry[]) => (core = coreWith(entries)),
+    /** The results as the game's server posts them: created, the same again, or the refusal's code. */
+    postResults: (tournamentId: string, period: string, ranking: string[]) =>
+      core.postResults!(tournamentId, { period, ranking }, 'fuzz').then(
+        (r) => (r.created ? 'created' : 'existing'),
+        (err: { code?: string }) => {
+          if (!err.code) throw err;
+          return err.code === 'results_already_posted' ? 'other_results' : err.code;
+        },
+      ),
     claim: (player: { id: string; iat: number }, key: string, achievementId: string) =>
       core.claim({ userId: player.id, gamertag: player.id, iat: player.iat, exp: player.iat + DAY }, key, { achievementId }, new Request('http://relay/v1/rewards')),
   };
@@ -185,8 +231,14 @@ let run = 0;
 let deniedRecently = 0;
 /** Credits credited when claimed, and held ones approved: the sequences must reach both. */
 const credited = { claimed: 0, approved: 0 };
+/** The days login streaks reached, decided (not refused): the sequences must go past day 1, and start again. */
+const streakDays = new Set<number>();
+/** Streak days held for being above the hold limit (decided by the ledger, from the day's sats). */
+let streakHeld = 0;
 /** Withdrawals refused, and paid (or sent to be): the sequences must reach both. */
 const withdrawn = { refused: 0, sent: 0 };
+/** Tournaments' results recorded: the sequences must reach them. */
+const posts = { created: 0 };
 
 /** One sequence on every store and on the model, compared after each step. */
 async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals: Omit<WithdrawalLimits, 'holdAboveSats'> }, ops: Op[]) {
@@ -209,6 +261,9 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
   };
   const pick = (state: string, n: number) => pickReward((r) => r.state === state, n)?.key;
   let again = 0;
+  // Linked with the relay: a tournament's ranking may name them.
+  for (const c of cores) for (const p of players) await c.store.ledger.rememberPlayer!(p.id, p.id, start);
+  let logins = 0;
 
   for (const step of ops) {
     days.add(utcDay(now));
@@ -254,30 +309,61 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
       await expectSame(model, cores, players, days, now);
       continue;
     }
+    if (step.op === 'tournament') {
+      const t = TOURNAMENTS[step.tournament]!;
+      // Periods of this run only: the stores are shared by every run.
+      const period = `${ns}-${step.period}`;
+      const ranking = step.ranking.map((i) => players[i]!.id);
+      const want = model.postTournament(t, period, ranking, now, step.service);
+      if (want === 'created') posts.created++;
+      for (const c of cores) {
+        c.core.service.answer(step.service);
+        const got = await c.core.postResults(t.id, period, ranking);
+        expect({ store: c.name, got }).toEqual({ store: c.name, got: want });
+        await c.core.payouts.drain();
+        for (const [place] of ranking.slice(0, t.prizes.length).entries()) {
+          const key = `tournament:${t.id}:${period}:${place + 1}`;
+          const e = await c.store.ledger.find(ranking[place]!, key);
+          if (e) c.ids.set(key, e.id);
+        }
+      }
+      await expectSame(model, cores, players, days, now);
+      continue;
+    }
     if (step.op === 'price') {
-      prices = prices.map((a, i) => (i === step.achievement ? { ...a, sats: step.sats } : a));
+      prices = prices.map((a, i) => (i === step.achievement ? priced(a, step.sats) : a));
       for (const c of cores) c.core.reprice(prices);
       continue;
     }
-    if (step.op === 'claim' || step.op === 'again') {
+    if (step.op === 'claim' || step.op === 'again' || step.op === 'login') {
       let player: { id: string; iat: number };
       let key: string;
       let a: CatalogEntry;
-      if (step.op === 'claim') {
+      if (step.op === 'login') {
+        now += step.days * DAY;
+        days.add(utcDay(now));
+        a = prices.find((x) => x.repeat.kind === 'streak')!;
+        player = players[step.player]!;
+        key = `${player.id}-login${logins++}`;
+      } else if (step.op === 'claim') {
         a = prices[(step.key + (step.reuse ? 1 : 0)) % ACHIEVEMENTS.length]!;
         player = players[step.player]!;
         key = keyOf(step.player, step.key);
       } else {
-        const r = pickReward((x) => (x.state === 'rejected' || x.state === 'held') && !x.withdrawal, step.pick);
+        // A prize is no achievement a player claims: never claimed again.
+        const r = pickReward((x) => (x.state === 'rejected' || x.state === 'held') && !x.withdrawal && !TOURNAMENTS.some((t) => t.id === x.achievementId), step.pick);
         if (!r) continue;
         a = prices.find((x) => x.id === r.achievementId)!;
         player = players.find((p) => p.id === r.player)!;
         key = `${r.key}-again${again++}`;
       }
-      const credit = step.op === 'claim' && step.credit;
+      const credit = step.op !== 'again' && step.credit;
       model.claim(player, key, a, a.id, now, step.service, credit);
       if (credit && model.rewards.get(key)?.state === 'credited') credited.claimed++;
       if (model.rewards.get(key)?.reason === 'denied_recently') deniedRecently++;
+      const streak = model.rewards.get(key)?.streakDay;
+      if (streak !== undefined && model.rewards.get(key)!.state !== 'rejected') streakDays.add(streak);
+      if (streak !== undefined && model.rewards.get(key)!.state === 'held') streakHeld++;
       for (const c of cores) {
         if (credit) {
           c.ids.set(key, (await c.store.ledger.claim(creditClaim(player, key, a, limits.holdAboveSats), limits, now)).entry.id);
@@ -314,6 +400,10 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
   }
 }
 
+/** An entry at a new price: a streak's steps from it (day 1 at the price, then twice and thrice it). */
+const priced = (a: CatalogEntry, sats: number): CatalogEntry =>
+  a.repeat.kind === 'streak' ? { ...a, sats, repeat: { kind: 'streak', sats: [sats, 2 * sats, 3 * sats] } } : { ...a, sats };
+
 /** A claim in balance mode, as the core would make it (its request hash: core/claims.ts's, of a body with only the achievement). */
 const creditClaim = (player: { id: string; iat: number }, key: string, a: CatalogEntry, holdAboveSats: number): NewClaim => ({
   id: randomUUID(),
@@ -325,7 +415,9 @@ const creditClaim = (player: { id: string; iat: number }, key: string, a: Catalo
   sats: a.sats,
   repeat: a.repeat,
   ...(a.minPlaySeconds ? { minPlayMs: a.minPlaySeconds * 1000, playStartedAt: player.iat } : {}),
-  ...(a.hold || (holdAboveSats > 0 && a.sats > holdAboveSats) ? { hold: true } : {}),
+  // A streak's sats are the ledger's to decide: it holds them above the limit.
+  ...(a.hold || (holdAboveSats > 0 && a.repeat.kind !== 'streak' && a.sats > holdAboveSats) ? { hold: true } : {}),
+  ...(a.repeat.kind === 'streak' && holdAboveSats > 0 ? { holdAboveSats } : {}),
   credit: true,
 });
 
@@ -337,11 +429,16 @@ async function expectSame(model: LedgerModel, cores: Cores, players: Array<{ id:
     events: Object.fromEntries(players.map((p) => [p.id, (model.events.get(p.id) ?? []).map((e) => [e.key, e.status, e.sats, e.reason ?? null, e.kind ?? null])])),
     paid: Object.fromEntries(players.map((p) => [p.id, model.paid.get(p.id) ?? 0])),
     balance: Object.fromEntries(players.map((p) => [p.id, model.balance(p.id, now)])),
+    streakDays: Object.fromEntries([...model.rewards.values()].flatMap((r) => (r.streakDay === undefined ? [] : [[r.key, r.streakDay]]))),
   };
   for (const c of cores) {
     const rewards: Record<string, unknown> = {};
+    const streakDays: Record<string, number> = {};
     for (const p of players)
-      for (const e of await c.store.ledger.history(p.id, 1000)) rewards[e.idempotencyKey] = [e.state, e.sats, e.state === 'sending' ? null : (e.reason ?? null), e.day];
+      for (const e of await c.store.ledger.history(p.id, 1000)) {
+        rewards[e.idempotencyKey] = [e.state, e.sats, e.state === 'sending' ? null : (e.reason ?? null), e.day];
+        if (e.terms?.streakDay !== undefined) streakDays[e.idempotencyKey] = e.terms.streakDay;
+      }
     const events: Record<string, unknown> = {};
     for (const p of players)
       events[p.id] = (await c.store.events.since(p.id, 0, 10_000)).map((e) => {
@@ -351,7 +448,7 @@ async function expectSame(model: LedgerModel, cores: Cores, players: Array<{ id:
     const budget = Object.fromEntries(await Promise.all([...days].map(async (d) => [d, await c.store.ledger.budgetUsed(d)])));
     const paid = Object.fromEntries(players.map((p) => [p.id, c.core.service.paid.get(p.id) ?? 0]));
     const balance = Object.fromEntries(await Promise.all(players.map(async (p) => [p.id, await c.store.ledger.balance!(p.id, now)])));
-    expect({ store: c.name, rewards, budget, events, paid, balance }).toEqual({ store: c.name, ...want });
+    expect({ store: c.name, rewards, budget, events, paid, balance, streakDays }).toEqual({ store: c.name, ...want });
   }
 }
 
@@ -366,5 +463,8 @@ describe('the ledgers against the reference model', () => {
     expect(credited.approved).toBeGreaterThan(0);
     expect(withdrawn.refused).toBeGreaterThan(0);
     expect(withdrawn.sent).toBeGreaterThan(0);
+    expect(posts.created).toBeGreaterThan(0);
+    expect([...streakDays].sort()).toEqual(expect.arrayContaining([1, 2, 3]));
+    expect(streakHeld).toBeGreaterThan(0);
   });
 });

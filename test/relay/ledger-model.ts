@@ -10,9 +10,11 @@
 import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
 import type { BalanceFacts, ClaimLimits, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
+import { streakDay, streakSats } from '../../src/relay/core/streak.js';
+import { poolRefusal, prizeKey, prizePlaces, resultsDecision } from '../../src/relay/core/tournament-decision.js';
 import { withdrawalDecision } from '../../src/relay/core/withdrawal-decision.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
-import type { CatalogEntry, RewardStatus } from '../../src/wire/relay-api.js';
+import type { CatalogEntry, RewardStatus, TournamentCatalogEntry } from '../../src/wire/relay-api.js';
 
 /** How the service answers a payment: paid; refused; out of reach (nothing sent); timed out (paid or not); processing (completes or fails). */
 export type Service = { kind: 'pay' } | { kind: 'refuse' } | { kind: 'unavailable' } | { kind: 'timeout'; paid: boolean } | { kind: 'processing'; completes: boolean };
@@ -34,6 +36,8 @@ export interface ModelReward {
   /** A withdrawal from the player's balance. */
   withdrawal?: boolean;
   hasPaymentId: boolean;
+  /** A login streak's day (core/streak.ts decides it from the last reserving reward of it). */
+  streakDay?: number;
 }
 
 export interface ModelEvent {
@@ -55,6 +59,8 @@ export class LedgerModel {
   readonly play = new Map<string, { ms: number; last: number }>();
   /** The game server's raises of the allowance, by `player key`. */
   readonly raises = new Map<string, number>();
+  /** Tournaments' results posted, by `tournament period`: their ranking. */
+  readonly posted = new Map<string, string>();
   constructor(
     readonly limits: ClaimLimits,
     readonly holdAboveSats: number,
@@ -173,17 +179,22 @@ export class LedgerModel {
     const minPlayMs = (a.minPlaySeconds ?? 0) * 1000;
     const day = utcDay(now);
     const early = tooEarly({ playStartedAt: player.iat, minPlayMs }, now) !== undefined;
-    const hold = a.hold === true || (this.holdAboveSats > 0 && a.sats > this.holdAboveSats);
+    // A login streak: its day from the player's last reserving reward of it, its sats that day's step.
+    const mine = [...this.rewards.values()].filter((r) => r.player === player.id && r.achievementId === a.id && this.reserving(r));
+    const latest = mine.reduce<ModelReward | undefined>((l, r) => (l && l.createdAt >= r.createdAt ? l : r), undefined);
+    const streak = a.repeat.kind === 'streak' ? streakDay(latest && { at: latest.createdAt, terms: { streakDay: latest.streakDay ?? 1 } }, now) : undefined;
+    const sats = a.repeat.kind === 'streak' ? streakSats(a.repeat.sats, streak!) : a.sats;
+    const hold = a.hold === true || (this.holdAboveSats > 0 && sats > this.holdAboveSats);
     let reason: string | undefined = early ? 'too_early' : undefined;
     if (!early) {
-      const last = Math.max(-1, ...[...this.rewards.values()].filter((r) => r.player === player.id && r.achievementId === a.id && this.reserving(r)).map((r) => r.createdAt));
+      const last = Math.max(-1, ...mine.map((r) => r.createdAt));
       const facts = {
         lastReservingAt: last < 0 ? undefined : last,
         userSats: this.sum((r) => r.player === player.id && r.day === day),
         projectSats: this.budgetUsed(day),
         lastDeniedAt: this.denied.get(`${player.id} ${a.id}`),
       };
-      reason = refusal({ repeat: a.repeat, sats: a.sats }, facts, this.limits, now);
+      reason = refusal({ repeat: a.repeat, sats }, facts, this.limits, now);
     }
     const r: ModelReward = existing ?? {
       key,
@@ -198,11 +209,53 @@ export class LedgerModel {
       hasPaymentId: false,
     };
     // Decided whole, as it is asked now: credited or paid.
-    Object.assign(r, { sats: a.sats, day, createdAt: now, credit });
+    Object.assign(r, { sats, day, createdAt: now, credit, streakDay: streak });
     this.rewards.set(key, r);
     this.to(r, early ? 'deferred' : claimedState(reason, { hold, credit }), reason);
     if (r.state === 'sending') this.send(r, service);
     return r.state;
+  }
+
+  /**
+   * A tournament's results (issue 37): the same results again change nothing, other ones are
+   * refused, a pool past the day's budget records nothing; else one prize per place, held above
+   * the threshold, credited in balance mode, the others paid in place order (the first payment
+   * answered as `service` says, the others paid).
+   */
+  postTournament(t: TournamentCatalogEntry, period: string, ranking: string[], now: number, service: Service): 'created' | 'existing' | 'other_results' | 'daily_budget' {
+    const decided = resultsDecision(this.posted.get(`${t.id} ${period}`), ranking.join('\n'));
+    if (decided !== 'insert') return decided;
+    const day = utcDay(now);
+    const places = prizePlaces(t.prizes, ranking);
+    if (poolRefusal(places, this.budgetUsed(day), this.limits)) return 'daily_budget';
+    this.posted.set(`${t.id} ${period}`, ranking.join('\n'));
+    const credit = t.payout === 'balance';
+    const made = places.map((p) => {
+      const r: ModelReward = {
+        key: prizeKey(t.id, period, p.place),
+        player: p.userId,
+        achievementId: t.id,
+        hash: '',
+        sats: p.sats,
+        state: 'deferred',
+        reason: undefined,
+        day,
+        createdAt: now,
+        credit,
+        hasPaymentId: false,
+      };
+      this.rewards.set(r.key, r);
+      const hold = t.hold === true || (this.holdAboveSats > 0 && p.sats > this.holdAboveSats);
+      this.to(r, claimedState(undefined, { hold, credit }));
+      return r;
+    });
+    let answer = service;
+    for (const r of made)
+      if (r.state === 'sending') {
+        this.send(r, answer);
+        answer = { kind: 'pay' };
+      }
+    return 'created';
   }
 
   approve(key: string, now: number, service: Service): 'settled' | 'refused' | 'not_in_review' {

@@ -5,6 +5,7 @@ import { type NewClaim, openPgStore, type RelayStore } from '../../src/relay/ind
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
 import { balanceLedgerContract } from './balance-ledger-contract.js';
 import { ledgerContract } from './ledger-contract.js';
+import { streakContract } from './ledger-streak-contract.js';
 
 const url = inject('postgresUrl');
 const NONE = { userDailyCapSats: 0, dailyBudgetSats: 0 };
@@ -44,6 +45,7 @@ function watched<T>(p: Promise<T>) {
 // Without a server the contract's tests are listed as skipped, each by name (CI=true fails instead: test/global-setup.ts).
 describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRES_HOW})`, () => {
   ledgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 }));
+  streakContract('PostgreSQL', async () => openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 }));
   balanceLedgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 }));
 
   // Calls made in one turn go to PostgreSQL together (store/postgres/group.ts): each must still be

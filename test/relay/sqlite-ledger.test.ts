@@ -6,6 +6,7 @@ import { openSqliteStore } from '../../src/relay/index.js';
 import { openSqliteDb } from '../../src/relay/store/sqlite/db.js';
 import { balanceLedgerContract } from './balance-ledger-contract.js';
 import { ledgerContract } from './ledger-contract.js';
+import { streakContract } from './ledger-streak-contract.js';
 
 // The ledger as the relay runs it: in the store's own thread.
 async function openStore() {
@@ -14,6 +15,7 @@ async function openStore() {
   return store;
 }
 ledgerContract('SQLite', openStore);
+streakContract('SQLite', openStore);
 balanceLedgerContract('SQLite', openStore);
 
 // The group commit shares one transaction among the writes of a turn: one that throws must undo

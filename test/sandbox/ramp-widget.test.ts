@@ -8,7 +8,7 @@ import { RAMP_WIDGET_MESSAGES, rampWidgetOutcome } from '../../src/wire/ramp-wid
 
 // The widget page's own script, run against the sandbox over HTTP with a stand-in for the page
 // around it: what it posts to its parent is what a hosting page hears. Each message is read the
-// way its listener reads it: rewardbus's openRamp ({ source: 'rewardbus-ramp', type, data }) and
+// way its listener reads it: rewardbus's openRamp (both spellings, through rampWidgetOutcome) and
 // the service's ramp client, @zbdpay/ramp-ts 1.1.9 ({ type, payload }, WidgetPostMessageEnum in
 // src/types.ts, dispatched as its handleMessage in src/ramp.ts does).
 
@@ -66,12 +66,13 @@ function rampClientHears(posted: unknown[]): Heard[] {
   });
 }
 
-/** What rewardbus's openRamp (src/client/open-ramp.ts) finishes with, from the same messages. */
+/**
+ * What rewardbus's openRamp (src/client/overlays/open-ramp.ts) finishes with, from the same
+ * messages: the first one rampWidgetOutcome reads as an end, in either spelling (none, or one).
+ */
 function openRampHears(posted: unknown[]) {
-  return posted.flatMap((m) => {
-    const d = m as { source?: string; type?: string; data?: unknown };
-    return d.source === 'rewardbus-ramp' && ['success', 'error', 'close'].includes(d.type!) ? [{ type: d.type, data: d.data }] : [];
-  });
+  const ended = posted.map((m) => rampWidgetOutcome(m)).find((o) => o !== undefined);
+  return ended ? [ended] : [];
 }
 
 describe("the sandbox's ramp widget, heard by both the service's ramp client and rewardbus's openRamp", () => {
@@ -101,7 +102,8 @@ describe("the sandbox's ramp widget, heard by both the service's ramp client and
     expect(rampClientHears(w.posted)[1]).toEqual({
       onError: { code: 'PAYMENT_DECLINED', message: 'Card declined', details: { reference_id: 'ref-w', webhookStatus: null } },
     });
-    expect(openRampHears(w.posted)).toEqual([{ type: 'error', data: { reference_id: 'ref-w', webhookStatus: null } }]);
+    // The widget says its own spelling first: openRamp ends with it, the ramp client's is not heard twice.
+    expect(openRampHears(w.posted)).toEqual([{ type: 'error', error: { reference_id: 'ref-w', webhookStatus: null } }]);
     expect(w.posted.map((m) => rampWidgetOutcome(m)?.type)).toEqual([undefined, 'error', 'error']);
   });
 
@@ -111,7 +113,7 @@ describe("the sandbox's ramp widget, heard by both the service's ramp client and
     w.click('buy');
     await expect.poll(() => w.posted.length).toBe(3);
     expect(rampClientHears(w.posted)[1]).toEqual({ onError: { code: 'SESSION_EXPIRED', message: 'This session has expired', details: undefined } });
-    expect(openRampHears(w.posted)).toEqual([{ type: 'error', data: { message: 'This session has expired' } }]);
+    expect(openRampHears(w.posted)).toEqual([{ type: 'error', error: { message: 'This session has expired' } }]);
   });
 
   it('close: the old close message only (the ramp client declares no close message)', async () => {

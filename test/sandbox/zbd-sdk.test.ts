@@ -143,6 +143,15 @@ describe("the sandbox, read through the service's own Node SDK (@zbd/node)", () 
     expect((await sdk.getWithdrawalRequest(made.data.id)).data).toMatchObject({ internalId: null, callbackUrl: null });
   });
 
+  it('takes "" for the optional internalId and callbackUrl, which the SDK does send (it drops only null and undefined), as not given', async () => {
+    const made = await sdk.createWithdrawalRequest({ amount: '20000', description: 'Empty strings', expiresIn: 60, internalId: '', callbackUrl: '' });
+    expect(made.data).toMatchObject({ internalId: null, callbackUrl: null, status: 'pending' });
+    expect((await sdk.getWithdrawalRequest(made.data.id)).data).toMatchObject({ internalId: null, callbackUrl: null });
+    // Nothing to call when it is claimed: the pay control says so.
+    const paid = await fetch(`${sdk.apiBaseUrl}/_sandbox/withdrawal-requests/${made.data.id}/pay`, { method: 'POST' });
+    expect(await paid.json()).toMatchObject({ ok: true, withdrawalRequest: { status: 'completed', callbackUrl: null } });
+  });
+
   it('quotes the BTC/USD rate in the shape getBtcUsdExchangeRate() declares; a control sets the price or makes it fail', async () => {
     const control = async (body: unknown) => {
       const r = await fetch(`${sdk.apiBaseUrl}/_sandbox/btcusd`, { method: 'POST', body: JSON.stringify(body) });

@@ -7,6 +7,7 @@ import type {
   Problem,
   RampSession,
   RampSessionRequest,
+  ReferralCodeResponse,
   RewardClaim,
   RewardClaimBatchResult,
   RewardHistory,
@@ -81,8 +82,13 @@ export function createRelayClient(options: RelayClientOptions) {
 
   return {
     /** `guestToken`: a guest's, whose credits move to the player (balance mode). */
-    link: (gamertag: string, guestToken?: string) =>
-      call<PlayerSession>('POST', '/v1/players', { body: guestToken ? { gamertag, guestToken } : { gamertag }, timeoutMs: claimTimeoutMs }),
+    link: (gamertag: string, guestToken?: string, referralCode?: string) =>
+      call<PlayerSession>('POST', '/v1/players', {
+        body: { gamertag, ...(guestToken ? { guestToken } : {}), ...(referralCode ? { referralCode } : {}) },
+        timeoutMs: claimTimeoutMs,
+      }),
+    /** The player's own referral code (a relay with a referral program). */
+    referralCode: (token: string) => call<ReferralCodeResponse>('GET', '/v1/referral-code', { token }),
     /** A guest (balance mode): earns before a gamertag is linked. */
     guest: () => call<PlayerSession>('POST', '/v1/players', { body: {} }),
     balance: (token: string) => call<BalanceView>('GET', '/v1/balance', { token }),

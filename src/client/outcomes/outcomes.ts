@@ -106,7 +106,9 @@ export class Outcomes {
     const event = eventOf(record.status);
     if (!event) return;
     const later = !own && this.#wasWaiting(intent ?? intentOf(record), record);
-    this.#say(this.o.describe(intent ?? intentOf(record), record, record.reason, !own && !(later && shownHere())), event);
+    // A tournament's prize (its `place`) is no device's intent: said as this tab's own where it is seen.
+    const prize = record.place !== undefined;
+    this.#say(this.o.describe(intent ?? intentOf(record), record, record.reason, !own && !((later || prize) && shownHere())), event);
   }
 
   #say(outcome: RewardOutcome, event: FinalEvent) {

@@ -1,12 +1,16 @@
+import { rampWidgetOutcome } from '../../wire/ramp-widget.js';
 import type { RampSessionRequest } from '../../wire/relay-api.js';
 import type { RewardBus } from '../bus.js';
 import type { RampResult } from '../events.js';
 import { createOverlay } from './overlay.js';
 
 /**
- * Shows the service's buy-sats widget in an overlay above the game. Its onSuccess / onError /
- * onClose become `ramp:success`, `ramp:error` and `ramp:close` on the bus; the overlay closes
- * after any of them. Resolves with how it ended. Browsers only.
+ * Shows the service's buy-sats widget in an overlay above the game. What it posts, in the
+ * service's spelling (WIDGET_TRANSACTION_COMPLETE, WIDGET_ERROR, as its ramp client reads them) or
+ * the sandbox's own ({ source: 'rewardbus-ramp', type }), becomes `ramp:success` or `ramp:error`
+ * on the bus; closing the overlay (or the sandbox's close) `ramp:close`. The overlay closes after
+ * any of them; a widget that says the same end in both spellings is heard once. Resolves with how
+ * it ended. Browsers only.
  */
 export async function openRamp(bus: RewardBus, request: RampSessionRequest): Promise<RampResult> {
   const session = await bus.rampSession(request);
@@ -21,12 +25,11 @@ export async function openRamp(bus: RewardBus, request: RampSessionRequest): Pro
       bus.rampEnded(result);
       resolve(result);
     };
-    const onMessage = (m: MessageEvent<{ source?: string; type?: string; data?: unknown }>) => {
+    const onMessage = (m: MessageEvent<unknown>) => {
       // Only the widget's own frame speaks for it.
-      if (m.origin !== origin || m.source !== frame.contentWindow || m.data?.source !== 'rewardbus-ramp') return;
-      if (m.data.type === 'success') finish({ type: 'success', data: m.data.data });
-      else if (m.data.type === 'error') finish({ type: 'error', error: m.data.data });
-      else if (m.data.type === 'close') finish({ type: 'close' });
+      if (m.origin !== origin || m.source !== frame.contentWindow) return;
+      const outcome = rampWidgetOutcome(m.data);
+      if (outcome) finish(outcome);
     };
     const overlay = createOverlay('Buy sats', () => finish({ type: 'close' }));
     const frame = document.createElement('iframe');

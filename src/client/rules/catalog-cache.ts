@@ -1,4 +1,4 @@
-import type { CatalogEntry, PayoutMode } from '../../wire/relay-api.js';
+import type { CatalogEntry, PayoutMode, TournamentCatalogEntry } from '../../wire/relay-api.js';
 import type { RelayClient } from '../delivery/index.js';
 import type { RewardStorage, WriteBatch } from '../storage/index.js';
 
@@ -11,6 +11,8 @@ export class CatalogCache {
   byId: Map<string, CatalogEntry> | undefined;
   /** The relay's payout mode (`balance`: guests, credits and withdrawals); undefined until known. */
   payoutMode: PayoutMode | undefined;
+  /** The relay's tournaments (their titles name a prize's toast); empty until known. */
+  tournaments: TournamentCatalogEntry[] = [];
   #fetch: Promise<void> | undefined;
 
   constructor(
@@ -20,7 +22,12 @@ export class CatalogCache {
 
   /** Reads the catalog this device stored last. */
   async load(storage: RewardStorage) {
-    const [stored, mode] = await Promise.all([storage.get<CatalogEntry[]>('catalog'), storage.get<PayoutMode>('payoutMode')]);
+    const [stored, mode, tournaments] = await Promise.all([
+      storage.get<CatalogEntry[]>('catalog'),
+      storage.get<PayoutMode>('payoutMode'),
+      storage.get<TournamentCatalogEntry[]>('tournaments'),
+    ]);
+    if (tournaments) this.tournaments = tournaments;
     if (stored) this.byId = new Map(stored.map((c) => [c.id, c]));
     if (stored) this.payoutMode = mode ?? 'instant';
   }
@@ -42,9 +49,11 @@ export class CatalogCache {
       }
       this.byId = new Map(a.body.achievements.map((c) => [c.id, c]));
       this.payoutMode = a.body.payoutMode ?? 'instant';
+      this.tournaments = a.body.tournaments ?? [];
       this.writes.write([
         ['catalog', a.body.achievements],
         ['payoutMode', this.payoutMode],
+        ['tournaments', this.tournaments],
       ]);
     });
     return this.#fetch;

@@ -1,34 +1,180 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { CatalogEntry } from '../../wire/relay-api.js';
+import type { CatalogEntry, ReferralProgram, TournamentCatalogEntry } from '../../wire/relay-api.js';
 import { SettingError } from '../settings-errors.js';
+import { type Amount, satsAt } from './price.js';
+
+/** Dollars as a catalog may write them: above 0, at most 10,000, to the micro-dollar (what budgets count in). */
+export const usdSchema = z
+  .number({ error: 'must be a number' })
+  .gt(0, 'must be above 0')
+  .max(10_000, 'must be at most 10000')
+  .refine((v) => Math.abs(v * 1e6 - Math.round(v * 1e6)) < 1e-6, 'must have at most 6 decimals (a micro-dollar)');
+
+/**
+ * An amount in a catalog's lists (a streak's steps, prizes, referral amounts): sats, or
+ * `{ "usd": x }`; read it with satsAt (core/price.ts) when a claim is decided.
+ */
+export const amountSchema = z.union(
+  [z.number().int('must be a whole number of sats').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'), z.strictObject({ usd: usdSchema })],
+  { error: 'must be sats (a whole number) or { "usd": dollars }' },
+);
+
+const satsSchema = z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000');
 
 const repeatSchema = z.discriminatedUnion(
   'kind',
-  [z.object({ kind: z.literal('once') }), z.object({ kind: z.literal('daily') }), z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) })],
-  { error: 'must be { "kind": "once" | "daily" | "cooldown" } (cooldown with "seconds")' },
+  [
+    z.object({ kind: z.literal('once') }),
+    z.object({ kind: z.literal('daily') }),
+    z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) }),
+    // A login streak (issue 37): day n pays sats[min(n, length) - 1].
+    z.object({ kind: z.literal('streak'), sats: z.array(satsSchema, { error: 'must be a list of sats, day 1 first' }).min(1, 'must hold at least one day').max(366) }),
+  ],
+  { error: 'must be { "kind": "once" | "daily" | "cooldown" | "streak" } (cooldown with "seconds", streak with "sats")' },
 );
 
-const entrySchema = z.object(
+const entrySchema = z
+  .object(
+    {
+      id: z
+        .string({ error: 'must be a string' })
+        .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
+      title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+      // Absent on a streak (its amounts are its steps, repeat.sats) and on an entry priced in dollars.
+      sats: satsSchema.optional(),
+      // Issue 38: priced in dollars, turned into sats at the price when a claim is decided (core/price.ts).
+      usd: usdSchema.optional(),
+      repeat: repeatSchema,
+      minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
+      proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
+      hold: z.boolean({ error: 'must be true or false' }).optional(),
+      payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
+    },
+    { error: 'must be an object { "id", "title", "sats", "repeat" }' },
+  )
+  .check((ctx) => {
+    const { sats, usd, repeat } = ctx.value;
+    // A streak's amounts are its steps; `sats`, if written, can only be its first day's.
+    if (repeat.kind === 'streak') {
+      if (usd !== undefined) ctx.issues.push({ code: 'custom', input: ctx.value, path: ['usd'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
+      else if (sats !== undefined && sats !== repeat.sats[0])
+        ctx.issues.push({ code: 'custom', input: ctx.value, path: ['sats'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
+    } else if ((sats === undefined) === (usd === undefined))
+      ctx.issues.push({
+        code: 'custom',
+        input: ctx.value,
+        message: sats === undefined ? 'has no amount: give "sats" (a whole number) or "usd" (dollars)' : 'has both "sats" and "usd": give exactly one of them',
+      });
+  });
+
+/** A tournament (issue 37): prizes by place, paid when the game's server posts a period's results; never claimed by a client. */
+const tournamentSchema = z.strictObject(
   {
-    id: z
-      .string({ error: 'must be a string' })
-      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1 to 64 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit'),
-    title: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-    sats: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000'),
-    repeat: repeatSchema,
-    minPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(86_400, 'must be at most 86400').optional(),
-    proof: z.literal('server', { error: 'must be "server" (a proof signed by the game\'s server)' }).optional(),
-    hold: z.boolean({ error: 'must be true or false' }).optional(),
-    payout: z.enum(['instant', 'balance'], { error: 'must be "instant" (paid at once) or "balance" (credited to the player\'s balance)' }).optional(),
+    id: entrySchema.shape.id,
+    kind: z.literal('tournament'),
+    title: entrySchema.shape.title,
+    prizes: z.array(satsSchema, { error: 'must be a list of sats, by place' }).min(1, 'must hold at least one prize').max(10_000, 'must be at most 10000 places'),
+    hold: entrySchema.shape.hold,
+    payout: entrySchema.shape.payout,
   },
-  { error: 'must be an object { "id", "title", "sats", "repeat" }' },
+  { error: 'must be an object { "id", "kind": "tournament", "title", "prizes" }' },
 );
 
-const entriesSchema = z.array(entrySchema, { error: 'must be a list of achievements' }).min(1, 'must hold at least one achievement');
+const sats = (what: string) =>
+  z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000').describe(what);
 
-/** What each achievement is worth: the relay's to decide, never the client's. */
-export type Catalog = ReadonlyMap<string, CatalogEntry>;
+/** A referral program (issue 37): both rewards' sats, the play it waits for, the referrer's daily cap. */
+const referralSchema = z.object(
+  {
+    id: entrySchema.shape.id,
+    kind: z.literal('referral'),
+    title: entrySchema.shape.title,
+    referrerSats: sats("the referrer's reward"),
+    refereeSats: sats("the referee's reward"),
+    afterPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(31_536_000, 'must be at most 31536000'),
+    afterAchievement: z.string({ error: "must be a string (an achievement's id)" }).optional(),
+    perReferrerDaily: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').optional(),
+  },
+  { error: 'must be an object { "id", "kind": "referral", "title", "referrerSats", "refereeSats", "afterPlaySeconds" }' },
+);
+
+/**
+ * An achievement as the catalog holds it: worth `sats`, or `usd` turned into sats at the price
+ * when a claim is decided (exactly one of them; read its amount through amountOf).
+ */
+export type Achievement = Omit<CatalogEntry, 'sats' | 'usd'> & ({ sats: number; usd?: undefined } | { usd: number; sats?: undefined });
+
+/** An achievement's amount, for satsAt (core/price.ts). */
+export const amountOf = (a: Achievement): Amount => (a.usd !== undefined ? { usd: a.usd } : a.sats);
+
+/**
+ * The catalog as `GET /v1/catalog` shows it: each entry's sats at `btcUsd` (the price held now;
+ * a dollar-priced entry says 0 sats while none is known) and, priced in dollars, its `usd`.
+ */
+export const catalogAt = (catalog: Catalog, btcUsd: number | undefined): CatalogEntry[] =>
+  [...catalog.values()].map((a) => (a.usd === undefined ? a : { ...a, sats: btcUsd === undefined ? 0 : satsAt({ usd: a.usd }, btcUsd).sats }));
+
+/** Whether any achievement is priced in dollars (then the relay keeps a price). */
+export const usesDollars = (catalog: Catalog): boolean => [...catalog.values()].some((a) => a.usd !== undefined);
+
+/** The catalog's entries by `kind`: absent, an achievement. */
+const KINDS: Record<string, z.ZodType> = { tournament: tournamentSchema, referral: referralSchema };
+const kindOf = (v: unknown) => (v !== null && typeof v === 'object' && 'kind' in v ? (v as { kind: unknown }).kind : undefined);
+const entryOf = (v: unknown): z.ZodType =>
+  kindOf(v) === undefined ? entrySchema : (KINDS[String(kindOf(v))] ?? z.never({ error: `kind must be one of: ${Object.keys(KINDS).join(', ')} (or absent: an achievement)` }));
+
+const entriesSchema = z
+  .array(z.unknown(), { error: 'must be a list of achievements' })
+  .min(1, 'must hold at least one achievement')
+  .transform((list, ctx) =>
+    list.map((v, i) => {
+      const r = entryOf(v).safeParse(v);
+      if (r.success) return r.data as CatalogItem;
+      for (const issue of r.error.issues) ctx.issues.push({ ...issue, path: [i, ...issue.path] } as never);
+      return v as Achievement;
+    }),
+  );
+
+/** A catalog's entry: an achievement a client claims, or a program the relay pays by itself (never claimable). */
+export type CatalogItem = Achievement | TournamentCatalogEntry | ReferralProgram;
+
+/**
+ * What each achievement is worth: the relay's to decide, never the client's. Its programs beside
+ * (tournaments, referrals: paid by the relay, never claimed by a client), each only when it has one.
+ */
+export type Catalog = ReadonlyMap<string, Achievement> & {
+  readonly tournaments?: ReadonlyMap<string, TournamentCatalogEntry>;
+  readonly referrals?: ReadonlyMap<string, ReferralProgram>;
+};
+
+const kindIs =
+  <K extends string>(kind: K) =>
+  (e: CatalogItem): e is Extract<CatalogItem, { kind: K }> =>
+    'kind' in e && e.kind === kind;
+const isTournament = kindIs('tournament');
+const isReferral = kindIs('referral');
+
+/** The checked entries as a catalog: achievements by id, and its programs beside them. */
+function catalogOf(entries: readonly CatalogItem[]): Catalog {
+  const achievements = new Map(entries.filter((e): e is Achievement => !('kind' in e && e.kind)).map((a) => [a.id, a]));
+  const tournaments = entries.filter(isTournament);
+  const referrals = entries.filter(isReferral);
+  return Object.assign(
+    achievements,
+    tournaments.length ? { tournaments: new Map(tournaments.map((t) => [t.id, t])) } : {},
+    referrals.length ? { referrals: new Map(referrals.map((r) => [r.id, r])) } : {},
+  );
+}
+
+/** A program's id (a tournament's, a referral's): a client's claim of it is refused, never decided. */
+export const isProgram = (catalog: Catalog, id: string): boolean => catalog.tournaments?.has(id) === true || catalog.referrals?.has(id) === true;
+
+/** The catalog's referral programs (none: the referral code is never read on the claim path). */
+export const referralPrograms = (catalog: Catalog): ReferralProgram[] => [...(catalog.referrals?.values() ?? [])];
+
+/** The catalog's achievements. */
+export const achievementsOf = (catalog: Catalog): Achievement[] => [...catalog.values()];
 
 /**
  * The demo's achievements, one of each repeat policy; used when RELAY_CATALOG is not set. The
@@ -40,13 +186,15 @@ export const DEFAULT_CATALOG: readonly CatalogEntry[] = [
   { id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' }, minPlaySeconds: 20 },
   { id: 'daily-login', title: 'Daily login', sats: 10, repeat: { kind: 'daily' } },
   { id: 'coin-streak', title: 'Ten coins in a row', sats: 5, repeat: { kind: 'cooldown', seconds: 30 } },
+  // A login streak (issue 37): `sats` written in code is its first day's.
+  { id: 'login', title: 'Login streak', sats: 10, repeat: { kind: 'streak', sats: [10, 20, 30, 50] } },
 ];
 
 /**
  * The entries checked, or the reasons they are not a catalog: each names the entry (its index
  * and, when it has one, its id) and the field, e.g. `achievements[2] (id "coin-streak"): sats must be at least 1`.
  */
-export function checkCatalog(entries: unknown): { entries: CatalogEntry[] } | { problems: string[] } {
+export function checkCatalog(entries: unknown): { entries: CatalogItem[] } | { problems: string[] } {
   const parsed = entriesSchema.safeParse(entries);
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => describe(entries, issue));
   if (parsed.success) {
@@ -56,9 +204,18 @@ export function checkCatalog(entries: unknown): { entries: CatalogEntry[] } | { 
       if (before === undefined) first.set(a.id, i);
       else problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): id is already used by achievements[${before}]; ids must be unique`);
     });
+    parsed.data.forEach((a, i) => {
+      if (!('kind' in a) || a.kind !== 'referral' || a.afterAchievement === undefined) return;
+      const named = parsed.data.find((b) => b.id === a.afterAchievement);
+      if (!named || ('kind' in named && named.kind))
+        problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): afterAchievement must be the id of an achievement in the catalog`);
+    });
   }
-  return problems.length || !parsed.success ? { problems } : { entries: parsed.data };
+  return problems.length || !parsed.success ? { problems } : { entries: parsed.data.map((e) => ('kind' in e && e.kind ? e : withSats(e as Achievement))) };
 }
+
+/** A streak's entry carries its first day's sats (what a client shows before the relay decides the day). */
+const withSats = (a: Achievement): Achievement => (a.repeat.kind === 'streak' && a.sats === undefined ? { ...a, sats: a.repeat.sats[0]!, usd: undefined } : a);
 
 function describe(entries: unknown, issue: z.core.$ZodIssue): string {
   const [index, ...field] = issue.path;
@@ -72,10 +229,10 @@ function describe(entries: unknown, issue: z.core.$ZodIssue): string {
 }
 
 /** A catalog from entries written in code; throws, naming the entry and field, on a bad one. */
-export function createCatalog(entries: readonly CatalogEntry[]): Catalog {
+export function createCatalog(entries: ReadonlyArray<CatalogItem | CatalogEntry>): Catalog {
   const checked = checkCatalog(entries);
   if ('problems' in checked) throw new Error(`Invalid catalog: ${checked.problems.join('; ')}`);
-  return new Map(checked.entries.map((a) => [a.id, a]));
+  return catalogOf(checked.entries);
 }
 
 /**
@@ -97,5 +254,5 @@ export function loadCatalogFile(path: string, setting = 'RELAY_CATALOG'): Catalo
   }
   const checked = checkCatalog(wrapped ? (json as { achievements: unknown }).achievements : json);
   if ('problems' in checked) throw new SettingError(setting, `${setting}: ${path} is not a catalog:\n  ${checked.problems.join('\n  ')}`);
-  return new Map(checked.entries.map((a) => [a.id, a]));
+  return catalogOf(checked.entries);
 }

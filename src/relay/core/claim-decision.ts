@@ -1,6 +1,7 @@
 import { limitBlock, repeatBlock, utcDay } from '../../wire/earning-rules.js';
 import type { RepeatPolicy } from '../../wire/relay-api.js';
-import type { ClaimLimits, LedgerState, NewClaim } from './ports/ledger.js';
+import type { ClaimLimits, DollarLimits, LedgerState, NewClaim } from './ports/ledger.js';
+import { entryUsdMicros, usdMicros } from './price.js';
 
 /**
  * The claim's decision, in the order both ledgers apply it under their locks. Pure: each ledger
@@ -25,6 +26,9 @@ export interface ClaimFacts {
   lastReservingAt: number | undefined;
   userSats: number;
   projectSats: number;
+  /** The day's dollar value (micro-dollars) reserved by the player and by the project: read with a dollar cap or budget. */
+  userUsdMicros?: number;
+  projectUsdMicros?: number;
   /** Reserved today from the claim's address, every player together (0 without an address cap). */
   addressSats?: number;
   /** The claim's proof nonce was spent before (by any claim, under any key). */
@@ -49,15 +53,39 @@ export function tooEarly(claim: Pick<NewClaim, 'playStartedAt' | 'minPlayMs'>, n
  * ledger (the game's own check, a bad proof), a proof already spent, a denial by an operator too
  * recent, then the repeat policy, then the player's cap, then the budget, then the address's cap.
  */
-export function refusal(claim: Pick<NewClaim, 'repeat' | 'sats' | 'rejectReason' | 'address'>, facts: ClaimFacts, limits: ClaimLimits, now: number): string | undefined {
+export function refusal(claim: Pick<NewClaim, 'repeat' | 'sats' | 'rejectReason' | 'address' | 'terms'>, facts: ClaimFacts, limits: ClaimLimits, now: number): string | undefined {
   return (
     claim.rejectReason ??
     (facts.proofUsed ? 'proof_used' : undefined) ??
     deniedBlock(facts.lastDeniedAt, limits, now) ??
     repeatBlock(claim.repeat, facts.lastReservingAt, now)?.reason ??
-    limitBlock(claim.sats, { user: facts.userSats, project: facts.projectSats }, limits) ??
+    dailyBlock(claim, facts, limits) ??
     addressBlock(claim, facts.addressSats ?? 0, limits)
   );
+}
+
+/** Whether a dollar cap or budget is in force: then every claim is valued (terms' `usd`) and counted in micro-dollars. */
+export const countsDollars = (limits: DollarLimits): boolean => (limits.dailyBudgetUsd ?? 0) > 0 || (limits.userDailyCapUsd ?? 0) > 0;
+
+/**
+ * The player's cap, then the project's budget, each in sats or in dollars (limitBlock's rule,
+ * counted in micro-dollars for dollars): the claim's sats, and its value at the price it is
+ * decided at, must fit what the day has reserved.
+ */
+export function dailyBlock(
+  claim: Pick<NewClaim, 'sats' | 'terms'>,
+  facts: Pick<ClaimFacts, 'userSats' | 'projectSats' | 'userUsdMicros' | 'projectUsdMicros'>,
+  limits: ClaimLimits,
+): 'user_daily_cap' | 'daily_budget' | undefined {
+  const sats = limitBlock(claim.sats, { user: facts.userSats, project: facts.projectSats }, limits);
+  const usd = countsDollars(limits)
+    ? limitBlock(
+        entryUsdMicros(claim.terms),
+        { user: facts.userUsdMicros ?? 0, project: facts.projectUsdMicros ?? 0 },
+        { userDailyCapSats: usdMicros(limits.userDailyCapUsd ?? 0), dailyBudgetSats: usdMicros(limits.dailyBudgetUsd ?? 0) },
+      )
+    : undefined;
+  return sats === 'user_daily_cap' || usd === 'user_daily_cap' ? 'user_daily_cap' : (sats ?? usd);
 }
 
 /**
@@ -88,17 +116,17 @@ export const claimedState = (reason: string | undefined, claim: Pick<NewClaim, '
  * budget and address cap still have room for it (what it reserved on its own day is freed).
  */
 export function dayRefusal(
-  claim: Pick<NewClaim, 'sats' | 'address'>,
-  facts: Pick<ClaimFacts, 'userSats' | 'projectSats' | 'addressSats'>,
+  claim: Pick<NewClaim, 'sats' | 'address' | 'terms'>,
+  facts: Pick<ClaimFacts, 'userSats' | 'projectSats' | 'addressSats' | 'userUsdMicros' | 'projectUsdMicros'>,
   limits: ClaimLimits,
 ): 'user_daily_cap' | 'daily_budget' | 'address_daily_cap' | undefined {
-  return limitBlock(claim.sats, { user: facts.userSats, project: facts.projectSats }, limits) ?? addressBlock(claim, facts.addressSats ?? 0, limits);
+  return dailyBlock(claim, facts, limits) ?? addressBlock(claim, facts.addressSats ?? 0, limits);
 }
 
 /**
  * Whether a guest's credit, earned at `at`, is one the player already holds by its repeat rule:
  * `times` are when the player's reserving entries of the achievement were claimed (those merged
- * before it included). Once: any; daily: one on the same UTC day; cooldown: one within it.
+ * before it included). Once: any; daily (and streak): one on the same UTC day; cooldown: one within it.
  */
 export function mergeRefusal(repeat: RepeatPolicy | undefined, at: number, times: readonly number[]): 'already_claimed' | 'already_claimed_today' | 'cooldown' | undefined {
   if (!repeat || !times.length) return undefined;
@@ -106,6 +134,7 @@ export function mergeRefusal(repeat: RepeatPolicy | undefined, at: number, times
     case 'once':
       return 'already_claimed';
     case 'daily':
+    case 'streak':
       return times.some((t) => utcDay(t) === utcDay(at)) ? 'already_claimed_today' : undefined;
     case 'cooldown':
       return times.some((t) => Math.abs(t - at) < repeat.seconds * 1000) ? 'cooldown' : undefined;

@@ -1,9 +1,12 @@
 import { hash } from 'node:crypto';
 import type { PayoutMode, RewardClaim } from '../../wire/relay-api.js';
-import type { Catalog } from './catalog.js';
+import { amountOf, type Catalog } from './catalog.js';
+import { countsDollars } from './claim-decision.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
 import type { ClaimLimits, Ledger, LedgerEntry } from './ports/ledger.js';
+import { inDollars, satsAt } from './price.js';
+import type { Prices } from './prices.js';
 import type { Settlements } from './settlements.js';
 import { checkUnlock } from './unlock-proof.js';
 import { uuid7 } from './uuid7.js';
@@ -19,6 +22,10 @@ export type ClaimOutcome =
   /** Recorded (paid, rejected, failed or in review), or replayed as it stands now. */
   | { kind: 'answered'; entry: LedgerEntry; replayed: boolean }
   | { kind: 'unknown_achievement' }
+  /** A tournament's id: its prizes are posted by the game's server (core/tournaments.ts), never claimed. */
+  | { kind: 'not_claimable' }
+  /** A referral program's id: the relay pays it by itself, a client never claims it. */
+  | { kind: 'referral_not_claimable' }
   /** A guest claimed an achievement paid at once: it must link a gamertag first. */
   | { kind: 'gamertag_required' }
   /** The key was used with another body. */
@@ -28,7 +35,9 @@ export type ClaimOutcome =
   /** Nothing was paid and the service was out of reach: the client retries with the same key. */
   | { kind: 'deferred' }
   /** Witnessed play: the player's session is not old enough yet; nothing final was recorded. Retry at `retryAt` (ms). */
-  | { kind: 'too_early'; retryAt: number };
+  | { kind: 'too_early'; retryAt: number }
+  /** Priced in dollars (or counted by a dollar budget) and no price young enough is known: nothing was recorded. */
+  | { kind: 'price_unavailable'; retryAfterSeconds: number };
 
 export interface ClaimsDeps {
   ledger: Ledger;
@@ -43,6 +52,10 @@ export interface ClaimsDeps {
   holdAboveSats?: number;
   /** RELAY_PAYOUT_MODE: `balance` credits a claim to the player's balance in place of a payment (an achievement's own `payout` wins). Default instant. */
   payoutMode?: PayoutMode;
+  /** The BTC/USD price (core/prices.ts): needed when the catalog or a budget is in dollars. */
+  prices?: Pick<Prices, 'forClaim' | 'forValue'> | undefined;
+  /** Referral programs: remembers the address a player claimed from (a referral from it is a self-referral). Absent without programs. */
+  seen?: ((userId: string, address: string) => Promise<void>) | undefined;
 }
 
 // The proof is part of what was asked: a retry of the same intent (same key, same proof) replays.
@@ -54,7 +67,20 @@ const requestHash = (c: RewardClaim) => hash('sha256', `${c.achievementId}\n${c.
  * The relay decides the amount from its catalog; the ledger records the claim (or its refusal)
  * before the service is called; a replay answers what the key's entry is now.
  */
-export function createClaims({ ledger, settlements, catalog, payouts, limits, verifyClaim, gameServerSecrets = [], holdAboveSats = 0, payoutMode = 'instant' }: ClaimsDeps) {
+export function createClaims({
+  ledger,
+  settlements,
+  catalog,
+  payouts,
+  limits,
+  verifyClaim,
+  gameServerSecrets = [],
+  holdAboveSats = 0,
+  payoutMode = 'instant',
+  prices,
+  seen,
+}: ClaimsDeps) {
+  const valued = countsDollars(limits);
   /** An intent already known under this key: replay it, or say why not (undefined: claim it afresh). */
   function known(entry: LedgerEntry, hash: string): ClaimOutcome | undefined {
     if (entry.requestHash !== hash) return { kind: 'key_reused' };
@@ -66,7 +92,10 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
   /** `address`: the client's, as the relay resolved it (grouped: IPv6 by /64). */
   return async function claim(player: PlayerClaims, key: string, body: RewardClaim, request: Request, address?: string): Promise<ClaimOutcome> {
     const achievement = catalog.get(body.achievementId);
-    if (!achievement) return { kind: 'unknown_achievement' };
+    if (!achievement) {
+      if (catalog.tournaments?.has(body.achievementId)) return { kind: 'not_claimable' };
+      return catalog.referrals?.has(body.achievementId) ? { kind: 'referral_not_claimable' } : { kind: 'unknown_achievement' };
+    }
     const hash = requestHash(body);
     const credit = (achievement.payout ?? payoutMode) === 'balance';
     if (player.guest && !credit) return { kind: 'gamertag_required' };
@@ -87,7 +116,25 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
       const verdict = rejectReason ? true : await verifyClaim({ ...claimed, userId: player.userId, gamertag: player.gamertag }, request);
       if (verdict !== true) rejectReason = typeof verdict === 'string' ? verdict : 'claim_not_verified';
     }
+    if (seen && address !== undefined && !player.guest) await seen(player.userId, address);
+    // The sats are fixed here, at the price held now, and recorded with it (terms): a later price
+    // never changes a decided claim. A dollar-priced claim needs a price young enough; a sats one
+    // is valued at the last price known, for a dollar budget only.
+    const amount = amountOf(achievement);
+    let price: number | undefined;
+    if (inDollars(amount) || valued) {
+      const held = prices ? await (inDollars(amount) ? prices.forClaim() : prices.forValue()) : { unavailable: true as const, retryAfterSeconds: 60 };
+      if ('unavailable' in held) {
+        // A key already decided is answered as it stands: it needs no price.
+        const before = await ledger.find(player.userId, key);
+        const replay = before && known(before, hash);
+        return replay ?? { kind: 'price_unavailable', retryAfterSeconds: held.retryAfterSeconds };
+      }
+      price = held.btcUsd;
+    }
+    const { sats, terms } = satsAt(amount, price);
     const minPlayMs = (achievement.minPlaySeconds ?? 0) * 1000;
+    const streak = achievement.repeat.kind === 'streak';
     const result = await settlements.claim(
       {
         id: uuid7(),
@@ -96,14 +143,17 @@ export function createClaims({ ledger, settlements, catalog, payouts, limits, ve
         requestHash: hash,
         achievementId: achievement.id,
         gamertag: player.gamertag,
-        sats: achievement.sats,
+        sats,
+        ...(price !== undefined ? { terms } : {}),
         repeat: achievement.repeat,
         ...(body.occurredAt ? { occurredAt: body.occurredAt } : {}),
         ...(address !== undefined ? { address } : {}),
         ...(rejectReason ? { rejectReason } : {}),
         ...(minPlayMs ? { minPlayMs, playStartedAt: player.iat } : {}),
         ...(proofNonce ? { proofNonce } : {}),
-        ...(achievement.hold || (holdAboveSats > 0 && achievement.sats > holdAboveSats) ? { hold: true } : {}),
+        // A streak's sats are the ledger's to decide (core/streak.ts): it holds one above the limit.
+        ...(achievement.hold || (holdAboveSats > 0 && !streak && sats > holdAboveSats) ? { hold: true } : {}),
+        ...(streak && holdAboveSats > 0 ? { holdAboveSats } : {}),
         ...(credit ? { credit: true } : {}),
       },
       limits,

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { PayoutMode } from '../../wire/relay-api.js';
 import type { PaymentsClient } from '../payments/client.js';
 import { createBalances } from './balances.js';
-import type { Catalog } from './catalog.js';
+import { achievementsOf, type Catalog, referralPrograms } from './catalog.js';
 import { createClaims, type VerifyClaim } from './claims.js';
 import { createGuests } from './guests.js';
 import { createPayouts, type WalletWatch } from './payouts.js';
@@ -11,18 +11,21 @@ import { createPlayers, type Players, type VerifyLink } from './players.js';
 import type { PlayerEvent } from './ports/event-log.js';
 import type { ClaimLimits, LedgerEntry, WithdrawalLimits } from './ports/ledger.js';
 import type { RelayStore } from './ports/relay-store.js';
+import type { Prices } from './prices.js';
 import { createRamp } from './ramp.js';
+import { createReferrals, type ReferralMetrics, type Referrals } from './referrals.js';
 import { Refusal } from './refusal.js';
 import { createReports } from './reports.js';
 import { createReviews } from './reviews.js';
 import { createSettlements, type SettlementMetrics } from './settlements.js';
+import { createTournaments } from './tournaments.js';
 import { createWithdrawalRequests } from './withdrawal-requests.js';
 
 const NO_SETTLEMENT_METRICS: SettlementMetrics = { settled: () => undefined };
 
 /** What the core is made of: the store, the service, the catalog and the limits, and the hooks and settings its use cases read. */
 export interface CoreDeps {
-  store: Pick<RelayStore, 'ledger' | 'events'>;
+  store: Pick<RelayStore, 'ledger' | 'events' | 'referrals'>;
   /**
    * The payments service (instrumented or not). Without it (the review command with no API key)
    * nothing can be paid: approving a held claim is refused before anything changes, and a use
@@ -37,6 +40,8 @@ export interface CoreDeps {
   /** Live delivery to this relay's streams, after each commit. Default: none (the event is in the store for the relays to deliver). */
   publish?: ((event: PlayerEvent) => void) | undefined;
   metrics?: SettlementMetrics | undefined;
+  /** /metrics' count of referrals by outcome. */
+  referralMetrics?: ReferralMetrics | undefined;
   /** Told at once when the service refuses a payment for the wallet's balance. */
   wallet?: WalletWatch | undefined;
   verifyClaim?: VerifyClaim | undefined;
@@ -51,6 +56,8 @@ export interface CoreDeps {
   clock?: (() => number) | undefined;
   /** RELAY_PAYOUT_MODE: `balance` credits claims to the player's balance (an achievement's own `payout` wins). Default instant. */
   payoutMode?: PayoutMode | undefined;
+  /** The BTC/USD price holder (core/prices.ts): when the catalog or a budget is in dollars. */
+  prices?: (Pick<Prices, 'forClaim' | 'forValue'> & Partial<Pick<Prices, 'peek'>>) | undefined;
   /** Balance mode's withdrawal limits (RELAY_MIN_WITHDRAWAL_SATS, …); hold: RELAY_HOLD_ABOVE_SATS. */
   withdrawals?: Omit<WithdrawalLimits, 'holdAboveSats'> | undefined;
 }
@@ -68,6 +75,7 @@ const NO_SERVICE: PaymentsClient = {
   withdrawalRequest: unconfigured('withdrawalRequest'),
   rampWidget: unconfigured('rampWidget'),
   wallet: unconfigured('wallet'),
+  btcUsd: unconfigured('btcUsd'),
   close: () => undefined,
 };
 
@@ -79,12 +87,16 @@ export function createCore(deps: CoreDeps) {
   const { store, catalog, limits, logger } = deps;
   const { ledger, events } = store;
   const payments = deps.payments ?? NO_SERVICE;
+  // Referral programs (issue 37): with none in the catalog, no claim or settlement does anything more.
+  const programs = referralPrograms(catalog);
+  let referrals: Referrals | undefined;
   const settlements = createSettlements({
     ledger,
     publish: deps.publish ?? (() => undefined),
     metrics: deps.metrics ?? NO_SETTLEMENT_METRICS,
     logger,
     ...(deps.clock ? { clock: deps.clock } : {}),
+    ...(programs.length && store.referrals ? { onFinal: (entry: LedgerEntry) => void referrals?.settled(entry) } : {}),
   });
   const payouts = createPayouts(ledger, settlements, payments, logger, deps.wallet);
   const title = (entry: LedgerEntry) => catalog.get(entry.achievementId)?.title ?? entry.achievementId;
@@ -92,12 +104,27 @@ export function createCore(deps: CoreDeps) {
   const tokens = deps.tokens;
   const payoutMode = deps.payoutMode ?? 'instant';
   // Balance mode is on for the relay, or for one achievement: then balances, withdrawals and guests are.
-  const balanceMode = payoutMode === 'balance' || [...catalog.values()].some((a) => a.payout === 'balance');
+  const balanceMode = payoutMode === 'balance' || achievementsOf(catalog).some((a) => a.payout === 'balance');
   const holdAboveSats = deps.holdAboveSats ?? 0;
+  referrals = store.referrals
+    ? createReferrals({
+        store: store.referrals,
+        ledger,
+        settlements,
+        payouts,
+        programs,
+        limits,
+        holdAboveSats,
+        payoutMode,
+        logger,
+        metrics: deps.referralMetrics,
+        clock: deps.clock,
+      })
+    : undefined;
   const balances = balanceMode ? createBalances({ ledger, settlements, payouts, limits: { ...NO_WITHDRAWAL_LIMITS, ...deps.withdrawals, holdAboveSats } }) : undefined;
   const guests = balanceMode && tokens ? createGuests({ settlements, tokens, catalog, mergedInto: (id) => ledger.mergedInto?.(id) ?? Promise.resolve(undefined) }) : undefined;
   const players: Players = tokens
-    ? createPlayers({ payments, tokens, ledger, verifyLink: deps.verifyLink, linksPerAddressPerDay: deps.linksPerAddressPerDay ?? 0, logger, guests })
+    ? createPlayers({ payments, tokens, ledger, verifyLink: deps.verifyLink, linksPerAddressPerDay: deps.linksPerAddressPerDay ?? 0, logger, guests, referrals })
     : { link: () => Promise.reject(new Error('linking players needs player tokens')) };
   return {
     settlements,
@@ -113,6 +140,8 @@ export function createCore(deps: CoreDeps) {
       gameServerSecrets: deps.gameServerSecrets ?? [],
       holdAboveSats,
       payoutMode,
+      prices: deps.prices,
+      ...(programs.length && referrals ? { seen: referrals.seen } : {}),
     }),
     /** An operator's decision on an intent in review or held (core/reviews.ts). */
     decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved, limits),
@@ -120,11 +149,15 @@ export function createCore(deps: CoreDeps) {
     link: players.link,
     openRampSession: createRamp({ payments, events, publicUrl: deps.publicUrl, logger }),
     withdrawalRequest: createWithdrawalRequests(payments),
-    reports: createReports(ledger, limits, balanceMode),
+    reports: createReports(ledger, limits, balanceMode, deps.prices?.peek),
     /** Balance mode's balances and withdrawals (core/balances.ts); undefined when it is off. */
     balances,
+    /** Referral codes, qualification and the sweep (core/referrals.ts); undefined on a store without their tables. */
+    referrals,
     /** Balance mode's guests (core/guests.ts); undefined when it is off. */
     guests,
+    /** The game's server posts a tournament's results (core/tournaments.ts); undefined when the catalog has no tournament. */
+    postResults: catalog.tournaments?.size ? createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode }) : undefined,
     /** A gamertag's userId as the service says it (the game's server may name a player so); undefined when it knows none. */
     async userIdOf(gamertag: string): Promise<string | undefined> {
       const r = await payments.userIdByGamertag(gamertag);

@@ -1,5 +1,5 @@
 import type { GuestMerge as GuestMergeView } from '../../wire/relay-api.js';
-import type { Catalog } from './catalog.js';
+import { achievementsOf, type Catalog } from './catalog.js';
 import type { PlayerClaims, PlayerTokens } from './player-tokens.js';
 import type { Settlements } from './settlements.js';
 import { uuid7 } from './uuid7.js';
@@ -20,7 +20,7 @@ export interface GuestsDeps {
  * the credits move to the player's balance when the guest links one.
  */
 export function createGuests({ settlements, tokens, catalog, mergedInto }: GuestsDeps) {
-  const repeats = new Map([...catalog.values()].map((a) => [a.id, a.repeat]));
+  const repeats = new Map(achievementsOf(catalog).map((a) => [a.id, a.repeat]));
 
   /** A new guest and its token. */
   const start = (now = Date.now()) => tokens.issue(guestId(), '', now, true);

@@ -5,6 +5,7 @@ import type { PaymentsClient } from '../payments/client.js';
 import type { Guests } from './guests.js';
 import type { PlayerTokens } from './player-tokens.js';
 import type { Ledger } from './ports/ledger.js';
+import type { Referrals } from './referrals.js';
 import { Refusal } from './refusal.js';
 
 /**
@@ -19,7 +20,7 @@ export type VerifyLink = (request: Request, link: { gamertag: string; humanCheck
 export interface PlayersDeps {
   payments: Pick<PaymentsClient, 'userIdByGamertag'>;
   tokens: PlayerTokens;
-  ledger: Pick<Ledger, 'linkAddress' | 'linkedPlayers'>;
+  ledger: Pick<Ledger, 'linkAddress' | 'linkedPlayers' | 'rememberPlayer'>;
   verifyLink?: VerifyLink | undefined;
   /** RELAY_LINKS_PER_ADDRESS_PER_DAY: different players one address may link per UTC day. 0: no cap. */
   linksPerAddressPerDay?: number;
@@ -27,6 +28,8 @@ export interface PlayersDeps {
   logger?: Pick<Logger, 'warn'>;
   /** Balance mode: a link without a gamertag makes a guest, and one with a `guestToken` merges the guest's credits. */
   guests?: Guests | undefined;
+  /** Referrals (issue 37): every link's first link recorded, and its referral code decided. */
+  referrals?: Pick<Referrals, 'atLink'> | undefined;
 }
 
 /** A link as the player asked for it: no gamertag makes a guest (balance mode). */
@@ -35,6 +38,8 @@ export interface LinkRequest {
   humanCheck?: string;
   /** A guest's token: the guest's credits move to the player who links. */
   guestToken?: string;
+  /** Another player's referral code: counts only on this userId's first link. */
+  referralCode?: string;
 }
 
 /** Where a link comes from. */
@@ -57,7 +62,7 @@ const MAX_REMEMBERED = 10_000;
  * door's, before the body is read). The lookup then gives the userId, and the link is recorded,
  * which decides two links racing past the cap.
  */
-export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAddressPerDay: cap = 0, logger, guests }: PlayersDeps) {
+export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAddressPerDay: cap = 0, logger, guests, referrals }: PlayersDeps) {
   // Whose gamertag is whose, as the service last said here: lets a capped address link again a
   // player it already linked today (free, as ever) before the lookup. A hint only: the lookup
   // still names the player, and linkAddress has the last word. A relay that never saw the
@@ -124,9 +129,13 @@ export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAd
     // Linking the same player again is free; another player past the cap waits for the next UTC day.
     if (address !== undefined && !(await ledger.linkAddress(address, day, userId, cap))) throw tooMany(now);
 
+    // Linked with this relay: a tournament's ranking may name the player from now on (by userId, or this gamertag).
+    await ledger.rememberPlayer?.(userId, gamertag, now);
     const merge = fromGuest && guests ? await guests.merge(fromGuest, userId, gamertag) : undefined;
+    // The link succeeds whatever its referral code says: the answer says whether it may pay.
+    const referral = await referrals?.atLink(userId, asked.referralCode, from.address, now);
     const { token, claims } = tokens.issue(userId, gamertag, now);
-    return { userId: claims.userId, gamertag, token, expiresAt: new Date(claims.exp).toISOString(), ...(merge ? { merge } : {}) };
+    return { userId: claims.userId, gamertag, token, expiresAt: new Date(claims.exp).toISOString(), ...(merge ? { merge } : {}), ...(referral ? { referral } : {}) };
   }
 
   return { link };

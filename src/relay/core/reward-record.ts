@@ -29,5 +29,5 @@ export function toRewardRecord(e: LedgerEntry): RewardRecord {
   r.createdAt = new Date(e.createdAt).toISOString();
   if (e.settledAt) r.settledAt = new Date(e.settledAt).toISOString();
   if (e.kind === 'withdrawal') r.kind = 'withdrawal';
-  return r;
+  return e.terms ? Object.assign(r, e.terms) : r;
 }

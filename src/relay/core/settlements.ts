@@ -16,6 +16,8 @@ import {
   type NewWithdrawal,
   type Settled,
   type Settlement,
+  type TournamentPost,
+  type TournamentPostResult,
   type WithdrawalLimits,
 } from './ports/ledger.js';
 
@@ -40,6 +42,8 @@ export interface SettlementsDeps {
    * controlled clock); by default a claim's time is the store's, taken under its locks.
    */
   clock?: () => number;
+  /** Told after the commit of each entry that reached paid or credited (the referral programs' qualification); absent: nothing runs. */
+  onFinal?: ((entry: LedgerEntry) => void) | undefined;
 }
 
 export interface SettleRequest {
@@ -63,10 +67,11 @@ export type SettleOutcome = { kind: 'settled'; entry: LedgerEntry } | { kind: 'r
  * only from what was committed, the event is published to live streams, the metrics recorded
  * and the change logged. Nothing else in the relay settles an entry or appends a reward event.
  */
-export function createSettlements({ ledger, publish, metrics, logger, clock }: SettlementsDeps) {
+export function createSettlements({ ledger, publish, metrics, logger, clock, onFinal }: SettlementsDeps) {
   function after(s: Settled, cause: SettlementCause, audit?: AuditNote) {
     const { entry, from, event } = s;
     if (event) publish(event);
+    if (onFinal && (entry.state === 'paid' || entry.state === 'credited')) onFinal(entry);
     if (entry.state !== 'sending' && entry.state !== 'deferred' && entry.state !== 'held')
       metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined, entry.kind);
     const line = {
@@ -141,6 +146,21 @@ export function createSettlements({ ledger, publish, metrics, logger, clock }: S
     },
 
     apply,
+
+    /**
+     * A tournament's results (core/tournaments.ts): every prize made by the claim transition, in
+     * one transaction of the store; each prize the player sees (held, credited) is told after it.
+     */
+    async postTournament(post: TournamentPost, limits: ClaimLimits): Promise<TournamentPostResult> {
+      if (!ledger.postTournament) throw new Error('this ledger keeps no tournaments: they need the SQLite or PostgreSQL store');
+      const r = await ledger.postTournament(post, limits, (clock ?? Date.now)());
+      if (r.kind === 'created')
+        for (const p of r.prizes) {
+          if (!LIFECYCLE.claim.to.includes(p.entry.state as never)) throw new LifecycleError(`a prize cannot become ${p.entry.state}`);
+          if (told(p.entry.state)) after({ entry: p.entry, from: 'sending', ...(p.event ? { event: p.event } : {}) }, 'claim');
+        }
+      return r;
+    },
 
     /**
      * A guest linked a gamertag: the lifecycle's `merge` of each of its credits into the player

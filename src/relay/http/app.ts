@@ -28,7 +28,9 @@ import { eventsRoute } from './routes/events.js';
 import { playersRoute } from './routes/players.js';
 import { rampRoute } from './routes/ramp.js';
 import { readyRoute } from './routes/ready.js';
+import { referralCodeRoute } from './routes/referrals.js';
 import { rewardsRoute } from './routes/rewards.js';
+import { tournamentsRoute } from './routes/tournaments.js';
 import { webhooksRoute } from './routes/webhooks.js';
 import { withdrawalsRoute } from './routes/withdrawals.js';
 import { createStreamCaps } from './stream-caps.js';
@@ -41,7 +43,7 @@ const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
  */
 export interface HttpDeps {
   settings: HttpSettings;
-  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf'>;
+  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf' | 'postResults' | 'referrals'>;
   /** RELAY_GAME_SERVER_SECRET: the game's server's bearer for `/v1/server/*`. */
   gameServerSecrets?: readonly string[];
   /** Readiness pings it; rewards' history, the event streams, the webhooks' inbox and the operator read it. */
@@ -55,7 +57,8 @@ export interface HttpDeps {
   tickets: StreamTickets;
   limiter: RateLimiter;
   webhookLimiter: RateLimiter;
-  catalogBody: CatalogResponse;
+  /** `GET /v1/catalog`'s body: dollar-priced entries at the price held now. */
+  catalogBody: () => CatalogResponse;
   hub: EventHub;
   logger: Logger;
   /** Present with the operator's surface (an admin token). */
@@ -82,7 +85,7 @@ export function createApp(d: HttpDeps) {
 
   app.get('/v1/health', (c) => c.json({ ok: true, mode: settings.mode, version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck, draining: d.draining })));
-  app.get('/v1/catalog', (c) => c.json(d.catalogBody));
+  app.get('/v1/catalog', (c) => c.json(d.catalogBody()));
   app.route('/v1/players', playersRoute(core.link, limiter));
   // Balance mode: a guest's token stops working once the guest linked a gamertag.
   const retired = core.guests?.retired;
@@ -93,6 +96,10 @@ export function createApp(d: HttpDeps) {
   app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(settings.streamCaps), d.tickets));
   app.route('/v1/ramp-sessions', rampRoute(core.openRampSession));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(core.withdrawalRequest));
+  if (core.referrals?.programs.length) {
+    app.use('/v1/referral-code', requirePlayer(tokens, limiter, undefined, retired));
+    app.route('/v1/referral-code', referralCodeRoute(core.referrals.code));
+  }
   app.route('/v1/webhooks/payments', webhooksRoute(events, d.hub, logger, d.webhookLimiter, settings.webhooks));
   if (core.balances) {
     for (const path of ['/v1/balance', '/v1/withdrawals', '/v1/play']) app.use(`${path}/*`, requirePlayer(tokens, limiter, undefined, retired));
@@ -103,12 +110,17 @@ export function createApp(d: HttpDeps) {
       app.route('/v1/server/withdrawal-allowance', allowanceRoute(core.balances, core.userIdOf));
     }
   }
+  // Tournaments: only the game's server posts results (a browser never holds its secret).
+  if (core.postResults && d.gameServerSecrets?.length) {
+    app.use('/v1/server/tournaments/*', requireAdmin(d.gameServerSecrets, { required: "The game's server secret (RELAY_GAME_SERVER_SECRET) is required" }));
+    app.route('/v1/server/tournaments', tournamentsRoute(core.postResults));
+  }
 
   if (metrics && settings.adminToken) {
     const admin = requireAdmin(settings.adminToken, { failuresPerMinute: settings.adminFailuresPerMinute });
     app.get('/metrics', admin, async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
     app.use('/admin/api/*', admin);
-    app.route('/admin/api', adminApi({ ledger, events, decide: core.decide, reports: core.reports, metrics, wallet: d.wallet }));
+    app.route('/admin/api', adminApi({ ledger, events, decide: core.decide, reports: core.reports, metrics, wallet: d.wallet, referrals: core.referrals?.recent }));
     // The page and its script hold no data: they ask for the token, then read the API with it.
     const page = (pick: 'html' | 'js', type: string) => async (c: Context) =>
       c.body((await adminAssets())[pick], 200, { 'content-type': type, 'content-security-policy': ADMIN_PAGE_CSP, 'cache-control': 'no-store' });

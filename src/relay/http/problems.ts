@@ -12,8 +12,15 @@ export const PROBLEMS = {
   webhook_unauthorized: [401, "The webhook delivery is not signed with this relay's WEBHOOK_SECRET"],
   not_found: [404, 'Not found'],
   unknown_achievement: [404, 'No such achievement in the catalog'],
+  referral_not_claimable: [422, 'A referral program is paid by the relay when a referral qualifies: a client never claims it'],
   unknown_gamertag: [404, 'No player has this gamertag'],
   link_refused: [403, 'The human check at link did not pass'],
+  // Tournaments (docs/relay-api.md#tournaments): prizes are the game's server's to post, never a client's to claim.
+  not_claimable: [403, "A tournament's prizes are posted by the game's server; a client cannot claim them"],
+  unknown_tournament: [404, 'No such tournament in the catalog'],
+  unknown_player: [422, 'A player in the ranking never linked with this relay'],
+  duplicate_player: [422, 'A player is listed twice in the ranking'],
+  results_already_posted: [409, "Other results were posted for this tournament's period"],
   // Balance mode (docs/relay-api.md#balance): a withdrawal refused changes nothing and calls no service.
   gamertag_required: [403, 'Link a gamertag first: a guest earns but cannot withdraw, and an instant payout needs a gamertag'],
   below_minimum: [422, 'A withdrawal must be at least minWithdrawalSats'],
@@ -37,6 +44,8 @@ export const PROBLEMS = {
   internal: [500, 'The relay failed'],
   link_check_unavailable: [503, 'The human check at link could not be made; try again shortly'],
   service_unavailable: [503, 'The payments service cannot be reached; try again later'],
+  // Issue 38: only claims priced in dollars (or counted by a dollar budget) need a price; sats-priced claims go on.
+  price_unavailable: [503, 'No BTC/USD price young enough to price this claim in dollars; try again later'],
   store_unavailable: [503, "The relay's ledger cannot be reached; try again later"],
   not_ready: [503, 'The relay cannot take requests now: its store or the payments service does not answer'],
   shutting_down: [503, 'The relay is shutting down; try another, or again shortly'],

@@ -12,6 +12,10 @@ export interface LedgerGauges {
   walletBalanceSats?(): Promise<number | undefined>;
   /** Balance mode: every player's balance together. */
   balancesOwedSats?(): Promise<number>;
+  /** With dollar prices or limits (issue 38): today's spend in dollars, each entry at the price it was decided at. */
+  budgetUsedUsd?(): Promise<number>;
+  /** With dollar prices or limits: the BTC/USD price in force, and when it was read (ms). */
+  price?(): { btcUsd: number | undefined; at: number | undefined };
 }
 
 /**
@@ -98,10 +102,50 @@ export function createMetrics(ledger: LedgerGauges) {
       },
     });
   }
+  // Issue 38: the price in force, its age, and the day's spend in dollars beside the sats.
+  if (ledger.price) {
+    const price = ledger.price;
+    new Gauge({
+      name: 'rewardbus_btc_usd',
+      help: 'The BTC/USD price in force (dollars per bitcoin) that dollar-priced claims are decided at',
+      registers: [registry],
+      collect() {
+        const p = price();
+        if (p.btcUsd !== undefined) this.set(p.btcUsd);
+      },
+    });
+    new Gauge({
+      name: 'rewardbus_btc_usd_age_seconds',
+      help: 'How old the BTC/USD price in force is; past RELAY_PRICE_MAX_AGE_SECONDS dollar-priced claims are refused',
+      registers: [registry],
+      collect() {
+        const p = price();
+        if (p.at !== undefined) this.set((Date.now() - p.at) / 1000);
+      },
+    });
+  }
+  if (ledger.budgetUsedUsd) {
+    const usd = ledger.budgetUsedUsd;
+    new Gauge({
+      name: 'rewardbus_budget_used_usd',
+      help: 'Dollars reserved or paid today (UTC), each entry at the price it was decided at',
+      registers: [registry],
+      async collect() {
+        await orSkip(async () => this.set(await usd()));
+      },
+    });
+  }
   const withdrawals = new Counter({
     name: 'rewardbus_withdrawals_total',
     help: "Withdrawals from players' balances that reached a state the player hears of, by status",
     labelNames: ['status'],
+    registers: [registry],
+  });
+  // Issue 37: each link's referral answer (pending, not_new, unknown_code, self_referral), each qualification, each referrer capped.
+  const referrals = new Counter({
+    name: 'rewardbus_referrals_total',
+    help: 'Referrals by outcome: the answer at link (pending, not_new, unknown_code, self_referral), qualified, referrer_daily_cap',
+    labelNames: ['outcome'],
     registers: [registry],
   });
   new Gauge({
@@ -143,6 +187,10 @@ export function createMetrics(ledger: LedgerGauges) {
     contradicted() {
       contradictions.inc();
     },
+    /** A referral's outcome (core/referrals.ts). */
+    referral(outcome: string) {
+      referrals.inc({ outcome });
+    },
     /** The payments client, each call timed and its failures counted. */
     instrument(client: PaymentsClient): PaymentsClient {
       const timed =
@@ -162,6 +210,7 @@ export function createMetrics(ledger: LedgerGauges) {
         withdrawalRequest: timed('withdrawal_request', client.withdrawalRequest),
         rampWidget: timed('ramp_widget', client.rampWidget),
         wallet: timed('wallet', client.wallet),
+        btcUsd: timed('btc_usd', client.btcUsd),
         close: () => client.close(),
       };
     },

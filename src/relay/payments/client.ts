@@ -3,6 +3,7 @@ import https from 'node:https';
 import type { Logger } from 'pino';
 import {
   API_KEY_HEADER,
+  type BtcUsdData,
   type GamertagData,
   PATHS,
   type RampSessionData,
@@ -57,6 +58,8 @@ export interface PaymentsClient {
    * ops/wallet-balance.ts (cached), never on a payout's path.
    */
   wallet(): Promise<Outcome<number>>;
+  /** The BTC/USD price, dollars per bitcoin (`GET /v0/btcusd`): for the price holder (core/prices.ts), in the background, never on a payout's path. */
+  btcUsd(): Promise<Outcome<number>>;
   close(): void;
 }
 
@@ -215,6 +218,14 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
       const { balance, unit } = r.data;
       if (unit !== 'msats' || typeof balance !== 'string' || !/^[0-9]{1,21}$/.test(balance)) return { kind: 'unavailable', reason: 'malformed_answer' };
       return { kind: 'ok', data: satsFromMsats(balance) };
+    },
+    btcUsd: async () => {
+      const r = await call<BtcUsdData>('btcUsd', 'GET', PATHS.btcUsd, undefined, true);
+      if (r.kind === 'refused' || r.kind === 'unavailable') return r;
+      if (r.kind === 'unclear') return { kind: 'unavailable', reason: r.reason };
+      // A decimal string of dollars; anything else (or a price of 0) is no price.
+      const price = typeof r.data.btcUsdPrice === 'string' && /^[0-9]{1,12}(\.[0-9]+)?$/.test(r.data.btcUsdPrice) ? Number(r.data.btcUsdPrice) : Number.NaN;
+      return price > 0 ? { kind: 'ok', data: price } : { kind: 'unavailable', reason: 'malformed_answer' };
     },
     close: () => agent.destroy(),
   };

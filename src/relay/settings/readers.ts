@@ -92,3 +92,6 @@ export function postgresUrl(v: string): string | undefined {
     return undefined;
   }
 }
+
+/** Dollars: digits with at most 6 decimals (a micro-dollar), from 0, no sign, no exponent, no `$`. */
+export const dollars = (v: string): number | undefined => (/^\d{1,9}(\.\d{1,6})?$/.test(v.trim()) ? Number(v.trim()) : undefined);

@@ -1,6 +1,6 @@
 import { parseTrustProxy } from '../ip-address.js';
 import { DEFAULT_TIMEOUT_MS } from '../payments/client.js';
-import { flag, httpUrl, isHost, oneOf, origins, postgresUrl, secondsAsMs, strongSecrets, text, token, tokenList, wholeNumber } from './readers.js';
+import { dollars, flag, httpUrl, isHost, oneOf, origins, postgresUrl, secondsAsMs, strongSecrets, text, token, tokenList, wholeNumber } from './readers.js';
 
 /** The levels the logger knows, quietest last. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -163,7 +163,8 @@ export const SETTINGS = {
     group: 'catalog',
     docs:
       'a JSON file of achievements: a list, or `{ "achievements": [...] }`. Each entry: `id`, `title`, `sats`, `repeat` ' +
-      '(`{ "kind": "once" }`, `{ "kind": "daily" }` or `{ "kind": "cooldown", "seconds": N }`), and optionally `minPlaySeconds`, ' +
+      '(`{ "kind": "once" }`, `{ "kind": "daily" }`, `{ "kind": "cooldown", "seconds": N }` or `{ "kind": "streak", "sats": [10, 20, 30] }`, ' +
+      'a login streak, written without `sats`), and optionally `minPlaySeconds`, ' +
       '`"proof": "server"`, `"hold": true`. An error names the entry and the field: `achievements[1] (id "coin-streak"): sats must be at least 1`',
     help: 'a JSON file of achievements (default: the demo catalog)',
   },
@@ -210,6 +211,27 @@ export const SETTINGS = {
     docs: 'sats for the whole project per UTC day; `0`: no budget',
     help: 'the whole game per UTC day; 0: none',
   },
+  // Issue 38: the dollar alternatives to the two above (one or the other for each: both is a start error).
+  RELAY_USER_DAILY_CAP_USD: {
+    read: dollars,
+    accepts: 'dollars, e.g. 0.50 (at most 6 decimals; 0: no cap)',
+    defaultText: 'none (`RELAY_USER_DAILY_CAP_SATS` caps)',
+    field: 'userDailyCapUsd',
+    option: true,
+    group: 'limits',
+    docs: 'dollars per player (userId) per UTC day, in place of `RELAY_USER_DAILY_CAP_SATS` (set one or the other): each claim counts its dollar value at the price it was decided at; `0`: no cap',
+    help: 'per player per UTC day in dollars, in place of the sats cap',
+  },
+  RELAY_DAILY_BUDGET_USD: {
+    read: dollars,
+    accepts: 'dollars, e.g. 25 (at most 6 decimals; 0: no budget)',
+    defaultText: 'none (`RELAY_DAILY_BUDGET_SATS` budgets)',
+    field: 'dailyBudgetUsd',
+    option: true,
+    group: 'limits',
+    docs: 'dollars for the whole project per UTC day, in place of `RELAY_DAILY_BUDGET_SATS` (set one or the other): each claim counts its dollar value (its `usd`, or its sats at the price it was decided at), so it buys as many $0.05 rewards at any price; `0`: no budget',
+    help: 'the whole game per UTC day in dollars, in place of the sats budget',
+  },
   RELAY_ADDRESS_DAILY_CAP_SATS: {
     ...count('sats per client address (IPv6 by /64) per UTC day, every player together; 0: no cap'),
     default: '0',
@@ -229,6 +251,24 @@ export const SETTINGS = {
     group: 'limits',
     docs: 'different gamertags one address may link per UTC day; past it, `429 too_many_players` until the next UTC day',
     help: 'different players one address may link per UTC day; 0: no cap',
+  },
+  RELAY_PRICE_TTL_SECONDS: {
+    ...count('seconds between reads of the BTC/USD price', 1),
+    default: '60',
+    field: 'priceTtlSeconds',
+    option: true,
+    group: 'limits',
+    docs: 'with achievements priced in dollars (`"usd"`) or a dollar budget or cap: the BTC/USD price is read from the payments service this often, in the background (never on a payout\'s path)',
+    help: 'how often the BTC/USD price is read (with dollar prices)',
+  },
+  RELAY_PRICE_MAX_AGE_SECONDS: {
+    ...count('seconds a BTC/USD price may be used for', 1),
+    default: '600',
+    field: 'priceMaxAgeSeconds',
+    option: true,
+    group: 'limits',
+    docs: 'a price older than this refuses claims priced in dollars with `503 price_unavailable` and `Retry-After` (claims priced in sats go on)',
+    help: 'older, dollar-priced claims are refused (503 price_unavailable)',
   },
   RELAY_HOLD_ABOVE_SATS: {
     ...count("sats above which a claim waits for an operator's approval; 0: none"),

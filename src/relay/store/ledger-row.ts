@@ -1,3 +1,4 @@
+import type { RewardTerms } from '../../wire/relay-api.js';
 import { type KeyDecision, keyDecision } from '../core/claim-decision.js';
 import { type EntryKind, type LedgerEntry, type LedgerState, RESERVING_STATES, type SendPhase, type Settlement } from '../core/ports/ledger.js';
 
@@ -20,6 +21,8 @@ export interface LedgerRow {
   created_at: number | string;
   settled_at: number | string | null;
   kind: EntryKind;
+  /** Null for most entries: only a priced, streak, prize or referral reward has terms. */
+  terms: RewardTerms | null;
 }
 
 // Optional fields are set one by one: spreading `cond ? { x } : {}` made an object per field.
@@ -43,6 +46,7 @@ export function toLedgerEntry(r: LedgerRow): LedgerEntry {
   if (r.address !== null && r.address !== undefined) e.address = r.address;
   if (r.settled_at !== null) e.settledAt = Number(r.settled_at);
   if (r.kind !== 'payout' && r.kind !== undefined) e.kind = r.kind;
+  if (r.terms !== null && r.terms !== undefined) e.terms = r.terms;
   return e;
 }
 

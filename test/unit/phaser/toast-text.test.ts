@@ -16,14 +16,53 @@ describe("the Phaser plugin's toast text", () => {
     expect(toastText('reward:paid', outcome({ afterReview: true }), 'First coin')).toBe('+21 sats · First coin — paid after review');
   });
 
+  it('says the dollar value beside the sats when the game asks (showUsd) and the relay recorded one', () => {
+    const record = { id: 'r1', achievementId: 'gem', userId: 'u1', sats: 77, status: 'paid' as const, createdAt: '2026-11-26T00:00:00.000Z', usd: 0.05, btcUsd: 65_000 };
+    const priced = outcome({ sats: 77, record });
+    expect(toastText('reward:paid', priced, 'Gem', undefined, true)).toBe('+77 sats ($0.05) · Gem → alice');
+    expect(toastText('reward:held', priced, 'Gem', undefined, true)).toBe('77 sats ($0.05) for Gem are waiting for approval');
+    expect(toastText('reward:paid', priced, 'Gem')).toBe('+77 sats · Gem → alice');
+    expect(toastText('reward:paid', outcome(), 'First coin', undefined, true)).toBe('+21 sats · First coin → alice');
+  });
+
   it('says a failure after review likewise, with the reason in words', () => {
     expect(toastText('reward:failed', outcome({ reason: 'insufficient_balance' }), 'First coin')).toBe('Payout failed for First coin: the game is out of sats');
     expect(toastText('reward:failed', outcome({ reason: 'payment_failed', afterReview: true }), 'First coin')).toBe('Payout failed for First coin after review: payment_failed');
   });
 
+  it("says a tournament's prize by its place, paid or credited (issue 37)", () => {
+    const prize = (place: number, sats: number) =>
+      outcome({ sats, record: { id: 'r', achievementId: 'cup', userId: 'u', sats, status: 'paid', createdAt: '2026-11-23T10:00:00.000Z', place, period: '2026-W48' } });
+    expect(toastText('reward:paid', prize(2, 5_000), 'Weekly cup')).toBe('🏆 2nd place · Weekly cup · +5,000 sats');
+    expect(toastText('reward:credited', prize(1, 10_000), 'Weekly cup')).toBe('🏆 1st place · Weekly cup · +10,000 sats');
+    expect([3, 4, 11, 12, 13, 21, 22, 101, 111].map((n) => toastText('reward:paid', prize(n, 1), 'Cup').split(' ')[1])).toEqual([
+      '3rd',
+      '4th',
+      '11th',
+      '12th',
+      '13th',
+      '21st',
+      '22nd',
+      '101st',
+      '111th',
+    ]);
+    // Held for an operator: said as any held reward.
+    expect(toastText('reward:held', prize(1, 10_000), 'Weekly cup')).toBe('10000 sats for Weekly cup are waiting for approval');
+  });
+
   it('says a credit with the balance after it (balance mode)', () => {
     expect(toastText('reward:credited', outcome(), 'First coin', 52)).toBe('+21 sats · First coin · balance 52');
     expect(toastText('reward:credited', outcome(), 'First coin')).toBe('+21 sats · First coin');
+  });
+
+  it("says a login streak's day with the sats it paid (its record's streakDay), paid, credited or after review", () => {
+    const record = { id: 'r1', achievementId: 'login', userId: 'u1', sats: 30, status: 'paid' as const, createdAt: '2026-11-25T10:00:00.000Z', streakDay: 3 };
+    const day3 = outcome({ intent: { ...outcome().intent, achievementId: 'login' }, record, sats: 30 });
+    expect(toastText('reward:paid', day3, 'Daily login')).toBe('Day 3 streak · +30 sats');
+    expect(toastText('reward:credited', { ...day3, record: { ...record, status: 'credited' } }, 'Daily login', 60)).toBe('Day 3 streak · +30 sats · balance 60');
+    expect(toastText('reward:paid', { ...day3, afterReview: true, afterHold: true }, 'Daily login')).toBe('Day 3 streak · +30 sats — paid after approval');
+    // Refused the same day: said as any refusal.
+    expect(toastText('reward:rejected', { ...day3, reason: 'already_claimed_today' }, 'Daily login')).toBe('No sats for Daily login: already earned today');
   });
 
   it('says a withdrawal paid, failed or waiting, and why one was refused', () => {

@@ -14,6 +14,10 @@ describe('the earning rules (one module, for the client and every ledger)', () =
     expect(repeatBlock({ kind: 'daily' }, last, at('2026-11-22T23:59:59.999Z'))).toEqual({ reason: 'already_claimed_today', retryAt: at('2026-11-23T00:00:00Z') });
     expect(repeatBlock({ kind: 'daily' }, last, at('2026-11-23T00:00:00Z'))).toBeUndefined();
     expect(repeatBlock({ kind: 'daily' }, at('2026-11-22T00:00:00Z'), at('2026-11-22T23:00:00Z'))?.reason).toBe('already_claimed_today');
+    // A login streak is claimed as a daily one (its amount is the relay's to decide).
+    const streak = { kind: 'streak', sats: [10, 20] } as const;
+    expect(repeatBlock({ ...streak, sats: [10, 20] }, last, at('2026-11-22T23:59:59.999Z'))).toEqual({ reason: 'already_claimed_today', retryAt: at('2026-11-23T00:00:00Z') });
+    expect(repeatBlock({ ...streak, sats: [10, 20] }, last, at('2026-11-23T00:00:00Z'))).toBeUndefined();
   });
 
   it('cooldown: again once the seconds have passed, to the millisecond', () => {

@@ -1,5 +1,5 @@
 import type { DailyLimits } from '../../../wire/earning-rules.js';
-import type { RepeatPolicy } from '../../../wire/relay-api.js';
+import type { RepeatPolicy, RewardTerms } from '../../../wire/relay-api.js';
 import type { EntryKind, RewardState, TransitionName } from '../lifecycle.js';
 import type { PlayerEvent } from './event-log.js';
 
@@ -38,12 +38,14 @@ export interface LedgerEntry {
   day?: string;
   /** A credit to the player's balance or a withdrawal from it; absent: a reward paid at once. */
   kind?: Exclude<EntryKind, 'payout'>;
+  /** What its amount was decided by (the price used, a streak's day, a prize's place): on its record as they are. */
+  terms?: RewardTerms;
 }
 
 export type { EntryKind } from '../lifecycle.js';
 
 /** What the relay asks the ledger to record: the entry's identity, and the rule it is checked by. */
-export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempotencyKey' | 'requestHash' | 'achievementId' | 'sats' | 'occurredAt' | 'address'> {
+export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempotencyKey' | 'requestHash' | 'achievementId' | 'sats' | 'occurredAt' | 'address' | 'terms'> {
   repeat: RepeatPolicy;
   /** Set when the claim is refused before any check (e.g. verifyClaim said no, or its proof is bad). */
   rejectReason?: string;
@@ -61,6 +63,11 @@ export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempoten
   gamertag?: string;
   /** Balance mode: decided as any claim, and credited to the player's balance (`credited`) in place of a payment. */
   credit?: boolean;
+  /**
+   * A streak's claim (`repeat.kind` streak, its steps in `repeat.sats`): the ledger decides its
+   * day and sats (core/streak.ts), and holds it when those sats are above this (RELAY_HOLD_ABOVE_SATS; 0 or absent: never).
+   */
+  holdAboveSats?: number;
 }
 
 /** A withdrawal's entry has no achievement: this, which no catalog id can be. */
@@ -132,7 +139,17 @@ export interface AllowanceRaise {
  * client address may take per UTC day across every player (0 or absent: no cap), and how long an
  * operator's denial refuses the same player's claims of the same achievement (hours; 0 or absent: not at all).
  */
-export type ClaimLimits = DailyLimits & { addressDailyCapSats?: number; denialCooldownHours?: number };
+export type ClaimLimits = DailyLimits & { addressDailyCapSats?: number; denialCooldownHours?: number } & DollarLimits;
+
+/**
+ * RELAY_DAILY_BUDGET_USD and RELAY_USER_DAILY_CAP_USD (issue 38): the alternatives in dollars to
+ * the sats budget and cap (one or the other for each). Each entry counts its dollar value (its
+ * terms' `usd`, the value it was decided at). 0 or absent: none.
+ */
+export interface DollarLimits {
+  dailyBudgetUsd?: number;
+  userDailyCapUsd?: number;
+}
 
 /**
  * `created`: this call recorded it (sending or rejected; a rejection's player event is written in
@@ -189,7 +206,7 @@ export type Settlement =
  * The relay's record of every intent. Everything is async so a shared Postgres ledger can
  * stand in; the SQLite one commits concurrent writes together.
  */
-export interface Ledger {
+export interface Ledger extends TournamentLedger {
   /** The entry for a player's idempotency key. */
   find(userId: string, idempotencyKey: string): Promise<LedgerEntry | undefined>;
   /**
@@ -225,6 +242,8 @@ export interface Ledger {
   abandoned(now: number, startedAt: number): Promise<LedgerEntry[]>;
   /** Sats reserved or paid on this UTC day (`YYYY-MM-DD`), all players together. */
   budgetUsed(day: string): Promise<number>;
+  /** The dollar value (each entry's terms' `usd`) reserved or paid on this UTC day, all players together: for the operator (issue 38). */
+  budgetUsedUsd?(day: string): Promise<number>;
   /**
    * Records that `address` linked `userId` on `day`, unless it already linked `max` other
    * players that day (0: no cap): false then. Concurrent-safe, across relays on PostgreSQL.
@@ -277,6 +296,46 @@ export interface Ledger {
   /** What the relay owes its players: every balance together (credits minus withdrawals paid or under way). */
   balancesOwed?(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** A tournament's results as the relay asks the ledger to record them (core/tournaments.ts), decided in one transaction. */
+export interface TournamentPost {
+  tournamentId: string;
+  period: string;
+  /** The ranking as userIds, hashed: the same results posted again are a replay, other ones a conflict. */
+  rankingHash: string;
+  /** Who posted it: the game's server, or the operator at the command line. */
+  by: string;
+  /** One claim per place that wins a prize, in ranking order (its place and period in `terms`, its key deterministic). */
+  prizes: NewClaim[];
+}
+
+/**
+ * `created`: recorded now, every prize with its player's event (in ranking order). `existing`: the
+ * same results were posted before: their prizes as they are now. `other_results`: others were.
+ * `refused`: the pool does not fit the day's budget; nothing was written.
+ */
+export type TournamentPostResult =
+  | { kind: 'created'; prizes: Array<{ entry: LedgerEntry; event?: PlayerEvent }> }
+  | { kind: 'existing'; entries: LedgerEntry[] }
+  | { kind: 'other_results' }
+  | { kind: 'refused'; reason: 'daily_budget' };
+
+/**
+ * Tournaments (issue 37): the ledger's part, on both stores. Optional, so a ledger of one's own
+ * (without tournaments) still compiles; the relay answers the route only with it.
+ */
+export interface TournamentLedger {
+  /**
+   * Records a period's results in one transaction: the post (tournament, period, ranking hash, at,
+   * by) and every prize through the store's one write primitive (one batch), the pool reserved
+   * from the day's budget (core/tournament-decision.ts decides, on both stores).
+   */
+  postTournament?(post: TournamentPost, limits: ClaimLimits, now: number): Promise<TournamentPostResult>;
+  /** A player linked with this relay (by this gamertag): a ranking may name them from now on. */
+  rememberPlayer?(userId: string, gamertag: string, now: number): Promise<void>;
+  /** The players these names are (a userId, or the gamertag a player last linked with), as [name, userId]; a name not known is left out. */
+  knownPlayers?(names: readonly string[]): Promise<Array<[string, string]>>;
 }
 
 /** Who decided a settlement by hand, and how. */

@@ -1,5 +1,6 @@
 import type { EventLog } from './event-log.js';
 import type { Ledger } from './ledger.js';
+import type { ReferralStore } from './referral-store.js';
 
 /**
  * Where a relay keeps what must survive it: the ledger, and the event log (player events, the
@@ -10,6 +11,8 @@ import type { Ledger } from './ledger.js';
 export interface RelayStore {
   ledger: Ledger;
   events: EventLog;
+  /** The referral programs' tables (issue 37); a store of one's own without them runs no referral program. */
+  referrals?: ReferralStore;
   /** A trivial query (readiness): resolves when the backend answers, rejects when it cannot. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -19,6 +19,8 @@ interface Summary {
   today: { day: string; satsPaid: number; byState: Record<string, number>; playersPaid: number; budget: { limit: number | null; used: number; left: number | null } };
   /** Balance mode: what the players' balances add up to, beside the wallet. */
   balances?: { owedSats: number; walletBalanceSats: number | null; short: boolean };
+  /** With dollar prices or limits: the price in force, its age, and today's spend in dollars. */
+  dollars?: { btcUsd: number | null; priceAgeSeconds: number | null; priceError?: string; usedUsd: number; budgetUsd: number | null; leftUsd: number | null };
   last7Days: Array<{ day: string; satsPaid: number }>;
 }
 interface Webhook {
@@ -36,6 +38,16 @@ interface Health {
   walletBalanceSats: number | null;
   walletLow: boolean;
   walletLowSats: number;
+}
+/** A referral as /admin/api/referrals lists it (core/ports/referral-store.ts, times as ISO strings). */
+interface Referral {
+  programId: string;
+  refereeId: string;
+  referrerId?: string;
+  state: 'pending' | 'qualified' | 'refused';
+  reason?: string;
+  linkedAt: string;
+  referrerCapped?: boolean;
 }
 type Decision = { settled: true; entry: Entry } | { settled: false; entry: Entry; detail: string };
 
@@ -97,7 +109,7 @@ function show(open: boolean, message?: string) {
   $('app').hidden = !open;
   $('login').hidden = open;
   $('login-error').textContent = message || '';
-  if (!open) for (const id of ['today', 'chart', 'days', 'held', 'review', 'recent', 'webhooks', 'health']) $(id).replaceChildren();
+  if (!open) for (const id of ['today', 'chart', 'days', 'held', 'review', 'recent', 'referrals', 'webhooks', 'health']) $(id).replaceChildren();
 }
 
 async function act(entry: Entry, action: 'reconcile' | 'mark-paid' | 'mark-failed' | 'approve' | 'deny') {
@@ -121,13 +133,14 @@ async function act(entry: Entry, action: 'reconcile' | 'mark-paid' | 'mark-faile
 
 async function load() {
   const filter = `?player=${encodeURIComponent($<HTMLInputElement>('player').value)}&achievement=${encodeURIComponent($<HTMLInputElement>('achievement').value)}`;
-  const [summary, held, review, recent, webhooks, health] = await Promise.all([
+  const [summary, held, review, recent, webhooks, health, referrals] = await Promise.all([
     api<Summary>('/summary'),
     api<{ entries: Entry[] }>('/held'),
     api<{ entries: Entry[] }>('/review'),
     api<{ entries: Entry[] }>(`/recent${filter}`),
     api<{ webhooks: Webhook[] }>('/webhooks'),
     api<Health>('/health'),
+    api<{ referrals: Referral[] }>('/referrals'),
   ]);
   const t = summary.today;
   $('day').textContent = t.day;
@@ -144,6 +157,7 @@ async function load() {
     ...(summary.balances
       ? [figure(summary.balances.owedSats.toLocaleString(), summary.balances.short ? 'owed to players: MORE than the wallet holds' : 'owed to players (balances)')]
       : []),
+    ...(summary.dollars ? dollarFigures(summary.dollars) : []),
   );
   const max = Math.max(1, ...summary.last7Days.map((d) => d.satsPaid));
   $('chart').replaceChildren(
@@ -200,6 +214,14 @@ async function load() {
   $('recent').replaceChildren(
     ...recent.entries.map((e) => row([e.createdAt.replace('T', ' ').slice(0, 19), e.gamertag || e.userId, e.achievementId, e.sats, e.state.replace('_', ' '), e.reason])),
   );
+  $('referrals').replaceChildren(
+    ...(referrals.referrals.length
+      ? referrals.referrals.map((r) => {
+          const state = r.state === 'qualified' && r.referrerCapped ? 'qualified (referrer past its daily cap)' : r.state;
+          return row([r.linkedAt.replace('T', ' ').slice(0, 19), r.referrerId ?? '(unknown code)', r.refereeId, r.programId, state, r.reason]);
+        })
+      : [row(['No referrals yet.'])]),
+  );
   $('webhooks').replaceChildren(
     ...(webhooks.webhooks.length
       ? webhooks.webhooks.map((w) => row([w.receivedAt.replace('T', ' ').slice(0, 19), w.type, w.referenceId, w.actedOn ? 'yes' : 'no']))
@@ -236,3 +258,14 @@ if (sessionStorage.getItem(KEY))
     () => show(true),
     () => undefined,
   );
+
+/** The price in force, its age, and today's spend in dollars beside the dollar budget (issue 38). */
+function dollarFigures(d: NonNullable<Summary['dollars']>): HTMLElement[] {
+  const usd = (n: number) => `$${n.toLocaleString(undefined, { maximumFractionDigits: 6 })}`;
+  return [
+    figure(d.btcUsd === null ? 'none yet' : usd(d.btcUsd), d.priceError ? `BTC/USD in force (last read failed: ${d.priceError})` : 'BTC/USD in force'),
+    figure(d.priceAgeSeconds === null ? '—' : `${d.priceAgeSeconds} s`, 'price age'),
+    figure(usd(d.usedUsd), 'dollars used today'),
+    figure(d.leftUsd === null ? 'no dollar budget' : usd(d.leftUsd), 'dollar budget left'),
+  ];
+}

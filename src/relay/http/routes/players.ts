@@ -17,6 +17,8 @@ const linkSchema = z.strictObject({
   humanCheck: z.string().min(1).max(2048).optional(),
   // Balance mode: linking with a guest's token merges the guest's credits.
   guestToken: z.string().min(1).max(2048).optional(),
+  // Another player's code (GET /v1/referral-code): any short string; one nobody has is answered `unknown_code`.
+  referralCode: z.string().min(1).max(64).optional(),
 });
 
 /**
@@ -33,6 +35,7 @@ export function playersRoute(link: Players['link'], limiter: RateLimiter) {
         ...(data.gamertag !== undefined ? { gamertag: data.gamertag } : {}),
         ...(data.humanCheck ? { humanCheck: data.humanCheck } : {}),
         ...(data.guestToken ? { guestToken: data.guestToken } : {}),
+        ...(data.referralCode ? { referralCode: data.referralCode } : {}),
       },
       {
         address: clientKey(c),

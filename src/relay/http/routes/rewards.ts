@@ -48,6 +48,10 @@ function answerOf(r: ClaimOutcome, achievementId: string): { entry: LedgerEntry;
   switch (r.kind) {
     case 'unknown_achievement':
       return new RelayProblem('unknown_achievement', `No achievement ${achievementId}`);
+    case 'not_claimable':
+      return new RelayProblem('not_claimable', `${achievementId} is a tournament: its prizes are posted by the game's server`);
+    case 'referral_not_claimable':
+      return new RelayProblem('referral_not_claimable', `${achievementId} is a referral program: the relay pays it when a referral qualifies`);
     case 'gamertag_required':
       return new RelayProblem('gamertag_required', `${achievementId} is paid at once, to a gamertag: link one first`);
     case 'key_reused':
@@ -60,6 +64,10 @@ function answerOf(r: ClaimOutcome, achievementId: string): { entry: LedgerEntry;
       const seconds = Math.max(1, Math.ceil((r.retryAt - Date.now()) / 1000));
       return new RelayProblem('too_early', undefined, { 'Retry-After': `${seconds}` }, { retryAt: new Date(r.retryAt).toISOString() });
     }
+    case 'price_unavailable':
+      return new RelayProblem('price_unavailable', `${achievementId} is priced in dollars and the relay holds no recent BTC/USD price`, {
+        'Retry-After': `${r.retryAfterSeconds}`,
+      });
     case 'answered':
       return r;
   }

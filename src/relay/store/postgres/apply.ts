@@ -1,3 +1,4 @@
+import type { RewardTerms } from '../../../wire/relay-api.js';
 import { LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { AuditNote, EntryKind, LedgerState, Settled, Settlement } from '../../core/ports/ledger.js';
 import { toLedgerEntry } from '../ledger-row.js';
@@ -33,6 +34,8 @@ export interface InsertChange {
   /** The gamertag the player's token carried. */
   gamertag: string | null;
   at: number;
+  /** What its amount was decided by (the price used, a streak's day, a prize's place); absent: none. */
+  terms?: RewardTerms | null;
 }
 
 /** A transition of an entry: a compare-and-set on `from` (and on the phase when `unsent`). */
@@ -63,6 +66,8 @@ export interface UpdateChange {
   setAddress: boolean;
   address: string | null;
   budgeted: boolean | null;
+  /** Decided again: the terms it was decided by. Absent or null: as they were. */
+  terms?: RewardTerms | null;
 }
 
 export type Change = InsertChange | UpdateChange;
@@ -121,7 +126,7 @@ export function settlementChange(
 }
 
 /** What a decision (a claim's or a withdrawal's) sets on an entry, new or decided again. */
-export type Decided = Pick<UpdateChange, 'state' | 'reason' | 'sats' | 'day' | 'created' | 'owner' | 'lease' | 'address' | 'gamertag' | 'at'> & {
+export type Decided = Pick<UpdateChange, 'state' | 'reason' | 'sats' | 'day' | 'created' | 'owner' | 'lease' | 'address' | 'gamertag' | 'at' | 'terms'> & {
   kind: EntryKind;
   budgeted: boolean;
 };

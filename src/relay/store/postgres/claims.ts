@@ -1,8 +1,11 @@
 import { escapeLiteral, type Pool, type PoolClient } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
+import type { RewardTerms } from '../../../wire/relay-api.js';
 import { addressCapped, claimedState, refusal, tooEarly } from '../../core/claim-decision.js';
 import type { ClaimLimits, ClaimResult, LedgerEntry, NewClaim } from '../../core/ports/ledger.js';
 import { isStoreOutage } from '../../core/ports/outage.js';
+import { entryUsdMicros } from '../../core/price.js';
+import { decideStreak, isStreak, type StreakLast } from '../../core/streak.js';
 import { keyDecisionOf, toLedgerEntry } from '../ledger-row.js';
 import { type AppliedRow, type Change, redecidedChange } from './apply.js';
 import { type GroupResult, grouped, madeAlone } from './group.js';
@@ -40,6 +43,9 @@ interface Facts {
   nonce_fresh: boolean;
   /** When an operator last denied the player this achievement (the denial's audit time). */
   last_denied_at: string | number | null;
+  /** The day's dollar value in micro-dollars (issue 38): the player's (with a cap) and the budget row's. */
+  user_usd_micros: string | number;
+  project_usd_micros: string | number | null;
 }
 
 /** A claim on its way to its facts: its time and day, and which of the rules' facts it needs. */
@@ -68,6 +74,9 @@ const applyCall = (changes: readonly Change[]) =>
 /** A call of one of the claim's functions, its arguments written in as literals (see inline). */
 const call = (fn: string, arity: number) => `SELECT * FROM ${fn}(${Array.from({ length: arity }, (_, i) => `$${i + 1}`).join(', ')})`;
 const FACTS_CALL = call('rewardbus_claim_facts', 11);
+/** A streak's last reserving entry (core/streak.ts), the reserving states spelled out as the facts spell them. */
+const LAST_STREAK = `SELECT created_at, terms FROM rewards WHERE user_id = $1 AND achievement_id = $2
+  AND state IN (${RESERVING.map(literal).join(', ')}) ORDER BY created_at DESC LIMIT 1`;
 
 /**
  * Claims on PostgreSQL: each under its player's advisory lock (and its address's, with an address
@@ -85,7 +94,8 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     // Witnessed play: too early decides nothing (deferred: no proof spent, nothing reserved).
     const early = tooEarly(claim, sentAt) !== undefined;
     const capped = addressCapped(claim, limits);
-    return { claim, limits, sentAt, day: utcDay(sentAt), early, capped, budgeted: !early && limits.dailyBudgetSats > 0, busy: 0 };
+    const budgeted = !early && (limits.dailyBudgetSats > 0 || (limits.dailyBudgetUsd ?? 0) > 0);
+    return { claim, limits, sentAt, day: utcDay(sentAt), early, capped, budgeted, busy: 0 };
   }
 
   /** rewardbus_claim_facts' arguments, by name (as an item of rewardbus_claim_facts_many) in its order. */
@@ -98,25 +108,33 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     id: claim.id,
     at: sentAt,
     budgeted,
-    userCap: !early && limits.userDailyCapSats > 0,
+    userCap: !early && (limits.userDailyCapSats > 0 || (limits.userDailyCapUsd ?? 0) > 0),
     address: !early && capped ? (claim.address ?? null) : null,
     lockAddress: capped ? (claim.address ?? null) : null,
   });
 
   /**
    * What the facts mean for the claim (core/claim-decision.ts, the same as SQLite's): the key's
-   * entry as the answer, or the entry to write. `projectSats`: the day's budget as this claim
-   * sees it, with what the claims before it in its group reserved.
+   * entry as the answer, or the entry to write. `projectSats` and `projectUsdMicros`: the day's
+   * budget as this claim sees it, with what the claims before it in its group reserved.
    */
-  function decide(p: Prepared, facts: Facts, projectSats = Number(facts.project_sats ?? 0)): Decision {
-    const { claim, limits, sentAt, day, early, budgeted } = p;
+  function decide(
+    p: Prepared,
+    facts: Facts,
+    projectSats = Number(facts.project_sats ?? 0),
+    projectUsdMicros = Number(facts.project_usd_micros ?? 0),
+    streak?: StreakLast,
+  ): Decision {
+    const { limits, sentAt, day, early, budgeted } = p;
     const existing = facts.existing ?? undefined;
-    const key = keyDecisionOf(existing, claim, false);
+    const key = keyDecisionOf(existing, p.claim, false);
     if (key === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     // A claim that waited on the lock for one committed meanwhile is not earlier than it: its
     // time is at least that one's, so a cooldown never counts backwards.
     const lastAt = facts.last_at === null ? undefined : Number(facts.last_at);
     const now = Math.max(sentAt, lastAt ?? 0);
+    // A streak's day and sats, from its last reserving day (read under the player's lock).
+    const claim = decideStreak(p.claim, streak, now);
     const reason = early
       ? 'too_early'
       : refusal(
@@ -126,6 +144,8 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
             userSats: Number(facts.user_sats),
             projectSats,
             addressSats: Number(facts.address_sats),
+            userUsdMicros: Number(facts.user_usd_micros ?? 0),
+            projectUsdMicros,
             proofUsed: claim.proofNonce !== undefined && !facts.nonce_fresh,
             lastDeniedAt: facts.last_denied_at === null ? undefined : Number(facts.last_denied_at),
           },
@@ -147,6 +167,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
       address: claim.address ?? null,
       gamertag: claim.gamertag ?? null,
       at: now,
+      terms: claim.terms ?? null,
     };
     if (key === 'insert') {
       const { userId: user, idempotencyKey: k, requestHash: hash, achievementId: achievement } = claim;
@@ -169,7 +190,9 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     const first = `${BEGIN}; ${inline(FACTS_CALL, Object.values(factsArgs(p)))}`;
     return onConnection(async (c) => {
       const results = (await c.query(first)) as unknown as Array<{ rows: Facts[] }>;
-      const d = decide(p, results[results.length - 1]!.rows[0]!);
+      // A streak's last day, read under the lock the facts took: one more round trip, for a streak's claim only.
+      const streak = isStreak(claim) ? await lastStreak(c, claim) : undefined;
+      const d = decide(p, results[results.length - 1]!.rows[0]!, undefined, undefined, streak);
       if (d.kind === 'existing') {
         await c.query('ROLLBACK');
         return d;
@@ -199,12 +222,13 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
       }>;
       const facts = results[results.length - 1]!.rows;
       // Reserved by the group's claims before this one, per day (a group can span midnight).
-      const reserved = new Map<string, number>();
+      const reserved = new Map<string, { sats: number; micros: number }>();
       const decisions = ps.map((p, i): Decision | 'busy' => {
         const f = facts.find((x) => x.i === i)!;
         if (f.busy) return 'busy';
-        const d = decide(p, f, Number(f.project_sats ?? 0) + (reserved.get(p.day) ?? 0));
-        if (d.kind === 'write' && d.change.budgeted) reserved.set(p.day, (reserved.get(p.day) ?? 0) + (d.change.sats ?? 0));
+        const before = reserved.get(p.day) ?? { sats: 0, micros: 0 };
+        const d = decide(p, f, Number(f.project_sats ?? 0) + before.sats, Number(f.project_usd_micros ?? 0) + before.micros);
+        if (d.kind === 'write' && d.change.budgeted) reserved.set(p.day, { sats: before.sats + (d.change.sats ?? 0), micros: before.micros + entryUsdMicros(d.change.terms) });
         return d;
       });
       const writes = decisions.flatMap((d, i) => (d !== 'busy' && d.kind === 'write' ? [{ i, change: d.change }] : []));
@@ -248,6 +272,11 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     }
   }
 
+  async function lastStreak(c: PoolClient, claim: NewClaim): Promise<StreakLast | undefined> {
+    const { rows } = await c.query<{ created_at: string; terms: RewardTerms | null }>(LAST_STREAK, [claim.userId, claim.achievementId]);
+    return rows[0] && { at: Number(rows[0].created_at), terms: rows[0].terms };
+  }
+
   /** Runs `work` on a connection of its own; a failure rolls back (or, from a server out of reach, drops the connection). */
   async function onConnection<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
     const c = await pool.connect();
@@ -263,7 +292,8 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     }
   }
 
-  // A proof's nonce goes alone: a known key's claim must not keep what its facts spent.
+  // A proof's nonce goes alone: a known key's claim must not keep what its facts spent. A streak's
+  // claim goes alone too: it reads its last day in a statement of its own, after the facts.
   return (claim: NewClaim, limits: ClaimLimits, at?: number): Promise<ClaimResult> =>
-    claim.proofNonce === undefined ? claimGrouped(prepare(claim, limits, at)) : claimOnce(claim, limits, at);
+    claim.proofNonce === undefined && !isStreak(claim) ? claimGrouped(prepare(claim, limits, at)) : claimOnce(claim, limits, at);
 }

@@ -11,6 +11,7 @@ import { pgClaims } from './claims.js';
 import { pgGuests } from './guests.js';
 import type { Row } from './rows.js';
 import { pgSettlements } from './settlements.js';
+import { pgTournaments } from './tournaments.js';
 import { inTransaction } from './transaction.js';
 
 export interface PgLedgerOptions {
@@ -48,6 +49,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
   const settlements = pgSettlements(pool, groups, { owner, leaseMs });
   const balances = pgBalances(pool, { owner, leaseMs });
   const guests = pgGuests(pool);
+  const tournaments = pgTournaments(pool, { owner, leaseMs });
 
   /** After the commit: every relay's streams read the new event. */
   const heard = <T>(r: T): T => {
@@ -69,32 +71,41 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     const row = (await pool.query<Row>('SELECT * FROM rewards WHERE id = $1', [id])).rows[0];
     // A withdrawal counts on no cap or budget: its day is the one it was asked on.
     if (!row || row.day === day || row.kind === 'withdrawal') return 'same_day';
-    const budgeted = (limits?.dailyBudgetSats ?? 0) > 0;
+    const budgeted = (limits?.dailyBudgetSats ?? 0) > 0 || (limits?.dailyBudgetUsd ?? 0) > 0;
     const capped = row.address !== null && (limits?.addressDailyCapSats ?? 0) > 0;
     return inTransaction<SettleResult>(pool, async (c) => {
       // Budget rows in day order, as every writer takes them: the entry's own day first.
       await c.query('SELECT 1 FROM budget WHERE day = $1 FOR UPDATE', [row.day]);
-      const { rows } = await c.query<{ user_sats: string; address_sats: string; project_sats: string | null }>(
-        'SELECT * FROM rewardbus_claim_facts($1, $2, $3, $4, NULL, $5, $6, $7, $8, $9, $10)',
-        [
-          row.user_id,
-          row.idempotency_key,
-          day,
-          row.achievement_id,
-          row.id,
-          now,
-          budgeted,
-          (limits?.userDailyCapSats ?? 0) > 0,
-          capped ? row.address : null,
-          capped ? row.address : null,
-        ],
-      );
+      const { rows } = await c.query<{
+        user_sats: string;
+        address_sats: string;
+        project_sats: string | null;
+        user_usd_micros: string;
+        project_usd_micros: string | null;
+      }>('SELECT * FROM rewardbus_claim_facts($1, $2, $3, $4, NULL, $5, $6, $7, $8, $9, $10)', [
+        row.user_id,
+        row.idempotency_key,
+        day,
+        row.achievement_id,
+        row.id,
+        now,
+        budgeted,
+        (limits?.userDailyCapSats ?? 0) > 0 || (limits?.userDailyCapUsd ?? 0) > 0,
+        capped ? row.address : null,
+        capped ? row.address : null,
+      ]);
       const facts = rows[0]!;
       const refused =
         limits &&
         dayRefusal(
-          { sats: row.sats, ...(row.address !== null ? { address: row.address } : {}) },
-          { userSats: Number(facts.user_sats), projectSats: Number(facts.project_sats ?? 0), addressSats: Number(facts.address_sats) },
+          { sats: row.sats, ...(row.address !== null ? { address: row.address } : {}), ...(row.terms ? { terms: row.terms } : {}) },
+          {
+            userSats: Number(facts.user_sats),
+            projectSats: Number(facts.project_sats ?? 0),
+            addressSats: Number(facts.address_sats),
+            userUsdMicros: Number(facts.user_usd_micros),
+            projectUsdMicros: Number(facts.project_usd_micros ?? 0),
+          },
           limits,
         );
       if (refused) throw new DayLimitRefusal(refused);
@@ -134,6 +145,14 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
       (await pool.query<{ user_id: string }>('SELECT user_id FROM address_links WHERE address = $1 AND day = $2', [address, day])).rows.map((r) => r.user_id),
     budgetUsed: async (day) =>
       Number((await pool.query<{ s: string }>(`SELECT coalesce(sum(sats), 0) AS s FROM rewards WHERE day = $1 AND ${RESERVING_SQL} AND kind <> 'withdrawal'`, [day])).rows[0]!.s),
+    budgetUsedUsd: async (day) =>
+      Number(
+        (
+          await pool.query<{ s: string }>(`SELECT coalesce(sum(rewardbus_usd_micros(terms)), 0) AS s FROM rewards WHERE day = $1 AND ${RESERVING_SQL} AND kind <> 'withdrawal'`, [
+            day,
+          ])
+        ).rows[0]!.s,
+      ) / 1_000_000,
     report: async (fromDay) =>
       (
         await pool.query<{ day: string; state: LedgerState; count: string; sats: string; players: string }>(
@@ -188,6 +207,12 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     },
     mergedInto: guests.mergedInto,
     balancesOwed: guests.balancesOwed,
+    ...tournaments,
+    postTournament: async (post, limits, now) => {
+      const r = await tournaments.postTournament(post, limits, now);
+      if (r.kind === 'created') for (const p of r.prizes) heard(p);
+      return r;
+    },
     close: async () => undefined,
   };
 }

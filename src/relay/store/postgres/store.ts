@@ -4,6 +4,7 @@ import type { RelayStore } from '../../core/ports/relay-store.js';
 import { pgEventLog, type StoreLog } from './event-log.js';
 import { pgLedger } from './ledger.js';
 import { migrate } from './migrations.js';
+import { pgReferrals } from './referrals.js';
 import { inTransaction } from './transaction.js';
 
 export interface PgStoreOptions {
@@ -82,6 +83,7 @@ export async function openPgStore(connectionString: string, options: PgStoreOpti
   return {
     ledger: pgLedger(pool, { ...options, announce: events.announce, groups }),
     events,
+    referrals: pgReferrals(pool),
     ping: () => pingPool(pool),
     close: async () => {
       await Promise.all([pool.end(), groups.end()]);

@@ -1,6 +1,6 @@
 import { utcDay } from '../../../wire/earning-rules.js';
-import type { RepeatPolicy } from '../../../wire/relay-api.js';
-import { claimedState, dayRefusal, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
+import type { RepeatPolicy, RewardTerms } from '../../../wire/relay-api.js';
+import { claimedState, countsDollars, dayRefusal, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
 import { type EntryKind, told as isTold, LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import {
@@ -25,15 +25,19 @@ import {
   type WithdrawalLimits,
   WithdrawalRefusal,
 } from '../../core/ports/ledger.js';
+import { entryUsdMicros } from '../../core/price.js';
 import { toRewardRecord } from '../../core/reward-record.js';
+import { decideStreak, isStreak, type StreakLast } from '../../core/streak.js';
 import { withdrawalDecision } from '../../core/withdrawal-decision.js';
 import { keyDecisionOf, RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
+import { sqliteTournaments } from './tournaments.js';
 
 /** The ledger on an open, migrated database (which its owner closes). */
-export function sqliteLedger({ db, write }: SqliteDb): Ledger {
+export function sqliteLedger(sqlite: SqliteDb): Ledger {
+  const { db, write } = sqlite;
   const appendEvent = eventAppender(db);
 
   const q = {
@@ -42,6 +46,10 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     lastReserving: db
       .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`)
       .pluck(),
+    // A streak's last day: read only for a streak's claim (core/streak.ts).
+    lastStreak: db.prepare<[string, string], { created_at: number; terms: string | null }>(
+      `SELECT created_at, terms FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
+    ),
     // The denial's time is its audit row's: the entry keeps its claim's time.
     lastDenied: db
       .prepare<[string, string], number | null>(
@@ -52,9 +60,11 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     history: db.prepare<[string, number], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?`).raw(),
     inState: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE state = ? ORDER BY created_at`).raw(),
     // Positional parameters: binding by name looks every name up afresh, at twice the cost.
-    insert: db.prepare<[string, string, string, string, string, number, LedgerState, string | null, string | null, string | null, string | null, string, number, EntryKind]>(
-      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, gamertag, occurred_at, address, day, created_at, kind)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?)`,
+    insert: db.prepare<
+      [string, string, string, string, string, number, LedgerState, string | null, string | null, string | null, string | null, string, number, EntryKind, string | null]
+    >(
+      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, gamertag, occurred_at, address, day, created_at, kind, terms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // A player's balance: credits, and withdrawals paid or under way (all time, and today's).
     balance: db.prepare<[string, string], { credited: number; withdrawn: number; today: number }>(
@@ -74,9 +84,11 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     ),
     // Every column a transition may change, from the row the primitive built.
     // (A deferred claim decided again may be credited where it was to be paid, or the other way; a guest's credit merged moves to its player.)
-    update: db.prepare<[LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, EntryKind, string, string]>(
+    update: db.prepare<
+      [LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, EntryKind, string, string | null, string]
+    >(
       `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?,` +
-        ` sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ?, user_id = ? WHERE id = ?`,
+        ` sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ?, user_id = ?, terms = ? WHERE id = ?`,
     ),
     guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state = 'credited' ORDER BY created_at, seq`).raw(),
     reservingTimes: db
@@ -111,8 +123,10 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       .raw(),
     reserved: db.prepare<[string, string], number>('SELECT sats FROM reserved WHERE scope = ? AND day = ?').pluck(),
     reserve: db.prepare<[string, string, number]>('INSERT INTO reserved (scope, day, sats) VALUES (?, ?, ?) ON CONFLICT (scope, day) DO UPDATE SET sats = sats + excluded.sats'),
-    // The project's own total ('*') stays: budgetUsed() reads it for any day.
-    pruneReserved: db.prepare<[string]>(`DELETE FROM reserved WHERE (scope, day) IN (SELECT scope, day FROM reserved WHERE day < ? AND scope <> '*' LIMIT ${PRUNE_CHUNK})`),
+    // The project's own totals ('*', and '$*' in micro-dollars) stay: budgetUsed() reads them for any day.
+    pruneReserved: db.prepare<[string]>(
+      `DELETE FROM reserved WHERE (scope, day) IN (SELECT scope, day FROM reserved WHERE day < ? AND scope NOT IN ('*', '$*') LIMIT ${PRUNE_CHUNK})`,
+    ),
     pruneLinks: db.prepare<[string]>(
       `DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < ? LIMIT ${PRUNE_CHUNK})`,
     ),
@@ -129,11 +143,21 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
   const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day) ?? 0;
   // Every entry with an address reserves under its scope too (counted with or without a cap, so
   // a release always undoes what was reserved).
-  function reserve(r: Row, sats: number) {
-    q.reserve.run('*', r.day, sats);
-    q.reserve.run(`u:${r.user_id}`, r.day, sats);
-    if (r.address !== null) q.reserve.run(`a:${r.address}`, r.day, sats);
+  // An entry decided at a price also reserves its dollar value, in micro-dollars, under '$*' and
+  // '$u:<userId>' (issue 38): what dollar budgets and caps read. `sign`: +1 to take, -1 to free.
+  function reserve(r: Row, sign: 1 | -1) {
+    q.reserve.run('*', r.day, sign * r.sats);
+    q.reserve.run(`u:${r.user_id}`, r.day, sign * r.sats);
+    if (r.address !== null) q.reserve.run(`a:${r.address}`, r.day, sign * r.sats);
+    const micros = entryUsdMicros(r.terms);
+    if (micros > 0) {
+      q.reserve.run('$*', r.day, sign * micros);
+      q.reserve.run(`$u:${r.user_id}`, r.day, sign * micros);
+    }
   }
+  /** The day's dollar value reserved by the player and the project, when a dollar limit reads them. */
+  const usdFacts = (userId: string, day: string, limits: ClaimLimits | undefined) =>
+    limits && countsDollars(limits) ? { userUsdMicros: reservedSats(`$u:${userId}`, day), projectUsdMicros: reservedSats('$*', day) } : {};
 
   /**
    * The one write primitive: an entry from `before` (none: a new key) to `after`, in the caller's
@@ -157,28 +181,55 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
         a.settled_at === null ? null : Number(a.settled_at),
         a.kind,
         a.user_id,
+        a.terms === null ? null : JSON.stringify(a.terms),
         a.id,
       );
     else {
       const created = Number(a.created_at);
-      q.insert.run(a.id, a.user_id, a.idempotency_key, a.request_hash, a.achievement_id, a.sats, a.state, a.reason, a.gamertag, a.occurred_at, a.address, a.day, created, a.kind);
+      q.insert.run(
+        a.id,
+        a.user_id,
+        a.idempotency_key,
+        a.request_hash,
+        a.achievement_id,
+        a.sats,
+        a.state,
+        a.reason,
+        a.gamertag,
+        a.occurred_at,
+        a.address,
+        a.day,
+        created,
+        a.kind,
+        a.terms === null ? null : JSON.stringify(a.terms),
+      );
     }
     // A withdrawal's sats left the balance: they count on no cap or budget (its credits did).
     const was = before && reservesClaims(before) ? before : undefined;
     const is = reservesClaims(a) ? a : undefined;
-    if (!was || !is || was.sats !== is.sats || was.day !== is.day || was.address !== is.address || was.user_id !== is.user_id) {
-      if (was) reserve(was, -was.sats);
-      if (is) reserve(is, is.sats);
+    if (
+      !was ||
+      !is ||
+      was.sats !== is.sats ||
+      was.day !== is.day ||
+      was.address !== is.address ||
+      was.user_id !== is.user_id ||
+      entryUsdMicros(was.terms) !== entryUsdMicros(is.terms)
+    ) {
+      if (was) reserve(was, -1);
+      if (is) reserve(is, 1);
     }
     if (audit) q.audit.run(a.id, audit.actor, audit.action, before?.state ?? a.state, a.state, at);
     return isTold(a.state) ? appendEvent(a.user_id, REWARD_EVENT, toRewardRecord(toLedgerEntry(a))) : undefined;
   }
 
-  function claimNow(c: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
-    const existing = one(q.byKey.get(c.userId, c.idempotencyKey));
-    const decision = keyDecisionOf(existing, c, false);
+  function claimNow(claim: NewClaim, limits: ClaimLimits, now: number): ClaimResult {
+    const existing = one(q.byKey.get(claim.userId, claim.idempotencyKey));
+    const decision = keyDecisionOf(existing, claim, false);
     if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const day = utcDay(now);
+    // A streak's day and sats, from its last reserving day (the same transaction).
+    const c = isStreak(claim) ? decideStreak(claim, lastStreakOf(claim), now) : claim;
     // The earning rules, on what this transaction reads (better-sqlite3 runs it alone).
     const early = tooEarly(c, now) !== undefined;
     let reason: string | undefined = early ? 'too_early' : undefined;
@@ -190,6 +241,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
         userSats: reservedSats(`u:${c.userId}`, day),
         projectSats: reservedSats('*', day),
         addressSats: c.address === undefined ? 0 : reservedSats(`a:${c.address}`, day),
+        ...usdFacts(c.userId, day, limits),
         proofUsed,
         lastDeniedAt: q.lastDenied.get(c.userId, c.achievementId) ?? undefined,
       };
@@ -214,9 +266,15 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       created_at: now,
       settled_at: null,
       kind: c.credit ? 'credit' : 'payout',
+      terms: c.terms ?? null,
     };
     const event = commit(existing, after, now);
     return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
+  }
+
+  function lastStreakOf(c: NewClaim): StreakLast | undefined {
+    const last = q.lastStreak.get(c.userId, c.achievementId);
+    return last && { at: last.created_at, terms: last.terms === null ? null : (JSON.parse(last.terms) as RewardTerms) };
   }
 
   function balanceFacts(userId: string, now: number): BalanceFacts {
@@ -249,6 +307,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       created_at: now,
       settled_at: null,
       kind: 'withdrawal',
+      terms: null,
     };
     const event = commit(existing, after, now);
     return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
@@ -287,8 +346,13 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
       const refused =
         limits &&
         dayRefusal(
-          { sats: row.sats, ...(row.address !== null ? { address: row.address } : {}) },
-          { userSats: reservedSats(`u:${row.user_id}`, day), projectSats: reservedSats('*', day), addressSats: row.address === null ? 0 : reservedSats(`a:${row.address}`, day) },
+          { sats: row.sats, ...(row.address !== null ? { address: row.address } : {}), ...(row.terms ? { terms: row.terms } : {}) },
+          {
+            userSats: reservedSats(`u:${row.user_id}`, day),
+            projectSats: reservedSats('*', day),
+            addressSats: row.address === null ? 0 : reservedSats(`a:${row.address}`, day),
+            ...usdFacts(row.user_id, day, limits),
+          },
           limits,
         );
       if (refused) return new DayLimitRefusal(refused);
@@ -318,6 +382,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     history: async (userId, limit) => entries(q.history.all(userId, limit)),
     inState: async (state) => entries(q.inState.all(state)),
     budgetUsed: async (day) => reservedSats('*', day),
+    budgetUsedUsd: async (day) => reservedSats('$*', day) / 1_000_000,
     linkAddress: (address, day, userId, max) =>
       write(() => {
         if (q.linked.get(address, day, userId)) return true;
@@ -355,6 +420,7 @@ export function sqliteLedger({ db, write }: SqliteDb): Ledger {
     mergedInto: async (guestId) => q.mergedInto.get(guestId),
     balancesOwed: async () => q.owed.get() ?? 0,
     raiseAllowance: (r, now) => write(() => q.raise.run(r.userId, r.idempotencyKey, r.sats, r.reason, now).changes === 1),
+    ...sqliteTournaments(sqlite, { commit, reservedSats }),
     close: async () => undefined,
   };
 }

@@ -137,6 +137,45 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       ) WITHOUT ROWID;
       CREATE TABLE merged_guests (guest_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
     `),
+  // What a reward's amount was decided by (issues 37 and 38): the price used, a streak's day, a
+  // prize's period and place, a referral's side, as JSON; one column every program shares.
+  (db) => db.exec('ALTER TABLE rewards ADD COLUMN terms TEXT'),
+  // Tournaments (issue 37, its own step): each period's results posted once (their ranking's hash,
+  // when, by whom), and the players who linked with this relay, whom a ranking may name (by
+  // userId, or by the gamertag they last linked with).
+  (db) =>
+    db.exec(`
+      CREATE TABLE tournament_results (
+        tournament_id TEXT NOT NULL, period TEXT NOT NULL, ranking_hash TEXT NOT NULL, places INTEGER NOT NULL, at INTEGER NOT NULL, by TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, period)
+      ) WITHOUT ROWID;
+      CREATE TABLE linked_players (user_id TEXT PRIMARY KEY, gamertag TEXT NOT NULL, linked_at INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE INDEX linked_players_by_gamertag ON linked_players (gamertag, linked_at);
+    `),
+  // Referrals (issue 37): each player's code; each userId's first link with the relay (only a
+  // first link may be referred: filled from the players the ledger knows already, so enabling a
+  // program later makes no old player "new"); the addresses (IPv6 by /64) players linked or claimed
+  // from, for self-referrals; and each referral per program, pending, qualified or refused.
+  (db) =>
+    db.exec(`
+      CREATE TABLE referral_codes (user_id TEXT PRIMARY KEY, code TEXT NOT NULL UNIQUE) WITHOUT ROWID;
+      CREATE TABLE first_links (user_id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO first_links (user_id, at)
+        SELECT user_id, min(at) FROM (
+          SELECT user_id, created_at AS at FROM rewards
+          UNION ALL SELECT user_id, CAST(strftime('%s', day) AS INTEGER) * 1000 FROM address_links) GROUP BY user_id;
+      CREATE TABLE player_addresses (user_id TEXT NOT NULL, address TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (user_id, address)) WITHOUT ROWID;
+      CREATE TABLE referrals (
+        program_id TEXT NOT NULL, referee_id TEXT NOT NULL, referrer_id TEXT,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'qualified', 'refused')), reason TEXT,
+        linked_at INTEGER NOT NULL, qualified_at INTEGER, qualified_day TEXT,
+        referrer_capped INTEGER NOT NULL DEFAULT 0, rewarded INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (program_id, referee_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX referrals_pending ON referrals (referee_id) WHERE state = 'pending';
+      CREATE INDEX referrals_qualified ON referrals (referrer_id, qualified_day) WHERE state = 'qualified';
+      CREATE INDEX referrals_by_link ON referrals (linked_at);
+    `),
 ];
 
 /** Brings the file's schema up to date; returns its version. */

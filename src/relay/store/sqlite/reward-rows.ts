@@ -6,7 +6,7 @@ import type { LedgerRow } from '../ledger-row.js';
  * the rest of reading one.
  */
 export const ROW_COLUMNS =
-  'id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, payment_id, gamertag, occurred_at, address, day, created_at, settled_at, kind';
+  'id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, payment_id, gamertag, occurred_at, address, day, created_at, settled_at, kind, terms';
 
 /** A row as `.raw()` gives it, in ROW_COLUMNS' order. */
 export type RawRow = [
@@ -27,6 +27,7 @@ export type RawRow = [
   number,
   number | null,
   LedgerRow['kind'],
+  string | null,
 ];
 
 export const rowOf = (r: RawRow): LedgerRow => ({
@@ -47,4 +48,5 @@ export const rowOf = (r: RawRow): LedgerRow => ({
   created_at: r[14],
   settled_at: r[15],
   kind: r[16],
+  terms: r[17] === null ? null : (JSON.parse(r[17]) as LedgerRow['terms']),
 });

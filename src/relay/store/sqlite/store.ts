@@ -1,10 +1,11 @@
 import { Worker } from 'node:worker_threads';
 import type { EventLog } from '../../core/ports/event-log.js';
 import { type BalanceFacts, type DayLimit, DayLimitRefusal, type Ledger, WithdrawalRefusal } from '../../core/ports/ledger.js';
+import type { ReferralStore } from '../../core/ports/referral-store.js';
 import type { RelayStore } from '../../core/ports/relay-store.js';
 
 /** A call to the store's thread, and its answer (id 0: the database is open). */
-export type StoreCall = { id: number; target: 'ledger' | 'events' | 'ping' | 'close'; method: string; args: unknown[] };
+export type StoreCall = { id: number; target: 'ledger' | 'events' | 'referrals' | 'ping' | 'close'; method: string; args: unknown[] };
 export type StoreReply = { id: number; value: unknown } | { id: number; error: unknown };
 
 // From source the worker sits beside this module; once built it is dist/relay/sqlite-worker.js
@@ -31,6 +32,7 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   inState: true,
   abandoned: true,
   budgetUsed: true,
+  budgetUsedUsd: true,
   linkAddress: true,
   linkedPlayers: true,
   report: true,
@@ -44,6 +46,9 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   mergeGuest: true,
   mergedInto: true,
   balancesOwed: true,
+  postTournament: true,
+  rememberPlayer: true,
+  knownPlayers: true,
 };
 const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
   append: true,
@@ -52,6 +57,20 @@ const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
   webhookReceived: true,
   recentWebhooks: true,
   rememberRampSession: true,
+};
+
+const REFERRAL_METHODS: Record<keyof ReferralStore, true> = {
+  code: true,
+  ownerOf: true,
+  firstLink: true,
+  seen: true,
+  seenSince: true,
+  refer: true,
+  pending: true,
+  qualify: true,
+  rewarded: true,
+  unfinished: true,
+  recent: true,
 };
 
 /** A DayLimitRefusal as the thread sends it (worker.ts), made whole again. */
@@ -113,7 +132,7 @@ export function openSqliteStore(file: string): SqliteStore {
       if (outbox.push({ id, target, method, args }) === 1) setImmediate(sendOutbox);
     });
   }
-  const remote = <T>(target: 'ledger' | 'events', methods: object) =>
+  const remote = <T>(target: 'ledger' | 'events' | 'referrals', methods: object) =>
     Object.fromEntries(Object.keys(methods).map((m) => [m, (...args: unknown[]) => call(target, m, args)])) as unknown as T;
 
   // Nobody may be waiting on it yet: its rejection is for whoever asks (calls reject on their own).
@@ -127,6 +146,7 @@ export function openSqliteStore(file: string): SqliteStore {
     ping: () => call('ping', '', []).then(() => undefined),
     ledger: { ...remote<Omit<Ledger, 'close'>>('ledger', LEDGER_METHODS), close },
     events: remote<EventLog>('events', EVENT_LOG_METHODS),
+    referrals: remote<ReferralStore>('referrals', REFERRAL_METHODS),
     close,
     opened,
   };

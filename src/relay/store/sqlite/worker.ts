@@ -7,11 +7,12 @@ import { DayLimitRefusal, WithdrawalRefusal } from '../../core/ports/ledger.js';
 import { openSqliteDb } from './db.js';
 import { sqliteEventLog } from './event-log.js';
 import { sqliteLedger } from './ledger.js';
+import { sqliteReferrals } from './referrals.js';
 import type { StoreCall, StoreReply } from './store.js';
 
 const port = parentPort!;
 const db = openSqliteDb((workerData as { file: string }).file);
-const targets = { ledger: sqliteLedger(db), events: sqliteEventLog(db) };
+const targets = { ledger: sqliteLedger(db), events: sqliteEventLog(db), referrals: sqliteReferrals(db) };
 type Method = (...args: unknown[]) => Promise<unknown>;
 
 let replies: StoreReply[] = [];

@@ -33,7 +33,7 @@ describe('the catalog file (RELAY_CATALOG)', () => {
       `RELAY_CATALOG: ${path} is not a catalog:`,
       '  achievements[1] (id "coin-streak"): sats must be at least 1',
       '  achievements[2]: id is missing (it must be a string)',
-      '  achievements[3] (id "coin-streak"): repeat.kind must be { "kind": "once" | "daily" | "cooldown" } (cooldown with "seconds")',
+      '  achievements[3] (id "coin-streak"): repeat.kind must be { "kind": "once" | "daily" | "cooldown" | "streak" } (cooldown with "seconds", streak with "sats")',
     ]);
   });
 
@@ -51,6 +51,23 @@ describe('the catalog file (RELAY_CATALOG)', () => {
 
   it('in code, createCatalog says the same', () => {
     expect(error(() => createCatalog([coin, { ...coin, sats: 1.5 }] as never))).toBe('Invalid catalog: achievements[1] (id "first-coin"): sats must be a whole number');
+  });
+
+  it("takes a login streak without top-level sats (its steps are repeat.sats; the checked entry says day 1's), and names a bad one", () => {
+    const login = { id: 'login', title: 'Daily login', repeat: { kind: 'streak', sats: [10, 20, 30, 50] } };
+    expect(loadCatalogFile(file('streak.json', [login])).get('login')).toEqual({ ...login, sats: 10 });
+    // Written in code with its first day's sats (as DEFAULT_CATALOG does), or read back from GET /v1/catalog: the same entry.
+    expect(createCatalog([{ ...login, sats: 10 } as never]).get('login')).toEqual({ ...login, sats: 10 });
+    expect(error(() => createCatalog([{ ...login, sats: 25 }] as never))).toBe(
+      'Invalid catalog: achievements[0] (id "login"): sats must be left out of a streak (its amounts are repeat.sats)',
+    );
+    expect(error(() => createCatalog([{ ...login, repeat: { kind: 'streak', sats: [] } }] as never))).toMatch(/repeat\.sats must hold at least one day/);
+    expect(error(() => createCatalog([{ ...login, repeat: { kind: 'streak', sats: [10, 0] } }] as never))).toMatch(/repeat\.sats\.1 must be at least 1/);
+    expect(error(() => createCatalog([{ ...login, repeat: { kind: 'streak' } }] as never))).toMatch(/repeat\.sats (is missing|must be a list)/);
+    // Any other entry still needs its sats.
+    expect(error(() => createCatalog([{ ...coin, sats: undefined }] as never))).toBe(
+      'Invalid catalog: achievements[0] (id "first-coin"): the entry has no amount: give "sats" (a whole number) or "usd" (dollars)',
+    );
   });
 
   it('takes the defenses an entry may ask for (play time, a server proof, a hold), and names a bad one', () => {

@@ -1,0 +1,78 @@
+// A guest who earned 1,000 credits links: the merge moves each credit to the player in one
+// transaction (under both players' locks), each told to the player. Aim (issue 39): ≤ 200 ms on
+// SQLite and on PostgreSQL. Run alone: node --import tsx bench/guest-merge.ts
+
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { openPgStore, openSqliteStore, type RelayStore } from '../src/relay/index.js';
+import { freshDatabase, startPostgres } from '../test/helpers/postgres.js';
+
+const CREDITS = 1_000;
+const NO_LIMITS = { userDailyCapSats: 0, dailyBudgetSats: 0 };
+const REPEATS = new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]);
+
+/** ms to merge a guest holding `CREDITS` credits into a new player, on a store opened fresh. */
+async function mergeMs(store: RelayStore): Promise<number> {
+  const { ledger } = store;
+  if (!ledger.mergeGuest) throw new Error('this ledger has no guest merge');
+  const guest = `guest-${randomUUID()}`;
+  const t0 = Date.parse('2026-11-22T10:00:00Z');
+  await Promise.all(
+    Array.from({ length: CREDITS }, (_, i) =>
+      ledger.claim(
+        { id: randomUUID(), userId: guest, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 10, repeat: REPEATS.get('coin')!, credit: true },
+        NO_LIMITS,
+        t0 + i,
+      ),
+    ),
+  );
+  const start = performance.now();
+  const merged = await ledger.mergeGuest(guest, `player-${randomUUID()}`, REPEATS, { actor: 'bench', action: 'merge' }, t0 + CREDITS + 1);
+  const ms = performance.now() - start;
+  if (merged.moved.length !== CREDITS) throw new Error(`moved ${merged.moved.length} credits of ${CREDITS}`);
+  return ms;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** The median of three merges on each ledger (each on a fresh file or database); PostgreSQL when a server can be started. */
+export async function guestMergeTimes(): Promise<{ sqlite: number; postgres?: number }> {
+  const sqlite: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const dir = mkdtempSync(join(tmpdir(), 'rewardbus-merge-'));
+    const store = openSqliteStore(join(dir, 'ledger.sqlite'));
+    await store.opened;
+    try {
+      sqlite.push(await mergeMs(store));
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const server = await startPostgres().catch(() => undefined);
+  if (!server) return { sqlite: median(sqlite) };
+  const postgres: number[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const store = await openPgStore(await freshDatabase(server.url), { owner: 'bench', leaseMs: 60_000 });
+      try {
+        postgres.push(await mergeMs(store));
+      } finally {
+        await store.close();
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  return { sqlite: median(sqlite), postgres: median(postgres) };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const t = await guestMergeTimes();
+  console.log(`guest merge of ${CREDITS.toLocaleString('en-US')} credits (median of 3; aim ≤ 200 ms)`);
+  console.log(`  SQLite       ${t.sqlite.toFixed(0).padStart(6)} ms`);
+  console.log(`  PostgreSQL   ${t.postgres === undefined ? '  (no server)' : `${t.postgres.toFixed(0).padStart(6)} ms`}`);
+}

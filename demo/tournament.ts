@@ -1,0 +1,44 @@
+// The demo's game server posting the day's high scores (issue 37), as a game's server would:
+//   node --import tsx demo/tournament.ts ada:1200 bob:800 cleo:450
+// Each argument is a gamertag (one that linked with the relay) and its best score today; the
+// ranking, best first, is posted for today's UTC date. The relay pays the places that win a prize
+// (demo/catalog.json: 300, 200 and 100 sats) once, however often this runs.
+// RELAY_URL (default http://localhost:PORT), RELAY_GAME_SERVER_SECRET (default: the demo's, as npm start sets it).
+import { DEFAULTS } from '../src/relay/index.js';
+import type { TournamentPosted } from '../src/wire/relay-api.js';
+import { DEMO_GAME_SERVER_SECRET, DEMO_TOURNAMENT } from './game-server.js';
+
+/** `gamertag:score` arguments, best score first. */
+export function rankingOf(args: readonly string[]): string[] {
+  const scores = args.map((a) => {
+    const m = /^(.+):(\d+)$/.exec(a);
+    if (!m) throw new Error(`${a}: each argument is gamertag:score`);
+    return { gamertag: m[1]!, score: Number(m[2]) };
+  });
+  return scores.sort((a, b) => b.score - a.score).map((s) => s.gamertag);
+}
+
+/** Posts the ranking; the relay's answer (201 first, 200 the same results again), or throws with its problem. */
+export async function postHighScores(relayUrl: string, secret: string, ranking: string[], period = new Date().toISOString().slice(0, 10)): Promise<TournamentPosted> {
+  const r = await fetch(`${relayUrl}/v1/server/tournaments/${DEMO_TOURNAMENT}/results`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+    body: JSON.stringify({ period, ranking }),
+  });
+  const body = (await r.json()) as TournamentPosted & { code?: string; detail?: string };
+  if (!r.ok) throw new Error(`${r.status} ${body.code}: ${body.detail ?? ''}`);
+  return body;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const url = (process.env.RELAY_URL ?? `http://localhost:${process.env.PORT || DEFAULTS.port}`).replace(/\/$/, '');
+  const secret = (process.env.RELAY_GAME_SERVER_SECRET || DEMO_GAME_SERVER_SECRET).split(',')[0]!.trim();
+  try {
+    const posted = await postHighScores(url, secret, rankingOf(process.argv.slice(2)));
+    console.log(`${posted.tournamentId} ${posted.period}:`);
+    for (const r of posted.rewards) console.log(`  ${r.place}. ${r.userId}  ${r.sats} sats  ${r.status}`);
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(1);
+  }
+}

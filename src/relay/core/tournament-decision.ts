@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import type { TournamentCatalogEntry } from '../../wire/relay-api.js';
+import type { ClaimLimits } from './ports/ledger.js';
+
+/**
+ * A tournament's results, decided: which places win which prize, whether the pool fits the day's
+ * budget, whether a post is new, the same again, or other results. Pure: both ledgers (SQLite in
+ * its thread, PostgreSQL under the players' locks and the budget row) ask here, so they decide alike.
+ */
+
+/** A place that wins a prize: its player (a userId) and its sats. */
+export interface PrizePlace {
+  place: number;
+  userId: string;
+  sats: number;
+}
+
+/**
+ * A prize's amount as the catalog says it. One small function, so a prize written in dollars
+ * (`{ "usd": x }`, the `dollars` branch) is priced here, once, when it is decided.
+ */
+export const prizeSats = (prize: number): number => prize;
+
+/** One prize per place, in ranking order; places past the prize list get nothing. */
+export function prizePlaces(prizes: TournamentCatalogEntry['prizes'], ranking: readonly string[]): PrizePlace[] {
+  return ranking.slice(0, prizes.length).map((userId, i) => ({ place: i + 1, userId, sats: prizeSats(prizes[i]!) }));
+}
+
+/** The prize's idempotency key: one per tournament, period and place, so a retry or a second relay never makes a second one. */
+export const prizeKey = (tournamentId: string, period: string, place: number): string => `tournament:${tournamentId}:${period}:${place}`;
+
+/** The ranking (as userIds, so a gamertag and its userId are the same results), as the post records it. */
+export const rankingHash = (userIds: readonly string[]): string => createHash('sha256').update(userIds.join('\n')).digest('base64url');
+
+/** What a post is, beside the one recorded for its period (if any): new, the same results again, or other ones. */
+export function resultsDecision(posted: string | undefined, hash: string): 'insert' | 'existing' | 'other_results' {
+  if (posted === undefined) return 'insert';
+  return posted === hash ? 'existing' : 'other_results';
+}
+
+/**
+ * Whether the whole pool fits the day's budget (what is reserved today, every player together):
+ * all of it is reserved, or none. A prize counts on its player's daily cap but is not refused by
+ * it: the game's server awarded it, no client claimed it.
+ */
+export function poolRefusal(prizes: ReadonlyArray<{ sats: number }>, projectSats: number, limits: Pick<ClaimLimits, 'dailyBudgetSats'>): 'daily_budget' | undefined {
+  const pool = prizes.reduce((sum, p) => sum + p.sats, 0);
+  return limits.dailyBudgetSats > 0 && projectSats + pool > limits.dailyBudgetSats ? 'daily_budget' : undefined;
+}
+
+/** The names a ranking lists more than once (a player listed twice, by the same name, or by userId and gamertag). */
+export function listedTwice(names: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const n of names) (seen.has(n) ? twice : seen).add(n);
+  return [...twice];
+}

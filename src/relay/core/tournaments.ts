@@ -1,0 +1,102 @@
+import type { Logger } from 'pino';
+import type { PayoutMode, TournamentResults } from '../../wire/relay-api.js';
+import type { Catalog } from './catalog.js';
+import type { Payouts } from './payouts.js';
+import type { ClaimLimits, Ledger, LedgerEntry, NewClaim } from './ports/ledger.js';
+import { Refusal } from './refusal.js';
+import type { Settlements } from './settlements.js';
+import { listedTwice, prizeKey, prizePlaces, rankingHash } from './tournament-decision.js';
+import { uuid7 } from './uuid7.js';
+
+export interface TournamentsDeps {
+  ledger: Pick<Ledger, 'knownPlayers'>;
+  settlements: Settlements;
+  catalog: Catalog;
+  payouts: Pick<Payouts, 'pay'>;
+  limits: ClaimLimits;
+  logger: Pick<Logger, 'error'>;
+  /** RELAY_HOLD_ABOVE_SATS: a prize worth more waits for an operator. 0: none. */
+  holdAboveSats: number;
+  /** RELAY_PAYOUT_MODE (a tournament's own `payout` wins). */
+  payoutMode: PayoutMode;
+}
+
+/** A post answered: its prizes in ranking order, recorded now (`created`) or by the same results before. */
+export interface TournamentPosting {
+  created: boolean;
+  entries: LedgerEntry[];
+}
+
+/** The most names a refusal's detail lists (a ranking of strangers is said in one line). */
+const NAMED = 20;
+const named = (names: readonly string[]) => names.slice(0, NAMED).join(', ') + (names.length > NAMED ? ` and ${names.length - NAMED} more` : '');
+
+/**
+ * The game's server posts a tournament's results for a period (issue 37): one prize per place
+ * that wins one, decided and recorded in one transaction of the store (all, or nothing), once per
+ * tournament and period. A browser never can: the route is behind RELAY_GAME_SERVER_SECRET.
+ * Refusals (a Refusal, nothing recorded): `unknown_tournament`, `duplicate_player`,
+ * `unknown_player` (never linked with this relay), `results_already_posted`, `daily_budget`.
+ */
+export function createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode }: TournamentsDeps) {
+  /**
+   * A ranking's names as userIds. A player is known once linked with this relay (recorded at each
+   * link): by userId, or by the gamertag they last linked with. The relay's own record, not the
+   * service's lookup: a post of a thousand places costs one read, and answers the same when the
+   * service is out of reach; the payment itself still goes to the userId's gamertag of the moment.
+   */
+  async function userIdsOf(ranking: readonly string[]): Promise<string[]> {
+    const twice = listedTwice(ranking);
+    if (twice.length) throw new Refusal('duplicate_player', `Listed more than once: ${named(twice)}`);
+    if (!ledger.knownPlayers) throw new Error('this ledger keeps no players: tournaments need the SQLite or PostgreSQL store');
+    const known = new Map(await ledger.knownPlayers(ranking));
+    const unknown = ranking.filter((n) => !known.has(n));
+    if (unknown.length) throw new Refusal('unknown_player', `Never linked with this relay: ${named(unknown)}`);
+    const userIds = ranking.map((n) => known.get(n)!);
+    // A player listed by userId and by gamertag.
+    const same = listedTwice(userIds);
+    if (same.length) throw new Refusal('duplicate_player', `Listed more than once (by userId and gamertag): ${named(ranking.filter((n) => same.includes(known.get(n)!)))}`);
+    return userIds;
+  }
+
+  return async function postResults(tournamentId: string, results: TournamentResults, by: string): Promise<TournamentPosting> {
+    const tournament = catalog.tournaments?.get(tournamentId);
+    if (!tournament) throw new Refusal('unknown_tournament', `No tournament ${tournamentId}`);
+    const userIds = await userIdsOf(results.ranking);
+    const hash = rankingHash(userIds);
+    const credit = (tournament.payout ?? payoutMode) === 'balance';
+    const prizes = prizePlaces(tournament.prizes, userIds).map(
+      (p): NewClaim => ({
+        id: uuid7(),
+        userId: p.userId,
+        idempotencyKey: prizeKey(tournament.id, results.period, p.place),
+        requestHash: hash,
+        achievementId: tournament.id,
+        sats: p.sats,
+        repeat: { kind: 'once' },
+        terms: { period: results.period, place: p.place },
+        ...(tournament.hold || (holdAboveSats > 0 && p.sats > holdAboveSats) ? { hold: true } : {}),
+        ...(credit ? { credit: true } : {}),
+      }),
+    );
+    const r = await settlements.postTournament({ tournamentId, period: results.period, rankingHash: hash, by, prizes }, limits);
+    switch (r.kind) {
+      case 'other_results':
+        throw new Refusal('results_already_posted', `Other results were posted for ${tournamentId} ${results.period}`);
+      case 'refused': {
+        const pool = prizes.reduce((s, p) => s + p.sats, 0);
+        throw new Refusal('daily_budget', `The prizes (${pool} sats) do not fit what is left of today's budget (${limits.dailyBudgetSats} sats): nothing was recorded`);
+      }
+      case 'existing':
+        return { created: false, entries: r.entries };
+      case 'created': {
+        // Paid after the commit, by the one post that recorded them (a replay pays nothing), as any claim is.
+        for (const { entry } of r.prizes)
+          if (entry.state === 'sending') void payouts.pay(entry, tournament.title).catch((err: unknown) => logger.error({ err, rewardId: entry.id }, 'prize payment not settled'));
+        return { created: true, entries: r.prizes.map((p) => p.entry) };
+      }
+    }
+  };
+}
+
+export type PostResults = ReturnType<typeof createTournaments>;

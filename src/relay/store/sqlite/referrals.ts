@@ -1,0 +1,95 @@
+import { utcDay } from '../../../wire/earning-rules.js';
+import type { Referral, ReferralState, ReferralStore } from '../../core/ports/referral-store.js';
+import { referrerCapped } from '../../core/referral-decision.js';
+import type { SqliteDb } from './db.js';
+
+interface ReferralRow {
+  program_id: string;
+  referee_id: string;
+  referrer_id: string | null;
+  state: ReferralState;
+  reason: string | null;
+  linked_at: number;
+  qualified_at: number | null;
+  referrer_capped: number;
+  rewarded: number;
+}
+
+/** A row as the port says it. */
+export const referralOf = (r: ReferralRow): Referral => ({
+  programId: r.program_id,
+  refereeId: r.referee_id,
+  ...(r.referrer_id !== null ? { referrerId: r.referrer_id } : {}),
+  state: r.state,
+  ...(r.reason !== null ? { reason: r.reason as NonNullable<Referral['reason']> } : {}),
+  linkedAt: Number(r.linked_at),
+  ...(r.qualified_at !== null ? { qualifiedAt: Number(r.qualified_at) } : {}),
+  referrerCapped: Boolean(r.referrer_capped),
+  rewarded: Boolean(r.rewarded),
+});
+
+/** The referral programs' tables on SQLite (migration 9): every write in the store's one thread, so a qualification's count is never raced. */
+export function sqliteReferrals({ db, write }: SqliteDb): ReferralStore {
+  const q = {
+    code: db.prepare<[string], string>('SELECT code FROM referral_codes WHERE user_id = ?').pluck(),
+    setCode: db.prepare<[string, string]>('INSERT INTO referral_codes (user_id, code) VALUES (?, ?) ON CONFLICT (user_id) DO NOTHING'),
+    owner: db.prepare<[string], string>('SELECT user_id FROM referral_codes WHERE code = ?').pluck(),
+    firstLink: db.prepare<[string], number>('SELECT at FROM first_links WHERE user_id = ?').pluck(),
+    setFirstLink: db.prepare<[string, number]>('INSERT INTO first_links (user_id, at) VALUES (?, ?) ON CONFLICT (user_id) DO NOTHING'),
+    seen: db.prepare<[string, string, number]>(
+      'INSERT INTO player_addresses (user_id, address, at) VALUES (?, ?, ?) ON CONFLICT (user_id, address) DO UPDATE SET at = max(at, excluded.at)',
+    ),
+    seenSince: db.prepare<[string, string, number], number>('SELECT 1 FROM player_addresses WHERE user_id = ? AND address = ? AND at >= ?').pluck(),
+    refer: db.prepare<[string, string, string | null, ReferralState, string | null, number]>(
+      'INSERT INTO referrals (program_id, referee_id, referrer_id, state, reason, linked_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    ),
+    pending: db.prepare<[string], ReferralRow>("SELECT * FROM referrals WHERE referee_id = ? AND state = 'pending'"),
+    one: db.prepare<[string, string], ReferralRow>('SELECT * FROM referrals WHERE program_id = ? AND referee_id = ?'),
+    qualifiedOn: db
+      .prepare<[string, string, string], number>("SELECT count(*) FROM referrals WHERE program_id = ? AND referrer_id = ? AND state = 'qualified' AND qualified_day = ?")
+      .pluck(),
+    qualify: db.prepare<[number, string, number, string, string]>(
+      "UPDATE referrals SET state = 'qualified', qualified_at = ?, qualified_day = ?, referrer_capped = ? WHERE program_id = ? AND referee_id = ? AND state = 'pending'",
+    ),
+    rewarded: db.prepare<[string, string]>('UPDATE referrals SET rewarded = 1 WHERE program_id = ? AND referee_id = ?'),
+    unfinished: db.prepare<[number, number], ReferralRow>(
+      "SELECT * FROM referrals WHERE (state = 'pending' AND linked_at >= ?) OR (state = 'qualified' AND rewarded = 0) ORDER BY linked_at DESC LIMIT ?",
+    ),
+    recent: db.prepare<[number], ReferralRow>('SELECT * FROM referrals ORDER BY linked_at DESC LIMIT ?'),
+  };
+
+  return {
+    code: (userId, fresh) =>
+      write(() => {
+        q.setCode.run(userId, fresh);
+        return q.code.get(userId)!;
+      }),
+    ownerOf: async (code) => q.owner.get(code),
+    firstLink: (userId, at) =>
+      write(() => {
+        const first = q.setFirstLink.run(userId, at).changes === 1;
+        return { first, at: first ? at : q.firstLink.get(userId)! };
+      }),
+    seen: (userId, address, at) => write(() => void q.seen.run(userId, address, at)),
+    seenSince: async (userId, address, since) => q.seenSince.get(userId, address, since) !== undefined,
+    refer: (referrals) =>
+      write(() => {
+        for (const r of referrals) q.refer.run(r.programId, r.refereeId, r.referrerId ?? null, r.state, r.reason ?? null, r.linkedAt);
+      }),
+    pending: async (refereeId) => q.pending.all(refereeId).map(referralOf),
+    qualify: (programId, refereeId, at, perReferrerDaily) =>
+      write(() => {
+        const r = q.one.get(programId, refereeId);
+        if (!r || r.referrer_id === null) return undefined;
+        if (r.state === 'qualified') return { referrerId: r.referrer_id, referrerCapped: Boolean(r.referrer_capped), fresh: false };
+        if (r.state !== 'pending') return undefined;
+        const day = utcDay(at);
+        const capped = referrerCapped(q.qualifiedOn.get(programId, r.referrer_id, day) ?? 0, perReferrerDaily);
+        q.qualify.run(at, day, capped ? 1 : 0, programId, refereeId);
+        return { referrerId: r.referrer_id, referrerCapped: capped, fresh: true };
+      }),
+    rewarded: (programId, refereeId) => write(() => void q.rewarded.run(programId, refereeId)),
+    unfinished: async (since, limit) => q.unfinished.all(since, limit).map(referralOf),
+    recent: async (limit) => q.recent.all(limit).map(referralOf),
+  };
+}

@@ -1,0 +1,71 @@
+// The tournament command while the relay runs (issue 37): `rewardbus-relay tournament post FILE`
+// records a period's results through the relay's own core, pays each prize once through the
+// service, records who posted (--by); the same file again pays nothing; other results are refused.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { serve } from '@hono/node-server';
+import Database from 'better-sqlite3';
+import { afterEach, expect, it } from 'vitest';
+import { createSandbox } from '../../src/sandbox/index.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+const run = promisify(execFile);
+const cleanup: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+it('tournament post FILE pays each prize once, records --by, replays the same file and refuses other results', async () => {
+  const key = `cup_${randomUUID()}`;
+  const sandbox = createSandbox({ apiKey: key });
+  const service = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => service.once('listening', r));
+  cleanup.push(() => service.close());
+  const probe: TestRelay = await startTestRelay();
+  const catalog = join(probe.dataDir, '..', `catalog-${randomUUID()}.json`);
+  await probe.stop();
+  writeFileSync(catalog, JSON.stringify([{ id: 'cup', kind: 'tournament', title: 'Weekly cup', prizes: [500, 200] }]));
+  const env = {
+    PAYMENTS_API_KEY: key,
+    PAYMENTS_BASE_URL: `http://127.0.0.1:${(service.address() as AddressInfo).port}`,
+    RELAY_PUBLIC_URL: 'https://relay.example.com',
+    RELAY_CATALOG: catalog,
+    RELAY_GAME_SERVER_SECRET: 'game-server-secret-0123456789abcdefghij',
+  };
+  const relay: TestRelay = await startTestRelay(env);
+  cleanup.push(() => relay.stop());
+  const cli = (...args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'tournament', ...args], { env: { ...process.env, ...env, RELAY_DATA_DIR: relay.dataDir } });
+
+  const ada = await relay.link('ada');
+  const bob = await relay.link('bob');
+  const carl = await relay.link('carl');
+  const file = (ranking: string[]) => {
+    const path = join(relay.dataDir, `results-${randomUUID()}.json`);
+    writeFileSync(path, JSON.stringify({ tournamentId: 'cup', period: '2026-W48', ranking }));
+    return path;
+  };
+  const results = file(['bob', ada.userId, carl.userId]);
+  const posted = (await cli('post', results, '--by', 'ops-cli')).stdout;
+  expect(posted).toContain('posted cup 2026-W48');
+  expect(sandbox.payments().map((p) => Number(p.amount) / 1000)).toEqual([500, 200]);
+  expect(posted.split('\n').filter((l) => l.includes('\tpaid\t'))).toHaveLength(2);
+  expect((await cli('post', results)).stdout).toContain('already posted');
+  expect(sandbox.payments()).toHaveLength(2);
+  await expect(cli('post', file([carl.userId, bob.userId]))).rejects.toThrow(/results_already_posted/);
+  await expect(cli('post', file(['nobody-here']))).rejects.toThrow(/unknown_player: Never linked with this relay: nobody-here/);
+  await expect(cli('post')).rejects.toThrow(/Usage: rewardbus-relay tournament post FILE/);
+  const db = new Database(join(relay.dataDir, 'ledger.sqlite'), { readonly: true });
+  cleanup.push(() => db.close());
+  expect(db.prepare('SELECT tournament_id, period, places, by FROM tournament_results').all()).toEqual([
+    { tournament_id: 'cup', period: '2026-W48', places: 2, by: 'cli:ops-cli' },
+  ]);
+  // The players heard: their histories hold the prize, paid.
+  const history = async (token: string) => (await (await fetch(`${relay.url}/v1/rewards`, { headers: { authorization: `Bearer ${token}` } })).json()) as { rewards: unknown[] };
+  expect((await history(bob.token)).rewards).toMatchObject([{ status: 'paid', sats: 500, place: 1, period: '2026-W48' }]);
+  expect((await history(carl.token)).rewards).toEqual([]);
+}, 120_000);

@@ -1,0 +1,28 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { startDemo } from '../../demo/serve.js';
+import { createLogger, loadConfig } from '../../src/relay/index.js';
+
+const config = (env: Record<string, string> = {}) =>
+  loadConfig({ PORT: '0', RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-demo-page-')), WEBHOOK_SECRET: 'whsec_demo-page-test', ...env });
+
+const policy = async (env?: Record<string, string>) => {
+  const server = await startDemo(config(env), { logger: createLogger('silent') });
+  try {
+    return (await fetch(`${server.url}/`)).headers.get('content-security-policy') ?? '';
+  } finally {
+    await server.close();
+  }
+};
+
+// A live demo (an API key, or a standalone sandbox over http) frames the service's ramp widget:
+// without a frame-src naming its origin the browser refused to load it.
+it("lets the demo frame the service's ramp widget when it pays through the service, and nothing else when offline", async () => {
+  const live = await policy({ PAYMENTS_API_KEY: 'test-key', PAYMENTS_BASE_URL: 'http://127.0.0.1:4777', RELAY_PUBLIC_URL: 'http://127.0.0.1:8787' });
+  expect(live).toMatch(/frame-src 'self' https: http:\/\/127\.0\.0\.1:4777;/);
+  const offline = await policy();
+  expect(offline).toMatch(/frame-src 'self';/);
+  expect(offline).toContain("frame-ancestors 'none'");
+});

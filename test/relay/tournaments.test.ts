@@ -1,0 +1,144 @@
+// Tournaments over real HTTP (issue 37), with the sandbox as the payments service, on SQLite and
+// PostgreSQL: the game's server posts a period's ranking; each place that wins a prize is recorded
+// once, in one transaction (all or nothing), paid after the commit, and heard by its player.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { CatalogEntry } from '../../src/relay/index.js';
+import type { RewardHistory, TournamentCatalogEntry, TournamentPosted } from '../../src/wire/relay-api.js';
+import { relayBackends } from '../helpers/backends.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+const postgresUrl = inject('postgresUrl');
+const dir = mkdtempSync(join(tmpdir(), 'rewardbus-tournaments-'));
+const SERVER_SECRET = 'game-server-secret-0123456789abcdefghij';
+
+const ENTRIES: Array<CatalogEntry | TournamentCatalogEntry> = [
+  { id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' } },
+  { id: 'cup', kind: 'tournament', title: 'Weekly cup', prizes: [10_000, 5_000, 2_500] },
+  { id: 'daily', kind: 'tournament', title: 'Daily high score', prizes: [300, 200, 100] },
+];
+const CATALOG = join(dir, 'catalog.json');
+writeFileSync(CATALOG, JSON.stringify({ achievements: ENTRIES }));
+
+const relays: TestRelay[] = [];
+afterEach(async () => {
+  await Promise.all(relays.splice(0).map((r) => r.stop()));
+});
+
+type Answer = { status: number; type: string | null; body: TournamentPosted & { code?: string; detail?: string } };
+async function post(relay: TestRelay, id: string, body: unknown, secret = SERVER_SECRET): Promise<Answer> {
+  const r = await fetch(`${relay.url}/v1/server/tournaments/${id}/results`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+    body: JSON.stringify(body),
+  });
+  return { status: r.status, type: r.headers.get('content-type'), body: (await r.json()) as Answer['body'] };
+}
+const history = async (relay: TestRelay, token: string) =>
+  ((await (await fetch(`${relay.url}/v1/rewards`, { headers: { authorization: `Bearer ${token}` } })).json()) as RewardHistory).rewards;
+
+describe.each(relayBackends(postgresUrl))('tournaments on $name', (backend) => {
+  async function start(env: Record<string, string> = {}) {
+    const relay = await startTestRelay({ RELAY_CATALOG: CATALOG, RELAY_GAME_SERVER_SECRET: SERVER_SECRET, ...(await backend.env()), ...env });
+    relays.push(relay);
+    return relay;
+  }
+  const players = (relay: TestRelay, n: number, prefix = 'racer') => Promise.all(Array.from({ length: n }, (_, i) => relay.link(`${prefix}-${i + 1}`)));
+
+  it('first post: 201 with the prizes in ranking order (place, period), each paid once; the same again: 200, the same records; others: 409', async () => {
+    const relay = await start();
+    const [a, b, c, d] = await players(relay, 4);
+    // By userId or by gamertag; the fourth place is past the prize list.
+    const ranking = [b!.userId, 'racer-1', c!.userId, d!.userId];
+    const first = await post(relay, 'cup', { period: '2026-W48', ranking });
+    expect(first.status).toBe(201);
+    expect(first.body.rewards.map((r) => [r.userId, r.sats, r.place, r.period, r.achievementId])).toEqual([
+      [b!.userId, 10_000, 1, '2026-W48', 'cup'],
+      [a!.userId, 5_000, 2, '2026-W48', 'cup'],
+      [c!.userId, 2_500, 3, '2026-W48', 'cup'],
+    ]);
+    await expect.poll(() => relay.sandbox!.payments().length).toBe(3);
+    expect(
+      relay
+        .sandbox!.payments()
+        .map((p) => Number(p.amount) / 1000)
+        .sort((x, y) => y - x),
+    ).toEqual([10_000, 5_000, 2_500]);
+    await expect.poll(async () => (await history(relay, a!.token)).map((r) => [r.status, r.place])).toEqual([['paid', 2]]);
+
+    const again = await post(relay, 'cup', { period: '2026-W48', ranking });
+    expect(again.status).toBe(200);
+    expect(again.body.rewards.map((r) => r.id)).toEqual(first.body.rewards.map((r) => r.id));
+    // The same results named by gamertag in place of a userId are the same results.
+    expect((await post(relay, 'cup', { period: '2026-W48', ranking: ['racer-2', a!.userId, c!.userId, d!.userId] })).status).toBe(200);
+    const other = await post(relay, 'cup', { period: '2026-W48', ranking: [a!.userId, b!.userId] });
+    expect([other.status, other.body.code, other.type]).toEqual([409, 'results_already_posted', 'application/problem+json']);
+    // Another period is another post.
+    expect((await post(relay, 'cup', { period: '2026-W49', ranking: [a!.userId] })).status).toBe(201);
+    await expect.poll(() => relay.sandbox!.payments().length).toBe(4);
+    expect(relay.sandbox!.payments()).toHaveLength(4);
+  });
+
+  it('refuses unknown players (422 naming them), a player listed twice (422), bad input (400) and any caller without the secret, recording nothing', async () => {
+    const relay = await start();
+    const [a, b] = await players(relay, 2);
+    const unknown = await post(relay, 'cup', { period: '2026-W48', ranking: [a!.userId, 'ghost', b!.userId, 'nobody-else'] });
+    expect([unknown.status, unknown.body.code, unknown.type]).toEqual([422, 'unknown_player', 'application/problem+json']);
+    expect(unknown.body.detail).toContain('ghost, nobody-else');
+    const twice = await post(relay, 'cup', { period: '2026-W48', ranking: [a!.userId, 'racer-2', b!.userId] });
+    expect([twice.status, twice.body.code]).toEqual([422, 'duplicate_player']);
+    for (const bad of [{ period: '', ranking: [a!.userId] }, { period: '2026-W48', ranking: [] }, { period: '2026-W48' }, { period: '2026-W48', ranking: [1] }])
+      expect((await post(relay, 'cup', bad)).body.code).toBe('bad_request');
+    expect((await post(relay, 'nope', { period: '2026-W48', ranking: [a!.userId] })).body.code).toBe('unknown_tournament');
+    expect((await post(relay, 'cup', { period: '2026-W48', ranking: [a!.userId] }, 'wrong-secret')).status).toBe(401);
+    // A player's own token is no game server's secret, and a client cannot claim a tournament.
+    expect((await post(relay, 'cup', { period: '2026-W48', ranking: [a!.userId] }, a!.token)).status).toBe(401);
+    const claimed = await relay.claim(a!.token, { achievementId: 'cup' });
+    expect([claimed.status, claimed.body.code]).toEqual([403, 'not_claimable']);
+    expect(await history(relay, a!.token)).toEqual([]);
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+    // Nothing was recorded: the period is still open.
+    expect((await post(relay, 'cup', { period: '2026-W48', ranking: [a!.userId, b!.userId] })).status).toBe(201);
+  });
+
+  it('20 concurrent posts of the same results record and pay each place exactly once', async () => {
+    const relay = await start();
+    const racers = await players(relay, 5);
+    const ranking = racers.map((r) => r.userId);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post(relay, 'daily', { period: '2026-11-26', ranking })));
+    expect(answers.map((a) => a.status).sort((x, y) => x - y)).toEqual([...Array(19).fill(200), 201]);
+    const ids = answers[0]!.body.rewards.map((r) => r.id);
+    for (const a of answers) expect(a.body.rewards.map((r) => r.id)).toEqual(ids);
+    await expect.poll(() => relay.sandbox!.payments().length).toBe(3);
+    for (const [i, r] of racers.entries()) expect((await history(relay, r.token)).length).toBe(i < 3 ? 1 : 0);
+    expect(relay.sandbox!.payments().map((p) => Number(p.amount) / 1000)).toEqual(expect.arrayContaining([300, 200, 100]));
+  });
+
+  it('a pool that does not fit the day budget records nothing (409 daily_budget); a prize above the hold threshold is held', async () => {
+    const relay = await start({ RELAY_DAILY_BUDGET_SATS: '15000', RELAY_HOLD_ABOVE_SATS: '4000' });
+    const [a, b, c] = await players(relay, 3);
+    const over = await post(relay, 'cup', { period: '2026-W48', ranking: [a!.userId, b!.userId, c!.userId] });
+    expect([over.status, over.body.code, over.type]).toEqual([409, 'daily_budget', 'application/problem+json']);
+    expect(await history(relay, a!.token)).toEqual([]);
+    // Two places: 15,000 sats, the whole budget; the first two prizes are above 4,000: held for an operator.
+    const fits = await post(relay, 'cup', { period: '2026-W48', ranking: [a!.userId, b!.userId] });
+    expect(fits.status).toBe(201);
+    expect(fits.body.rewards.map((r) => [r.status, r.sats])).toEqual([
+      ['held', 10_000],
+      ['held', 5_000],
+    ]);
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+    // The budget is spent: a client's claim is refused by it.
+    expect((await relay.claim(c!.token, { achievementId: 'first-coin' })).body).toMatchObject({ status: 'rejected', reason: 'daily_budget' });
+  });
+
+  it('balance mode: prizes are credited, not sent', async () => {
+    const relay = await start({ RELAY_PAYOUT_MODE: 'balance' });
+    const [a] = await players(relay, 1);
+    const r = await post(relay, 'daily', { period: '2026-11-26', ranking: [a!.userId] });
+    expect(r.body.rewards.map((x) => [x.status, x.sats, x.place])).toEqual([['credited', 300, 1]]);
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+  });
+});
