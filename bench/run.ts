@@ -6,12 +6,12 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claimSteps, printClaimSteps } from './claim-steps.js';
 import { bundleSizes, drainTime, unlockCost } from './client.js';
-import { manyStreams, printManyStreams } from './many-streams.js';
 import { guestMergeTimes } from './guest-merge.js';
+import { manyStreams, printManyStreams } from './many-streams.js';
 import { summarizeProfile } from './profile.js';
-import { tournamentTimes } from './tournament.js';
 import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, type LoadFigures, median, NO_LEDGER, POOLED } from './relay-load.js';
 import { printToastLatency, toastLatency } from './toast-latency.js';
+import { tournamentTimes } from './tournament.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 

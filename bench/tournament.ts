@@ -35,9 +35,7 @@ async function bench(name: string, store: RelayStore): Promise<string> {
   const started = performance.now();
   await core.postResults!('cup', { period: 'bench-0', ranking }, 'bench');
   const replay = performance.now() - started;
-  return (
-    `  ${name.padEnd(12)} ${PLACES} places: ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')} (best ${Math.min(...times).toFixed(0)} ms); the same again: ${replay.toFixed(0)} ms`,
-  );
+  return `  ${name.padEnd(12)} ${PLACES} places: ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')} (best ${Math.min(...times).toFixed(0)} ms); the same again: ${replay.toFixed(0)} ms`;
 }
 
 /** Each ledger's line: SQLite, and PostgreSQL when a server can be started here. */
