@@ -4,9 +4,14 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { claimSteps, printClaimSteps } from './claim-steps.js';
 import { bundleSizes, drainTime, unlockCost } from './client.js';
+import { guestMergeTimes } from './guest-merge.js';
+import { manyStreams, printManyStreams } from './many-streams.js';
 import { summarizeProfile } from './profile.js';
 import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, type LoadFigures, median, NO_LEDGER, POOLED } from './relay-load.js';
+import { printToastLatency, toastLatency } from './toast-latency.js';
+import { tournamentTimes } from './tournament.js';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -25,6 +30,24 @@ console.log('\ndraining 1,000 intents of one player queued offline, through the 
 const base = d['one claim per request, 6 at once']!;
 for (const [name, ms] of Object.entries(d))
   console.log(`  ${name.padEnd(38)} ${fmt(ms).padStart(7)} ms   ${fmt((1000 * 1000) / ms).padStart(6)} intents/s   (${fmt(base / ms, 1)}x)`);
+
+// Issue 39, aim 1: what each step of a claim on the relay's own path costs, timed alone.
+console.log('');
+printClaimSteps(await claimSteps());
+
+// Issue 39, aim 4: the time a player waits from the achievement to its toast.
+printToastLatency(await toastLatency());
+
+// Issue 39, aim 5: 10,000 players listening on one relay while 200 rewards/s are paid.
+printManyStreams(await manyStreams());
+
+// Issue 39, aim 3: a tournament of 1,000 places posted in one transaction, a guest's 1,000 credits merged.
+console.log('\na tournament of 1,000 places posted (one transaction; aim ≤ 1 s on each ledger)');
+for (const line of await tournamentTimes()) console.log(line);
+const merge = await guestMergeTimes();
+console.log('a guest merge of 1,000 credits (median of 3; aim ≤ 200 ms)');
+console.log(`  SQLite       ${fmt(merge.sqlite).padStart(6)} ms`);
+console.log(`  PostgreSQL   ${merge.postgres === undefined ? '  (no server)' : `${fmt(merge.postgres).padStart(6)} ms`}`);
 
 console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');
 console.log('each figure is the median of the rounds: every scenario once per round, round after round');

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createCore } from '../src/relay/core/create-core.js';
 import type { RelayStore } from '../src/relay/core/ports/relay-store.js';
 import { createCatalog, createLogger } from '../src/relay/index.js';
@@ -18,7 +19,7 @@ const ROUNDS = 3;
 const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Weekly cup', prizes: Array.from({ length: PLACES }, (_, i) => 1_000 - i) }]);
 
 /** Each round a fresh period: `ms` from the call to the committed answer. */
-async function bench(name: string, store: RelayStore): Promise<void> {
+async function bench(name: string, store: RelayStore): Promise<string> {
   // Credited (balance mode): the post's own cost, with no payment after it.
   const core = createCore({ store, catalog, limits: { userDailyCapSats: 1_000, dailyBudgetSats: 0 }, logger: createLogger('silent'), payoutMode: 'balance' });
   const ranking = Array.from({ length: PLACES }, (_, i) => `player-${i}`);
@@ -34,29 +35,33 @@ async function bench(name: string, store: RelayStore): Promise<void> {
   const started = performance.now();
   await core.postResults!('cup', { period: 'bench-0', ranking }, 'bench');
   const replay = performance.now() - started;
-  console.log(
-    `${name.padEnd(12)} ${PLACES} places: ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')} (best ${Math.min(...times).toFixed(0)} ms); the same again: ${replay.toFixed(0)} ms`,
-  );
+  return `  ${name.padEnd(12)} ${PLACES} places: ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')} (best ${Math.min(...times).toFixed(0)} ms); the same again: ${replay.toFixed(0)} ms`;
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'rewardbus-bench-tournament-'));
-const sqlite = openSqliteStore(join(dir, 'ledger.sqlite'));
-await sqlite.opened;
-try {
-  await bench('SQLite', sqlite);
-} finally {
-  await sqlite.close();
-  rmSync(dir, { recursive: true, force: true });
-}
-
-const server = await startPostgres();
-if (!server) console.log('PostgreSQL: not installed here (apt-get install -y postgresql), not measured');
-else {
-  const store = await openPgStore(await freshDatabase(server.url), { owner: 'bench', leaseMs: 60_000 });
+/** Each ledger's line: SQLite, and PostgreSQL when a server can be started here. */
+export async function tournamentTimes(): Promise<string[]> {
+  const lines: string[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'rewardbus-bench-tournament-'));
+  const sqlite = openSqliteStore(join(dir, 'ledger.sqlite'));
+  await sqlite.opened;
   try {
-    await bench('PostgreSQL', store);
+    lines.push(await bench('SQLite', sqlite));
   } finally {
-    await store.close();
-    await server.stop();
+    await sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
   }
+  const server = await startPostgres();
+  if (!server) lines.push('  PostgreSQL: not installed here (apt-get install -y postgresql), not measured');
+  else {
+    const store = await openPgStore(await freshDatabase(server.url), { owner: 'bench', leaseMs: 60_000 });
+    try {
+      lines.push(await bench('PostgreSQL', store));
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+  }
+  return lines;
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) for (const line of await tournamentTimes()) console.log(line);

@@ -44,6 +44,15 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex) {
   socket.end(`HTTP/1.1 ${status} ${title}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
 }
 
+/** `http://host:port/path…`'s path as far as a plain one goes: no dot, `%` or backslash in it. */
+const PLAIN_PATH = /^https?:\/\/[\w.:[\]-]*(\/[\w/-]*)(?:[?#]|$)/;
+
+/**
+ * The request's path, as `new URL(url).pathname` gives it: read straight off the string when it is
+ * plain (every request a game sends), through URL's parser only otherwise (dot segments, escapes).
+ */
+export const pathOf = (url: string): string => PLAIN_PATH.exec(url)?.[1] ?? new URL(url).pathname;
+
 export interface RunningServer {
   /** `http://host:port`, without a trailing slash. */
   url: string;
@@ -89,7 +98,7 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     // checked every second; a response (an event stream) is not bound by these.
     serverOptions: { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 },
     fetch: async (request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
-      const { pathname } = new URL(request.url);
+      const pathname = pathOf(request.url);
       const isSandbox = sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`));
       // A probe of /v1/ready is answered by the relay itself: 503 not_ready, draining.
       if (drain?.draining && !isSandbox && !(pathname === '/v1/ready' && relay)) return drain.refusal();

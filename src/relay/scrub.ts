@@ -14,6 +14,6 @@ const CREDENTIAL = /((?:api[_-]?key|authorization|secret|token)["']?\s*[:=]\s*["
  */
 export function scrub(text: string, secrets: readonly string[] = []): string {
   let out = text;
-  for (const s of secrets) if (s.length >= 8) out = out.split(s).join(REDACTED);
+  for (const s of secrets) if (s.length >= 8 && out.includes(s)) out = out.split(s).join(REDACTED);
   return out.replace(CREDENTIAL, `$1${REDACTED}`);
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { PayoutMode, RewardClaim } from '../../wire/relay-api.js';
 import { amountOf, type Catalog } from './catalog.js';
 import { countsDollars } from './claim-decision.js';
@@ -59,10 +59,8 @@ export interface ClaimsDeps {
 }
 
 // The proof is part of what was asked: a retry of the same intent (same key, same proof) replays.
-const requestHash = (c: RewardClaim) =>
-  createHash('sha256')
-    .update(`${c.achievementId}\n${c.occurredAt ?? ''}${c.proof === undefined ? '' : `\n${c.proof}`}`)
-    .digest('base64url');
+// crypto.hash: one call, a quarter of createHash().update().digest()'s cost.
+const requestHash = (c: RewardClaim) => hash('sha256', `${c.achievementId}\n${c.occurredAt ?? ''}${c.proof === undefined ? '' : `\n${c.proof}`}`, 'base64url');
 
 /**
  * The claim use case: an achievement id under an idempotency key becomes at most one payment.

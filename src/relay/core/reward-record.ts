@@ -14,18 +14,20 @@ const STATUS: Record<LedgerState, RewardStatus> = {
 
 /** A ledger entry as the client sees it. */
 export function toRewardRecord(e: LedgerEntry): RewardRecord {
-  const record: RewardRecord = {
+  // Built field by field in the wire's order: spreading optional fields made an object each (a
+  // record is built for every answer and every player event).
+  const r: RewardRecord = {
     id: e.id,
     idempotencyKey: e.idempotencyKey,
     achievementId: e.achievementId,
     userId: e.userId,
     sats: e.sats,
     status: STATUS[e.state],
-    ...(e.reason && e.state !== 'sending' ? { reason: e.reason } : {}),
-    ...(e.paymentId ? { paymentId: e.paymentId } : {}),
-    createdAt: new Date(e.createdAt).toISOString(),
-    ...(e.settledAt ? { settledAt: new Date(e.settledAt).toISOString() } : {}),
-    ...(e.kind === 'withdrawal' ? { kind: 'withdrawal' as const } : {}),
-  };
-  return e.terms ? Object.assign(record, e.terms) : record;
+  } as RewardRecord;
+  if (e.reason && e.state !== 'sending') r.reason = e.reason;
+  if (e.paymentId) r.paymentId = e.paymentId;
+  r.createdAt = new Date(e.createdAt).toISOString();
+  if (e.settledAt) r.settledAt = new Date(e.settledAt).toISOString();
+  if (e.kind === 'withdrawal') r.kind = 'withdrawal';
+  return e.terms ? Object.assign(r, e.terms) : r;
 }

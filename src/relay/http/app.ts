@@ -13,11 +13,11 @@ import { createReadiness, type ReadinessOptions } from '../ops/readiness.js';
 import type { WalletBalance } from '../ops/wallet-balance.js';
 import { VERSION } from '../version.js';
 import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
-import { addressKey, clientAddress } from './client-address.js';
-import { type RelayEnv, requirePlayer, socketAddress } from './context.js';
+import { type RelayEnv, requirePlayer } from './context.js';
 import { requireAdmin } from './middleware/admin-auth.js';
 import { allowedMethods } from './middleware/allowed-methods.js';
 import { cors, originAllowed } from './middleware/cors.js';
+import { bodyLimit, securityHeaders } from './middleware/door.js';
 import { refuseNulInUrl } from './middleware/nul-guard.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 import type { HttpSettings } from './options.js';
@@ -33,7 +33,6 @@ import { rewardsRoute } from './routes/rewards.js';
 import { tournamentsRoute } from './routes/tournaments.js';
 import { webhooksRoute } from './routes/webhooks.js';
 import { withdrawalsRoute } from './routes/withdrawals.js';
-import { SECURITY_HEADERS } from './security-headers.js';
 import { createStreamCaps } from './stream-caps.js';
 
 const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
@@ -75,31 +74,14 @@ export function createApp(d: HttpDeps) {
   const { settings, core, store, tokens, limiter, logger, metrics } = d;
   const { ledger, events } = store;
   const origins = settings.allowedOrigins;
-  const trustProxy = settings.trustProxy;
-  const maxBodyBytes = settings.maxBodyBytes;
   const app = new Hono<RelayEnv>();
 
-  const unknownAddress = warnOfUnknownAddresses(settings, logger);
-  app.use('*', async function securityHeaders(c, next) {
-    // Set before the handler answers, so @hono/node-server keeps its light Response.
-    for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
-    // The one place the caller's address is decided, and the key every per-address limit counts it under.
-    const peer = settings.clientAddress?.(c.req.raw, c.env) || socketAddress(c);
-    const key = addressKey(peer && trustProxy ? clientAddress(peer, c.req.header('x-forwarded-for'), trustProxy) : peer);
-    if (key === undefined) unknownAddress();
-    c.set('clientKey', key);
-    await next();
-  });
+  app.use('*', securityHeaders(settings, logger));
   if (metrics) app.use('*', metrics.httpRequests());
   app.use('/v1/*', cors(origins, logger));
   app.use('/v1/*', allowedMethods(app as never));
   app.use('*', refuseNulInUrl);
-  // Every route that reads a body (the game's, the webhooks', the operator's) reads it bounded.
-  app.use('*', async function bodyLimit(c, next) {
-    c.set('maxBodyBytes', maxBodyBytes);
-    if (settings.bodyTimeoutMs) c.set('bodyTimeoutMs', settings.bodyTimeoutMs);
-    await next();
-  });
+  app.use('*', bodyLimit(settings));
 
   app.get('/v1/health', (c) => c.json({ ok: true, mode: settings.mode, version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck, draining: d.draining })));
@@ -168,29 +150,5 @@ export function createApp(d: HttpDeps) {
 
   return {
     fetch: (request: Request, env?: unknown) => app.fetch(request, env as RelayEnv['Bindings']),
-  };
-}
-
-/**
- * Without a client address (no socket, no `clientAddress` option), the per-address limits cannot
- * count a request: it passes them, rather than every client sharing one bucket (ten players, and
- * the seventh is refused). Said loudly: at start where the runtime plainly gives no socket (Bun,
- * Deno, an edge runtime), else at the first such request; once.
- */
-function warnOfUnknownAddresses(settings: HttpSettings, logger: Logger): () => void {
-  const limits = settings.addressLimits;
-  let warned = limits.length === 0;
-  const warn = (when: string) => {
-    warned = true;
-    logger.warn(
-      { event: 'client_address_unknown', limits, option: 'clientAddress' },
-      `NO CLIENT ADDRESS ${when}: the per-address limits (${limits.join(', ')}) do not count such requests. ` +
-        "Give the relay the caller's address: createRelay({ clientAddress(request, env) { … } }) (docs/relay-api.md#addresses)",
-    );
-  };
-  const node = typeof globalThis.process?.versions?.node === 'string' && !('Bun' in globalThis) && !('Deno' in globalThis);
-  if (!warned && !settings.clientAddress && !node) warn('on this runtime (no socket, no clientAddress option)');
-  return () => {
-    if (!warned) warn(settings.clientAddress ? 'from clientAddress or a socket for a request' : 'for a request (no socket, no clientAddress option)');
   };
 }

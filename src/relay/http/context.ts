@@ -55,6 +55,8 @@ async function readTextNow(c: RelayContext, max: number): Promise<string> {
 /** A UTF-16 surrogate without its other half: not a character, and not encodable in a URL. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+const MAY_BE_ILL_FORMED = /\\u|[\0\uD800-\uDFFF]/;
+
 /**
  * Strings in a body must be valid Unicode: a lone surrogate cannot be sent on (URLs, logs, the
  * service). Nor may a string or key hold NUL, which PostgreSQL's text and jsonb cannot store.
@@ -69,7 +71,10 @@ function wellFormed(key: string, value: unknown): unknown {
 export function parseJsonObject(text: string): Record<string, unknown> {
   let json: unknown;
   try {
-    json = JSON.parse(text, wellFormed);
+    // NUL and lone surrogates reach a parsed string only from a `\u` escape (raw, NUL is not JSON,
+    // and decoded UTF-8 holds no lone surrogate) or from raw surrogates: without either, every
+    // string is well-formed, and the reviver (four times the parse) has nothing to find.
+    json = MAY_BE_ILL_FORMED.test(text) ? JSON.parse(text, wellFormed) : JSON.parse(text);
   } catch (err) {
     if (err instanceof RelayProblem) throw err;
     throw new RelayProblem('bad_request', 'The body is not valid JSON');

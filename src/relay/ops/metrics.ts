@@ -160,13 +160,27 @@ export function createMetrics(ledger: LedgerGauges) {
     },
   });
 
+  // A labelled counter found once per label values: prom-client hashes the labels on every inc().
+  const labelled = <L extends string>(counter: Counter<L>) => {
+    const children = new Map<string, Counter.Internal>();
+    return (...values: string[]) => {
+      const key = values.join('\0');
+      let child = children.get(key);
+      if (!child) children.set(key, (child = counter.labels(...values)));
+      return child;
+    };
+  };
+  const payoutsBy = labelled(payouts);
+  const httpBy = labelled(http);
+  const withdrawalsBy = labelled(withdrawals);
+
   return {
     registry,
     streams,
     /** A payout reached a final state (paid, failed, needs_review, rejected). */
     settled(state: string, achievementId: string, sats: number, sinceMs?: number, kind?: string) {
-      if (kind === 'withdrawal') withdrawals.inc({ status: state === 'sending' ? 'pending' : state === 'rejected' ? 'failed' : state });
-      else payouts.inc({ state, achievement: achievementId });
+      if (kind === 'withdrawal') withdrawalsBy(state === 'sending' ? 'pending' : state === 'rejected' ? 'failed' : state).inc();
+      else payoutsBy(state, achievementId).inc();
       if (state === 'paid') satsPaid.inc(sats);
       if (sinceMs !== undefined) payoutSeconds.observe((Date.now() - sinceMs) / 1000);
     },
@@ -204,7 +218,7 @@ export function createMetrics(ledger: LedgerGauges) {
     httpRequests: function httpRequests(): MiddlewareHandler {
       return async function countRequests(c, next) {
         await next();
-        http.inc({ route: c.req.routePath || 'unmatched', status: String(c.res.status) });
+        httpBy(c.req.routePath || 'unmatched', String(c.res.status)).inc();
       };
     },
   };

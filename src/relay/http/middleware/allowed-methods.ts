@@ -6,8 +6,10 @@ import { RelayProblem } from '../problems.js';
  * wrong method is wrong whoever asks). The table is read from the app's own routes on first use,
  * so it cannot drift from them.
  */
+type Route = { pattern: RegExp; allow: string; methods: ReadonlySet<string> };
+
 export function allowedMethods(app: Hono<never>): MiddlewareHandler {
-  let table: Array<{ pattern: RegExp; allow: string; methods: ReadonlySet<string> }> | undefined;
+  let table: Route[] | undefined;
   const build = () => {
     const byPath = new Map<string, Set<string>>();
     for (const r of app.routes) {
@@ -22,11 +24,20 @@ export function allowedMethods(app: Hono<never>): MiddlewareHandler {
       methods,
     }));
   };
+  // The route each path came to, remembered: a claim's path is the same every time (ids vary, so
+  // the memory is bounded).
+  const byPath = new Map<string, Route | undefined>();
   return async function allowedMethods(c, next) {
     table ??= build();
-    const route = table.find((r) => r.pattern.test(c.req.path));
+    const path = c.req.path;
+    let route = byPath.get(path);
+    if (route === undefined && !byPath.has(path)) {
+      route = table.find((r) => r.pattern.test(path));
+      if (byPath.size >= 1000) byPath.clear();
+      byPath.set(path, route);
+    }
     if (route && !route.methods.has(c.req.method)) {
-      throw new RelayProblem('method_not_allowed', `${c.req.path} takes ${route.allow}`, { Allow: route.allow });
+      throw new RelayProblem('method_not_allowed', `${path} takes ${route.allow}`, { Allow: route.allow });
     }
     await next();
   };

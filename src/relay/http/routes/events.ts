@@ -1,11 +1,11 @@
 import { Hono } from 'hono';
-import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import type { EventStreamTicket } from '../../../wire/relay-api.js';
 import type { EventHub } from '../../core/live-events.js';
 import type { EventLog, PlayerEvent } from '../../core/ports/event-log.js';
 import type { StreamTickets } from '../../core/stream-tickets.js';
 import { clientKey, type RelayEnv } from '../context.js';
 import { RelayProblem } from '../problems.js';
+import { type SseStream, sseStream } from '../sse-stream.js';
 import { createStreamCaps, type StreamCaps } from '../stream-caps.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -36,18 +36,23 @@ export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void
     const release = caps.open(userId, clientKey(c));
     // nginx (and proxies that follow it) pass the stream on as it is written, never buffered.
     c.header('X-Accel-Buffering', 'no');
-    return streamSSE(c, async (stream) => {
-      open.inc();
-      stream.onAbort(() => open.dec());
-      stream.onAbort(release);
-      try {
-        await follow(stream);
-      } finally {
+    c.header('Content-Type', 'text/event-stream');
+    c.header('Cache-Control', 'no-cache');
+    c.header('Connection', 'keep-alive');
+    c.header('Transfer-Encoding', 'chunked');
+    const stream = sseStream();
+    open.inc();
+    stream.onAbort(() => open.dec());
+    stream.onAbort(release);
+    follow(stream)
+      .catch((err: unknown) => console.error(err))
+      .finally(() => {
         release();
-      }
-    });
+        stream.close();
+      });
+    return c.body(stream.body);
 
-    async function follow(stream: SSEStreamingApi) {
+    async function follow(stream: SseStream) {
       let lastSent = after;
       let wake: (() => void) | undefined;
       const live: PlayerEvent[] = [];

@@ -19,7 +19,7 @@ import type { RateLimiter } from '../middleware/rate-limit.js';
 import { problemBody, RelayProblem } from '../problems.js';
 
 // Strict: an `amount` (or anything else) in the body is refused, not silently ignored.
-const claimSchema = z.strictObject({
+export const claimSchema = z.strictObject({
   achievementId: z.string().min(1).max(64),
   occurredAt: z.iso.datetime({ offset: true }).optional(),
   proof: z.string().min(1).max(PROOF_MAX_LENGTH).optional(),

@@ -1,0 +1,201 @@
+// From unlock() to the toast (issue 39, aim 4): the demo in Chromium, its relay (with the embedded
+// sandbox) in a process of its own under a steady load of other players' claims. Each sample is
+// one unlock() in the page, timed there: to the bus's `reward:paid`, and to the frame that drew
+// its toast; beside it, the claim's own request as the browser timed it, and the relay's claim
+// latency under the same load as the load generator saw it.
+// `node --import tsx bench/toast-latency.ts` (about a minute); `npm run bench` prints it too.
+
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { chromium } from 'playwright-core';
+import { DEFAULT_CATALOG } from '../src/relay/core/catalog.js';
+import { startChild, stop } from '../test/helpers/processes.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Unlocks timed in the page, after a few to warm up (the toast's drawing is loaded with the first). */
+const SAMPLES = Number(process.env.BENCH_TOAST_SAMPLES ?? 100);
+const WARM_UP = 5;
+/** Other players' claims per second while the samples run. */
+const LOAD_RATE = Number(process.env.BENCH_TOAST_LOAD ?? 100);
+const LOAD_CONNECTIONS = 8;
+
+export interface Percentiles {
+  p50: number;
+  p99: number;
+}
+export interface ToastLatency {
+  samples: number;
+  /** unlock() → `reward:paid` on the bus, ms. */
+  paid: Percentiles;
+  /** unlock() → the frame that drew the toast, ms. */
+  toast: Percentiles;
+  /** The claim's request (POST /v1/rewards) as the browser timed it, ms. */
+  request: Percentiles;
+  /** What the client adds: unlock → paid, less its request, per sample, ms. */
+  clientAdds: Percentiles;
+  /** Of it: unlock() → the request leaves (stored, the tab's lock, the queue read back), ms. */
+  beforeRequest: Percentiles;
+  /** Of it: the answer → `reward:paid` (the intent deleted first), ms. */
+  afterAnswer: Percentiles;
+  /** The relay's claims under the same load, as the load generator saw them. */
+  relay: Percentiles & { rps: number };
+  loadRate: number;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+};
+const percentiles = (xs: number[]): Percentiles => ({ p50: pct(xs, 50), p99: pct(xs, 99) });
+
+type Sample = { paid: number; toast: number; request: number; before: number; after: number };
+
+export async function toastLatency(): Promise<ToastLatency | string> {
+  if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`;
+  const dir = mkdtempSync(join(tmpdir(), 'rewardbus-toast-'));
+  const catalog = join(dir, 'catalog.json');
+  // The demo's achievements, and one the bench may unlock as often as it likes.
+  writeFileSync(catalog, JSON.stringify({ achievements: [...DEFAULT_CATALOG, { id: 'bench', title: 'Bench', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
+  const demo = await startChild(
+    ['demo/serve.ts'],
+    {
+      PORT: '0',
+      RELAY_DATA_DIR: dir,
+      RELAY_CATALOG: catalog,
+      RELAY_RATE_LIMIT_PER_MINUTE: '0',
+      RELAY_USER_DAILY_CAP_SATS: '0',
+      RELAY_DAILY_BUDGET_SATS: '0',
+      LOG_LEVEL: 'warn',
+    },
+    /demo: (http:\/\/\S+?)\/?\s/,
+  );
+  const url = demo.match[1]!;
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  try {
+    const page = await (await browser.newContext({ viewport: { width: 1180, height: 640 } })).newPage();
+    await page.goto(`${url}/`);
+    await page.waitForFunction(() => (globalThis as DemoWindow).game?.scene.isActive('title'));
+    await page.fill('#gamertag', 'toast-bench');
+    await page.click('#login button');
+    await page.waitForFunction(() => (globalThis as DemoWindow).game.scene.isActive('play'));
+
+    // Other players claiming meanwhile, at a steady rate.
+    const tokens = await Promise.all(
+      Array.from({ length: LOAD_CONNECTIONS }, async (_, i) => {
+        const r = await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag: `load${i}` }) });
+        return ((await r.json()) as { token: string }).token;
+      }),
+    );
+    let n = 0;
+    const loading = autocannon({
+      url: `${url}/v1/rewards`,
+      connections: LOAD_CONNECTIONS,
+      overallRate: LOAD_RATE,
+      duration: 600,
+      method: 'POST',
+      body: '{"achievementId":"bench"}',
+      requests: [
+        {
+          setupRequest: (req: autocannon.Request) => ({
+            ...req,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[n++ % tokens.length]}`, 'idempotency-key': randomUUID() },
+          }),
+        },
+      ],
+    });
+    // tsx names the functions it compiles with a helper the page does not have.
+    await page.evaluate('globalThis.__name = (f) => f');
+    const samples = (await page.evaluate(unlockSamples, WARM_UP + SAMPLES)).slice(WARM_UP);
+    (loading as unknown as { stop(): void }).stop();
+    const load = await loading;
+    return {
+      samples: samples.length,
+      paid: percentiles(samples.map((s) => s.paid)),
+      toast: percentiles(samples.map((s) => s.toast)),
+      request: percentiles(samples.map((s) => s.request)),
+      clientAdds: percentiles(samples.map((s) => s.paid - s.request)),
+      beforeRequest: percentiles(samples.map((s) => s.before)),
+      afterAnswer: percentiles(samples.map((s) => s.after)),
+      relay: { p50: load.latency.p50, p99: load.latency.p99, rps: load.requests.average },
+      loadRate: LOAD_RATE,
+    };
+  } finally {
+    await browser.close();
+    await stop(demo.child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+type DemoWindow = typeof globalThis & {
+  game: {
+    scene: { isActive(key: string): boolean; getScene(key: string): { show(toast: { achievementId?: string }): void } | null };
+    events: { once(event: string, fn: () => void): void };
+    plugins: { get(key: string): { unlock(id: string): string | undefined; on(event: string, fn: (e: { intent: { id: string } }) => void): () => void } };
+  };
+};
+
+/** In the page: `count` unlocks one after another, each timed to its `reward:paid` and to the frame that drew its toast. */
+async function unlockSamples(count: number): Promise<Sample[]> {
+  const { game } = globalThis as DemoWindow;
+  const bus = game.plugins.get('rewards');
+  const scene = game.scene.getScene('__rewardbus_toasts')!;
+  const show = scene.show.bind(scene);
+  let shown: (() => void) | undefined;
+  // Drawn in the frame after show() (its drawing is a promise already settled, after the first).
+  scene.show = (toast) => {
+    show(toast);
+    if (toast.achievementId === 'bench') queueMicrotask(() => queueMicrotask(() => shown?.()));
+  };
+  performance.setResourceTimingBufferSize(10_000);
+  const out: Sample[] = [];
+  for (let i = 0; i < count; i++) {
+    performance.clearResourceTimings();
+    const t0 = performance.now();
+    let id: string | undefined;
+    const paid = new Promise<number>((resolve) => {
+      const off = bus.on('reward:paid', (e) => {
+        if (e.intent.id !== id) return;
+        off();
+        resolve(performance.now());
+      });
+    });
+    const drawn = new Promise<number>((resolve) => {
+      shown = () => game.events.once('postrender', () => resolve(performance.now()));
+    });
+    id = bus.unlock('bench');
+    const [tPaid, tDrawn] = await Promise.all([paid, drawn]);
+    const claim = performance.getEntriesByType('resource').find((e) => e.name.includes('/v1/rewards') && e.startTime >= t0) as PerformanceResourceTiming | undefined;
+    out.push({
+      paid: tPaid - t0,
+      toast: tDrawn - t0,
+      request: claim ? claim.responseEnd - claim.startTime : Number.NaN,
+      before: claim ? claim.startTime - t0 : Number.NaN,
+      after: claim ? tPaid - claim.responseEnd : Number.NaN,
+    });
+    // A pause between unlocks, as between a player's achievements.
+    await new Promise((r) => setTimeout(r, 20 + Math.random() * 30));
+  }
+  return out;
+}
+
+export function printToastLatency(r: ToastLatency | string) {
+  console.log("\nfrom unlock() to the toast: the demo in Chromium, its relay's own process paying other players' claims meanwhile");
+  if (typeof r === 'string') return console.log(`  (not measured: ${r})`);
+  const f = (p: Percentiles) => `p50 ${p.p50.toFixed(1).padStart(6)} ms   p99 ${p.p99.toFixed(1).padStart(6)} ms`;
+  console.log(`  unlock() → reward:paid on the bus            ${f(r.paid)}   (${r.samples} unlocks, one after another)`);
+  console.log(`  unlock() → the frame that drew its toast     ${f(r.toast)}`);
+  console.log(`  its claim's request, as the browser timed it ${f(r.request)}`);
+  console.log(`  what the client adds (paid less its request) ${f(r.clientAdds)}   (aim ≤ 10 ms at p50)`);
+  console.log(`    of it, unlock() → the request leaves        ${f(r.beforeRequest)}   (stored, the tab's lock, the queue read back)`);
+  console.log(`    of it, the answer → reward:paid            ${f(r.afterAnswer)}   (the intent deleted first)`);
+  console.log(`  the relay's claims under the same load       ${f(r.relay)}   (${r.relay.rps.toFixed(0)} claims/s of other players, aimed at ${r.loadRate})`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) printToastLatency(await toastLatency());
