@@ -263,21 +263,22 @@ export function createRelay(options: RelayOptions): Relay {
       .finally(() => (pruning = undefined)));
   const pruner = setInterval(prune, PRUNE_EVERY_MS);
   pruner.unref();
-  // Referrals a crash left between the referee's payment and the rewards (core/referrals.ts); one run at a time.
+  // Referrals a crash left between the referee's payment and the rewards (core/referrals.ts), and
+  // prizes whose payment could not leave (core/prize-redelivery.ts); one run at a time.
   let sweeping: Promise<void> | undefined;
-  const sweepReferrals = () =>
-    core.referrals?.programs.length
-      ? (sweeping ??= core.referrals
-          .sweep()
+  const referralsOn = Boolean(core.referrals?.programs.length);
+  const sweepPrograms = () =>
+    referralsOn || core.redeliverPrizes
+      ? (sweeping ??= Promise.all([referralsOn ? core.referrals?.sweep() : undefined, core.redeliverPrizes?.()])
           .then(
             () => undefined,
             (err: unknown) => {
-              if (!closing) logger.warn({ err, event: 'referral_sweep_failed' }, 'finishing referrals failed: tried again in five minutes');
+              if (!closing) logger.warn({ err, event: 'referral_sweep_failed' }, 'finishing referrals or sending deferred prizes failed: tried again in five minutes');
             },
           )
           .finally(() => (sweeping = undefined)))
       : undefined;
-  const referralSweeper = setInterval(() => void sweepReferrals(), REFERRAL_SWEEP_EVERY_MS);
+  const referralSweeper = setInterval(() => void sweepPrograms(), REFERRAL_SWEEP_EVERY_MS);
   referralSweeper.unref();
   let reconciling: Promise<unknown> = Promise.resolve();
   const ready = (async () => {
@@ -293,7 +294,7 @@ export function createRelay(options: RelayOptions): Relay {
       (err: unknown) => logger.error({ err }, 'reconciliation at start failed'),
     );
     void prune();
-    void sweepReferrals();
+    void sweepPrograms();
     // With relays sharing a ledger, one that dies leaves its payments to the others, once its lease runs out.
     if (options.recoverEveryMs) {
       sweeper = setInterval(() => void payouts.recover(startedAt).catch((err: unknown) => logger.error({ err }, 'recovery failed')), options.recoverEveryMs);

@@ -12,6 +12,7 @@ import type { PlayerEvent } from './ports/event-log.js';
 import type { ClaimLimits, LedgerEntry, WithdrawalLimits } from './ports/ledger.js';
 import type { RelayStore } from './ports/relay-store.js';
 import type { Prices } from './prices.js';
+import { createPrizeRedelivery } from './prize-redelivery.js';
 import { createRamp } from './ramp.js';
 import { createReferrals, type ReferralMetrics, type Referrals } from './referrals.js';
 import { Refusal } from './refusal.js';
@@ -158,6 +159,8 @@ export function createCore(deps: CoreDeps) {
     guests,
     /** The game's server posts a tournament's results (core/tournaments.ts); undefined when the catalog has no tournament. */
     postResults: catalog.tournaments?.size ? createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode }) : undefined,
+    /** Deferred prizes sent again by the relay (core/prize-redelivery.ts); undefined when the catalog has no tournament. */
+    redeliverPrizes: catalog.tournaments?.size ? createPrizeRedelivery({ ledger, settlements, payouts, catalog, limits, logger, holdAboveSats, payoutMode }) : undefined,
     /** A gamertag's userId as the service says it (the game's server may name a player so); undefined when it knows none. */
     async userIdOf(gamertag: string): Promise<string | undefined> {
       const r = await payments.userIdByGamertag(gamertag);

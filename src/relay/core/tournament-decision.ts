@@ -27,7 +27,9 @@ export function prizePlaces(prizes: TournamentCatalogEntry['prizes'], ranking: r
 }
 
 /** The prize's idempotency key: one per tournament, period and place, so a retry or a second relay never makes a second one. */
-export const prizeKey = (tournamentId: string, period: string, place: number): string => `tournament:${tournamentId}:${period}:${place}`;
+/** What every prize's idempotency key starts with (no client's key can: a client's is its intent's UUID). */
+export const PRIZE_KEY_PREFIX = 'tournament:';
+export const prizeKey = (tournamentId: string, period: string, place: number): string => `${PRIZE_KEY_PREFIX}${tournamentId}:${period}:${place}`;
 
 /** The ranking (as userIds, so a gamertag and its userId are the same results), as the post records it. */
 export const rankingHash = (userIds: readonly string[]): string => createHash('sha256').update(userIds.join('\n')).digest('base64url');

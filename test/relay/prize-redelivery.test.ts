@@ -1,0 +1,84 @@
+// A prize whose payment could not leave (the service out of reach) is deferred: nothing paid,
+// nothing reserved. No client claims a prize again, so the relay does (core/prize-redelivery.ts,
+// at start and every five minutes): once the service answers, each such prize is paid, once.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { createCore } from '../../src/relay/core/create-core.js';
+import { createCatalog, createLogger, openPgStore, openSqliteStore, type PaymentsClient, type RelayStore } from '../../src/relay/index.js';
+import { freshDatabase } from '../helpers/postgres.js';
+
+const postgresUrl = inject('postgresUrl');
+const stores: Array<[string, () => Promise<RelayStore>]> = [
+  [
+    'SQLite',
+    async () => {
+      const s = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rewardbus-prizes-')), 'ledger.sqlite'));
+      await s.opened;
+      return s;
+    },
+  ],
+  ...(postgresUrl ? [['PostgreSQL', async () => openPgStore(await freshDatabase(postgresUrl), { owner: 'test', leaseMs: 60_000 })] as [string, () => Promise<RelayStore>]] : []),
+];
+
+/** The payments service, out of reach until `up`; what it paid, by gamertag. */
+function service() {
+  const state = { up: false, paid: [] as string[] };
+  const ok = <T>(data: T) => Promise.resolve({ kind: 'ok' as const, data });
+  const down = () => Promise.resolve({ kind: 'unavailable' as const, reason: 'connection refused' });
+  const client = {
+    gamertagByUserId: (userId: string) => (state.up ? ok({ gamertag: `tag-${userId}` }) : down()),
+    sendPayment: (b: { gamertag: string; amount: string; description?: string }) => {
+      if (!state.up) return down();
+      state.paid.push(b.gamertag);
+      const id = `tx-${state.paid.length}`;
+      return ok({ id, status: 'settled', transactionId: id, receiverId: b.gamertag.slice(4), amount: b.amount, comment: b.description ?? '', settledAt: new Date().toISOString() });
+    },
+    userIdByGamertag: down,
+    transaction: down,
+    withdrawalRequest: down,
+    rampWidget: down,
+    wallet: () => ok(1_000_000),
+    btcUsd: () => ok(65_000),
+    close: () => undefined,
+  } as unknown as PaymentsClient;
+  return { state, client };
+}
+
+describe.each(stores)('deferred prizes on %s', (_name, open) => {
+  it('are sent again by the relay once the service answers: each paid once, never refused by a player cap', async () => {
+    const store = await open();
+    try {
+      const { state, client } = service();
+      const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [50, 20] }]);
+      // A player's cap below the prizes: a prize counts on it but is never refused by it.
+      const core = createCore({ store, payments: client, catalog, limits: { userDailyCapSats: 10, dailyBudgetSats: 0 }, logger: createLogger('silent') });
+      const now = Date.now();
+      for (const u of ['ann', 'bob']) await store.ledger.rememberPlayer!(u, `tag-${u}`, now);
+
+      const posted = await core.postResults!('cup', { period: 'p1', ranking: ['ann', 'bob'] }, 'test');
+      await core.payouts.drain();
+      const states = async () => Promise.all(posted.entries.map(async (e) => (await store.ledger.get(e.id))?.state));
+      expect(await states()).toEqual(['deferred', 'deferred']);
+      // While the service is still out of reach, they stay deferred (and nothing is paid).
+      await core.redeliverPrizes!();
+      await core.payouts.drain();
+      expect(await states()).toEqual(['deferred', 'deferred']);
+
+      state.up = true;
+      expect(await core.redeliverPrizes!()).toBe(2);
+      await core.payouts.drain();
+      expect(await states()).toEqual(['paid', 'paid']);
+      expect(state.paid.sort()).toEqual(['tag-ann', 'tag-bob']);
+      // Paid ones are never sent again.
+      expect(await core.redeliverPrizes!()).toBe(0);
+      expect(state.paid).toHaveLength(2);
+      // Each player heard the prize, with its place.
+      const heard = await store.events.since('ann', 0);
+      expect(heard.map((e) => (e.data as { status: string; place?: number }).status)).toContain('paid');
+    } finally {
+      await store.close();
+    }
+  });
+});
