@@ -16,6 +16,7 @@ import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 const postgresUrl = inject('postgresUrl');
 const dir = mkdtempSync(join(tmpdir(), 'rewardbus-dollar-programs-'));
 const SERVER_SECRET = `server-${randomUUID()}`;
+const ADMIN = `admin-${randomUUID()}`;
 
 const ENTRIES: CatalogItem[] = [
   { id: 'coin', title: 'Coin', sats: 10, repeat: { kind: 'cooldown', seconds: 0 } },
@@ -68,25 +69,29 @@ async function link(relay: TestRelay, gamertag: string, address: string, referra
 }
 
 describe.each(relayBackends(postgresUrl))('programs priced in dollars on $name', (backend) => {
-  async function start(env: Record<string, string> = {}) {
-    const relay = await startTestRelay({
-      RELAY_CATALOG: CATALOG,
-      RELAY_GAME_SERVER_SECRET: SERVER_SECRET,
-      RELAY_PRICE_TTL_SECONDS: '1',
-      RELAY_TRUST_PROXY: '127.0.0.1',
-      RELAY_LINKS_PER_ADDRESS_PER_DAY: '0',
-      RELAY_ADDRESS_DAILY_CAP_SATS: '0',
-      RELAY_USER_DAILY_CAP_SATS: '100000',
-      RELAY_DAILY_BUDGET_SATS: '1000000',
-      ...(await backend.env()),
-      ...env,
-    });
+  async function start(env: Record<string, string> = {}, dataDir?: string) {
+    const relay = await startTestRelay(
+      {
+        RELAY_CATALOG: CATALOG,
+        RELAY_GAME_SERVER_SECRET: SERVER_SECRET,
+        RELAY_PRICE_TTL_SECONDS: '1',
+        RELAY_TRUST_PROXY: '127.0.0.1',
+        RELAY_LINKS_PER_ADDRESS_PER_DAY: '0',
+        RELAY_ADDRESS_DAILY_CAP_SATS: '0',
+        RELAY_USER_DAILY_CAP_SATS: '100000',
+        RELAY_DAILY_BUDGET_SATS: '1000000',
+        RELAY_ADMIN_TOKEN: ADMIN,
+        ...env,
+      },
+      {},
+      dataDir,
+    );
     relays.push(relay);
     return relay;
   }
 
   it("shows a streak's steps and a tournament's prizes in sats at the price beside their usd, and pays a dollar step at it", async () => {
-    const relay = await start();
+    const relay = await start(await backend.env());
     await setPrice(relay, 65_000);
     const shown = await catalog(relay);
     expect(shown.achievements.find((a) => a.id === 'login')).toMatchObject({
@@ -106,7 +111,7 @@ describe.each(relayBackends(postgresUrl))('programs priced in dollars on $name',
   });
 
   it('posts dollar prizes at the post’s price (usd, btcUsd on each); a stale price refuses a new post with 503 and records nothing; the same results again: 200', async () => {
-    const relay = await start({ RELAY_PRICE_MAX_AGE_SECONDS: '2' });
+    const relay = await start({ ...(await backend.env()), RELAY_PRICE_MAX_AGE_SECONDS: '2' });
     const [a, b, c] = [await relay.link('racer-1'), await relay.link('racer-2'), await relay.link('racer-3')];
     await setPrice(relay, 65_000);
     const ranking = [b.userId, a.userId, c.userId];
@@ -142,7 +147,7 @@ describe.each(relayBackends(postgresUrl))('programs priced in dollars on $name',
   });
 
   it('pays both rewards of a referral program in dollars at the price when it qualifies', async () => {
-    const relay = await start();
+    const relay = await start(await backend.env());
     await setPrice(relay, 40_000);
     const alice = await link(relay, 'alice', '198.51.100.1');
     const code = ((await (await fetch(`${relay.url}/v1/referral-code`, { headers: { authorization: `Bearer ${alice.token}` } })).json()) as { code: string }).code;
@@ -152,5 +157,34 @@ describe.each(relayBackends(postgresUrl))('programs priced in dollars on $name',
     const rewards = async (p: PlayerSession) => (await history(relay, p.token)).filter((r) => r.referral !== undefined).map((r) => [r.referral, r.status, r.sats, r.usd, r.btcUsd]);
     await expect.poll(() => rewards(bob)).toEqual([['referee', 'paid', sats(0.05, 40_000), 0.05, 40_000]]);
     await expect.poll(() => rewards(alice)).toEqual([['referrer', 'paid', sats(0.1, 40_000), 0.1, 40_000]]);
+  });
+
+  it('keeps a referral that qualifies while no price is young enough: qualified, its rewards made by the sweep at the price then', async () => {
+    const env = { ...(await backend.env()), RELAY_PRICE_MAX_AGE_SECONDS: '2' };
+    const first = await start(env);
+    await setPrice(first, 40_000);
+    const alice = await link(first, 'alice', '198.51.100.1');
+    const code = ((await (await fetch(`${first.url}/v1/referral-code`, { headers: { authorization: `Bearer ${alice.token}` } })).json()) as { code: string }).code;
+    const bob = await link(first, 'bob', '203.0.113.5', code);
+    // The price goes stale (a dollar streak day is refused: the positive signal), then Bob is paid.
+    expect((await control(first, { fail: 503 })).status).toBe(200);
+    const probe = await link(first, 'probe', '203.0.113.9');
+    await expect.poll(async () => (await first.claim(probe.token, { achievementId: 'login' })).status, { timeout: 15_000 }).toBe(503);
+    expect((await first.claim(bob.token, { achievementId: 'coin' })).body.status).toBe('paid');
+    const referrals = async (relay: TestRelay) =>
+      ((await (await fetch(`${relay.url}/admin/api/referrals`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { referrals: Array<{ state: string }> }).referrals;
+    await expect.poll(async () => (await referrals(first)).map((r) => r.state)).toEqual(['qualified']);
+    expect((await history(first, bob.token)).filter((r) => r.referral !== undefined)).toEqual([]);
+    relays.splice(relays.indexOf(first), 1);
+    await first.close({ graceMs: 0 });
+
+    // A relay starts again (its sandbox answers the price): its sweep at start makes both rewards at that price.
+    const again = await start(env, first.dataDir);
+    await expect
+      .poll(async () => (await history(again, bob.token)).filter((r) => r.referral !== undefined).map((r) => [r.referral, r.status, r.usd]), { timeout: 15_000 })
+      .toEqual([['referee', 'paid', 0.05]]);
+    const made = (await history(again, alice.token)).find((r) => r.referral === 'referrer');
+    expect(made).toMatchObject({ status: 'paid', usd: 0.1 });
+    expect(made!.sats).toBe(sats(0.1, made!.btcUsd!));
   });
 });
