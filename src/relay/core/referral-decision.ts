@@ -80,7 +80,10 @@ export function referralAmount(program: ReferralProgram, side: ReferralSide): Am
 export const referralInDollars = (program: ReferralProgram): boolean => program.referrerUsd !== undefined || program.refereeUsd !== undefined;
 
 /** A side's reward in sats at `btcUsd` (needed for a side in dollars), and the terms to record: the one place a referral amount becomes sats. */
-export const referralSats = (program: ReferralProgram, side: ReferralSide, btcUsd?: number) => satsAt(referralAmount(program, side), btcUsd);
+export const referralPriced = (program: ReferralProgram, side: ReferralSide, btcUsd?: number) => satsAt(referralAmount(program, side), btcUsd);
+
+/** A side's reward in sats (at `btcUsd` for a side in dollars). */
+export const referralSats = (program: ReferralProgram, side: ReferralSide, btcUsd?: number): number => referralPriced(program, side, btcUsd).sats;
 
 /** The side's reward's idempotency key (under the side's userId): one per referee and program, whichever relay makes it, however often. */
 export const referralKey = (program: Pick<ReferralProgram, 'id'>, refereeId: string, side: ReferralSide): string => `referral:${program.id}:${side}:${refereeId}`;

@@ -14,7 +14,7 @@ import {
   type ReferralSide,
   referralInDollars,
   referralKey,
-  referralSats,
+  referralPriced,
   SELF_REFERRAL_WINDOW_MS,
 } from './referral-decision.js';
 import { Refusal } from './refusal.js';
@@ -122,7 +122,7 @@ export function createReferrals(deps: ReferralsDeps) {
 
   /** Makes the side's reward (or finds it), and pays it when it was made here: whether it is decided for good. */
   async function rewardSide(program: ReferralProgram, refereeId: string, side: ReferralSide, userId: string, btcUsd: number | undefined, rejectReason?: string): Promise<boolean> {
-    const { sats, terms } = referralSats(program, side, btcUsd);
+    const { sats, terms } = referralPriced(program, side, btcUsd);
     const claim: NewClaim = {
       id: uuid7(),
       userId,
