@@ -130,13 +130,17 @@ const referralSchema = z
  * An achievement as the catalog holds it: worth `sats`, or `usd` turned into sats at the price
  * when a claim is decided (exactly one of them; read its amount through amountOf).
  */
-export type Achievement = Omit<CatalogEntry, 'sats' | 'usd' | 'repeat'> & { repeat: Repeat } & ({ sats: number; usd?: undefined } | { usd: number; sats?: undefined });
+export type Achievement = Omit<CatalogEntry, 'sats' | 'usd'> & Priced;
+type Priced = { sats: number; usd?: undefined } | { usd: number; sats?: undefined };
+
+/** An achievement as the catalog holds it: an Achievement whose streak's steps may also be in dollars (`{ usd }`, issue 38). */
+export type CatalogAchievement = Omit<CatalogEntry, 'sats' | 'usd' | 'repeat'> & { repeat: Repeat } & Priced;
 
 /** A tournament as the catalog holds it: its prizes in sats or in dollars (`{ usd }`, issue 38); GET /v1/catalog shows them in sats (catalog-at.ts). */
 export type Tournament = Omit<TournamentCatalogEntry, 'prizes' | 'prizesUsd'> & { prizes: Amount[] };
 
 /** An achievement's amount, for satsAt (core/price.ts). */
-export const amountOf = (a: Achievement): Amount => (a.usd !== undefined ? { usd: a.usd } : a.sats);
+export const amountOf = (a: CatalogAchievement): Amount => (a.usd !== undefined ? { usd: a.usd } : a.sats);
 
 /** The catalog's entries by `kind`: absent, an achievement. */
 const KINDS: Record<string, z.ZodType> = { tournament: tournamentSchema, referral: referralSchema };
@@ -152,18 +156,18 @@ const entriesSchema = z
       const r = entryOf(v).safeParse(v);
       if (r.success) return r.data as CatalogItem;
       for (const issue of r.error.issues) ctx.issues.push({ ...issue, path: [i, ...issue.path] } as never);
-      return v as Achievement;
+      return v as CatalogAchievement;
     }),
   );
 
 /** A catalog's entry: an achievement a client claims, or a program the relay pays by itself (never claimable). */
-export type CatalogItem = Achievement | Tournament | ReferralProgram;
+export type CatalogItem = CatalogAchievement | Tournament | ReferralProgram;
 
 /**
  * What each achievement is worth: the relay's to decide, never the client's. Its programs beside
  * (tournaments, referrals: paid by the relay, never claimed by a client), each only when it has one.
  */
-export type Catalog = ReadonlyMap<string, Achievement> & {
+export type Catalog = ReadonlyMap<string, CatalogAchievement> & {
   readonly tournaments?: ReadonlyMap<string, Tournament>;
   readonly referrals?: ReadonlyMap<string, ReferralProgram>;
 };
@@ -177,7 +181,7 @@ const isReferral = kindIs('referral');
 
 /** The checked entries as a catalog: achievements by id, and its programs beside them. */
 function catalogOf(entries: readonly CatalogItem[]): Catalog {
-  const achievements = new Map(entries.filter((e): e is Achievement => !('kind' in e && e.kind)).map((a) => [a.id, a]));
+  const achievements = new Map(entries.filter((e): e is CatalogAchievement => !('kind' in e && e.kind)).map((a) => [a.id, a]));
   const tournaments = entries.filter(isTournament);
   const referrals = entries.filter(isReferral);
   return Object.assign(
@@ -194,7 +198,7 @@ export const isProgram = (catalog: Catalog, id: string): boolean => catalog.tour
 export const referralPrograms = (catalog: Catalog): ReferralProgram[] => [...(catalog.referrals?.values() ?? [])];
 
 /** The catalog's achievements. */
-export const achievementsOf = (catalog: Catalog): Achievement[] => [...catalog.values()];
+export const achievementsOf = (catalog: Catalog): CatalogAchievement[] => [...catalog.values()];
 
 /**
  * The demo's achievements, one of each repeat policy; used when RELAY_CATALOG is not set. The
@@ -231,16 +235,16 @@ export function checkCatalog(entries: unknown): { entries: CatalogItem[] } | { p
         problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): afterAchievement must be the id of an achievement in the catalog`);
     });
   }
-  return problems.length || !parsed.success ? { problems } : { entries: parsed.data.map((e) => ('kind' in e && e.kind ? e : withSats(e as Achievement))) };
+  return problems.length || !parsed.success ? { problems } : { entries: parsed.data.map((e) => ('kind' in e && e.kind ? e : withSats(e as CatalogAchievement))) };
 }
 
 /**
  * A streak's entry carries its first day's amount (what a client shows before the relay decides
  * the day): its sats, or its `usd` when day 1 is in dollars.
  */
-function withSats(a: Achievement): Achievement {
+function withSats(a: CatalogAchievement): CatalogAchievement {
   // A streak may be written with neither (its amounts are its steps).
-  const e = a as Omit<Achievement, 'sats' | 'usd'> & { sats?: number; usd?: number };
+  const e = a as Omit<CatalogAchievement, 'sats' | 'usd'> & { sats?: number; usd?: number };
   if (e.repeat.kind !== 'streak' || e.sats !== undefined || e.usd !== undefined) return a;
   const first = e.repeat.sats[0]!;
   return inDollars(first) ? { ...e, usd: first.usd, sats: undefined } : { ...e, sats: first, usd: undefined };
