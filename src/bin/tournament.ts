@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { usesDollars } from '../relay/core/catalog-at.js';
 import { createCore } from '../relay/core/create-core.js';
+import { createPrices } from '../relay/core/prices.js';
 import { Refusal } from '../relay/core/refusal.js';
 import { toRewardRecord } from '../relay/core/reward-record.js';
 import { createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, loadCatalogFile, loadConfig, openConfiguredStore } from '../relay/index.js';
@@ -64,7 +66,14 @@ export async function tournament(sub: string | undefined, rest: string[], by: st
   }
   const store = await openConfiguredStore(config);
   const payments = config.payments && createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
+  // Prizes in dollars (issue 38): priced at the service's BTC/USD price, read once for this post.
+  // No service (balance mode without a key): no price, and the post is refused as price_unavailable.
+  const prices =
+    payments && usesDollars(catalog)
+      ? createPrices(() => payments.btcUsd(), { ttlMs: config.priceTtlSeconds * 1000, maxAgeMs: config.priceMaxAgeSeconds * 1000, logger: createLogger('warn') })
+      : undefined;
   const core = createCore({
+    prices,
     store,
     payments,
     catalog,
@@ -89,6 +98,7 @@ export async function tournament(sub: string | undefined, rest: string[], by: st
   } catch (err) {
     if (!(err instanceof Refusal)) throw err;
     console.error(`${err.code}: ${err.detail ?? ''}`);
+    if (err.code === 'price_unavailable') console.error(`Nothing was recorded: post again once the service answers GET /v0/btcusd (in ${err.retryAfterSeconds ?? 60} s or so).`);
     return 1;
   } finally {
     payments?.close();

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../wire/earning-rules.js';
 import type { CatalogEntry, CatalogResponse, PayoutMode } from '../wire/relay-api.js';
-import { achievementsOf, type Catalog, type CatalogItem, catalogAt, createCatalog, DEFAULT_CATALOG, usesDollars } from './core/catalog.js';
+import { achievementsOf, type Catalog, type CatalogItem, createCatalog, DEFAULT_CATALOG } from './core/catalog.js';
+import { catalogAt, tournamentsAt, usesDollars } from './core/catalog-at.js';
 import { countsDollars } from './core/claim-decision.js';
 import type { VerifyClaim } from './core/claims.js';
 import { createCore } from './core/create-core.js';
@@ -210,7 +211,7 @@ export function createRelay(options: RelayOptions): Relay {
   const serviceTimeoutMs = ('sendPayment' in options.payments ? undefined : options.payments.timeoutMs) ?? DEFAULTS.paymentsTimeoutMs;
   const catalogBody = (): CatalogResponse => ({
     achievements: catalogAt(catalog, prices?.peek().btcUsd),
-    ...(catalog.tournaments ? { tournaments: [...catalog.tournaments.values()] } : {}),
+    ...(catalog.tournaments ? { tournaments: tournamentsAt(catalog, prices?.peek().btcUsd) } : {}),
     claimTimeoutMs: 2 * serviceTimeoutMs + 1_000,
     claimBatchMax: CLAIM_BATCH_MAX,
     ...(options.payoutMode === 'balance' ? { payoutMode: 'balance' as const } : {}),

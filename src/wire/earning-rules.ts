@@ -16,7 +16,7 @@ export type RepeatRefusal = 'already_claimed' | 'already_claimed_today' | 'coold
 export type LimitRefusal = 'user_daily_cap' | 'daily_budget';
 
 /** Why the player cannot earn it again yet, by its repeat policy and when they last earned it (ms). */
-export function repeatBlock(repeat: RepeatPolicy, lastEarnedAt: number | undefined, now: number): { reason: RepeatRefusal; retryAt?: number } | undefined {
+export function repeatBlock(repeat: RepeatPolicy | { kind: 'streak' }, lastEarnedAt: number | undefined, now: number): { reason: RepeatRefusal; retryAt?: number } | undefined {
   if (lastEarnedAt === undefined) return undefined;
   switch (repeat.kind) {
     case 'once':

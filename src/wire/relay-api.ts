@@ -9,8 +9,12 @@
  */
 export type RepeatPolicy = { kind: 'once' } | { kind: 'daily' } | { kind: 'cooldown'; seconds: number } | StreakPolicy;
 
-/** A login streak's steps: the sats of day 1, day 2, …; every day past the list pays the last. */
-export type StreakPolicy = { kind: 'streak'; sats: number[] };
+/**
+ * A login streak's steps: the sats of day 1, day 2, …; every day past the list pays the last. A
+ * step the catalog writes in dollars is shown as its sats at the relay's current price (0 while it
+ * knows none), and `usd` lists each step's dollars (`null`: a step in sats); absent when no step is in dollars.
+ */
+export type StreakPolicy = { kind: 'streak'; sats: number[]; usd?: Array<number | null> };
 
 /** One entry of `GET /v1/catalog`. */
 export interface CatalogEntry {
@@ -47,6 +51,11 @@ export interface TournamentCatalogEntry {
   kind: 'tournament';
   title: string;
   prizes: number[];
+  /**
+   * Issue 38: each prize's dollars (`null`: a prize in sats), when any is written in dollars; its
+   * `prizes` entry is then its sats at the relay's current price (0 while it knows none). The sats are fixed when the results are posted.
+   */
+  prizesUsd?: Array<number | null>;
   /** Every prize of it waits for an operator (status `held`). */
   hold?: boolean;
   /** As an achievement's: `balance` credits the prizes, `instant` pays them. Default: the relay's RELAY_PAYOUT_MODE. */
@@ -76,12 +85,18 @@ export interface ReferralProgram {
   id: string;
   kind: 'referral';
   title: string;
-  referrerSats: number;
-  refereeSats: number;
   afterPlaySeconds: number;
   afterAchievement?: string;
   /** The most qualified referrals a referrer is paid for per UTC day; past it, the referrer's reward is `rejected` (`referrer_daily_cap`). */
   perReferrerDaily?: number;
+  /**
+   * Each side's reward: `<side>Sats`, or `<side>Usd` (issue 38: dollars, turned into sats at the
+   * price held when the referral qualifies); exactly one of each pair (the catalog's check says so).
+   */
+  referrerSats?: number;
+  referrerUsd?: number;
+  refereeSats?: number;
+  refereeUsd?: number;
 }
 
 /** A link's `referral`: `pending` (accepted, waiting to qualify), or why it will never pay. */

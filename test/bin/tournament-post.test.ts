@@ -69,3 +69,47 @@ it('tournament post FILE pays each prize once, records --by, replays the same fi
   expect((await history(bob.token)).rewards).toMatchObject([{ status: 'paid', sats: 500, place: 1, period: '2026-W48' }]);
   expect((await history(carl.token)).rewards).toEqual([]);
 }, 120_000);
+
+it('tournament post FILE prices dollar prizes at the service’s price, and with no price says so and records nothing (issue 38)', async () => {
+  const key = `cup_${randomUUID()}`;
+  const sandbox = createSandbox({ apiKey: key });
+  const service = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => service.once('listening', r));
+  cleanup.push(() => service.close());
+  const base = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  const price = (body: object) => fetch(`${base}/_sandbox/btcusd`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const probe: TestRelay = await startTestRelay();
+  const catalog = join(probe.dataDir, '..', `catalog-${randomUUID()}.json`);
+  await probe.stop();
+  writeFileSync(catalog, JSON.stringify([{ id: 'cup', kind: 'tournament', title: 'Weekly cup', prizes: [{ usd: 1 }, 200] }]));
+  const env = {
+    PAYMENTS_API_KEY: key,
+    PAYMENTS_BASE_URL: base,
+    RELAY_PUBLIC_URL: 'https://relay.example.com',
+    RELAY_CATALOG: catalog,
+    RELAY_GAME_SERVER_SECRET: 'game-server-secret-0123456789abcdefghij',
+  };
+  const relay: TestRelay = await startTestRelay(env);
+  cleanup.push(() => relay.stop());
+  const cli = (...args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'tournament', ...args], { env: { ...process.env, ...env, RELAY_DATA_DIR: relay.dataDir } });
+  const [ada, bob] = [await relay.link('ada'), await relay.link('bob')];
+  const file = (period: string) => {
+    const path = join(relay.dataDir, `results-${randomUUID()}.json`);
+    writeFileSync(path, JSON.stringify({ tournamentId: 'cup', period, ranking: [bob.userId, ada.userId] }));
+    return path;
+  };
+
+  expect((await price({ usd: 50_000 })).status).toBe(200);
+  const posted = (await cli('post', file('2026-W48'))).stdout;
+  expect(posted).toContain('posted cup 2026-W48');
+  // $1 at $50,000 a bitcoin: 2,000 sats.
+  expect(sandbox.payments().map((p) => Number(p.amount) / 1000)).toEqual([2_000, 200]);
+
+  expect((await price({ fail: 503 })).status).toBe(200);
+  await expect(cli('post', file('2026-W49'))).rejects.toThrow(/price_unavailable[\s\S]*Nothing was recorded/);
+  const db = new Database(join(relay.dataDir, 'ledger.sqlite'), { readonly: true });
+  cleanup.push(() => db.close());
+  expect(db.prepare('SELECT period FROM tournament_results').all()).toEqual([{ period: '2026-W48' }]);
+  expect(sandbox.payments()).toHaveLength(2);
+}, 120_000);

@@ -3,12 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toRewardRecord } from '../../src/relay/core/reward-record.js';
 import type { ClaimLimits, NewClaim, RelayStore, RewardRecord } from '../../src/relay/index.js';
-import type { RepeatPolicy } from '../../src/wire/relay-api.js';
 
 const NO_LIMITS: ClaimLimits = { userDailyCapSats: 0, dailyBudgetSats: 0 };
 const T0 = Date.parse('2026-11-22T10:00:00Z');
 
-function claim(over: Partial<NewClaim> & { repeat?: RepeatPolicy } = {}): NewClaim {
+function claim(over: Partial<NewClaim> = {}): NewClaim {
   return {
     id: randomUUID(),
     userId: 'user-1',

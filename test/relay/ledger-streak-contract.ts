@@ -158,5 +158,24 @@ export function streakContract(name: string, open: () => Promise<RelayStore>) {
       const replay = await l.claim({ ...c, id: randomUUID() }, NO_LIMITS, day(5));
       expect(replay).toMatchObject({ kind: 'existing', entry: { id: c.id, sats: 20, terms: { streakDay: 2 } } });
     });
+
+    it("pays a step in dollars (issue 38) its sats at the price its claim carries, on each day's own price, recorded with usd and btcUsd", async () => {
+      const l = await ledger();
+      // Day 1 $0.05, day 2 $0.10, day 3 on 30 sats; the core puts the price it fetched in the claim's terms.
+      const dollars = (btcUsd: number): Partial<NewClaim> => ({ repeat: { kind: 'streak', sats: [{ usd: 0.05 }, { usd: 0.1 }, 30] }, terms: { btcUsd } });
+      const paid = [await claimAndPay(l, day(1), dollars(65_000)), await claimAndPay(l, day(2), dollars(50_000)), await claimAndPay(l, day(3), dollars(40_000))];
+      expect(paid.map((p) => [p.state, p.sats, p.streakDay])).toEqual([
+        ['paid', 77, 1],
+        ['paid', 200, 2],
+        ['paid', 30, 3],
+      ]);
+      const entries = (await l.history('user-1', 10)).sort((x, y) => x.createdAt - y.createdAt);
+      expect(entries.map((e) => e.terms)).toEqual([
+        { usd: 0.05, btcUsd: 65_000, streakDay: 1 },
+        { usd: 0.1, btcUsd: 50_000, streakDay: 2 },
+        // A sats step at a price is valued at it (30 sats at $40,000: $0.012).
+        { usd: 0.012, btcUsd: 40_000, streakDay: 3 },
+      ]);
+    });
   });
 }

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { CatalogEntry, ReferralProgram, TournamentCatalogEntry } from '../../wire/relay-api.js';
 import { SettingError } from '../settings-errors.js';
-import { type Amount, satsAt } from './price.js';
+import { type Amount, inDollars } from './price.js';
+import type { Repeat } from './streak.js';
 
 /** Dollars as a catalog may write them: above 0, at most 10,000, to the micro-dollar (what budgets count in). */
 export const usdSchema = z
@@ -28,8 +29,11 @@ const repeatSchema = z.discriminatedUnion(
     z.object({ kind: z.literal('once') }),
     z.object({ kind: z.literal('daily') }),
     z.object({ kind: z.literal('cooldown'), seconds: z.number().int().min(0) }),
-    // A login streak (issue 37): day n pays sats[min(n, length) - 1].
-    z.object({ kind: z.literal('streak'), sats: z.array(satsSchema, { error: 'must be a list of sats, day 1 first' }).min(1, 'must hold at least one day').max(366) }),
+    // A login streak (issue 37): day n pays sats[min(n, length) - 1]; a step may be { "usd": x } (issue 38).
+    z.object({
+      kind: z.literal('streak'),
+      sats: z.array(amountSchema, { error: 'must be a list of sats or { "usd": dollars }, day 1 first' }).min(1, 'must hold at least one day').max(366),
+    }),
   ],
   { error: 'must be { "kind": "once" | "daily" | "cooldown" | "streak" } (cooldown with "seconds", streak with "sats")' },
 );
@@ -55,10 +59,12 @@ const entrySchema = z
   )
   .check((ctx) => {
     const { sats, usd, repeat } = ctx.value;
-    // A streak's amounts are its steps; `sats`, if written, can only be its first day's.
+    // A streak's amounts are its steps; `sats` (or `usd`), if written, can only be its first day's.
     if (repeat.kind === 'streak') {
-      if (usd !== undefined) ctx.issues.push({ code: 'custom', input: ctx.value, path: ['usd'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
-      else if (sats !== undefined && sats !== repeat.sats[0])
+      const first = repeat.sats[0];
+      if (usd !== undefined && !(first !== undefined && inDollars(first) && first.usd === usd))
+        ctx.issues.push({ code: 'custom', input: ctx.value, path: ['usd'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
+      else if (sats !== undefined && sats !== first)
         ctx.issues.push({ code: 'custom', input: ctx.value, path: ['sats'], message: 'must be left out of a streak (its amounts are repeat.sats)' });
     } else if ((sats === undefined) === (usd === undefined))
       ctx.issues.push({
@@ -74,7 +80,11 @@ const tournamentSchema = z.strictObject(
     id: entrySchema.shape.id,
     kind: z.literal('tournament'),
     title: entrySchema.shape.title,
-    prizes: z.array(satsSchema, { error: 'must be a list of sats, by place' }).min(1, 'must hold at least one prize').max(10_000, 'must be at most 10000 places'),
+    // Issue 38: a prize may be { "usd": x }, turned into sats at the price when the results are posted.
+    prizes: z
+      .array(amountSchema, { error: 'must be a list of sats or { "usd": dollars }, by place' })
+      .min(1, 'must hold at least one prize')
+      .max(10_000, 'must be at most 10000 places'),
     hold: entrySchema.shape.hold,
     payout: entrySchema.shape.payout,
   },
@@ -84,39 +94,53 @@ const tournamentSchema = z.strictObject(
 const sats = (what: string) =>
   z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000').describe(what);
 
-/** A referral program (issue 37): both rewards' sats, the play it waits for, the referrer's daily cap. */
-const referralSchema = z.object(
-  {
-    id: entrySchema.shape.id,
-    kind: z.literal('referral'),
-    title: entrySchema.shape.title,
-    referrerSats: sats("the referrer's reward"),
-    refereeSats: sats("the referee's reward"),
-    afterPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(31_536_000, 'must be at most 31536000'),
-    afterAchievement: z.string({ error: "must be a string (an achievement's id)" }).optional(),
-    perReferrerDaily: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').optional(),
-  },
-  { error: 'must be an object { "id", "kind": "referral", "title", "referrerSats", "refereeSats", "afterPlaySeconds" }' },
-);
+/** A referral program (issue 37): both rewards (sats, or dollars: issue 38), the play it waits for, the referrer's daily cap. */
+const referralSchema = z
+  .object(
+    {
+      id: entrySchema.shape.id,
+      kind: z.literal('referral'),
+      title: entrySchema.shape.title,
+      referrerSats: sats("the referrer's reward").optional(),
+      refereeSats: sats("the referee's reward").optional(),
+      referrerUsd: usdSchema.optional(),
+      refereeUsd: usdSchema.optional(),
+      afterPlaySeconds: z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(31_536_000, 'must be at most 31536000'),
+      afterAchievement: z.string({ error: "must be a string (an achievement's id)" }).optional(),
+      perReferrerDaily: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').optional(),
+    },
+    { error: 'must be an object { "id", "kind": "referral", "title", "referrerSats", "refereeSats", "afterPlaySeconds" }' },
+  )
+  .check((ctx) => {
+    // Each side's reward: exactly one of `<side>Sats` and `<side>Usd`.
+    for (const side of ['referrer', 'referee'] as const) {
+      const inSats = ctx.value[`${side}Sats`] !== undefined;
+      if (inSats !== (ctx.value[`${side}Usd`] === undefined))
+        ctx.issues.push({
+          code: 'custom',
+          input: ctx.value,
+          message: inSats
+            ? `has both "${side}Sats" and "${side}Usd": give exactly one of them`
+            : `has no ${side} reward: give "${side}Sats" (a whole number) or "${side}Usd" (dollars)`,
+        });
+    }
+  });
 
 /**
  * An achievement as the catalog holds it: worth `sats`, or `usd` turned into sats at the price
  * when a claim is decided (exactly one of them; read its amount through amountOf).
  */
-export type Achievement = Omit<CatalogEntry, 'sats' | 'usd'> & ({ sats: number; usd?: undefined } | { usd: number; sats?: undefined });
+export type Achievement = Omit<CatalogEntry, 'sats' | 'usd'> & Priced;
+type Priced = { sats: number; usd?: undefined } | { usd: number; sats?: undefined };
+
+/** An achievement as the catalog holds it: an Achievement whose streak's steps may also be in dollars (`{ usd }`, issue 38). */
+export type CatalogAchievement = Omit<CatalogEntry, 'sats' | 'usd' | 'repeat'> & { repeat: Repeat } & Priced;
+
+/** A tournament as the catalog holds it: its prizes in sats or in dollars (`{ usd }`, issue 38); GET /v1/catalog shows them in sats (catalog-at.ts). */
+export type Tournament = Omit<TournamentCatalogEntry, 'prizes' | 'prizesUsd'> & { prizes: Amount[] };
 
 /** An achievement's amount, for satsAt (core/price.ts). */
-export const amountOf = (a: Achievement): Amount => (a.usd !== undefined ? { usd: a.usd } : a.sats);
-
-/**
- * The catalog as `GET /v1/catalog` shows it: each entry's sats at `btcUsd` (the price held now;
- * a dollar-priced entry says 0 sats while none is known) and, priced in dollars, its `usd`.
- */
-export const catalogAt = (catalog: Catalog, btcUsd: number | undefined): CatalogEntry[] =>
-  [...catalog.values()].map((a) => (a.usd === undefined ? a : { ...a, sats: btcUsd === undefined ? 0 : satsAt({ usd: a.usd }, btcUsd).sats }));
-
-/** Whether any achievement is priced in dollars (then the relay keeps a price). */
-export const usesDollars = (catalog: Catalog): boolean => [...catalog.values()].some((a) => a.usd !== undefined);
+export const amountOf = (a: CatalogAchievement): Amount => (a.usd !== undefined ? { usd: a.usd } : a.sats);
 
 /** The catalog's entries by `kind`: absent, an achievement. */
 const KINDS: Record<string, z.ZodType> = { tournament: tournamentSchema, referral: referralSchema };
@@ -132,19 +156,19 @@ const entriesSchema = z
       const r = entryOf(v).safeParse(v);
       if (r.success) return r.data as CatalogItem;
       for (const issue of r.error.issues) ctx.issues.push({ ...issue, path: [i, ...issue.path] } as never);
-      return v as Achievement;
+      return v as CatalogAchievement;
     }),
   );
 
 /** A catalog's entry: an achievement a client claims, or a program the relay pays by itself (never claimable). */
-export type CatalogItem = Achievement | TournamentCatalogEntry | ReferralProgram;
+export type CatalogItem = CatalogAchievement | Tournament | ReferralProgram;
 
 /**
  * What each achievement is worth: the relay's to decide, never the client's. Its programs beside
  * (tournaments, referrals: paid by the relay, never claimed by a client), each only when it has one.
  */
-export type Catalog = ReadonlyMap<string, Achievement> & {
-  readonly tournaments?: ReadonlyMap<string, TournamentCatalogEntry>;
+export type Catalog = ReadonlyMap<string, CatalogAchievement> & {
+  readonly tournaments?: ReadonlyMap<string, Tournament>;
   readonly referrals?: ReadonlyMap<string, ReferralProgram>;
 };
 
@@ -157,7 +181,7 @@ const isReferral = kindIs('referral');
 
 /** The checked entries as a catalog: achievements by id, and its programs beside them. */
 function catalogOf(entries: readonly CatalogItem[]): Catalog {
-  const achievements = new Map(entries.filter((e): e is Achievement => !('kind' in e && e.kind)).map((a) => [a.id, a]));
+  const achievements = new Map(entries.filter((e): e is CatalogAchievement => !('kind' in e && e.kind)).map((a) => [a.id, a]));
   const tournaments = entries.filter(isTournament);
   const referrals = entries.filter(isReferral);
   return Object.assign(
@@ -174,7 +198,7 @@ export const isProgram = (catalog: Catalog, id: string): boolean => catalog.tour
 export const referralPrograms = (catalog: Catalog): ReferralProgram[] => [...(catalog.referrals?.values() ?? [])];
 
 /** The catalog's achievements. */
-export const achievementsOf = (catalog: Catalog): Achievement[] => [...catalog.values()];
+export const achievementsOf = (catalog: Catalog): CatalogAchievement[] => [...catalog.values()];
 
 /**
  * The demo's achievements, one of each repeat policy; used when RELAY_CATALOG is not set. The
@@ -211,11 +235,20 @@ export function checkCatalog(entries: unknown): { entries: CatalogItem[] } | { p
         problems.push(`achievements[${i}] (id ${JSON.stringify(a.id)}): afterAchievement must be the id of an achievement in the catalog`);
     });
   }
-  return problems.length || !parsed.success ? { problems } : { entries: parsed.data.map((e) => ('kind' in e && e.kind ? e : withSats(e as Achievement))) };
+  return problems.length || !parsed.success ? { problems } : { entries: parsed.data.map((e) => ('kind' in e && e.kind ? e : withSats(e as CatalogAchievement))) };
 }
 
-/** A streak's entry carries its first day's sats (what a client shows before the relay decides the day). */
-const withSats = (a: Achievement): Achievement => (a.repeat.kind === 'streak' && a.sats === undefined ? { ...a, sats: a.repeat.sats[0]!, usd: undefined } : a);
+/**
+ * A streak's entry carries its first day's amount (what a client shows before the relay decides
+ * the day): its sats, or its `usd` when day 1 is in dollars.
+ */
+function withSats(a: CatalogAchievement): CatalogAchievement {
+  // A streak may be written with neither (its amounts are its steps).
+  const e = a as Omit<CatalogAchievement, 'sats' | 'usd'> & { sats?: number; usd?: number };
+  if (e.repeat.kind !== 'streak' || e.sats !== undefined || e.usd !== undefined) return a;
+  const first = e.repeat.sats[0]!;
+  return inDollars(first) ? { ...e, usd: first.usd, sats: undefined } : { ...e, sats: first, usd: undefined };
+}
 
 function describe(entries: unknown, issue: z.core.$ZodIssue): string {
   const [index, ...field] = issue.path;

@@ -1,7 +1,7 @@
 import { limitBlock, repeatBlock, utcDay } from '../../wire/earning-rules.js';
-import type { RepeatPolicy } from '../../wire/relay-api.js';
 import type { ClaimLimits, DollarLimits, LedgerState, NewClaim } from './ports/ledger.js';
 import { entryUsdMicros, usdMicros } from './price.js';
+import type { Repeat } from './streak.js';
 
 /**
  * The claim's decision, in the order both ledgers apply it under their locks. Pure: each ledger
@@ -128,7 +128,7 @@ export function dayRefusal(
  * `times` are when the player's reserving entries of the achievement were claimed (those merged
  * before it included). Once: any; daily (and streak): one on the same UTC day; cooldown: one within it.
  */
-export function mergeRefusal(repeat: RepeatPolicy | undefined, at: number, times: readonly number[]): 'already_claimed' | 'already_claimed_today' | 'cooldown' | undefined {
+export function mergeRefusal(repeat: Repeat | undefined, at: number, times: readonly number[]): 'already_claimed' | 'already_claimed_today' | 'cooldown' | undefined {
   if (!repeat || !times.length) return undefined;
   switch (repeat.kind) {
     case 'once':

@@ -8,6 +8,7 @@ import type { ClaimLimits, Ledger, LedgerEntry } from './ports/ledger.js';
 import { inDollars, satsAt } from './price.js';
 import type { Prices } from './prices.js';
 import type { Settlements } from './settlements.js';
+import { stepsInDollars } from './streak.js';
 import { checkUnlock } from './unlock-proof.js';
 import { uuid7 } from './uuid7.js';
 
@@ -120,10 +121,13 @@ export function createClaims({
     // The sats are fixed here, at the price held now, and recorded with it (terms): a later price
     // never changes a decided claim. A dollar-priced claim needs a price young enough; a sats one
     // is valued at the last price known, for a dollar budget only.
+    // A streak with a step in dollars needs the price too: the ledger turns the day's step into sats
+    // at the price the claim carries (terms.btcUsd; core/streak.ts), whichever day it turns out to be.
     const amount = amountOf(achievement);
+    const dollars = inDollars(amount) || stepsInDollars(achievement.repeat);
     let price: number | undefined;
-    if (inDollars(amount) || valued) {
-      const held = prices ? await (inDollars(amount) ? prices.forClaim() : prices.forValue()) : { unavailable: true as const, retryAfterSeconds: 60 };
+    if (dollars || valued) {
+      const held = prices ? await (dollars ? prices.forClaim() : prices.forValue()) : { unavailable: true as const, retryAfterSeconds: 60 };
       if ('unavailable' in held) {
         // A key already decided is answered as it stands: it needs no price.
         const before = await ledger.find(player.userId, key);

@@ -120,6 +120,7 @@ export function createCore(deps: CoreDeps) {
         logger,
         metrics: deps.referralMetrics,
         clock: deps.clock,
+        prices: deps.prices,
       })
     : undefined;
   const balances = balanceMode ? createBalances({ ledger, settlements, payouts, limits: { ...NO_WITHDRAWAL_LIMITS, ...deps.withdrawals, holdAboveSats } }) : undefined;
@@ -158,7 +159,9 @@ export function createCore(deps: CoreDeps) {
     /** Balance mode's guests (core/guests.ts); undefined when it is off. */
     guests,
     /** The game's server posts a tournament's results (core/tournaments.ts); undefined when the catalog has no tournament. */
-    postResults: catalog.tournaments?.size ? createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode }) : undefined,
+    postResults: catalog.tournaments?.size
+      ? createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode, prices: deps.prices })
+      : undefined,
     /** Deferred prizes sent again by the relay (core/prize-redelivery.ts); undefined when the catalog has no tournament. */
     redeliverPrizes: catalog.tournaments?.size ? createPrizeRedelivery({ ledger, settlements, payouts, catalog, limits, logger, holdAboveSats, payoutMode }) : undefined,
     /** A gamertag's userId as the service says it (the game's server may name a player so); undefined when it knows none. */

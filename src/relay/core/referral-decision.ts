@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ReferralAnswer, ReferralProgram } from '../../wire/relay-api.js';
 import type { LedgerEntry } from './ports/ledger.js';
+import { type Amount, satsAt } from './price.js';
 
 /**
  * The referral programs' decisions (issue 37), pure: both ledgers' stores keep the facts, and the
@@ -65,8 +66,24 @@ export const referrerCapped = (before: number, perReferrerDaily: number | undefi
 
 export type ReferralSide = 'referrer' | 'referee';
 
-/** A side's reward, in sats: read here only, so a price (issue 38's `{ "usd": x }`) can be put in at one place. */
-export const referralSats = (program: ReferralProgram, side: ReferralSide): number => (side === 'referrer' ? program.referrerSats : program.refereeSats);
+/** A side's reward as the program writes it: `<side>Sats`, or `<side>Usd` as `{ usd }` (issue 38). Read here only. */
+export function referralAmount(program: ReferralProgram, side: ReferralSide): Amount {
+  const usd = side === 'referrer' ? program.referrerUsd : program.refereeUsd;
+  if (usd !== undefined) return { usd };
+  const sats = side === 'referrer' ? program.referrerSats : program.refereeSats;
+  // The catalog's check makes sure one of the pair is written.
+  if (sats === undefined) throw new Error(`referral program ${program.id}: no ${side}Sats nor ${side}Usd`);
+  return sats;
+}
+
+/** Whether either side's reward is in dollars: then rewarding it needs a price. */
+export const referralInDollars = (program: ReferralProgram): boolean => program.referrerUsd !== undefined || program.refereeUsd !== undefined;
+
+/** A side's reward in sats at `btcUsd` (needed for a side in dollars), and the terms to record: the one place a referral amount becomes sats. */
+export const referralPriced = (program: ReferralProgram, side: ReferralSide, btcUsd?: number) => satsAt(referralAmount(program, side), btcUsd);
+
+/** A side's reward in sats (at `btcUsd` for a side in dollars). */
+export const referralSats = (program: ReferralProgram, side: ReferralSide, btcUsd?: number): number => referralPriced(program, side, btcUsd).sats;
 
 /** The side's reward's idempotency key (under the side's userId): one per referee and program, whichever relay makes it, however often. */
 export const referralKey = (program: Pick<ReferralProgram, 'id'>, refereeId: string, side: ReferralSide): string => `referral:${program.id}:${side}:${refereeId}`;

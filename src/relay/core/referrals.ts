@@ -1,10 +1,23 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { PayoutMode, ReferralAnswer, ReferralProgram } from '../../wire/relay-api.js';
+import { countsDollars } from './claim-decision.js';
 import type { Payouts } from './payouts.js';
 import type { ClaimLimits, Ledger, LedgerEntry, NewClaim } from './ports/ledger.js';
 import type { Qualification, Referral, ReferralStore } from './ports/referral-store.js';
-import { linkAnswer, newReferralCode, qualifies, REFERRAL_CODE, type ReferralSide, referralKey, referralSats, SELF_REFERRAL_WINDOW_MS } from './referral-decision.js';
+import type { Prices } from './prices.js';
+import {
+  linkAnswer,
+  newReferralCode,
+  qualifies,
+  REFERRAL_CODE,
+  type ReferralSide,
+  referralInDollars,
+  referralKey,
+  referralPriced,
+  SELF_REFERRAL_WINDOW_MS,
+} from './referral-decision.js';
+import { Refusal } from './refusal.js';
 import type { Settlements } from './settlements.js';
 import { uuid7 } from './uuid7.js';
 
@@ -27,6 +40,8 @@ export interface ReferralsDeps {
   logger: Pick<Logger, 'warn' | 'error'>;
   metrics?: ReferralMetrics | undefined;
   clock?: (() => number) | undefined;
+  /** The BTC/USD price (core/prices.ts): needed when a program is in dollars (`referrerUsd`, `refereeUsd`) or the budget is. */
+  prices?: Pick<Prices, 'forClaim' | 'forValue'> | undefined;
 }
 
 /** Pending referrals the sweep looks at per run, newest first. */
@@ -50,7 +65,8 @@ const requestHash = (program: ReferralProgram, side: ReferralSide) => createHash
  * a relay that dies between the referee's payment and the rewards leaves them to the sweep.
  */
 export function createReferrals(deps: ReferralsDeps) {
-  const { store, ledger, settlements, payouts, programs, limits, holdAboveSats, payoutMode, logger, metrics } = deps;
+  const { store, ledger, settlements, payouts, programs, limits, holdAboveSats, payoutMode, logger, metrics, prices } = deps;
+  const valued = countsDollars(limits);
   const now = () => (deps.clock ?? Date.now)();
   const byId = new Map(programs.map((p) => [p.id, p]));
   const ids = new Set(byId.keys());
@@ -105,8 +121,8 @@ export function createReferrals(deps: ReferralsDeps) {
   }
 
   /** Makes the side's reward (or finds it), and pays it when it was made here: whether it is decided for good. */
-  async function rewardSide(program: ReferralProgram, refereeId: string, side: ReferralSide, userId: string, rejectReason?: string): Promise<boolean> {
-    const sats = referralSats(program, side);
+  async function rewardSide(program: ReferralProgram, refereeId: string, side: ReferralSide, userId: string, btcUsd: number | undefined, rejectReason?: string): Promise<boolean> {
+    const { sats, terms } = referralPriced(program, side, btcUsd);
     const claim: NewClaim = {
       id: uuid7(),
       userId,
@@ -116,7 +132,7 @@ export function createReferrals(deps: ReferralsDeps) {
       sats,
       // Its key makes it once per referee; a referrer earns the program's reward for each referee.
       repeat: { kind: 'cooldown', seconds: 0 },
-      terms: { referral: side },
+      terms: { ...terms, referral: side },
       ...(rejectReason ? { rejectReason } : {}),
       ...(holdAboveSats > 0 && sats > holdAboveSats ? { hold: true } : {}),
       ...(payoutMode === 'balance' ? { credit: true } : {}),
@@ -126,9 +142,26 @@ export function createReferrals(deps: ReferralsDeps) {
     return entry.state !== 'sending' && entry.state !== 'deferred';
   }
 
+  /**
+   * The price both rewards are decided at (issue 38): for a program in dollars, one young enough
+   * (RELAY_PRICE_MAX_AGE_SECONDS, as any dollar claim); for a dollar budget, the last known. None:
+   * this throws before either reward is made. The qualification is already recorded (store.qualify
+   * ran first), so nothing is lost: the referral stays `qualified` without its rewards, and the
+   * sweep (every five minutes, and at start) makes them at the price it holds then.
+   */
+  async function priceFor(program: ReferralProgram): Promise<number | undefined> {
+    const dollars = referralInDollars(program);
+    if (!dollars && !valued) return undefined;
+    const held = prices ? await (dollars ? prices.forClaim() : prices.forValue()) : { unavailable: true as const, retryAfterSeconds: 60 };
+    if ('unavailable' in held)
+      throw new Refusal('price_unavailable', `referral program ${program.id}: no BTC/USD price young enough; the sweep rewards it later`, held.retryAfterSeconds);
+    return held.btcUsd;
+  }
+
   async function reward(program: ReferralProgram, refereeId: string, q: Pick<Qualification, 'referrerId' | 'referrerCapped'>) {
-    const referee = await rewardSide(program, refereeId, 'referee', refereeId);
-    const referrer = await rewardSide(program, refereeId, 'referrer', q.referrerId, q.referrerCapped ? 'referrer_daily_cap' : undefined);
+    const btcUsd = await priceFor(program);
+    const referee = await rewardSide(program, refereeId, 'referee', refereeId, btcUsd);
+    const referrer = await rewardSide(program, refereeId, 'referrer', q.referrerId, btcUsd, q.referrerCapped ? 'referrer_daily_cap' : undefined);
     if (referee && referrer) await store.rewarded(program.id, refereeId);
   }
 

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { RepeatPolicy } from '../../wire/relay-api.js';
 import { allows, LIFECYCLE, LifecycleError, type TransitionName, told, transition } from './lifecycle.js';
 import type { PlayerEvent } from './ports/event-log.js';
 import {
@@ -20,6 +19,7 @@ import {
   type TournamentPostResult,
   type WithdrawalLimits,
 } from './ports/ledger.js';
+import type { Repeat } from './streak.js';
 
 /** What moved an intent: the claim, the payment's answer, or one of the ways a review ends. */
 export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' | 'recovery' | 'operator' | 'merge';
@@ -166,7 +166,7 @@ export function createSettlements({ ledger, publish, metrics, logger, clock, onF
      * A guest linked a gamertag: the lifecycle's `merge` of each of its credits into the player
      * (moved, or dropped as one the player already holds), in one transaction; each change is told.
      */
-    async merge(guestId: string, userId: string, repeats: ReadonlyMap<string, RepeatPolicy>, audit: AuditNote): Promise<GuestMerge> {
+    async merge(guestId: string, userId: string, repeats: ReadonlyMap<string, Repeat>, audit: AuditNote): Promise<GuestMerge> {
       if (!ledger.mergeGuest) throw new Error('this ledger keeps no balances: balance mode needs the SQLite or PostgreSQL store');
       transition('merge', 'credited', true);
       const r = await ledger.mergeGuest(guestId, userId, repeats, audit, (clock ?? Date.now)());

@@ -1,6 +1,6 @@
-import type { RepeatPolicy, RewardTerms } from '../../wire/relay-api.js';
-import type { NewClaim } from './ports/ledger.js';
-import { satsAt } from './price.js';
+import type { RewardTerms } from '../../wire/relay-api.js';
+import type { NewClaim, Repeat, StreakSteps } from './ports/ledger.js';
+import { type Amount, inDollars, satsAt } from './price.js';
 
 // A login streak (issue 37), decided by the ledger under its lock, the same way on both stores:
 // from the player's last reserving entry of the achievement (a failed or rejected claim is no
@@ -27,22 +27,29 @@ export function streakDay(last: StreakLast | undefined, now: number): number {
   return gap <= 0 ? before : gap === 1 ? before + 1 : 1;
 }
 
-/** What a streak's day pays: its step, the last one past the list. The one place a step becomes sats. */
-export const streakSats = (steps: readonly number[], day: number): number => steps[Math.min(day, steps.length) - 1]!;
+export type { Repeat, StreakSteps } from './ports/ledger.js';
+
+/** What a streak's day pays: its step, the last one past the list (sats, or dollars to turn into sats at the claim's price). */
+export const streakSats = <A extends Amount>(steps: readonly A[], day: number): A => steps[Math.min(day, steps.length) - 1]!;
+
+/** Whether any step of a streak is written in dollars: then its claims need a price (core/claims.ts). */
+export const stepsInDollars = (repeat: Repeat): boolean => repeat.kind === 'streak' && repeat.sats.some(inDollars);
 
 /** Whether a claim is a streak's: its day and sats are the ledger's to decide (decideStreak). */
-export const isStreak = (claim: { repeat: RepeatPolicy }): claim is NewClaim & { repeat: { kind: 'streak'; sats: number[] } } => claim.repeat.kind === 'streak';
+export const isStreak = (claim: { repeat: Repeat }): claim is NewClaim & { repeat: StreakSteps } => claim.repeat.kind === 'streak';
 
 /**
- * The claim as the ledger decides it: a streak's sats are its day's step, the day is on its terms
+ * The claim as the ledger decides it: a streak's sats are its day's step (a step in dollars at the
+ * price the claim carries, `terms.btcUsd`: core/claims.ts fetched it), the day is on its terms
  * (`streakDay`), and it is held when those sats are above `holdAboveSats`; any other claim as it is.
  */
 export function decideStreak<C extends NewClaim>(claim: C, last: StreakLast | undefined, now: number): C {
   if (!isStreak(claim)) return claim;
   const day = streakDay(last, now);
-  const sats = streakSats(claim.repeat.sats, day);
+  const step = streakSats(claim.repeat.sats, day);
+  // The day's step at the claim's price: a dollar step's sats and its usd, or a sats step valued
+  // (a dollar budget counts it: the day's sats, not day 1's). No price: a sats step as written.
+  const { sats, terms } = satsAt(step, claim.terms?.btcUsd);
   const hold = claim.hold || (claim.holdAboveSats !== undefined && claim.holdAboveSats > 0 && sats > claim.holdAboveSats);
-  // Valued at the price the claim carries (a dollar budget counts it): the day's sats, not day 1's.
-  const value = claim.terms?.btcUsd === undefined ? {} : satsAt(sats, claim.terms.btcUsd).terms;
-  return { ...claim, sats, terms: { ...claim.terms, ...value, streakDay: day }, ...(hold ? { hold: true } : {}) };
+  return { ...claim, sats, terms: { ...claim.terms, ...terms, streakDay: day }, ...(hold ? { hold: true } : {}) };
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { TournamentCatalogEntry } from '../../wire/relay-api.js';
+import type { RewardTerms } from '../../wire/relay-api.js';
 import type { ClaimLimits } from './ports/ledger.js';
+import { type Amount, satsAt } from './price.js';
 
 /**
  * A tournament's results, decided: which places win which prize, whether the pool fits the day's
@@ -8,22 +9,26 @@ import type { ClaimLimits } from './ports/ledger.js';
  * its thread, PostgreSQL under the players' locks and the budget row) ask here, so they decide alike.
  */
 
-/** A place that wins a prize: its player (a userId) and its sats. */
+/** A place that wins a prize: its player (a userId), its sats, and (priced) the usd and btcUsd they were decided at. */
 export interface PrizePlace {
   place: number;
   userId: string;
   sats: number;
+  terms?: Pick<RewardTerms, 'usd' | 'btcUsd'>;
 }
 
 /**
- * A prize's amount as the catalog says it. One small function, so a prize written in dollars
- * (`{ "usd": x }`, the `dollars` branch) is priced here, once, when it is decided.
+ * A prize's sats as the catalog says it: sats as written, or dollars (`{ "usd": x }`, issue 38) at
+ * the post's price. The one place a prize becomes sats, once, when the results are decided.
  */
-export const prizeSats = (prize: number): number => prize;
+export const prizeSats = (prize: Amount, btcUsd?: number) => satsAt(prize, btcUsd);
 
-/** One prize per place, in ranking order; places past the prize list get nothing. */
-export function prizePlaces(prizes: TournamentCatalogEntry['prizes'], ranking: readonly string[]): PrizePlace[] {
-  return ranking.slice(0, prizes.length).map((userId, i) => ({ place: i + 1, userId, sats: prizeSats(prizes[i]!) }));
+/** One prize per place, in ranking order, at `btcUsd` (needed when a prize is in dollars); places past the prize list get nothing. */
+export function prizePlaces(prizes: readonly Amount[], ranking: readonly string[], btcUsd?: number): PrizePlace[] {
+  return ranking.slice(0, prizes.length).map((userId, i) => {
+    const { sats, terms } = prizeSats(prizes[i]!, btcUsd);
+    return { place: i + 1, userId, sats, ...(btcUsd === undefined ? {} : { terms }) };
+  });
 }
 
 /** The prize's idempotency key: one per tournament, period and place, so a retry or a second relay never makes a second one. */

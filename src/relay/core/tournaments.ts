@@ -3,13 +3,15 @@ import type { PayoutMode, TournamentResults } from '../../wire/relay-api.js';
 import type { Catalog } from './catalog.js';
 import type { Payouts } from './payouts.js';
 import type { ClaimLimits, Ledger, LedgerEntry, NewClaim } from './ports/ledger.js';
+import { inDollars } from './price.js';
+import type { Prices } from './prices.js';
 import { Refusal } from './refusal.js';
 import type { Settlements } from './settlements.js';
 import { listedTwice, prizeKey, prizePlaces, rankingHash } from './tournament-decision.js';
 import { uuid7 } from './uuid7.js';
 
 export interface TournamentsDeps {
-  ledger: Pick<Ledger, 'knownPlayers'>;
+  ledger: Pick<Ledger, 'knownPlayers' | 'find'>;
   settlements: Settlements;
   catalog: Catalog;
   payouts: Pick<Payouts, 'pay'>;
@@ -19,6 +21,8 @@ export interface TournamentsDeps {
   holdAboveSats: number;
   /** RELAY_PAYOUT_MODE (a tournament's own `payout` wins). */
   payoutMode: PayoutMode;
+  /** The BTC/USD price (core/prices.ts): needed when a prize is in dollars. */
+  prices?: Pick<Prices, 'forClaim'> | undefined;
 }
 
 /** A post answered: its prizes in ranking order, recorded now (`created`) or by the same results before. */
@@ -36,9 +40,11 @@ const named = (names: readonly string[]) => names.slice(0, NAMED).join(', ') + (
  * that wins one, decided and recorded in one transaction of the store (all, or nothing), once per
  * tournament and period. A browser never can: the route is behind RELAY_GAME_SERVER_SECRET.
  * Refusals (a Refusal, nothing recorded): `unknown_tournament`, `duplicate_player`,
- * `unknown_player` (never linked with this relay), `results_already_posted`, `daily_budget`.
+ * `unknown_player` (never linked with this relay), `results_already_posted`, `daily_budget`,
+ * `price_unavailable` (a prize in dollars and no price young enough; a post already recorded is
+ * answered as it stands, needing none).
  */
-export function createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode }: TournamentsDeps) {
+export function createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode, prices }: TournamentsDeps) {
   /**
    * A ranking's names as userIds. A player is known once linked with this relay (recorded at each
    * link): by userId, or by the gamertag they last linked with. The relay's own record, not the
@@ -59,13 +65,34 @@ export function createTournaments({ ledger, settlements, catalog, payouts, limit
     return userIds;
   }
 
+  /**
+   * No price for a post in dollars: the same results posted before are answered as they were
+   * decided (they need no price), found by their prizes' keys; a prize of other results under the
+   * same keys is `results_already_posted`; else `price_unavailable` and nothing is recorded (other
+   * results naming only other players are told apart once a price is back, 409 then).
+   */
+  async function postedBefore(tournamentId: string, period: string, userIds: readonly string[], hash: string, retryAfterSeconds: number): Promise<TournamentPosting> {
+    const found = await Promise.all(userIds.slice(0, catalog.tournaments!.get(tournamentId)!.prizes.length).map((u, i) => ledger.find(u, prizeKey(tournamentId, period, i + 1))));
+    if (found.some((e) => e !== undefined && e.requestHash !== hash)) throw new Refusal('results_already_posted', `Other results were posted for ${tournamentId} ${period}`);
+    if (found.every((e) => e !== undefined)) return { created: false, entries: found as LedgerEntry[] };
+    throw new Refusal('price_unavailable', `${tournamentId}'s prizes are in dollars and the relay holds no recent BTC/USD price: nothing was recorded`, retryAfterSeconds);
+  }
+
   return async function postResults(tournamentId: string, results: TournamentResults, by: string): Promise<TournamentPosting> {
     const tournament = catalog.tournaments?.get(tournamentId);
     if (!tournament) throw new Refusal('unknown_tournament', `No tournament ${tournamentId}`);
     const userIds = await userIdsOf(results.ranking);
     const hash = rankingHash(userIds);
     const credit = (tournament.payout ?? payoutMode) === 'balance';
-    const prizes = prizePlaces(tournament.prizes, userIds).map(
+    // Prizes in dollars are turned into sats at the post's price, once (issue 38): the price young
+    // enough for a dollar claim, recorded on each prize's terms (usd, btcUsd) with the sats ones'.
+    let btcUsd: number | undefined;
+    if (tournament.prizes.slice(0, userIds.length).some(inDollars)) {
+      const held = prices ? await prices.forClaim() : { unavailable: true as const, retryAfterSeconds: 60 };
+      if ('unavailable' in held) return postedBefore(tournament.id, results.period, userIds, hash, held.retryAfterSeconds);
+      btcUsd = held.btcUsd;
+    }
+    const prizes = prizePlaces(tournament.prizes, userIds, btcUsd).map(
       (p): NewClaim => ({
         id: uuid7(),
         userId: p.userId,
@@ -74,7 +101,7 @@ export function createTournaments({ ledger, settlements, catalog, payouts, limit
         achievementId: tournament.id,
         sats: p.sats,
         repeat: { kind: 'once' },
-        terms: { period: results.period, place: p.place },
+        terms: { ...p.terms, period: results.period, place: p.place },
         ...(tournament.hold || (holdAboveSats > 0 && p.sats > holdAboveSats) ? { hold: true } : {}),
         ...(credit ? { credit: true } : {}),
       }),

@@ -44,9 +44,16 @@ export interface LedgerEntry {
 
 export type { EntryKind } from '../lifecycle.js';
 
+/** A streak as the relay's catalog holds it: its steps in sats, or in dollars (`{ usd }`, issue 38: core/price.ts's Amount). */
+export type StreakSteps = { kind: 'streak'; sats: Array<number | { usd: number }> };
+
+/** A repeat policy as the relay's catalog holds it: the wire's, with a streak's steps possibly in dollars. */
+export type Repeat = RepeatPolicy | StreakSteps;
+
 /** What the relay asks the ledger to record: the entry's identity, and the rule it is checked by. */
 export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempotencyKey' | 'requestHash' | 'achievementId' | 'sats' | 'occurredAt' | 'address' | 'terms'> {
-  repeat: RepeatPolicy;
+  /** A streak's steps may be in dollars (core/streak.ts decides its day's sats at `terms.btcUsd`). */
+  repeat: Repeat;
   /** Set when the claim is refused before any check (e.g. verifyClaim said no, or its proof is bad). */
   rejectReason?: string;
   /**
@@ -290,7 +297,7 @@ export interface Ledger extends TournamentLedger {
    * (`repeats`: each achievement's policy; one not listed is moved). The guest is recorded as
    * merged: from then on `mergedInto(guestId)` names the player. A guest merged before moves nothing.
    */
-  mergeGuest?(guestId: string, userId: string, repeats: ReadonlyMap<string, RepeatPolicy>, audit: AuditNote, now: number): Promise<GuestMerge>;
+  mergeGuest?(guestId: string, userId: string, repeats: ReadonlyMap<string, Repeat>, audit: AuditNote, now: number): Promise<GuestMerge>;
   /** The player a guest was merged into, if it was. */
   mergedInto?(guestId: string): Promise<string | undefined>;
   /** What the relay owes its players: every balance together (credits minus withdrawals paid or under way). */

@@ -1,8 +1,8 @@
 import { escapeLiteral, type Pool } from 'pg';
-import type { RepeatPolicy } from '../../../wire/relay-api.js';
 import { mergeRefusal } from '../../core/claim-decision.js';
 import { LIFECYCLE } from '../../core/lifecycle.js';
 import type { AuditNote, GuestMerge } from '../../core/ports/ledger.js';
+import type { Repeat } from '../../core/streak.js';
 import { RESERVING_SQL } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, type UpdateChange } from './apply.js';
 import type { Row } from './rows.js';
@@ -15,7 +15,7 @@ import { BEGIN, inTransaction } from './transaction.js';
  * player's repeat rules (core/claim-decision.ts), audited and told.
  */
 export function pgGuests(pool: Pool) {
-  async function mergeGuest(guestId: string, userId: string, repeats: ReadonlyMap<string, RepeatPolicy>, audit: AuditNote, now: number): Promise<GuestMerge> {
+  async function mergeGuest(guestId: string, userId: string, repeats: ReadonlyMap<string, Repeat>, audit: AuditNote, now: number): Promise<GuestMerge> {
     const locks = [guestId, userId]
       .sort()
       .map((u) => `SELECT pg_advisory_xact_lock(hashtextextended(${escapeLiteral(`u:${u}`)}, 0))`)

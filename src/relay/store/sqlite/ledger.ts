@@ -1,5 +1,5 @@
 import { utcDay } from '../../../wire/earning-rules.js';
-import type { RepeatPolicy, RewardTerms } from '../../../wire/relay-api.js';
+import type { RewardTerms } from '../../../wire/relay-api.js';
 import { claimedState, countsDollars, dayRefusal, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
 import { type EntryKind, told as isTold, LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
@@ -27,7 +27,7 @@ import {
 } from '../../core/ports/ledger.js';
 import { entryUsdMicros } from '../../core/price.js';
 import { toRewardRecord } from '../../core/reward-record.js';
-import { decideStreak, isStreak, type StreakLast } from '../../core/streak.js';
+import { decideStreak, isStreak, type Repeat, type StreakLast } from '../../core/streak.js';
 import { withdrawalDecision } from '../../core/withdrawal-decision.js';
 import { keyDecisionOf, RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
@@ -313,7 +313,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
   }
 
-  function mergeNow(guestId: string, userId: string, repeats: ReadonlyMap<string, RepeatPolicy>, audit: AuditNote, now: number): GuestMerge {
+  function mergeNow(guestId: string, userId: string, repeats: ReadonlyMap<string, Repeat>, audit: AuditNote, now: number): GuestMerge {
     if (q.mergedInto.get(guestId) !== undefined) return { merged: false, moved: [], dropped: [] };
     q.merged.run(guestId, userId, now);
     const moved: Settled[] = [];

@@ -70,6 +70,34 @@ describe('the catalog file (RELAY_CATALOG)', () => {
     );
   });
 
+  it("takes amounts in dollars in every list (issue 38): a streak's steps, a tournament's prizes, a referral's rewards; names a bad one", () => {
+    const login = { id: 'login', title: 'Daily login', repeat: { kind: 'streak', sats: [{ usd: 0.05 }, 20, { usd: 0.1 }] } };
+    // Day 1 in dollars: the checked entry says day 1's usd (its sats are decided at the price).
+    expect(createCatalog([login] as never).get('login')).toEqual({ ...login, usd: 0.05 });
+    expect(createCatalog([{ ...login, usd: 0.05 }] as never).get('login')).toEqual({ ...login, usd: 0.05 });
+    expect(error(() => createCatalog([{ ...login, usd: 0.07 }] as never))).toBe(
+      'Invalid catalog: achievements[0] (id "login"): usd must be left out of a streak (its amounts are repeat.sats)',
+    );
+    expect(error(() => createCatalog([{ ...login, repeat: { kind: 'streak', sats: [{ usd: 0 }] } }] as never))).toMatch(/achievements\[0\] \(id "login"\): repeat\.sats\.0/);
+    expect(error(() => createCatalog([{ ...login, repeat: { kind: 'streak', sats: [{ usd: 0.05, sats: 3 }] } }] as never))).toMatch(/repeat\.sats\.0/);
+    expect(error(() => createCatalog([{ ...login, repeat: { kind: 'streak', sats: [{ dollars: 1 }] } }] as never))).toMatch(/repeat\.sats\.0/);
+
+    const cup = { id: 'cup', kind: 'tournament', title: 'Cup', prizes: [{ usd: 10 }, 5000] };
+    expect(createCatalog([coin, cup] as never).tournaments?.get('cup')).toEqual(cup);
+    expect(error(() => createCatalog([coin, { ...cup, prizes: [{ usd: -1 }] }] as never))).toMatch(/achievements\[1\] \(id "cup"\): prizes\.0/);
+    expect(error(() => createCatalog([coin, { ...cup, prizes: [{ usd: 0.0000001 }] }] as never))).toMatch(/prizes\.0/);
+
+    const invite = { id: 'invite', kind: 'referral', title: 'Invite', referrerUsd: 0.5, refereeSats: 100, afterPlaySeconds: 0 };
+    expect(createCatalog([coin, invite] as never).referrals?.get('invite')).toEqual(invite);
+    expect(error(() => createCatalog([coin, { ...invite, referrerSats: 100 }] as never))).toBe(
+      'Invalid catalog: achievements[1] (id "invite"): the entry has both "referrerSats" and "referrerUsd": give exactly one of them',
+    );
+    expect(error(() => createCatalog([coin, { ...invite, refereeSats: undefined }] as never))).toBe(
+      'Invalid catalog: achievements[1] (id "invite"): the entry has no referee reward: give "refereeSats" (a whole number) or "refereeUsd" (dollars)',
+    );
+    expect(error(() => createCatalog([coin, { ...invite, referrerUsd: 0 }] as never))).toBe('Invalid catalog: achievements[1] (id "invite"): referrerUsd must be above 0');
+  });
+
   it('takes the defenses an entry may ask for (play time, a server proof, a hold), and names a bad one', () => {
     const defended = { ...coin, minPlaySeconds: 20, proof: 'server', hold: true };
     expect(createCatalog([defended as never]).get('first-coin')).toEqual(defended);
