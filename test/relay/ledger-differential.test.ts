@@ -393,6 +393,7 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
     }
     if (step.op === 'btc') {
       btc.usd = step.usd;
+      model.btcUsd = step.usd;
       dollarSteps++;
       continue;
     }

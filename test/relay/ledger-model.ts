@@ -10,7 +10,7 @@
 // budget and cap. Referrals (issue 37): a referee's payment qualifies its referral, which makes
 // both rewards as claims.
 
-import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
+import { claimedState, countsDollars, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
 import type { BalanceFacts, ClaimLimits, LedgerEntry, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
 import { entryUsdMicros, satsAt } from '../../src/relay/core/price.js';
@@ -89,6 +89,8 @@ export class LedgerModel {
   private next: Service = { kind: 'pay' };
   /** Rewards that reached paid (or credited through the core) in this step: their referrals are qualified after it, as the core does after the commit. */
   private settled: ModelReward[] = [];
+  /** The BTC/USD price held now ('btc' steps set it): what the core values a referral's rewards at under a dollar limit. */
+  btcUsd = 65_000;
   constructor(
     readonly limits: ClaimLimits,
     readonly holdAboveSats: number,
@@ -211,10 +213,14 @@ export class LedgerModel {
       ['referee', r.player, undefined],
       ['referrer', ref.referrer, ref.capped ? 'referrer_daily_cap' : undefined],
     ];
-    // Made by the core without a price (terms: the side only): a dollar limit counts them as $0.
+    // Under a dollar budget or cap each is valued at the price held (core/referrals.ts), as a claim is.
     for (const [side, player, reject] of sides) {
       const a: CatalogEntry = { id: p.id, title: p.title, sats: referralSats(p, side), repeat: { kind: 'cooldown', seconds: 0 } };
-      this.decide({ id: player, iat: 0 }, referralKey(p, r.player, side), a, `referral ${side}`, this.at, reject ? { rejectReason: reject } : {});
+      const value = countsDollars(this.limits) ? { usd: satsAt(a.sats, this.btcUsd).terms.usd!, btcUsd: this.btcUsd } : undefined;
+      this.decide({ id: player, iat: 0 }, referralKey(p, r.player, side), a, `referral ${side}`, this.at, {
+        ...(reject ? { rejectReason: reject } : {}),
+        ...(value ? { value } : {}),
+      });
     }
   }
   private pay(player: string, sats: number) {
