@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claimSteps, printClaimSteps } from './claim-steps.js';
-import { bundleSizes, drainTime, unlockCost } from './client.js';
+import { bundleSizes, drainTime, printDrain, unlockCost } from './client.js';
 import { guestMergeTimes } from './guest-merge.js';
 import { manyStreams, printManyStreams } from './many-streams.js';
 import { summarizeProfile } from './profile.js';
@@ -25,11 +25,8 @@ console.log(`  unlock()                               ${fmt(u.unlock, 2).padStar
 console.log(`  unlock() before the courier has come   ${fmt(u.beforeCourier, 2).padStart(7)} µs`);
 console.log(`  baseline: emit + UUID + timestamp      ${fmt(u.baseline, 2).padStart(7)} µs   (unlock = ${fmt(u.unlock / u.baseline, 1)}x)`);
 
-const d = await drainTime();
-console.log('\ndraining 1,000 intents of one player queued offline, through the relay (SQLite, synchronous=FULL) and sandbox');
-const base = d['one claim per request, 6 at once']!;
-for (const [name, ms] of Object.entries(d))
-  console.log(`  ${name.padEnd(38)} ${fmt(ms).padStart(7)} ms   ${fmt((1000 * 1000) / ms).padStart(6)} intents/s   (${fmt(base / ms, 1)}x)`);
+console.log('');
+printDrain(await drainTime());
 
 // Issue 39, aim 1: what each step of a claim on the relay's own path costs, timed alone.
 console.log('');
