@@ -113,6 +113,7 @@ export class Courier {
         earned: this.#earned,
         lockName: `rewardbus:${options.relayUrl}`,
         tab: randomId(),
+        ...(tabs.open ? { knock: () => tabs.post({ type: 'lock' }) } : {}),
         concurrency: options.concurrency ?? 6,
         retry: options.retry,
       },
@@ -393,6 +394,7 @@ export class Courier {
   /** What another tab said: a player it linked, or an outcome it heard. */
   heard(m: TabMessage) {
     if (this.#destroyed) return;
+    if (m.type === 'lock') return this.#queue.yieldLock();
     if (m.type === 'linked') {
       if (m.player.userId !== this.#sessions.current?.userId) void this.#adopt(m.player);
       return;
