@@ -13,6 +13,7 @@ export class TabLock {
   #release: (() => void) | undefined;
   #acquiring: Promise<void> | undefined;
   #running = 0;
+  #last: Promise<void> = Promise.resolve();
   /** Another tab knocked (or this one was hidden or stopped): let go after the run in progress. */
   #yielding = false;
   #stopped = false;
@@ -33,13 +34,27 @@ export class TabLock {
    * queued or deleted intents since this one last held it; while it keeps it, none can.
    */
   async run<T>(work: (fresh: boolean) => Promise<T>): Promise<T> {
+    // One run at a time in this tab too: each waits for the one before it.
+    const before = this.#last;
+    let done!: () => void;
+    this.#last = new Promise<void>((r) => (done = r));
+    await before;
+    try {
+      return await this.#runNow(work);
+    } finally {
+      done();
+    }
+  }
+
+  async #runNow<T>(work: (fresh: boolean) => Promise<T>): Promise<T> {
     const locks = typeof navigator === 'undefined' ? undefined : (navigator as Navigator & { locks?: LockManager }).locks;
     if (!locks?.request) return (await import('./tab-lease.js')).withTabLease(this.storage, this.owner, () => work(true));
     if (!this.knock) return locks.request(this.name, () => work(true)) as Promise<T>;
-    const fresh = !this.#release;
-    if (fresh) await (this.#acquiring ??= this.#acquire(locks).finally(() => (this.#acquiring = undefined)));
+    // Counted from here: a knock while the lock is being taken lets go after this run, not before it.
     this.#running++;
     try {
+      const fresh = !this.#release;
+      if (fresh) await (this.#acquiring ??= this.#acquire(locks).finally(() => (this.#acquiring = undefined)));
       return await work(fresh);
     } finally {
       if (--this.#running === 0 && (this.#yielding || this.#stopped)) this.#letGo();
