@@ -36,7 +36,7 @@ export interface ToastLatency {
   request: Percentiles;
   /** What the client adds: unlock → paid, less its request, per sample, ms. */
   clientAdds: Percentiles;
-  /** Of it: unlock() → the request leaves (stored, the tab's lock, the queue read back), ms. */
+  /** Of it: unlock() → the request leaves (stored; the tab's lock, and the queue read back, only when the tab takes the lock), ms. */
   beforeRequest: Percentiles;
   /** Of it: the answer → `reward:paid` (the intent deleted first), ms. */
   afterAnswer: Percentiles;
@@ -193,7 +193,7 @@ export function printToastLatency(r: ToastLatency | string) {
   console.log(`  unlock() → the frame that drew its toast     ${f(r.toast)}`);
   console.log(`  its claim's request, as the browser timed it ${f(r.request)}`);
   console.log(`  what the client adds (paid less its request) ${f(r.clientAdds)}   (aim ≤ 10 ms at p50)`);
-  console.log(`    of it, unlock() → the request leaves        ${f(r.beforeRequest)}   (stored, the tab's lock, the queue read back)`);
+  console.log(`    of it, unlock() → the request leaves        ${f(r.beforeRequest)}   (stored; lock and queue read when the lock is taken)`);
   console.log(`    of it, the answer → reward:paid            ${f(r.afterAnswer)}   (the intent deleted first)`);
   console.log(`  the relay's claims under the same load       ${f(r.relay)}   (${r.relay.rps.toFixed(0)} claims/s of other players, aimed at ${r.loadRate})`);
 }

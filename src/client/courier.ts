@@ -11,21 +11,19 @@ import type {
   WithdrawalRequestView,
   WithdrawalView,
 } from '../wire/relay-api.js';
-import type { Wallet } from './balance/index.js';
-import { answer, RewardBusError } from './bus-error.js';
+import { BalanceMode } from './balance-mode.js';
+import { answer } from './bus-error.js';
 import { createRelayClient, PlayerStream, type RelayClient } from './delivery/index.js';
 import { eventOf, type LinkOptions, type RampResult, type RewardBusEvents, type RewardIntent, type RewardOutcome, type UnlockOptions } from './events.js';
 import { newIntent, randomId } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
 import { Outcomes } from './outcomes/index.js';
+import { PlayerAccount } from './player-account.js';
 import { PlayerSessions } from './players/index.js';
 import { IntentQueue } from './queue/index.js';
 import { CatalogCache, earnBlock, LastEarned, lastEarned } from './rules/index.js';
 import type { RewardStorage, WriteBatch } from './storage/index.js';
 import type { TabChannel, TabMessage } from './tabs/index.js';
-
-/** Ramp sessions are reused until this close to their expiry. */
-const RAMP_RENEW_BEFORE_MS = 60_000;
 
 /** What the bus hands its courier: where events go (its guarded emitter), and what it made up front. */
 export interface CourierParts {
@@ -59,12 +57,9 @@ export class Courier {
   readonly #earned: LastEarned;
   readonly #catalog: CatalogCache;
   readonly #stream: PlayerStream;
-  #ramp: RampSession | undefined;
-  /** Balance mode's part (balance, withdrawals, heartbeats): loaded once the catalog says the relay credits rewards. */
-  #wallet: Promise<Wallet> | undefined;
-  /** A guest being made (balance mode, the first unlock with no player). */
-  #guesting: Promise<void> | undefined;
-  readonly #retry: RewardBusOptions['retry'];
+  readonly #account: PlayerAccount;
+  /** The wallet and the guest (balance mode): the wallet loaded once the catalog says the relay credits rewards. */
+  readonly #balance: BalanceMode;
   #destroyed = false;
   /** The browser is back online: send what waited, or at least find out whether the relay answers. */
   readonly #onOnline = () => void this.flush().then(() => (this.#queue.online ? undefined : this.#probeRelay()));
@@ -77,25 +72,31 @@ export class Courier {
     this.#writes = writes;
     this.#tabs = tabs;
     this.#relay = createRelayClient(options);
-    this.#retry = options.retry;
     this.#catalog = new CatalogCache(this.#relay, this.#writes);
+    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay));
+    this.#account = new PlayerAccount({
+      relay: this.#relay,
+      sessions,
+      ready: () => this.ready,
+      renewed: (s) => this.#stream.renewed(s),
+      destroyed: () => this.#destroyed,
+    });
     this.#stream = new PlayerStream(
       this.#relay,
       {
         reward: (r) => this.#heardRecord(r),
         // A purchase that ended ends its session: the next "buy" opens a new one.
         completed: (e) => {
-          this.#ramp = undefined;
+          this.#account.forgetRamp();
           this.#bus.emit('ramp:completed', e);
         },
         failed: (e) => {
-          this.#ramp = undefined;
+          this.#account.forgetRamp();
           this.#bus.emit('ramp:failed', e);
         },
       },
       options.eventSource,
     );
-    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay));
     this.#earned = new LastEarned((id) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history));
     this.#queue = new IntentQueue(
       {
@@ -107,12 +108,13 @@ export class Courier {
           get current() {
             return sessions.current;
           },
-          forUser: (userId) => this.#sessionFor(userId),
+          forUser: (userId) => this.#account.sessionFor(userId),
           expire: (userId) => sessions.expire(userId),
         },
         earned: this.#earned,
         lockName: `rewardbus:${options.relayUrl}`,
         tab: randomId(),
+        ...(tabs.open ? { knock: () => tabs.post({ type: 'lock' }) } : {}),
         concurrency: options.concurrency ?? 6,
         retry: options.retry,
       },
@@ -122,7 +124,7 @@ export class Courier {
         settled: (intent, event, record, reason) => this.#outcomes.settle(this.#outcome(intent, record, reason, false), event),
         reachable: (online) => {
           // A catalog the relay could not give at start comes now (and with it, batched claims).
-          if (online) void this.#catalog.refresh().then(() => (this.#sessions.current ? this.#balanceMode() : this.#guestIfBalance()));
+          if (online) void this.#catalog.refresh().then(() => (this.#sessions.current ? this.#balance.start() : this.#balance.guestIfBalance()));
           this.#bus.emit(online ? 'relay:online' : 'relay:offline');
         },
         error,
@@ -133,13 +135,27 @@ export class Courier {
       emit: (event, outcome) => {
         this.#bus.emit(event, outcome as never);
         // A credit (this tab's, another's, another device's) changed the balance.
-        if (event === 'reward:credited') void this.#openWallet().then((w) => w.refresh());
+        if (event === 'reward:credited') void this.#balance.wallet().then((w) => w.refresh());
       },
       storage: this.#storage,
       writes: this.#writes,
       tabs: this.#tabs,
       earned: this.#earned,
       describe: (intent, record, reason, remote) => this.#outcome(intent, record, reason, remote),
+    });
+    this.#balance = new BalanceMode({
+      bus: this.#bus,
+      relay: this.#relay,
+      sessions,
+      catalog: this.#catalog,
+      queue: this.#queue,
+      tabs: this.#tabs,
+      retry: options.retry,
+      ready: () => this.ready,
+      linked: () => this.#account.linked(),
+      adopt: (player) => this.#adopt(player),
+      flush: () => this.flush(),
+      destroyed: () => this.#destroyed,
     });
     if (typeof window !== 'undefined') {
       window.addEventListener('online', this.#onOnline);
@@ -166,7 +182,7 @@ export class Courier {
 
   async link(gamertag: string, options: LinkOptions = {}): Promise<PlayerSession> {
     await this.ready;
-    await this.#guesting;
+    await this.#balance.guesting;
     // A guest links with its token: its credits move to the player's balance.
     const guest = this.#sessions.current?.guest ? this.#sessions.current : undefined;
     let a = await this.#relay.link(gamertag, guest?.token, options.referralCode);
@@ -204,7 +220,7 @@ export class Courier {
     if (entry) queued.sats = entry.sats;
     this.#bus.emit('reward:queued', queued);
     if (due > now) this.#bus.emit('reward:waiting', { intent, retryAt: due, reason: 'too_early' });
-    if (!userId) this.#guestIfBalance();
+    if (!userId) this.#balance.guestIfBalance();
     return intent.id;
   }
 
@@ -235,43 +251,37 @@ export class Courier {
     return this.#destroyed ? Promise.resolve() : this.#queue.flush();
   }
 
-  /** Reused while it lives and no purchase has ended in it. */
-  async rampSession(request: RampSessionRequest): Promise<RampSession> {
-    const player = await this.#linked();
-    if (this.#ramp && Date.parse(this.#ramp.expiresAt) - RAMP_RENEW_BEFORE_MS > Date.now()) return this.#ramp;
-    return (this.#ramp = answer(await this.#relay.rampSession(player.token, request)));
+  rampSession(request: RampSessionRequest): Promise<RampSession> {
+    return this.#account.rampSession(request);
   }
 
-  /** A purchase that ended, either way, ends the session; a widget closed without one leaves it for reuse. */
   rampEnded(result: RampResult): void {
-    if (result.type !== 'close') this.#ramp = undefined;
+    this.#account.rampEnded(result);
+  }
+
+  withdrawal(id: string): Promise<WithdrawalRequestView> {
+    return this.#account.withdrawal(id);
+  }
+
+  referralCode(): Promise<string> {
+    return this.#account.referralCode();
   }
 
   async balance(): Promise<BalanceView> {
     await this.ready;
-    return (await this.#openWallet()).balance();
+    return (await this.#balance.wallet()).balance();
   }
 
   async withdraw(sats?: number): Promise<WithdrawalView> {
     await this.ready;
-    return (await this.#openWallet()).withdraw(sats);
-  }
-
-  async withdrawal(id: string): Promise<WithdrawalRequestView> {
-    const player = await this.#linked();
-    return answer(await this.#relay.withdrawal(player.token, id));
-  }
-
-  async referralCode(): Promise<string> {
-    const player = await this.#linked();
-    return answer(await this.#relay.referralCode(player.token)).code;
+    return (await this.#balance.wallet()).withdraw(sats);
   }
 
   destroy(): void {
     this.#destroyed = true;
     this.#stream.close();
     this.#queue.stop();
-    void this.#wallet?.then((w) => w.stop());
+    this.#balance.stop();
     if (typeof window !== 'undefined') {
       window.removeEventListener('online', this.#onOnline);
       window.removeEventListener('offline', this.#onOffline);
@@ -282,85 +292,14 @@ export class Courier {
     if (!('unreachable' in (await this.#relay.catalog()))) this.#queue.setOnline(true);
   }
 
-  async #linked(): Promise<PlayerSession> {
-    await this.ready;
-    const current = this.#sessions.current;
-    if (!current) throw new RewardBusError('not_linked', 'Link a player first');
-    const s = await this.#sessionFor(current.userId);
-    if (s === 'unreachable') throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
-    if (!s) throw new RewardBusError('not_linked', 'Link the player again');
-    return s;
-  }
-
   async #load() {
     const [player] = await Promise.all([this.#sessions.load(), this.#catalog.load(this.#storage), this.#queue.load()]);
     if (player) {
       await this.#outcomes.follow(player.userId);
       void this.#refresh();
       this.#listenToRelay();
-      this.#balanceMode();
-    } else this.#guestIfBalance();
-  }
-
-  /** Balance mode (the catalog credits rewards) with a player or guest: the wallet keeps the balance and sends heartbeats. */
-  #balanceMode() {
-    if (this.#catalog.credits && this.#sessions.current && !this.#destroyed) void this.#openWallet();
-  }
-
-  /** Loaded once, on the first need: a credit, balance(), withdraw(), or balance mode with a player. */
-  #openWallet(): Promise<Wallet> {
-    this.#wallet ??= import('./balance/index.js').then(
-      ({ Wallet }) => {
-        const w = new Wallet({
-          relay: this.#relay,
-          player: () => this.#sessions.current,
-          session: () => this.#linked(),
-          expire: (userId) => this.#sessions.expire(userId),
-          emit: (event, e) => this.#bus.emit(event, e as never),
-          credits: () => this.#catalog.credits,
-          retry: this.#retry,
-        });
-        if (this.#destroyed) w.stop();
-        else void w.refresh();
-        return w;
-      },
-      (err: unknown) => {
-        this.#wallet = undefined;
-        throw new RewardBusError('relay_unreachable', `rewardbus could not load its wallet: ${err instanceof Error ? err.message : String(err)}`);
-      },
-    );
-    return this.#wallet;
-  }
-
-  /**
-   * Balance mode with no player: the first unlock makes a guest (`POST /v1/players` with `{}`),
-   * kept as a player's session, and the intents waiting for a player are the guest's. link()
-   * later merges the guest into the player. Out of reach, the next unlock (or going online) asks again.
-   */
-  #guestIfBalance() {
-    if (this.#guesting || this.#destroyed) return;
-    this.#guesting = (async () => {
-      await this.ready;
-      const waiting = () => !this.#sessions.current && !this.#destroyed && this.#queue.list().some((i) => !i.userId);
-      // Nothing waits for a player: no request at all (an instant relay's game that has not linked yet).
-      if (!waiting()) return;
-      if (this.#catalog.payoutMode === undefined) await this.#catalog.refresh();
-      if (this.#catalog.payoutMode !== 'balance' || !waiting()) return;
-      const a = await this.#relay.guest();
-      // Out of reach: the browser's coming back online (or the next unlock) asks again.
-      if ('unreachable' in a) this.#queue.setOnline(false);
-      if (!a.ok || this.#sessions.current || this.#destroyed) return;
-      this.#queue.setOnline(true);
-      await this.#adopt(a.body);
-      this.#tabs.post({ type: 'linked', player: a.body });
-      void this.flush();
-    })()
-      .catch((err: unknown) => {
-        this.#bus.emit('error', err instanceof Error ? err : new Error(String(err)));
-      })
-      .finally(() => {
-        this.#guesting = undefined;
-      });
+      this.#balance.start();
+    } else this.#balance.guestIfBalance();
   }
 
   async #adopt(player: PlayerSession) {
@@ -371,11 +310,10 @@ export class Courier {
     await this.#outcomes.follow(player.userId);
     this.#queue.assignTo(player.userId);
     await this.#writes.written;
-    this.#ramp = undefined;
+    this.#account.forgetRamp();
     this.#listenToRelay();
     this.#bus.emit('player:linked', player);
-    if (this.#wallet) void this.#wallet.then((w) => w.playerChanged());
-    else this.#balanceMode();
+    this.#balance.playerChanged();
   }
 
   /** Listens to the player's event stream: purchases, and rewards paid on other devices. */
@@ -383,16 +321,10 @@ export class Courier {
     this.#stream.open(this.#destroyed ? undefined : this.#sessions.current);
   }
 
-  /** A player's live session; a renewed token for the current player moves the event stream to it. */
-  async #sessionFor(userId: string) {
-    const s = await this.#sessions.forUser(userId);
-    if (typeof s === 'object' && s.userId === this.#sessions.current?.userId && !this.#destroyed) this.#stream.renewed(s);
-    return s;
-  }
-
   /** What another tab said: a player it linked, or an outcome it heard. */
   heard(m: TabMessage) {
     if (this.#destroyed) return;
+    if (m.type === 'lock') return this.#queue.yieldLock();
     if (m.type === 'linked') {
       if (m.player.userId !== this.#sessions.current?.userId) void this.#adopt(m.player);
       return;
@@ -405,7 +337,7 @@ export class Courier {
   /** A record on the event stream: an answer for good to an intent still queued here ends it. */
   #heardRecord(record: RewardRecord) {
     // A withdrawal (balance mode) is no reward intent: the wallet says it.
-    if (record.kind === 'withdrawal') return void this.#openWallet().then((w) => w.heardRecord(record));
+    if (record.kind === 'withdrawal') return void this.#balance.wallet().then((w) => w.heardRecord(record));
     if (!eventOf(record.status)) return;
     const id = record.idempotencyKey ?? record.id;
     // Said as this tab's own (with a toast) only when this tab is sending it: another tab of
@@ -415,7 +347,7 @@ export class Courier {
   }
 
   #refresh(): Promise<unknown> {
-    return Promise.all([this.#catalog.refresh().then(() => this.#balanceMode()), this.#refreshHistory()]);
+    return Promise.all([this.#catalog.refresh().then(() => this.#balance.start()), this.#refreshHistory()]);
   }
 
   async #refreshHistory() {

@@ -61,6 +61,51 @@ describe('the reward bus', () => {
     expect(second.player?.gamertag).toBe('alice');
   });
 
+  it('tells the player once when the tab dies between the final answer and its deletion: the next bus sends it again and says it then', async () => {
+    relay = await startTestRelay();
+    const storage = freshStore();
+    const first = bus({ storage });
+    await first.link('alice');
+    first.destroy();
+    // The tab dies as the relay's final answer comes: the intent's deletion is never stored, nor anything after it.
+    let dead = false;
+    let dying!: () => void;
+    const died = new Promise<void>((r) => (dying = r));
+    const never = new Promise<never>(() => undefined);
+    const dies: RewardStorage = {
+      get: (key) => (dead ? never : storage.get(key)),
+      setMany: (list) => (dead ? never : storage.setMany(list)),
+      delMany: (keys) => (dead ? never : storage.delMany(keys)),
+      entries: (prefix) => (dead ? never : storage.entries(prefix)),
+      write: (sets, dels) => {
+        if (!dead && !dels.some((k) => k.startsWith('intent:'))) return storage.write!(sets, dels);
+        dead = true;
+        dying();
+        return never;
+      },
+    };
+    const tab = bus({ storage: dies });
+    await tab.ready;
+    const told = vi.fn();
+    tab.on('reward:paid', told);
+    const id = tab.unlock('first-coin');
+    await died;
+    tab.destroy();
+    // Node has no Web Locks: the dead tab's lease in the store lapses (after 15 s), here at once.
+    await storage.delMany(['lease']);
+    expect(told).not.toHaveBeenCalled();
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+
+    // The game reloads: the stored intent goes again under its key, and the relay's answer (the same payment) is said once.
+    const reloaded = bus({ storage });
+    const paid = await next(reloaded, 'reward:paid');
+    expect(paid.intent.id).toBe(id);
+    await reloaded.flush();
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+    expect(reloaded.pending()).toEqual([]);
+    expect(await storage.entries('intent:')).toEqual([]);
+  });
+
   it('retries a 5xx and a lost answer with the same key, and pays once', async () => {
     relay = await startTestRelay({}, noPlayTime);
     const net = controlledFetch();
@@ -229,6 +274,11 @@ describe('the reward bus', () => {
       setMany: (entries) => {
         if (entries.some(([k]) => k.startsWith('intent:'))) order.push('intent stored');
         return storage.setMany(entries);
+      },
+      // IndexedDB's store writes a batch in one transaction.
+      write: (sets, dels) => {
+        if (sets.some(([k]) => k.startsWith('intent:'))) order.push('intent stored');
+        return storage.write!(sets, dels);
       },
       entries: (prefix) => {
         if (prefix === 'intent:') order.push('queue read');

@@ -6,7 +6,7 @@ import type { PlayerSessions } from '../players/index.js';
 import type { LastEarned } from '../rules/index.js';
 import type { RewardStorage, WriteBatch } from '../storage/index.js';
 import { pool } from './pool.js';
-import { withTabLock } from './tab-lock.js';
+import { TabLock } from './tab-lock.js';
 
 /** What the queue tells the bus around it. */
 export interface QueueEvents {
@@ -30,6 +30,8 @@ export interface QueueOptions {
   /** Shared by the game's tabs: only one sends at a time. */
   lockName: string;
   tab: string;
+  /** Asks the other tabs to let go of the lock (the tab channel); without it, the lock is held for one send at a time. */
+  knock?: () => void;
   concurrency: number;
   retry: RetryOptions | undefined;
 }
@@ -56,11 +58,16 @@ export class IntentQueue {
   #again = false;
   #probe = false;
   #stopped = false;
+  readonly #lock: TabLock;
+  /** Intents adopted without reading the store: the next send reads it, lock held or not. */
+  #reread = false;
 
   constructor(
     private readonly o: QueueOptions,
     private readonly events: QueueEvents,
-  ) {}
+  ) {
+    this.#lock = new TabLock(o.lockName, o.storage, o.tab, o.knock);
+  }
 
   /** False after a request found the relay out of reach, until one gets through. */
   get online(): boolean {
@@ -109,7 +116,10 @@ export class IntentQueue {
       this.#added.push(i);
       this.o.earned.queued(i.achievementId, Date.parse(i.occurredAt));
     }
-    if (intents.length) this.#schedule(0);
+    if (intents.length) {
+      this.#reread = true;
+      this.#schedule(0);
+    }
   }
 
   /** Intents unlocked before any player was linked belong to this one. */
@@ -122,6 +132,11 @@ export class IntentQueue {
   reassign(from: string, to: string) {
     for (const i of this.#intents().values()) if (i.userId === from) this.#save(Object.assign(i, { userId: to }));
     this.o.earned.drop();
+  }
+
+  /** Another tab asked for the lock: this one lets go of it once its send in progress is done. */
+  yieldLock() {
+    this.#lock.yield();
   }
 
   /** True while this tab waits for the relay's answer to this intent. */
@@ -162,8 +177,13 @@ export class IntentQueue {
     this.#draining = (async () => {
       do {
         this.#again = false;
-        await this.o.writes.written;
-        await withTabLock(this.o.lockName, this.o.storage, this.o.tab, () => this.#drain());
+        // The lock is asked for while the intents just unlocked are being stored; none is sent before it is stored.
+        await this.#lock.run(async (fresh) => {
+          await this.o.writes.written;
+          const read = fresh || this.#reread;
+          this.#reread = false;
+          await this.#drain(read);
+        });
       } while (this.#again && !this.#stopped);
     })()
       .catch((err: unknown) => this.events.error(err))
@@ -183,22 +203,19 @@ export class IntentQueue {
   stop() {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    this.#lock.stop();
   }
 
-  async #drain() {
+  /**
+   * Sends what is due, pass after pass. `read`: the lock was just taken, so another tab may have
+   * queued or finished intents: the store is read first. While this tab keeps the lock, no other
+   * sends, and what this one just unlocked goes from memory (stored before it goes).
+   */
+  async #drain(read: boolean) {
     for (;;) {
       if (this.#stopped) return;
-      // Re-read the store: another tab may have queued or finished intents.
-      const stored = new Map((await this.o.storage.entries<RewardIntent>(INTENT)).map(([, i]) => [i.id, i]));
-      for (const [id, i] of this.#intents()) {
-        if (!stored.has(id) && !this.o.writes.pending(INTENT + id)) this.#drop(i);
-      }
-      for (const [id, i] of stored) {
-        if (!this.#intents().has(id)) {
-          this.#intents().set(id, i);
-          this.o.earned.drop(i.achievementId);
-        }
-      }
+      if (read) await this.#readStore();
+      read = false;
       const now = Date.now();
       const player = this.o.sessions.current;
       const sendable = [...this.#intents().values()].filter((i) => i.userId ?? player);
@@ -238,6 +255,20 @@ export class IntentQueue {
     let next = Infinity;
     for (const i of this.#intents().values()) if ((i.userId ?? player) && i.nextAttemptAt < next) next = i.nextAttemptAt;
     if (next < Infinity) this.#schedule(Math.max(0, next - Date.now()));
+  }
+
+  /** Takes in what the store has: intents other tabs queued, and lets go of those they finished. */
+  async #readStore() {
+    const stored = new Map((await this.o.storage.entries<RewardIntent>(INTENT)).map(([, i]) => [i.id, i]));
+    for (const [id, i] of this.#intents()) {
+      if (!stored.has(id) && !this.o.writes.pending(INTENT + id)) this.#drop(i);
+    }
+    for (const [id, i] of stored) {
+      if (!this.#intents().has(id)) {
+        this.#intents().set(id, i);
+        this.o.earned.drop(i.achievementId);
+      }
+    }
   }
 
   /** Sends one player's intents: a claim, or a batch of them. */
@@ -317,15 +348,23 @@ export class IntentQueue {
   #schedule(ms: number) {
     // unlock() calls this every time: a flush already due at once covers it, without a look at the clock.
     if (this.#stopped || this.#soon) return;
+    if (ms === 0) {
+      // At once: after the game loop's turn (its unlocks go in one write and one send), not a timer
+      // later, which waits behind the frame being drawn.
+      this.#soon = true;
+      queueMicrotask(() => {
+        this.#soon = false;
+        void this.flush(false);
+      });
+      return;
+    }
     const at = Date.now() + ms;
     // Keep an earlier timer rather than remaking it.
     if (at >= this.#timerAt) return;
     clearTimeout(this.#timer);
     this.#timerAt = at;
-    this.#soon = ms === 0;
     this.#timer = setTimeout(() => {
       this.#timerAt = Infinity;
-      this.#soon = false;
       void this.flush(false);
     }, ms);
     // In Node, a pending retry must not keep the process alive.

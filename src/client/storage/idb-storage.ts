@@ -17,5 +17,9 @@ function lazy(make: () => Promise<RewardStorage>): RewardStorage {
     setMany: async (list) => (await get()).setMany(list),
     delMany: async (keys) => (await get()).delMany(keys),
     entries: async (prefix) => (await get()).entries(prefix),
+    write: async (sets, dels) => {
+      const store = await get();
+      await (store.write ? store.write(sets, dels) : Promise.all([store.setMany(sets), store.delMany(dels)]));
+    },
   };
 }

@@ -7,6 +7,8 @@ export interface RewardStorage {
   /** Writes all of them, in one transaction where the store has them. */
   setMany(entries: Array<[string, unknown]>): Promise<void>;
   delMany(keys: string[]): Promise<void>;
+  /** Optional: writes `sets` and deletes `dels` in one transaction (the write batch uses it where a store has it). */
+  write?(sets: Array<[string, unknown]>, dels: string[]): Promise<void>;
   /** Every entry whose key starts with `prefix`. */
   entries<T>(prefix: string): Promise<Array<[string, T]>>;
 }

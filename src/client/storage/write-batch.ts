@@ -19,7 +19,9 @@ export function createWriteBatch(storage: RewardStorage, onError: (err: unknown)
     const sets: Array<[string, unknown]> = [];
     const dels: string[] = [];
     for (const [k, v] of last) v === undefined ? dels.push(k) : sets.push([k, v]);
-    return Promise.all([sets.length && storage.setMany(sets), dels.length && storage.delMany(dels)]).then(() => undefined, onError);
+    // In one transaction where the store can (IndexedDB): one commit, not two in a row.
+    const stored = storage.write ? storage.write(sets, dels) : Promise.all([sets.length && storage.setMany(sets), dels.length && storage.delMany(dels)]);
+    return stored.then(() => undefined, onError);
   };
   const batch = {
     /** Queues one key's value (undefined: delete) for this turn's transaction. */

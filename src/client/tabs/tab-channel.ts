@@ -1,7 +1,8 @@
 import type { PlayerSession } from '../../wire/relay-api.js';
 import type { FinalEvent, RewardOutcome } from '../events.js';
 
-export type TabMessage = { type: 'outcome'; event: FinalEvent; outcome: RewardOutcome } | { type: 'linked'; player: PlayerSession };
+/** `lock`: a tab wants to send, and asks the one keeping the lock between its sends to let go. */
+export type TabMessage = { type: 'outcome'; event: FinalEvent; outcome: RewardOutcome } | { type: 'linked'; player: PlayerSession } | { type: 'lock' };
 
 /** The game's other tabs, over a BroadcastChannel where there is one (not in every runtime). */
 export function createTabChannel(name: string, onMessage: (m: TabMessage) => void) {
@@ -10,6 +11,8 @@ export function createTabChannel(name: string, onMessage: (m: TabMessage) => voi
   // In Node an open channel keeps the process alive: a script must exit when its work is done.
   (channel as { unref?: () => void } | undefined)?.unref?.();
   return {
+    /** False where there is no channel: the other tabs hear nothing. */
+    open: channel !== undefined,
     post(m: TabMessage) {
       try {
         channel?.postMessage(m);

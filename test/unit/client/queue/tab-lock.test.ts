@@ -1,0 +1,152 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RelayClient } from '../../../../src/client/delivery/index.js';
+import type { RewardIntent } from '../../../../src/client/events.js';
+import { IntentQueue } from '../../../../src/client/queue/index.js';
+import { TabLock } from '../../../../src/client/queue/tab-lock.js';
+import { LastEarned } from '../../../../src/client/rules/index.js';
+import { createWriteBatch, memoryStorage, type RewardStorage } from '../../../../src/client/storage/index.js';
+import type { PlayerSession, RewardRecord } from '../../../../src/wire/relay-api.js';
+
+/** The browser's Web Locks, as one origin's tabs share them: one holder per name, the others waiting in line. */
+function fakeLocks() {
+  const lines = new Map<string, Array<() => Promise<unknown>>>();
+  let requests = 0;
+  const next = (name: string) => {
+    const line = lines.get(name)!;
+    const first = line[0];
+    if (!first) return void lines.delete(name);
+    void first().finally(() => {
+      line.shift();
+      next(name);
+    });
+  };
+  const locks = {
+    request(name: string, callback: () => Promise<unknown>) {
+      requests++;
+      return new Promise((resolve, reject) => {
+        const line = lines.get(name) ?? lines.set(name, []).get(name)!;
+        line.push(() => callback().then(resolve, reject));
+        if (line.length === 1) next(name);
+      });
+    },
+  };
+  return { locks, requests: () => requests };
+}
+
+/** Tabs of one game: each knock is heard by every other tab's lock. */
+function tabs(n: number) {
+  const all: TabLock[] = [];
+  for (let i = 0; i < n; i++) all.push(new TabLock('game', memoryStorage(), `tab-${i}`, () => all.forEach((t, j) => j !== i && t.yield())));
+  return all;
+}
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe('TabLock (Web Locks, and a channel to knock on)', () => {
+  it('keeps the lock between runs: asked for once, and only the first run after taking it is fresh', async () => {
+    const { locks, requests } = fakeLocks();
+    vi.stubGlobal('navigator', { locks });
+    const [a] = tabs(1);
+    const fresh: boolean[] = [];
+    for (let i = 0; i < 3; i++) await a!.run(async (f) => void fresh.push(f));
+    expect(fresh).toEqual([true, false, false]);
+    expect(requests()).toBe(1);
+    a!.stop();
+  });
+
+  it('lets go when another tab knocks, and takes it again, fresh, the next time', async () => {
+    const { locks } = fakeLocks();
+    vi.stubGlobal('navigator', { locks });
+    const [a, b] = tabs(2);
+    const order: string[] = [];
+    await a!.run(async (f) => void order.push(`a ${f}`));
+    await b!.run(async (f) => void order.push(`b ${f}`));
+    await a!.run(async (f) => void order.push(`a ${f}`));
+    expect(order).toEqual(['a true', 'b true', 'a true']);
+    a!.stop();
+    b!.stop();
+  });
+
+  it('never runs two tabs at once, and a knock heard while waiting in line is kept: nobody waits for good', async () => {
+    const { locks } = fakeLocks();
+    vi.stubGlobal('navigator', { locks });
+    const [a, b] = tabs(2);
+    let running = 0;
+    let most = 0;
+    const work = (who: string, out: string[]) => async () => {
+      most = Math.max(most, ++running);
+      await new Promise((r) => setTimeout(r, 5));
+      out.push(who);
+      running--;
+    };
+    const out: string[] = [];
+    await a!.run(work('a', out));
+    // b asks (a lets go); a asks again while b is still in line, so b lets go after its run.
+    const runs = [b!.run(work('b', out)), a!.run(work('a', out)), b!.run(work('b', out))];
+    await Promise.all(runs);
+    expect(out.sort()).toEqual(['a', 'a', 'b', 'b']);
+    expect(most).toBe(1);
+    a!.stop();
+    b!.stop();
+  });
+});
+
+describe('IntentQueue keeping the lock', () => {
+  const player: PlayerSession = { userId: 'u1', gamertag: 'alice', token: 'tok', expiresAt: '2999-01-01T00:00:00.000Z' };
+  let n = 0;
+  const intent = (): RewardIntent => ({ id: `i-${++n}`, achievementId: 'coin', occurredAt: new Date().toISOString(), userId: 'u1', attempts: 0, nextAttemptAt: 0 });
+
+  it('sends what it just stored from memory while it keeps the lock: the store is read once, when the lock is taken, and each intent is stored before it goes', async () => {
+    const { locks } = fakeLocks();
+    vi.stubGlobal('navigator', { locks });
+    const storage = memoryStorage();
+    let reads = 0;
+    // The queue's store, counting its reads of the queue.
+    const counted: RewardStorage = {
+      ...storage,
+      entries: (prefix) => {
+        if (prefix === 'intent:') reads++;
+        return storage.entries(prefix);
+      },
+    };
+    const storedWhenSent: boolean[] = [];
+    const claim = vi.fn(async (_token: string, key: string) => {
+      storedWhenSent.push((await storage.entries('intent:')).some(([k]) => k === `intent:${key}`));
+      return { ok: true, status: 201, body: { id: `r-${key}`, idempotencyKey: key, achievementId: 'coin', userId: 'u1', sats: 1, status: 'paid', createdAt: '' } as RewardRecord };
+    });
+    const settled: string[] = [];
+    const queue: IntentQueue = new IntentQueue(
+      {
+        storage: counted,
+        writes: createWriteBatch(counted, (err) => {
+          throw err;
+        }),
+        relay: { claim, batchMax: 1 } as unknown as RelayClient,
+        sessions: { current: player, forUser: async () => player, expire: () => undefined },
+        earned: new LastEarned(() => undefined),
+        lockName: 'game',
+        tab: 'tab-1',
+        knock: () => undefined,
+        concurrency: 6,
+        retry: { baseMs: 5, maxMs: 20 },
+      },
+      {
+        sent: () => undefined,
+        waiting: () => undefined,
+        settled: (i) => settled.push(i.id),
+        reachable: () => undefined,
+        error: (err) => {
+          throw err;
+        },
+      },
+    );
+    for (let i = 0; i < 3; i++) {
+      const one = intent();
+      queue.add(one);
+      await vi.waitFor(() => expect(settled).toContain(one.id));
+    }
+    expect(reads).toBe(1);
+    expect(storedWhenSent).toEqual([true, true, true]);
+    queue.stop();
+  });
+});
