@@ -15,13 +15,15 @@ const TOGETHER_MS = 10;
 export function createKeepAlives(periodMs: number, now: () => number = () => performance.now()) {
   const byLastWrite = new Set<KeepAliveStream>();
   let timer: ReturnType<typeof setTimeout> | undefined;
+  /** While a tick writes, the writes it makes set no timer of their own: the tick sets one after. */
+  let ticking = false;
   const touch = (s: KeepAliveStream, at: number) => {
     s.lastWrite = at;
     byLastWrite.delete(s);
     byLastWrite.add(s);
   };
   const arm = () => {
-    if (timer !== undefined) return;
+    if (timer !== undefined || ticking) return;
     const first = byLastWrite.values().next();
     if (first.done) return;
     timer = setTimeout(tick, Math.max(0, first.value.lastWrite + periodMs - now()));
@@ -31,11 +33,16 @@ export function createKeepAlives(periodMs: number, now: () => number = () => per
   function tick() {
     timer = undefined;
     const t = now();
-    for (const s of byLastWrite) {
-      if (s.lastWrite + periodMs > t + TOGETHER_MS) break;
-      // Moved to the end first: a stream that cannot write now (its client is behind) waits a period.
-      touch(s, t);
-      s.keepAlive();
+    ticking = true;
+    try {
+      for (const s of byLastWrite) {
+        if (s.lastWrite + periodMs > t + TOGETHER_MS) break;
+        // Moved to the end first: a stream that cannot write now (its client is behind) waits a period.
+        touch(s, t);
+        s.keepAlive();
+      }
+    } finally {
+      ticking = false;
     }
     arm();
   }
