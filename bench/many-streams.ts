@@ -240,6 +240,8 @@ export async function manyStreams(): Promise<ManyStreams> {
     const rssPayingMb = rssMb(pid);
     await Promise.all(claims);
     await sleep(Math.max(0, until - performance.now()));
+    // On a busy machine the last claims are answered after the hold: their events get up to 5 s more to be heard.
+    for (const by = performance.now() + 5000; [...answered.keys()].some((key) => !heard.has(key)) && performance.now() < by; ) await sleep(50);
 
     const late = streams.flatMap((s) => s.late);
     const heardMs = [...sent].flatMap(([key, at]) => (heard.has(key) ? [heard.get(key)! - at] : []));

@@ -9,7 +9,7 @@ import { RelayProblem } from './problems.js';
 /** What the relay's handlers share: the authenticated player, and Node's socket when there is one. */
 export type RelayEnv = {
   Variables: { player: PlayerClaims; maxBodyBytes: number; bodyTimeoutMs?: number; clientKey: string | undefined };
-  Bindings: { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  Bindings: { incoming?: { socket?: { remoteAddress?: string } }; outgoing?: unknown } | undefined;
 };
 export type RelayContext = Context<RelayEnv>;
 

@@ -1,16 +1,19 @@
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono } from 'hono';
 import type { EventStreamTicket } from '../../../wire/relay-api.js';
 import type { EventHub } from '../../core/live-events.js';
-import type { EventLog, PlayerEvent } from '../../core/ports/event-log.js';
+import type { EventLog } from '../../core/ports/event-log.js';
 import type { StreamTickets } from '../../core/stream-tickets.js';
 import { clientKey, type RelayEnv } from '../context.js';
+import { createKeepAlives, type KeepAlives } from '../event-stream/keep-alives.js';
+import { nodeOutgoing, nodeSink } from '../event-stream/node-sink.js';
+import { PlayerStream } from '../event-stream/player-stream.js';
+import { webSink } from '../event-stream/web-sink.js';
 import { RelayProblem } from '../problems.js';
-import { type SseStream, sseStream } from '../sse-stream.js';
 import { createStreamCaps, type StreamCaps } from '../stream-caps.js';
 
-const HEARTBEAT_MS = 15_000;
-/** Events read from the log at a time while a reconnecting stream catches up. */
-const PAGE = 500;
+/** A stream silent this long gets a keep-alive comment (proxies and browsers drop idle connections). */
+export const KEEP_ALIVE_MS = 15_000;
 
 /**
  * `GET /v1/events`: the player's events as Server-Sent Events. A reconnect with Last-Event-ID
@@ -18,7 +21,14 @@ const PAGE = 500;
  * caps (per player, per address) are 429. `POST /v1/events/ticket` (the token in the
  * Authorization header) hands out the single-use ticket a browser's EventSource opens it with.
  */
-export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void; dec(): void }, caps: StreamCaps = createStreamCaps(), tickets?: StreamTickets) {
+export function eventsRoute(
+  events: EventLog,
+  hub: EventHub,
+  open: { inc(): void; dec(): void },
+  caps: StreamCaps = createStreamCaps(),
+  tickets?: StreamTickets,
+  keepAlives: KeepAlives = createKeepAlives(KEEP_ALIVE_MS),
+) {
   const app = new Hono<RelayEnv>();
   if (tickets) {
     app.post('/ticket', (c) => {
@@ -32,7 +42,6 @@ export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void
     const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
     // An id this relay never gave is not "replay everything": say so.
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
-    const after = Number(lastEventId ?? 0);
     const release = caps.open(userId, clientKey(c));
     // nginx (and proxies that follow it) pass the stream on as it is written, never buffered.
     c.header('X-Accel-Buffering', 'no');
@@ -40,57 +49,26 @@ export function eventsRoute(events: EventLog, hub: EventHub, open: { inc(): void
     c.header('Cache-Control', 'no-cache');
     c.header('Connection', 'keep-alive');
     c.header('Transfer-Encoding', 'chunked');
-    const stream = sseStream();
     open.inc();
-    stream.onAbort(() => open.dec());
-    stream.onAbort(release);
-    follow(stream)
-      .catch((err: unknown) => console.error(err))
-      .finally(() => {
-        release();
-        stream.close();
+    const stream = new PlayerStream(userId, Number(lastEventId ?? 0), hub, keepAlives, () => {
+      release();
+      open.dec();
+    });
+    // A first connection starts from now; a reconnection (any Last-Event-ID, 0 for all) first
+    // gets everything it missed.
+    const backlog = lastEventId !== undefined ? events : undefined;
+    const out = nodeOutgoing(c.env);
+    if (out) {
+      // Under Node: written to the response itself, with the headers every answer gets.
+      const headers: Record<string, string> = {};
+      c.newResponse(null).headers.forEach((value, name) => {
+        headers[name] = value;
       });
-    return c.body(stream.body);
-
-    async function follow(stream: SseStream) {
-      let lastSent = after;
-      let wake: (() => void) | undefined;
-      const live: PlayerEvent[] = [];
-      // Subscribe before reading the backlog, so nothing falls between the two.
-      const unsubscribe = hub.subscribe(userId, (e) => {
-        live.push(e);
-        wake?.();
-      });
-      stream.onAbort(() => {
-        unsubscribe();
-        wake?.();
-      });
-      const send = async (e: PlayerEvent) => {
-        if (e.id <= lastSent) return;
-        lastSent = e.id;
-        await stream.writeSSE({ id: String(e.id), event: e.type, data: JSON.stringify(e.data) });
-      };
-      // A first connection starts from now; a reconnection (any Last-Event-ID, 0 for all) gets
-      // everything it missed, page after page.
-      if (lastEventId !== undefined) {
-        for (let page = await events.since(userId, after, PAGE); page.length && !stream.aborted; page = await events.since(userId, lastSent, PAGE)) {
-          for (const e of page) await send(e);
-          if (page.length < PAGE) break;
-        }
-      }
-      while (!stream.aborted) {
-        while (live.length) await send(live.shift()!);
-        const timedOut = await new Promise<boolean>((resolve) => {
-          const t = setTimeout(() => resolve(true), HEARTBEAT_MS);
-          wake = () => {
-            clearTimeout(t);
-            resolve(false);
-          };
-        });
-        wake = undefined;
-        if (timedOut && !stream.aborted) await stream.write(': keep-alive\n\n');
-      }
-      unsubscribe();
+      stream.start(nodeSink(out, headers, stream), backlog);
+      return RESPONSE_ALREADY_SENT;
     }
+    const sink = webSink(stream);
+    stream.start(sink, backlog);
+    return c.body(sink.body);
   });
 }

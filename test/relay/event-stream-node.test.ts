@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+const TOKEN = `admin-${randomUUID()}`;
+let relay: TestRelay | undefined;
+afterEach(async () => {
+  await relay?.stop();
+  relay = undefined;
+});
+
+const openStreams = async () => {
+  const text = await (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+  return Number(/^rewardbus_event_streams_open (\S+)$/m.exec(text)?.[1]);
+};
+
+/** A stream read off a raw socket: the bytes exactly as the relay wrote them to Node's response. */
+function rawStream(token: string) {
+  const { port } = new URL(relay!.url);
+  const socket = connect({ host: '127.0.0.1', port: Number(port) });
+  let received = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (d: string) => (received += d));
+  socket.on('error', () => undefined);
+  socket.write(`GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`);
+  return { socket, received: () => received };
+}
+
+describe("an event stream on Node's response, over real HTTP", () => {
+  it('answers its head at once with every header, hears a payout, and frees its place when the client leaves', async () => {
+    relay = await startTestRelay({ RELAY_ADMIN_TOKEN: TOKEN }, { relay: { streamCaps: { perPlayer: 1, perAddress: 0 } } });
+    const player = await relay.link('raw-listener');
+    const s = rawStream(player.token);
+    await expect.poll(() => s.received(), { timeout: 5000 }).toMatch(/\r\n\r\n/);
+    const head = s.received().split('\r\n\r\n')[0]!.toLowerCase();
+    expect(head).toMatch(/^http\/1\.1 200 ok/);
+    for (const line of ['content-type: text/event-stream', 'cache-control: no-cache', 'transfer-encoding: chunked', 'x-accel-buffering: no', 'x-content-type-options: nosniff'])
+      expect(head).toContain(line);
+    expect(head).not.toContain('x-hono-already-sent');
+    expect(await openStreams()).toBe(1);
+
+    const claim = await relay.claim(player.token, { achievementId: 'first-coin' });
+    expect(claim.body.status).toBe('paid');
+    await expect.poll(() => s.received(), { timeout: 5000 }).toContain(`"id":"${claim.body.id}"`);
+
+    // The player's cap is one stream: a second is refused while this one is open…
+    expect((await fetch(`${relay.url}/v1/events`, { headers: { authorization: `Bearer ${player.token}` } })).status).toBe(429);
+    // …and the relay lets go of it as soon as its client leaves.
+    s.socket.destroy();
+    await expect.poll(openStreams, { timeout: 5000 }).toBe(0);
+    const again = rawStream(player.token);
+    await expect.poll(() => again.received(), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200/);
+    again.socket.destroy();
+  });
+});
