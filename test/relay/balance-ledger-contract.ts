@@ -242,6 +242,25 @@ export function balanceLedgerContract(name: string, open: () => Promise<RelaySto
       expect(await l.balance!(USER, T0)).toEqual(facts({ creditedSats: 40 }));
     });
 
+    it("merges a guest's credits into the player, each told; a credit under a key the player already used stays the guest's, rejected; once only", async () => {
+      const l = await ledger();
+      if (!l.mergeGuest) return;
+      const guest = 'guest_1';
+      const shared = randomUUID();
+      const credits = [];
+      for (let i = 0; i < 5; i++) credits.push(await l.claim(credit({ userId: guest, sats: 10 + i, idempotencyKey: i === 2 ? shared : randomUUID() }), NO_LIMITS, T0 + i));
+      const mine = await l.claim(credit({ sats: 7, idempotencyKey: shared }), NO_LIMITS, T0 + 10);
+      const repeats = new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]);
+      const merged = await l.mergeGuest(guest, USER, repeats, { actor: 'player:ada', action: `merge ${guest}` }, T0 + 20);
+      expect(merged.moved.map((s) => s.entry.id)).toEqual(credits.filter((_, i) => i !== 2).map((c) => c.entry.id));
+      expect(merged.moved.every((s) => s.entry.userId === USER && s.entry.state === 'credited' && (s.event?.data as { userId?: string } | undefined)?.userId === USER)).toBe(true);
+      expect(merged.dropped).toHaveLength(1);
+      expect(merged.dropped[0]!.entry).toMatchObject({ id: credits[2]!.entry.id, userId: guest, state: 'rejected', reason: 'already_claimed' });
+      expect((await l.balance!(USER, T0 + 20)).creditedSats).toBe(7 + 10 + 11 + 13 + 14);
+      expect(await l.find(USER, shared)).toMatchObject({ id: mine.entry.id, sats: 7 });
+      expect(await l.mergeGuest(guest, USER, repeats, { actor: 'player:ada', action: `merge ${guest}` }, T0 + 30)).toMatchObject({ merged: false, moved: [], dropped: [] });
+    });
+
     it('tells each state of a withdrawal and of a credit in exactly the record a client reads (toRewardRecord of the entry)', async () => {
       const { ledger: l, events } = await store();
       await l.claim(credit({ sats: 100 }), NO_LIMITS, T0 + 7);

@@ -5,7 +5,8 @@ import { toLedgerEntry } from '../ledger-row.js';
 import { type EventJson, eventOf, RESERVING, type Row, TOLD } from './rows.js';
 
 /**
- * The PostgreSQL ledger's one write primitive (rewardbus_apply, migration 12): a batch of
+ * The PostgreSQL ledger's one write primitive (rewardbus_apply, migration 12; its latest text is
+ * apply-function.ts's): a batch of
  * changes, each a new entry or a compare-and-set of one from the states its transition leaves,
  * with its reservation, audit row and player event, in one statement. A single change is a batch
  * of one. Claims and settlements both write through it.
@@ -84,8 +85,23 @@ export interface AppliedRow {
 /** The primitive's call with its four parameters. */
 export const APPLY_SQL = 'SELECT * FROM rewardbus_apply($1, $2, $3, $4)';
 
+/**
+ * A batch as the primitive reads it: each change numbered, its null fields left out (the function
+ * reads a missing field as null), which halves the JSON a merge or a tournament's batch sends and
+ * the server parses.
+ */
+export function changesJson(changes: readonly Change[]): string {
+  return JSON.stringify(
+    changes.map((c, i) => {
+      const out: Record<string, unknown> = { i };
+      for (const [k, v] of Object.entries(c)) if (v !== null) out[k] = v;
+      return out;
+    }),
+  );
+}
+
 /** Its parameters: `wait` for the players' event locks (a claim's transaction, holding its players' locks), or answer busy. */
-export const applyParams = (changes: readonly Change[], wait: boolean) => [JSON.stringify(changes.map((c, i) => ({ i, ...c }))), RESERVING, TOLD, wait];
+export const applyParams = (changes: readonly Change[], wait: boolean) => [changesJson(changes), RESERVING, TOLD, wait];
 
 /** The change a settlement makes: the transition's states from the lifecycle's table. */
 export function settlementChange(

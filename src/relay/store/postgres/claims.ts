@@ -7,7 +7,7 @@ import { isStoreOutage } from '../../core/ports/outage.js';
 import { entryUsdMicros } from '../../core/price.js';
 import { decideStreak, isStreak, type StreakLast } from '../../core/streak.js';
 import { keyDecisionOf, toLedgerEntry } from '../ledger-row.js';
-import { type AppliedRow, type Change, redecidedChange } from './apply.js';
+import { type AppliedRow, type Change, changesJson, redecidedChange } from './apply.js';
 import { type GroupResult, grouped, madeAlone } from './group.js';
 import { BUSY_GROUPS, eventOf, lockConflict, RESERVING, type Row, TOLD } from './rows.js';
 import { BEGIN, RETRYABLE } from './transaction.js';
@@ -68,8 +68,7 @@ const createdOf = (row: AppliedRow): ClaimResult => ({ kind: 'created', entry: t
 
 /** The write primitive's call with a batch written in as literals (see inline): it follows the facts in the claim's transaction. */
 const array = (xs: readonly string[]) => `${literal(`{${xs.join(',')}}`)}::text[]`;
-const applyCall = (changes: readonly Change[]) =>
-  `SELECT * FROM rewardbus_apply(${literal(JSON.stringify(changes.map((c, i) => ({ i, ...c }))))}::jsonb, ${array(RESERVING)}, ${array(TOLD)}, TRUE)`;
+const applyCall = (changes: readonly Change[]) => `SELECT * FROM rewardbus_apply(${literal(changesJson(changes))}::jsonb, ${array(RESERVING)}, ${array(TOLD)}, TRUE)`;
 
 /** A call of one of the claim's functions, its arguments written in as literals (see inline). */
 const call = (fn: string, arity: number) => `SELECT * FROM ${fn}(${Array.from({ length: arity }, (_, i) => `$${i + 1}`).join(', ')})`;

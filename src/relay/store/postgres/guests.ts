@@ -5,7 +5,6 @@ import type { AuditNote, GuestMerge } from '../../core/ports/ledger.js';
 import type { Repeat } from '../../core/streak.js';
 import { RESERVING_SQL } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, type UpdateChange } from './apply.js';
-import type { Row } from './rows.js';
 import { BEGIN, inTransaction } from './transaction.js';
 
 /**
@@ -25,30 +24,30 @@ export function pgGuests(pool: Pool) {
       async (c) => {
         const merged = await c.query('INSERT INTO merged_guests (guest_id, user_id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [guestId, userId, now]);
         if (merged.rowCount !== 1) return { rollback: { merged: false, moved: [], dropped: [] } };
-        const credits = (await c.query<Row>(`SELECT * FROM rewards WHERE user_id = $1 AND kind = 'credit' AND state = 'credited' ORDER BY created_at, id`, [guestId])).rows;
+        // The guest's credits, each with whether the player already used its key: the facts the
+        // decision needs and no more (the whole rows come back from the primitive).
+        const credits = (
+          await c.query<{ id: string; achievement_id: string; created_at: string; used: boolean }>(
+            `SELECT g.id, g.achievement_id, g.created_at, EXISTS (SELECT 1 FROM rewards p WHERE p.user_id = $2 AND p.idempotency_key = g.idempotency_key) AS used
+             FROM rewards g WHERE g.user_id = $1 AND g.kind = 'credit' AND g.state = 'credited' ORDER BY g.created_at, g.id`,
+            [guestId, userId],
+          )
+        ).rows;
         const achievements = [...new Set(credits.map((r) => r.achievement_id))];
-        // The player's own reserving claims of those achievements, and keys the player already used.
+        // The player's own reserving claims of those achievements.
         const theirs = (
           await c.query<{ achievement_id: string; created_at: string }>(
             `SELECT achievement_id, created_at FROM rewards WHERE user_id = $1 AND achievement_id = ANY($2) AND kind <> 'withdrawal' AND ${RESERVING_SQL}`,
             [userId, achievements],
           )
         ).rows;
-        const keys = new Set(
-          (
-            await c.query<{ k: string }>('SELECT idempotency_key AS k FROM rewards WHERE user_id = $1 AND idempotency_key = ANY($2)', [
-              userId,
-              credits.map((r) => r.idempotency_key),
-            ])
-          ).rows.map((r) => r.k),
-        );
         const times = new Map<string, number[]>();
         for (const t of theirs) times.set(t.achievement_id, [...(times.get(t.achievement_id) ?? []), Number(t.created_at)]);
         const changes: UpdateChange[] = credits.map((row) => {
           const at = Number(row.created_at);
           const mine = times.get(row.achievement_id) ?? [];
           times.set(row.achievement_id, mine);
-          const reason = keys.has(row.idempotency_key) ? 'already_claimed' : mergeRefusal(repeats.get(row.achievement_id), at, mine);
+          const reason = row.used ? 'already_claimed' : mergeRefusal(repeats.get(row.achievement_id), at, mine);
           if (!reason) mine.push(at);
           return {
             op: 'update',
