@@ -11,6 +11,7 @@ import type { StoreLog } from './store/postgres/event-log.js';
 import { ListenConnectionError, openPgStore, SecretMismatchError } from './store/postgres/store.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 
+export { claimLimits } from './settings/claim-limits.js';
 export { isHost, isOrigin } from './settings/readers.js';
 export { LOG_LEVELS } from './settings/schema.js';
 export { SettingError, SettingsError } from './settings-errors.js';
@@ -133,7 +134,8 @@ export type SettingOptions = OptionsFit<SameNamedOptions>;
 /**
  * The relay's options from its settings: those RelayOptions takes under the same name (the schema
  * says which), and the few it groups or derives. What the Node shell decides (the payments, the
- * store, the sandbox's stand-ins) it adds itself.
+ * store, the sandbox's stand-ins) it adds itself. The limits a claim is held to are made from
+ * them (or from the config itself, by a CLI command) by claimLimits, the same for both.
  */
 export function relayOptions(config: RelayConfig) {
   return {
