@@ -89,6 +89,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
       `RELAY_PAYMENT_LEASE_MS must be longer than two PAYMENTS_TIMEOUT_MS (more than ${2 * timeoutMs}): a live relay must never lose a payment it is still making.`,
     );
   }
+  // A price is refreshed every RELAY_PRICE_TTL_SECONDS: allowed to grow older only for less, dollar claims fail between refreshes.
+  if (fields.priceMaxAgeSeconds < fields.priceTtlSeconds) {
+    fail(
+      'RELAY_PRICE_MAX_AGE_SECONDS',
+      `RELAY_PRICE_MAX_AGE_SECONDS (${fields.priceMaxAgeSeconds}) is below RELAY_PRICE_TTL_SECONDS (${fields.priceTtlSeconds}): ` +
+        'the price is read only that often, so claims in dollars would be refused between reads; set it to at least RELAY_PRICE_TTL_SECONDS.',
+    );
+  }
   if (e.RELAY_DATABASE_LISTEN_URL && !e.RELAY_DATABASE_URL) {
     fail('RELAY_DATABASE_LISTEN_URL', 'RELAY_DATABASE_LISTEN_URL is set without RELAY_DATABASE_URL: it is the session connection beside the database of RELAY_DATABASE_URL.');
   }
