@@ -1,6 +1,16 @@
 import { userInfo } from 'node:os';
 import { createCore } from '../relay/core/create-core.js';
-import { createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, type LedgerEntry, loadCatalogFile, loadConfig, openConfiguredStore } from '../relay/index.js';
+import {
+  claimLimits,
+  createCatalog,
+  createLogger,
+  createPaymentsClient,
+  DEFAULT_CATALOG,
+  type LedgerEntry,
+  loadCatalogFile,
+  loadConfig,
+  openConfiguredStore,
+} from '../relay/index.js';
 
 const USAGE = 'Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id> | held | approve <id> | deny <id>  [--by NAME]';
 const SUBCOMMANDS = ['list', 'reconcile', 'mark-paid', 'mark-failed', 'held', 'approve', 'deny'];
@@ -41,6 +51,8 @@ export async function review(sub: string | undefined, rest: string[], by: string
     console.error("No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process; approve on the operator's page (/admin).");
     return 1;
   }
+  // The relay's own limits: an approval on a later day is decided again against today's budget and cap, in sats or dollars.
+  const limits = claimLimits(config);
   const store = await openConfiguredStore(config);
   const { ledger } = store;
   const payments = config.payments && createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
@@ -49,12 +61,7 @@ export async function review(sub: string | undefined, rest: string[], by: string
     store,
     payments,
     catalog: config.catalogFile ? loadCatalogFile(config.catalogFile) : createCatalog(DEFAULT_CATALOG),
-    limits: {
-      userDailyCapSats: config.userDailyCapSats,
-      dailyBudgetSats: config.dailyBudgetSats,
-      addressDailyCapSats: config.addressDailyCapSats,
-      denialCooldownHours: config.denialCooldownHours,
-    },
+    limits,
     logger: createLogger('warn'),
   });
   try {

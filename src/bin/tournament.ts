@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { usesDollars } from '../relay/core/catalog-at.js';
+import { countsDollars } from '../relay/core/claim-decision.js';
 import { createCore } from '../relay/core/create-core.js';
 import { createPrices } from '../relay/core/prices.js';
 import { Refusal } from '../relay/core/refusal.js';
 import { toRewardRecord } from '../relay/core/reward-record.js';
-import { createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, loadCatalogFile, loadConfig, openConfiguredStore } from '../relay/index.js';
+import { claimLimits, createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, loadCatalogFile, loadConfig, openConfiguredStore } from '../relay/index.js';
 
 const USAGE = 'Usage: rewardbus-relay tournament post FILE [--by NAME]   (FILE: { "tournamentId": "…", "period": "2026-W48", "ranking": ["<userId or gamertag>", …] })';
 
@@ -66,10 +67,12 @@ export async function tournament(sub: string | undefined, rest: string[], by: st
   }
   const store = await openConfiguredStore(config);
   const payments = config.payments && createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
-  // Prizes in dollars (issue 38): priced at the service's BTC/USD price, read once for this post.
+  // The relay's own limits: the prizes must fit today's budget, in sats or in dollars.
+  const limits = claimLimits(config);
+  // Prizes in dollars, or a dollar budget (issue 38): priced at the service's BTC/USD price, read once for this post.
   // No service (balance mode without a key): no price, and the post is refused as price_unavailable.
   const prices =
-    payments && usesDollars(catalog)
+    payments && (usesDollars(catalog) || countsDollars(limits))
       ? createPrices(() => payments.btcUsd(), { ttlMs: config.priceTtlSeconds * 1000, maxAgeMs: config.priceMaxAgeSeconds * 1000, logger: createLogger('warn') })
       : undefined;
   const core = createCore({
@@ -77,12 +80,7 @@ export async function tournament(sub: string | undefined, rest: string[], by: st
     store,
     payments,
     catalog,
-    limits: {
-      userDailyCapSats: config.userDailyCapSats,
-      dailyBudgetSats: config.dailyBudgetSats,
-      addressDailyCapSats: config.addressDailyCapSats,
-      denialCooldownHours: config.denialCooldownHours,
-    },
+    limits,
     logger: createLogger('warn'),
     holdAboveSats: config.holdAboveSats,
     payoutMode: config.payoutMode,

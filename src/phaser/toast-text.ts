@@ -21,10 +21,10 @@ const REASONS: Record<string, string> = {
  */
 export function toastText(event: FinalEvent, o: RewardOutcome, title: string, balance?: number, showUsd = false): string {
   // `showUsd` (ToastOptions): the dollar value the relay decided the sats at, "77 sats ($0.05)".
-  const usd = o.record?.usd;
-  const sats = `${o.sats} sats${showUsd && usd !== undefined ? ` ($${usd})` : ''}`;
+  const usd = showUsd ? o.record?.usd : undefined;
+  const sats = `${o.sats} sats${usd !== undefined ? ` ($${usd})` : ''}`;
   const place = o.record?.place;
-  if (place !== undefined && (event === 'reward:paid' || event === 'reward:credited')) return prizeText(place, title, o.sats);
+  if (place !== undefined && (event === 'reward:paid' || event === 'reward:credited')) return prizeText(place, title, o.sats, usd);
   const why = REASONS[o.reason ?? ''] ?? o.reason ?? 'refused';
   const after = o.afterHold ? 'approval' : 'review';
   // A login streak's day (issue 37): "Day 3 streak · +30 sats".
@@ -44,8 +44,9 @@ export function toastText(event: FinalEvent, o: RewardOutcome, title: string, ba
 /** 1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, 21st. */
 const ordinal = (n: number) => `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
 
-/** A tournament's prize (the record's `place`): "🏆 2nd place · Weekly cup · +5,000 sats". */
-export const prizeText = (place: number, title: string, sats: number) => `🏆 ${ordinal(place)} place · ${title} · +${sats.toLocaleString('en-US')} sats`;
+/** A tournament's prize (the record's `place`): "🏆 2nd place · Weekly cup · +5,000 sats", with `usd` (showUsd) "+5,000 sats ($3.25)". */
+export const prizeText = (place: number, title: string, sats: number, usd?: number) =>
+  `🏆 ${ordinal(place)} place · ${title} · +${sats.toLocaleString('en-US')} sats${usd !== undefined ? ` ($${usd})` : ''}`;
 
 /**
  * What a claim sent before the player's play time says (`reward:waiting`), on one line:

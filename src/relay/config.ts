@@ -11,6 +11,7 @@ import type { StoreLog } from './store/postgres/event-log.js';
 import { ListenConnectionError, openPgStore, SecretMismatchError } from './store/postgres/store.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 
+export { claimLimits } from './settings/claim-limits.js';
 export { isHost, isOrigin } from './settings/readers.js';
 export { LOG_LEVELS } from './settings/schema.js';
 export { SettingError, SettingsError } from './settings-errors.js';
@@ -88,6 +89,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
       `RELAY_PAYMENT_LEASE_MS must be longer than two PAYMENTS_TIMEOUT_MS (more than ${2 * timeoutMs}): a live relay must never lose a payment it is still making.`,
     );
   }
+  // A price is refreshed every RELAY_PRICE_TTL_SECONDS: allowed to grow older only for less, dollar claims fail between refreshes.
+  if (fields.priceMaxAgeSeconds < fields.priceTtlSeconds) {
+    fail(
+      'RELAY_PRICE_MAX_AGE_SECONDS',
+      `RELAY_PRICE_MAX_AGE_SECONDS (${fields.priceMaxAgeSeconds}) is below RELAY_PRICE_TTL_SECONDS (${fields.priceTtlSeconds}): ` +
+        'the price is read only that often, so claims in dollars would be refused between reads; set it to at least RELAY_PRICE_TTL_SECONDS.',
+    );
+  }
   if (e.RELAY_DATABASE_LISTEN_URL && !e.RELAY_DATABASE_URL) {
     fail('RELAY_DATABASE_LISTEN_URL', 'RELAY_DATABASE_LISTEN_URL is set without RELAY_DATABASE_URL: it is the session connection beside the database of RELAY_DATABASE_URL.');
   }
@@ -133,7 +142,8 @@ export type SettingOptions = OptionsFit<SameNamedOptions>;
 /**
  * The relay's options from its settings: those RelayOptions takes under the same name (the schema
  * says which), and the few it groups or derives. What the Node shell decides (the payments, the
- * store, the sandbox's stand-ins) it adds itself.
+ * store, the sandbox's stand-ins) it adds itself. The limits a claim is held to are made from
+ * them (or from the config itself, by a CLI command) by claimLimits, the same for both.
  */
 export function relayOptions(config: RelayConfig) {
   return {

@@ -1,5 +1,5 @@
 export type * from '../wire/relay-api.js';
-export { leaseMs, ledgerFile, loadConfig, openConfiguredStore, type RelayConfig, relayOptions } from './config.js';
+export { claimLimits, leaseMs, ledgerFile, loadConfig, openConfiguredStore, type RelayConfig, relayOptions } from './config.js';
 export { type Catalog, createCatalog, DEFAULT_CATALOG, loadCatalogFile } from './core/catalog.js';
 export type { VerifyClaim } from './core/claims.js';
 export type { VerifyLink } from './core/players.js';

@@ -9,7 +9,6 @@ import { createCore } from './core/create-core.js';
 import { createEventHub } from './core/live-events.js';
 import { createPlayerTokens } from './core/player-tokens.js';
 import type { VerifyLink } from './core/players.js';
-import type { ClaimLimits } from './core/ports/ledger.js';
 import type { RelayStore } from './core/ports/relay-store.js';
 import { createPrices, type Prices } from './core/prices.js';
 import { secretList } from './core/secret-list.js';
@@ -23,6 +22,7 @@ import { createLogger } from './ops/logger.js';
 import { createMetrics } from './ops/metrics.js';
 import { createWalletBalance } from './ops/wallet-balance.js';
 import { createPaymentsClient, type PaymentsClient, type PaymentsClientOptions } from './payments/client.js';
+import { claimLimits } from './settings/claim-limits.js';
 import { DEFAULTS } from './settings/schema.js';
 import { openSqliteStore } from './store/sqlite/store.js';
 
@@ -128,19 +128,7 @@ export function createRelay(options: RelayOptions): Relay {
   const client = 'sendPayment' in options.payments ? options.payments : createPaymentsClient({ logger, ...options.payments });
   const catalog: Catalog =
     options.catalog instanceof Map ? options.catalog : createCatalog((options.catalog as ReadonlyArray<CatalogEntry | CatalogItem> | undefined) ?? DEFAULT_CATALOG);
-  const dailyBudgetUsd = options.dailyBudgetUsd ?? 0;
-  const userDailyCapUsd = options.userDailyCapUsd ?? 0;
-  if (dailyBudgetUsd > 0 && (options.dailyBudgetSats ?? 0) > 0) throw new Error('dailyBudgetUsd and dailyBudgetSats are both set: set one or the other');
-  if (userDailyCapUsd > 0 && (options.userDailyCapSats ?? 0) > 0) throw new Error('userDailyCapUsd and userDailyCapSats are both set: set one or the other');
-  const limits: ClaimLimits = {
-    // In dollars, the sats default is off.
-    userDailyCapSats: options.userDailyCapSats ?? (userDailyCapUsd > 0 ? 0 : DEFAULTS.userDailyCapSats),
-    dailyBudgetSats: options.dailyBudgetSats ?? (dailyBudgetUsd > 0 ? 0 : DEFAULTS.dailyBudgetSats),
-    ...(dailyBudgetUsd > 0 ? { dailyBudgetUsd } : {}),
-    ...(userDailyCapUsd > 0 ? { userDailyCapUsd } : {}),
-    addressDailyCapSats: options.addressDailyCapSats ?? DEFAULTS.addressDailyCapSats,
-    denialCooldownHours: options.denialCooldownHours ?? DEFAULTS.denialCooldownHours,
-  };
+  const limits = claimLimits(options);
   // The price is kept only when something is in dollars: otherwise nothing asks the service for it.
   const prices: Prices | undefined =
     usesDollars(catalog) || countsDollars(limits)

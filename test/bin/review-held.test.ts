@@ -57,3 +57,34 @@ it('review held lists held claims; deny refuses one, approve pays one once; both
   expect(await audit(other.body.id)).toMatchObject([{ actor: 'ops-cli', action: 'deny', fromState: 'held', toState: 'rejected' }]);
   expect(await audit(big.body.id)).toMatchObject([{ action: 'approve', fromState: 'held', toState: 'sending' }]);
 });
+
+it('review approve on a later day holds the claim to RELAY_DAILY_BUDGET_USD, as the relay would (the CLI builds the relay’s limits)', async () => {
+  const key = `held_${randomUUID()}`;
+  const sandbox = createSandbox({ apiKey: key });
+  const service = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => service.once('listening', r));
+  cleanup.push(() => service.close());
+  const base = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  const price = await fetch(`${base}/_sandbox/btcusd`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ usd: 50_000 }) });
+  expect(price.status).toBe(200);
+  const env = { PAYMENTS_API_KEY: key, PAYMENTS_BASE_URL: base, RELAY_PUBLIC_URL: 'https://relay.example.com', RELAY_HOLD_ABOVE_SATS: '20' };
+  const relay: TestRelay = await startTestRelay({ ...env, RELAY_DAILY_BUDGET_USD: '1' });
+  cleanup.push(() => relay.stop());
+  const alice = await relay.link('alice');
+  const held = await relay.claim(alice.token, { achievementId: 'first-coin' });
+  // 21 sats at $50,000 a bitcoin: $0.0105.
+  expect(held.body).toMatchObject({ status: 'held', sats: 21, usd: 0.0105 });
+
+  // Tomorrow (this process's clock a day on: the approval's time is the core's), the budget lowered to $0.01.
+  const tomorrow = 'data:text/javascript,const now = Date.now; Date.now = () => now() + 86400000;';
+  const cli = (budgetUsd: string, ...args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', '--import', tomorrow, 'src/bin/rewardbus.ts', 'review', ...args], {
+      env: { ...process.env, ...env, RELAY_DAILY_BUDGET_USD: budgetUsd, RELAY_DATA_DIR: relay.dataDir },
+    });
+  await expect(cli('0.01', 'approve', held.body.id)).rejects.toThrow(/stays held: today's budget has no room for it \(daily_budget\)/);
+  expect(sandbox.payments()).toHaveLength(0);
+  expect((await cli('0.01', 'held')).stdout).toContain(held.body.id);
+  // With room in dollars, the same approval pays it.
+  expect((await cli('0.02', 'approve', held.body.id)).stdout).toContain('paid');
+  expect(sandbox.payments().map((p) => Number(p.amount) / 1000)).toEqual([21]);
+}, 120_000);

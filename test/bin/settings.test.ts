@@ -72,6 +72,8 @@ const CASES: Case[] = [
   },
   { setting: 'RELAY_PAYMENT_LEASE_MS', env: { RELAY_PAYMENT_LEASE_MS: '5' } },
   { setting: 'RELAY_PAYMENT_LEASE_MS', env: { RELAY_PAYMENT_LEASE_MS: '15000' }, says: 'longer than two PAYMENTS_TIMEOUT_MS' },
+  { setting: 'RELAY_PRICE_MAX_AGE_SECONDS', env: { RELAY_PRICE_TTL_SECONDS: '120', RELAY_PRICE_MAX_AGE_SECONDS: '60' }, says: 'below RELAY_PRICE_TTL_SECONDS (120)' },
+  { setting: 'RELAY_PRICE_MAX_AGE_SECONDS', env: { RELAY_PRICE_MAX_AGE_SECONDS: '30' }, says: 'between reads' },
   { setting: 'RELAY_CATALOG', env: { RELAY_CATALOG: join(dir, 'missing.json') }, says: 'no such file' },
   {
     setting: 'RELAY_CATALOG',

@@ -113,3 +113,45 @@ it('tournament post FILE prices dollar prizes at the service’s price, and with
   expect(db.prepare('SELECT period FROM tournament_results').all()).toEqual([{ period: '2026-W48' }]);
   expect(sandbox.payments()).toHaveLength(2);
 }, 120_000);
+
+it('tournament post FILE under RELAY_DAILY_BUDGET_USD counts the sats prizes in dollars, as the relay does: a pool past the budget records nothing', async () => {
+  const key = `cup_${randomUUID()}`;
+  const sandbox = createSandbox({ apiKey: key });
+  const service = serve({ fetch: sandbox.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => service.once('listening', r));
+  cleanup.push(() => service.close());
+  const base = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  const price = await fetch(`${base}/_sandbox/btcusd`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ usd: 50_000 }) });
+  expect(price.status).toBe(200);
+  const probe: TestRelay = await startTestRelay();
+  const catalog = join(probe.dataDir, '..', `catalog-${randomUUID()}.json`);
+  await probe.stop();
+  writeFileSync(catalog, JSON.stringify([{ id: 'cup', kind: 'tournament', title: 'Weekly cup', prizes: [5_000, 1_000] }]));
+  const env = {
+    PAYMENTS_API_KEY: key,
+    PAYMENTS_BASE_URL: base,
+    RELAY_PUBLIC_URL: 'https://relay.example.com',
+    RELAY_CATALOG: catalog,
+    RELAY_GAME_SERVER_SECRET: 'game-server-secret-0123456789abcdefghij',
+    RELAY_DAILY_BUDGET_USD: '4',
+  };
+  const relay: TestRelay = await startTestRelay(env);
+  cleanup.push(() => relay.stop());
+  const cli = (...args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'tournament', ...args], { env: { ...process.env, ...env, RELAY_DATA_DIR: relay.dataDir } });
+  const [ada, bob] = [await relay.link('ada'), await relay.link('bob')];
+  const file = (period: string) => {
+    const path = join(relay.dataDir, `results-${randomUUID()}.json`);
+    writeFileSync(path, JSON.stringify({ tournamentId: 'cup', period, ranking: [bob.userId, ada.userId] }));
+    return path;
+  };
+  // 6,000 sats at $50,000 a bitcoin: $3 of the day's $4.
+  expect((await cli('post', file('2026-W48'))).stdout).toContain('posted cup 2026-W48');
+  expect(sandbox.payments().map((p) => Number(p.amount) / 1000)).toEqual([5_000, 1_000]);
+  // Another $3 does not fit: refused as the relay refuses it, nothing recorded or paid.
+  await expect(cli('post', file('2026-W49'))).rejects.toThrow(/daily_budget: The prizes \(6000 sats, \$3\) do not fit what is left of today's budget \(\$4\)/);
+  const db = new Database(join(relay.dataDir, 'ledger.sqlite'), { readonly: true });
+  cleanup.push(() => db.close());
+  expect(db.prepare('SELECT period FROM tournament_results').all()).toEqual([{ period: '2026-W48' }]);
+  expect(sandbox.payments()).toHaveLength(2);
+}, 120_000);

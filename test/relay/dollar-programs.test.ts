@@ -27,6 +27,9 @@ const ENTRIES: CatalogItem[] = [
 ];
 const CATALOG = join(dir, 'catalog.json');
 writeFileSync(CATALOG, JSON.stringify({ achievements: ENTRIES }));
+// A tournament in sats only, for a budget in dollars.
+const PLATE_CATALOG = join(dir, 'catalog-plate.json');
+writeFileSync(PLATE_CATALOG, JSON.stringify({ achievements: [...ENTRIES, { id: 'plate', kind: 'tournament', title: 'Plate', prizes: [5_000, 1_000] }] }));
 
 /** Dollars in sats at a price, as core/price.ts rounds them (to the nearest sat). */
 const sats = (usd: number, btcUsd: number) => Math.round((usd * 1e8) / btcUsd);
@@ -46,8 +49,8 @@ async function setPrice(relay: TestRelay, btcUsd: number) {
 }
 
 type Posted = { status: number; headers: Headers; body: TournamentPosted & { code?: string } };
-async function post(relay: TestRelay, period: string, ranking: string[]): Promise<Posted> {
-  const r = await fetch(`${relay.url}/v1/server/tournaments/cup/results`, {
+async function post(relay: TestRelay, period: string, ranking: string[], tournament = 'cup'): Promise<Posted> {
+  const r = await fetch(`${relay.url}/v1/server/tournaments/${tournament}/results`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${SERVER_SECRET}` },
     body: JSON.stringify({ period, ranking }),
@@ -144,6 +147,27 @@ describe.each(relayBackends(postgresUrl))('programs priced in dollars on $name',
     await expect.poll(async () => (await post(relay, '2026-W49', ranking)).status, { timeout: 15_000 }).toBe(201);
     const w49 = (await history(relay, b.token)).find((r) => r.period === '2026-W49');
     expect(w49).toMatchObject({ sats: sats(10, 50_000), usd: 10, btcUsd: 50_000, place: 1 });
+  });
+
+  it('counts a pool of sats prizes in dollars under RELAY_DAILY_BUDGET_USD: valued at the price, a pool past the dollar budget records nothing (409)', async () => {
+    const relay = await start({ ...(await backend.env()), RELAY_CATALOG: PLATE_CATALOG, RELAY_DAILY_BUDGET_SATS: '', RELAY_DAILY_BUDGET_USD: '5' });
+    const [a, b] = [await relay.link('racer-1'), await relay.link('racer-2')];
+    await setPrice(relay, 50_000);
+    // 5,000 and 1,000 sats at $50,000 a bitcoin: $2.50 and $0.50, $3 of the day's $5.
+    const first = await post(relay, '2026-W48', [a.userId, b.userId], 'plate');
+    expect(first.status).toBe(201);
+    expect(first.body.rewards.map((r) => [r.sats, r.usd, r.btcUsd])).toEqual([
+      [5_000, 2.5, 50_000],
+      [1_000, 0.5, 50_000],
+    ]);
+    await expect.poll(() => relay.sandbox!.payments().length).toBe(2);
+    // Another $3 would pass the $5: refused whole, nothing recorded or paid.
+    const over = await post(relay, '2026-W49', [b.userId, a.userId], 'plate');
+    expect([over.status, over.body.code]).toEqual([409, 'daily_budget']);
+    for (const p of [a, b]) expect((await history(relay, p.token)).filter((r) => r.period === '2026-W49')).toEqual([]);
+    expect(relay.sandbox!.payments()).toHaveLength(2);
+    // A claim's value still fits what the pool left: 10 sats, $0.005.
+    expect((await relay.claim(a.token, { achievementId: 'coin' })).body).toMatchObject({ status: 'paid', usd: 0.005 });
   });
 
   it('pays both rewards of a referral program in dollars at the price when it qualifies', async () => {

@@ -318,8 +318,17 @@ export class LedgerModel {
     const decided = resultsDecision(this.posted.get(`${t.id} ${period}`), ranking.join('\n'));
     if (decided !== 'insert') return decided;
     const day = utcDay(now);
-    const places = prizePlaces(t.prizes, ranking);
-    if (poolRefusal(places, this.budgetUsed(day), this.limits)) return 'daily_budget';
+    // Under a dollar budget every prize is valued at the price (core/tournaments.ts), and the pool counted in dollars too.
+    const places = prizePlaces(t.prizes, ranking, countsDollars(this.limits) ? this.btcUsd : undefined);
+    if (
+      poolRefusal(
+        places,
+        this.budgetUsed(day),
+        this.limits,
+        this.sumUsd((r) => r.day === day),
+      )
+    )
+      return 'daily_budget';
     this.posted.set(`${t.id} ${period}`, ranking.join('\n'));
     const credit = t.payout === 'balance';
     this.next = service;
@@ -336,6 +345,7 @@ export class LedgerModel {
         createdAt: now,
         credit,
         hasPaymentId: false,
+        ...(p.terms?.usd !== undefined ? { usd: p.terms.usd } : {}),
       };
       this.rewards.set(r.key, r);
       const hold = t.hold === true || (this.holdAboveSats > 0 && p.sats > this.holdAboveSats);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { RewardTerms } from '../../wire/relay-api.js';
 import type { ClaimLimits } from './ports/ledger.js';
-import { type Amount, satsAt } from './price.js';
+import { type Amount, entryUsdMicros, satsAt, usdMicros } from './price.js';
 
 /**
  * A tournament's results, decided: which places win which prize, whether the pool fits the day's
@@ -47,12 +47,23 @@ export function resultsDecision(posted: string | undefined, hash: string): 'inse
 
 /**
  * Whether the whole pool fits the day's budget (what is reserved today, every player together):
- * all of it is reserved, or none. A prize counts on its player's daily cap but is not refused by
- * it: the game's server awarded it, no client claimed it.
+ * all of it is reserved, or none. Under a dollar budget (issue 38) the pool's dollar value counts
+ * too: each prize's terms' `usd`, a sats prize's at the price the post was decided at, as a
+ * claim's is (core/claim-decision.ts), against `projectUsdMicros` reserved today. A prize counts
+ * on its player's daily cap but is not refused by it: the game's server awarded it, no client claimed it.
  */
-export function poolRefusal(prizes: ReadonlyArray<{ sats: number }>, projectSats: number, limits: Pick<ClaimLimits, 'dailyBudgetSats'>): 'daily_budget' | undefined {
+export function poolRefusal(
+  prizes: ReadonlyArray<{ sats: number; terms?: Pick<RewardTerms, 'usd'> | undefined }>,
+  projectSats: number,
+  limits: Pick<ClaimLimits, 'dailyBudgetSats' | 'dailyBudgetUsd'>,
+  projectUsdMicros = 0,
+): 'daily_budget' | undefined {
   const pool = prizes.reduce((sum, p) => sum + p.sats, 0);
-  return limits.dailyBudgetSats > 0 && projectSats + pool > limits.dailyBudgetSats ? 'daily_budget' : undefined;
+  if (limits.dailyBudgetSats > 0 && projectSats + pool > limits.dailyBudgetSats) return 'daily_budget';
+  const budgetUsd = limits.dailyBudgetUsd ?? 0;
+  if (budgetUsd <= 0) return undefined;
+  const poolUsd = prizes.reduce((sum, p) => sum + entryUsdMicros(p.terms), 0);
+  return projectUsdMicros + poolUsd > usdMicros(budgetUsd) ? 'daily_budget' : undefined;
 }
 
 /** The names a ranking lists more than once (a player listed twice, by the same name, or by userId and gamertag). */

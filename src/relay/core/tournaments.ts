@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { PayoutMode, TournamentResults } from '../../wire/relay-api.js';
 import type { Catalog } from './catalog.js';
+import { countsDollars } from './claim-decision.js';
 import type { Payouts } from './payouts.js';
 import type { ClaimLimits, Ledger, LedgerEntry, NewClaim } from './ports/ledger.js';
-import { inDollars } from './price.js';
+import { entryUsdMicros, inDollars } from './price.js';
 import type { Prices } from './prices.js';
 import { Refusal } from './refusal.js';
 import type { Settlements } from './settlements.js';
@@ -21,8 +22,8 @@ export interface TournamentsDeps {
   holdAboveSats: number;
   /** RELAY_PAYOUT_MODE (a tournament's own `payout` wins). */
   payoutMode: PayoutMode;
-  /** The BTC/USD price (core/prices.ts): needed when a prize is in dollars. */
-  prices?: Pick<Prices, 'forClaim'> | undefined;
+  /** The BTC/USD price (core/prices.ts): needed when a prize is in dollars, or the budget is. */
+  prices?: Pick<Prices, 'forClaim' | 'forValue'> | undefined;
 }
 
 /** A post answered: its prizes in ranking order, recorded now (`created`) or by the same results before. */
@@ -41,7 +42,7 @@ const named = (names: readonly string[]) => names.slice(0, NAMED).join(', ') + (
  * tournament and period. A browser never can: the route is behind RELAY_GAME_SERVER_SECRET.
  * Refusals (a Refusal, nothing recorded): `unknown_tournament`, `duplicate_player`,
  * `unknown_player` (never linked with this relay), `results_already_posted`, `daily_budget`,
- * `price_unavailable` (a prize in dollars and no price young enough; a post already recorded is
+ * `price_unavailable` (a prize in dollars, or a dollar budget, and no price; a post already recorded is
  * answered as it stands, needing none).
  */
 export function createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode, prices }: TournamentsDeps) {
@@ -75,8 +76,14 @@ export function createTournaments({ ledger, settlements, catalog, payouts, limit
     const found = await Promise.all(userIds.slice(0, catalog.tournaments!.get(tournamentId)!.prizes.length).map((u, i) => ledger.find(u, prizeKey(tournamentId, period, i + 1))));
     if (found.some((e) => e !== undefined && e.requestHash !== hash)) throw new Refusal('results_already_posted', `Other results were posted for ${tournamentId} ${period}`);
     if (found.every((e) => e !== undefined)) return { created: false, entries: found as LedgerEntry[] };
-    throw new Refusal('price_unavailable', `${tournamentId}'s prizes are in dollars and the relay holds no recent BTC/USD price: nothing was recorded`, retryAfterSeconds);
+    throw new Refusal(
+      'price_unavailable',
+      `${tournamentId}'s prizes are in dollars or counted on a dollar budget and the relay holds no recent BTC/USD price: nothing was recorded`,
+      retryAfterSeconds,
+    );
   }
+
+  const valued = countsDollars(limits);
 
   return async function postResults(tournamentId: string, results: TournamentResults, by: string): Promise<TournamentPosting> {
     const tournament = catalog.tournaments?.get(tournamentId);
@@ -86,9 +93,12 @@ export function createTournaments({ ledger, settlements, catalog, payouts, limit
     const credit = (tournament.payout ?? payoutMode) === 'balance';
     // Prizes in dollars are turned into sats at the post's price, once (issue 38): the price young
     // enough for a dollar claim, recorded on each prize's terms (usd, btcUsd) with the sats ones'.
+    // Under a dollar budget, sats prizes are valued too (at the last price known, as a sats claim
+    // is), so the pool is counted in dollars, as core/referrals.ts counts a referral's rewards.
     let btcUsd: number | undefined;
-    if (tournament.prizes.slice(0, userIds.length).some(inDollars)) {
-      const held = prices ? await prices.forClaim() : { unavailable: true as const, retryAfterSeconds: 60 };
+    const dollars = tournament.prizes.slice(0, userIds.length).some(inDollars);
+    if (dollars || valued) {
+      const held = prices ? await (dollars ? prices.forClaim() : prices.forValue()) : { unavailable: true as const, retryAfterSeconds: 60 };
       if ('unavailable' in held) return postedBefore(tournament.id, results.period, userIds, hash, held.retryAfterSeconds);
       btcUsd = held.btcUsd;
     }
@@ -112,7 +122,12 @@ export function createTournaments({ ledger, settlements, catalog, payouts, limit
         throw new Refusal('results_already_posted', `Other results were posted for ${tournamentId} ${results.period}`);
       case 'refused': {
         const pool = prizes.reduce((s, p) => s + p.sats, 0);
-        throw new Refusal('daily_budget', `The prizes (${pool} sats) do not fit what is left of today's budget (${limits.dailyBudgetSats} sats): nothing was recorded`);
+        const poolUsd = prizes.reduce((s, p) => s + entryUsdMicros(p.terms), 0) / 1_000_000;
+        const budget = limits.dailyBudgetUsd ? `$${limits.dailyBudgetUsd}` : `${limits.dailyBudgetSats} sats`;
+        throw new Refusal(
+          'daily_budget',
+          `The prizes (${pool} sats${btcUsd === undefined ? '' : `, $${poolUsd}`}) do not fit what is left of today's budget (${budget}): nothing was recorded`,
+        );
       }
       case 'existing':
         return { created: false, entries: r.entries };

@@ -267,7 +267,9 @@ export const SETTINGS = {
     field: 'priceMaxAgeSeconds',
     option: true,
     group: 'limits',
-    docs: 'a price older than this refuses claims priced in dollars with `503 price_unavailable` and `Retry-After` (claims priced in sats go on)',
+    docs:
+      'a price older than this refuses claims priced in dollars with `503 price_unavailable` and `Retry-After` (claims priced in sats go on); ' +
+      'at least `RELAY_PRICE_TTL_SECONDS` (below it is a start error: claims in dollars would fail between reads)',
     help: 'older, dollar-priced claims are refused (503 price_unavailable)',
   },
   RELAY_HOLD_ABOVE_SATS: {

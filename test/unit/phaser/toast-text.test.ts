@@ -25,6 +25,17 @@ describe("the Phaser plugin's toast text", () => {
     expect(toastText('reward:paid', outcome(), 'First coin', undefined, true)).toBe('+21 sats · First coin → alice');
   });
 
+  it("says a tournament prize's and a streak step's dollars beside their sats as any reward's (showUsd)", () => {
+    const base = { userId: 'u1', status: 'paid' as const, createdAt: '2026-11-26T00:00:00.000Z', btcUsd: 65_000 };
+    const prize = outcome({ sats: 15_385, record: { ...base, id: 'p1', achievementId: 'cup', sats: 15_385, usd: 10, place: 1, period: '2026-W48' } });
+    expect(toastText('reward:paid', prize, 'Cup', undefined, true)).toBe('🏆 1st place · Cup · +15,385 sats ($10)');
+    expect(toastText('reward:credited', prize, 'Cup', 90_000, true)).toBe('🏆 1st place · Cup · +15,385 sats ($10)');
+    expect(toastText('reward:paid', prize, 'Cup')).toBe('🏆 1st place · Cup · +15,385 sats');
+    const step = outcome({ sats: 154, record: { ...base, id: 's3', achievementId: 'login', sats: 154, usd: 0.1, streakDay: 3 } });
+    expect(toastText('reward:paid', step, 'Login streak', undefined, true)).toBe('Day 3 streak · +154 sats ($0.1)');
+    expect(toastText('reward:paid', step, 'Login streak')).toBe('Day 3 streak · +154 sats');
+  });
+
   it('says a failure after review likewise, with the reason in words', () => {
     expect(toastText('reward:failed', outcome({ reason: 'insufficient_balance' }), 'First coin')).toBe('Payout failed for First coin: the game is out of sats');
     expect(toastText('reward:failed', outcome({ reason: 'payment_failed', afterReview: true }), 'First coin')).toBe('Payout failed for First coin after review: payment_failed');

@@ -1,32 +1,9 @@
 import type { Pool } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
-import type { Referral, ReferralState, ReferralStore } from '../../core/ports/referral-store.js';
+import type { ReferralStore } from '../../core/ports/referral-store.js';
 import { referrerCapped } from '../../core/referral-decision.js';
+import { type ReferralRow, referralOf } from '../referral-row.js';
 import { inTransaction } from './transaction.js';
-
-interface ReferralRow {
-  program_id: string;
-  referee_id: string;
-  referrer_id: string | null;
-  state: ReferralState;
-  reason: string | null;
-  linked_at: string | number;
-  qualified_at: string | number | null;
-  referrer_capped: boolean;
-  rewarded: boolean;
-}
-
-const referralOf = (r: ReferralRow): Referral => ({
-  programId: r.program_id,
-  refereeId: r.referee_id,
-  ...(r.referrer_id !== null ? { referrerId: r.referrer_id } : {}),
-  state: r.state,
-  ...(r.reason !== null ? { reason: r.reason as NonNullable<Referral['reason']> } : {}),
-  linkedAt: Number(r.linked_at),
-  ...(r.qualified_at !== null ? { qualifiedAt: Number(r.qualified_at) } : {}),
-  referrerCapped: r.referrer_capped,
-  rewarded: r.rewarded,
-});
 
 /**
  * The referral programs' tables on PostgreSQL (shared by every relay): a qualification counts the
@@ -35,7 +12,7 @@ const referralOf = (r: ReferralRow): Referral => ({
  * same referral get the same answer, and one of them `fresh`.
  */
 export function pgReferrals(pool: Pool): ReferralStore {
-  const rows = async (sql: string, params: unknown[]) => (await pool.query<ReferralRow>(sql, params)).rows.map(referralOf);
+  const rows = async (sql: string, params: unknown[]) => (await pool.query<ReferralRow<boolean>>(sql, params)).rows.map(referralOf);
   return {
     async code(userId, fresh) {
       const r = await pool.query<{ code: string }>(
@@ -88,7 +65,7 @@ export function pgReferrals(pool: Pool): ReferralStore {
         const referrerId = who.rows[0]?.referrer_id;
         if (!referrerId) return undefined;
         await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`referrer:${programId}:${referrerId}`]);
-        const r = (await c.query<ReferralRow>('SELECT * FROM referrals WHERE program_id = $1 AND referee_id = $2 FOR UPDATE', [programId, refereeId])).rows[0];
+        const r = (await c.query<ReferralRow<boolean>>('SELECT * FROM referrals WHERE program_id = $1 AND referee_id = $2 FOR UPDATE', [programId, refereeId])).rows[0];
         if (!r) return undefined;
         if (r.state === 'qualified') return { referrerId, referrerCapped: r.referrer_capped, fresh: false };
         if (r.state !== 'pending') return undefined;

@@ -31,7 +31,8 @@ export function pgTournaments(pool: Pool, { owner, leaseMs }: { owner: string; l
 
   async function postTournament(post: TournamentPost, limits: ClaimLimits, now: number): Promise<TournamentPostResult> {
     const day = utcDay(now);
-    const budgeted = limits.dailyBudgetSats > 0;
+    // A budget in sats or in dollars: the day's budget row keeps both (usd_micros beside sats).
+    const budgeted = limits.dailyBudgetSats > 0 || (limits.dailyBudgetUsd ?? 0) > 0;
     return inTransaction<TournamentPostResult>(pool, async (c) => {
       await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`t:${post.tournamentId}\n${post.period}`]);
       const posted = await c.query<{ ranking_hash: string }>('SELECT ranking_hash FROM tournament_results WHERE tournament_id = $1 AND period = $2', [
@@ -50,9 +51,12 @@ export function pgTournaments(pool: Pool, { owner, leaseMs }: { owner: string; l
       await c.query('SELECT rewardbus_lock_players($1::text[])', [post.prizes.map((p) => p.userId)]);
       // The day's budget row, made if need be and locked (as a claim's facts take it): the pool is checked against it.
       const budget = budgeted
-        ? await c.query<{ sats: string }>('INSERT INTO budget AS bu (day, sats) VALUES ($1, 0) ON CONFLICT (day) DO UPDATE SET sats = bu.sats RETURNING bu.sats', [day])
+        ? await c.query<{ sats: string; usd_micros: string }>(
+            'INSERT INTO budget AS bu (day, sats) VALUES ($1, 0) ON CONFLICT (day) DO UPDATE SET sats = bu.sats RETURNING bu.sats, bu.usd_micros',
+            [day],
+          )
         : undefined;
-      const refused = poolRefusal(post.prizes, Number(budget?.rows[0]?.sats ?? 0), limits);
+      const refused = poolRefusal(post.prizes, Number(budget?.rows[0]?.sats ?? 0), limits, Number(budget?.rows[0]?.usd_micros ?? 0));
       if (refused) return { rollback: { kind: 'refused', reason: refused } };
       await c.query('INSERT INTO tournament_results (tournament_id, period, ranking_hash, places, at, by) VALUES ($1, $2, $3, $4, $5, $6)', [
         post.tournamentId,

@@ -1,44 +1,40 @@
 import { utcDay } from '../../../wire/earning-rules.js';
-import type { RewardTerms } from '../../../wire/relay-api.js';
-import { claimedState, countsDollars, dayRefusal, mergeRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
+import { claimedState, countsDollars, dayRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
 import { type EntryKind, told as isTold, LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import {
   type AuditNote,
-  type BalanceFacts,
   type ClaimLimits,
   type ClaimResult,
   DayLimitRefusal,
-  type GuestMerge,
   inChunks,
   type Ledger,
   type LedgerState,
   type NewClaim,
-  type NewWithdrawal,
   PRUNE_CHUNK,
   REWARD_EVENT,
-  type Settled,
   type Settlement,
   type SettleOptions,
   type SettleResult,
-  WITHDRAWAL_ACHIEVEMENT,
-  type WithdrawalLimits,
-  WithdrawalRefusal,
 } from '../../core/ports/ledger.js';
 import { entryUsdMicros } from '../../core/price.js';
 import { toRewardRecord } from '../../core/reward-record.js';
-import { decideStreak, isStreak, type Repeat, type StreakLast } from '../../core/streak.js';
-import { withdrawalDecision } from '../../core/withdrawal-decision.js';
+import { decideStreak, isStreak } from '../../core/streak.js';
 import { keyDecisionOf, RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
+import { sqliteAddressLinks } from './address-links.js';
+import { sqliteBalances } from './balance.js';
 import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
+import { sqliteGuests } from './guests.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
+import { sqliteStreaks } from './streaks.js';
 import { sqliteTournaments } from './tournaments.js';
 
 /** The ledger on an open, migrated database (which its owner closes). */
 export function sqliteLedger(sqlite: SqliteDb): Ledger {
   const { db, write } = sqlite;
   const appendEvent = eventAppender(db);
+  const lastStreakOf = sqliteStreaks(sqlite);
 
   const q = {
     byId: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE id = ?`).raw(),
@@ -46,10 +42,6 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     lastReserving: db
       .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`)
       .pluck(),
-    // A streak's last day: read only for a streak's claim (core/streak.ts).
-    lastStreak: db.prepare<[string, string], { created_at: number; terms: string | null }>(
-      `SELECT created_at, terms FROM rewards WHERE user_id = ? AND achievement_id = ? AND ${RESERVING_SQL} ORDER BY created_at DESC LIMIT 1`,
-    ),
     // The denial's time is its audit row's: the entry keeps its claim's time.
     lastDenied: db
       .prepare<[string, string], number | null>(
@@ -66,22 +58,6 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
       `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, gamertag, occurred_at, address, day, created_at, kind, terms)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    // A player's balance: credits, and withdrawals paid or under way (all time, and today's).
-    balance: db.prepare<[string, string], { credited: number; withdrawn: number; today: number }>(
-      `SELECT coalesce(sum(CASE WHEN kind = 'credit' AND state = 'credited' THEN sats END), 0) AS credited,
-              coalesce(sum(CASE WHEN kind = 'withdrawal' AND ${RESERVING_SQL} THEN sats END), 0) AS withdrawn,
-              coalesce(sum(CASE WHEN kind = 'withdrawal' AND ${RESERVING_SQL} AND day = ? THEN sats END), 0) AS today
-       FROM rewards WHERE user_id = ? AND kind <> 'payout'`,
-    ),
-    play: db.prepare<[string], { play_ms: number; last_beat_at: number }>('SELECT play_ms, last_beat_at FROM play_time WHERE user_id = ?'),
-    beat: db.prepare<[string, number, number]>(
-      'INSERT INTO play_time (user_id, play_ms, last_beat_at) VALUES (?, ?, ?)' +
-        ' ON CONFLICT (user_id) DO UPDATE SET play_ms = excluded.play_ms, last_beat_at = excluded.last_beat_at',
-    ),
-    raised: db.prepare<[string], number>('SELECT coalesce(sum(sats), 0) FROM allowance_raises WHERE user_id = ?').pluck(),
-    raise: db.prepare<[string, string, number, string, number]>(
-      'INSERT INTO allowance_raises (user_id, idempotency_key, sats, reason, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-    ),
     // Every column a transition may change, from the row the primitive built.
     // (A deferred claim decided again may be credited where it was to be paid, or the other way; a guest's credit merged moves to its player.)
     update: db.prepare<
@@ -90,23 +66,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
       `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?,` +
         ` sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ?, user_id = ?, terms = ? WHERE id = ?`,
     ),
-    guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state = 'credited' ORDER BY created_at, seq`).raw(),
-    reservingTimes: db
-      .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND kind <> 'withdrawal' AND ${RESERVING_SQL}`)
-      .pluck(),
-    owed: db
-      .prepare<[], number>(
-        `SELECT coalesce(sum(CASE WHEN kind = 'credit' THEN sats ELSE -sats END), 0) FROM rewards
-         WHERE (kind = 'credit' AND state = 'credited') OR (kind = 'withdrawal' AND ${RESERVING_SQL})`,
-      )
-      .pluck(),
-    mergedInto: db.prepare<[string], string>('SELECT user_id FROM merged_guests WHERE guest_id = ?').pluck(),
-    merged: db.prepare<[string, string, number]>('INSERT INTO merged_guests (guest_id, user_id, at) VALUES (?, ?, ?)'),
     spendNonce: db.prepare<[string, string, number]>('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
-    linked: db.prepare<[string, string, string], { n: number }>('SELECT 1 AS n FROM address_links WHERE address = ? AND day = ? AND user_id = ?'),
-    links: db.prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM address_links WHERE address = ? AND day = ?'),
-    linkedPlayers: db.prepare<[string, string], { user_id: string }>('SELECT user_id FROM address_links WHERE address = ? AND day = ?'),
-    link: db.prepare<[string, string, string]>('INSERT INTO address_links (address, day, user_id) VALUES (?, ?, ?)'),
     // The compare-and-set is in the statement: only an entry still sending and not yet sent moves.
     markSent: db.prepare<[string]>(`UPDATE rewards SET phase = 'sent' WHERE id = ? AND state = 'sending' AND phase = 'claimed'`),
     audit: db.prepare<[string, string, string, string, string, number]>('INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -272,69 +232,6 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
   }
 
-  function lastStreakOf(c: NewClaim): StreakLast | undefined {
-    const last = q.lastStreak.get(c.userId, c.achievementId);
-    return last && { at: last.created_at, terms: last.terms === null ? null : (JSON.parse(last.terms) as RewardTerms) };
-  }
-
-  function balanceFacts(userId: string, now: number): BalanceFacts {
-    const b = q.balance.get(utcDay(now), userId)!;
-    return { creditedSats: b.credited, withdrawnSats: b.withdrawn, withdrawnTodaySats: b.today, playMs: q.play.get(userId)?.play_ms ?? 0, raisedSats: q.raised.get(userId) ?? 0 };
-  }
-
-  function withdrawNow(w: NewWithdrawal, limits: WithdrawalLimits, now: number): ClaimResult | WithdrawalRefusal {
-    const existing = one(q.byKey.get(w.userId, w.idempotencyKey));
-    const decision = keyDecisionOf(existing, w, true);
-    if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
-    const facts = balanceFacts(w.userId, now);
-    const decided = withdrawalDecision(w.sats, facts, limits);
-    if ('refusal' in decided) return new WithdrawalRefusal(decided.refusal, facts);
-    const after: Row = {
-      id: existing?.id ?? w.id,
-      user_id: w.userId,
-      idempotency_key: w.idempotencyKey,
-      request_hash: w.requestHash,
-      achievement_id: WITHDRAWAL_ACHIEVEMENT,
-      sats: decided.sats,
-      state: decided.hold ? 'held' : 'sending',
-      phase: 'claimed',
-      reason: null,
-      payment_id: null,
-      gamertag: w.gamertag ?? null,
-      occurred_at: null,
-      address: w.address ?? null,
-      day: utcDay(now),
-      created_at: now,
-      settled_at: null,
-      kind: 'withdrawal',
-      terms: null,
-    };
-    const event = commit(existing, after, now);
-    return { kind: 'created', entry: toLedgerEntry(after), ...(event ? { event } : {}) };
-  }
-
-  function mergeNow(guestId: string, userId: string, repeats: ReadonlyMap<string, Repeat>, audit: AuditNote, now: number): GuestMerge {
-    if (q.mergedInto.get(guestId) !== undefined) return { merged: false, moved: [], dropped: [] };
-    q.merged.run(guestId, userId, now);
-    const moved: Settled[] = [];
-    const dropped: Settled[] = [];
-    const times = new Map<string, number[]>();
-    for (const raw of q.guestCredits.all(guestId)) {
-      const row = rowOf(raw);
-      const at = Number(row.created_at);
-      const mine = times.get(row.achievement_id) ?? q.reservingTimes.all(userId, row.achievement_id);
-      times.set(row.achievement_id, mine);
-      const taken = q.byKey.get(userId, row.idempotency_key) !== undefined;
-      const reason = taken ? 'already_claimed' : mergeRefusal(repeats.get(row.achievement_id), at, mine);
-      // A dropped credit stays the guest's, rejected: the player's own record is untouched.
-      const after: Row = reason ? { ...row, state: 'rejected', reason } : { ...row, user_id: userId };
-      if (!reason) mine.push(at);
-      const event = commit(row, after, now, audit);
-      (reason ? dropped : moved).push({ entry: toLedgerEntry(after), from: row.state, ...(event ? { event } : {}) });
-    }
-    return { merged: true, moved, dropped };
-  }
-
   function settleNow(id: string, name: TransitionName, to: Settlement, now: number, { audit, limits }: SettleOptions): SettleResult | DayLimitRefusal {
     const t = LIFECYCLE[name];
     const row = one(q.byId.get(id));
@@ -383,14 +280,6 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     inState: async (state) => entries(q.inState.all(state)),
     budgetUsed: async (day) => reservedSats('*', day),
     budgetUsedUsd: async (day) => reservedSats('$*', day) / 1_000_000,
-    linkAddress: (address, day, userId, max) =>
-      write(() => {
-        if (q.linked.get(address, day, userId)) return true;
-        if (max > 0 && q.links.get(address, day)!.n >= max) return false;
-        q.link.run(address, day, userId);
-        return true;
-      }),
-    linkedPlayers: async (address, day) => q.linkedPlayers.all(address, day).map((r) => r.user_id),
     report: async (fromDay) => q.report.all(fromDay),
     recent: async ({ userId, achievementId }, limit) => entries(q.recent.all(userId ?? null, userId ?? null, achievementId ?? null, achievementId ?? null, limit)),
     // A chunk per write: the claims queued meanwhile go in between.
@@ -402,24 +291,9 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     audits: async (id) => q.audits.all(id).map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: a.at })),
     // One process owns this file: whatever was sending before it started was abandoned.
     abandoned: async (_now, startedAt) => entries(q.inState.all('sending')).filter((e) => e.createdAt < startedAt),
-    withdraw: async (w, limits, now) => {
-      const r = await write(() => withdrawNow(w, limits, now ?? Date.now()));
-      if (r instanceof WithdrawalRefusal) throw r;
-      return r;
-    },
-    balance: async (userId, now) => balanceFacts(userId, now ?? Date.now()),
-    beat: (userId, now, maxGapMs) =>
-      write(() => {
-        const last = q.play.get(userId);
-        const gap = last ? now - last.last_beat_at : Number.POSITIVE_INFINITY;
-        const playMs = (last?.play_ms ?? 0) + (gap > 0 && gap <= maxGapMs ? gap : 0);
-        q.beat.run(userId, playMs, Math.max(now, last?.last_beat_at ?? now));
-        return playMs;
-      }),
-    mergeGuest: (guestId, userId, repeats, audit, now) => write(() => mergeNow(guestId, userId, repeats, audit, now)),
-    mergedInto: async (guestId) => q.mergedInto.get(guestId),
-    balancesOwed: async () => q.owed.get() ?? 0,
-    raiseAllowance: (r, now) => write(() => q.raise.run(r.userId, r.idempotencyKey, r.sats, r.reason, now).changes === 1),
+    ...sqliteAddressLinks(sqlite),
+    ...sqliteBalances(sqlite, { commit }),
+    ...sqliteGuests(sqlite, { commit }),
     ...sqliteTournaments(sqlite, { commit, reservedSats }),
     close: async () => undefined,
   };

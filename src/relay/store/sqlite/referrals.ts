@@ -1,32 +1,8 @@
 import { utcDay } from '../../../wire/earning-rules.js';
-import type { Referral, ReferralState, ReferralStore } from '../../core/ports/referral-store.js';
+import type { ReferralState, ReferralStore } from '../../core/ports/referral-store.js';
 import { referrerCapped } from '../../core/referral-decision.js';
+import { type ReferralRow, referralOf } from '../referral-row.js';
 import type { SqliteDb } from './db.js';
-
-interface ReferralRow {
-  program_id: string;
-  referee_id: string;
-  referrer_id: string | null;
-  state: ReferralState;
-  reason: string | null;
-  linked_at: number;
-  qualified_at: number | null;
-  referrer_capped: number;
-  rewarded: number;
-}
-
-/** A row as the port says it. */
-export const referralOf = (r: ReferralRow): Referral => ({
-  programId: r.program_id,
-  refereeId: r.referee_id,
-  ...(r.referrer_id !== null ? { referrerId: r.referrer_id } : {}),
-  state: r.state,
-  ...(r.reason !== null ? { reason: r.reason as NonNullable<Referral['reason']> } : {}),
-  linkedAt: Number(r.linked_at),
-  ...(r.qualified_at !== null ? { qualifiedAt: Number(r.qualified_at) } : {}),
-  referrerCapped: Boolean(r.referrer_capped),
-  rewarded: Boolean(r.rewarded),
-});
 
 /** The referral programs' tables on SQLite (migration 9): every write in the store's one thread, so a qualification's count is never raced. */
 export function sqliteReferrals({ db, write }: SqliteDb): ReferralStore {
@@ -43,8 +19,8 @@ export function sqliteReferrals({ db, write }: SqliteDb): ReferralStore {
     refer: db.prepare<[string, string, string | null, ReferralState, string | null, number]>(
       'INSERT INTO referrals (program_id, referee_id, referrer_id, state, reason, linked_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
     ),
-    pending: db.prepare<[string], ReferralRow>("SELECT * FROM referrals WHERE referee_id = ? AND state = 'pending'"),
-    one: db.prepare<[string, string], ReferralRow>('SELECT * FROM referrals WHERE program_id = ? AND referee_id = ?'),
+    pending: db.prepare<[string], ReferralRow<number>>("SELECT * FROM referrals WHERE referee_id = ? AND state = 'pending'"),
+    one: db.prepare<[string, string], ReferralRow<number>>('SELECT * FROM referrals WHERE program_id = ? AND referee_id = ?'),
     qualifiedOn: db
       .prepare<[string, string, string], number>("SELECT count(*) FROM referrals WHERE program_id = ? AND referrer_id = ? AND state = 'qualified' AND qualified_day = ?")
       .pluck(),
@@ -52,10 +28,10 @@ export function sqliteReferrals({ db, write }: SqliteDb): ReferralStore {
       "UPDATE referrals SET state = 'qualified', qualified_at = ?, qualified_day = ?, referrer_capped = ? WHERE program_id = ? AND referee_id = ? AND state = 'pending'",
     ),
     rewarded: db.prepare<[string, string]>('UPDATE referrals SET rewarded = 1 WHERE program_id = ? AND referee_id = ?'),
-    unfinished: db.prepare<[number, number], ReferralRow>(
+    unfinished: db.prepare<[number, number], ReferralRow<number>>(
       "SELECT * FROM referrals WHERE (state = 'pending' AND linked_at >= ?) OR (state = 'qualified' AND rewarded = 0) ORDER BY linked_at DESC LIMIT ?",
     ),
-    recent: db.prepare<[number], ReferralRow>('SELECT * FROM referrals ORDER BY linked_at DESC LIMIT ?'),
+    recent: db.prepare<[number], ReferralRow<number>>('SELECT * FROM referrals ORDER BY linked_at DESC LIMIT ?'),
   };
 
   return {

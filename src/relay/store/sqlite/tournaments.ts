@@ -42,7 +42,7 @@ export function sqliteTournaments({ db, write }: SqliteDb, { commit, reservedSat
     if (decided === 'other_results') return { kind: 'other_results' };
     if (decided === 'existing') return { kind: 'existing', entries: post.prizes.map((p) => toLedgerEntry(rowOf(q.byKey.get(p.userId, p.idempotencyKey)!))) };
     const day = utcDay(now);
-    const refused = poolRefusal(post.prizes, reservedSats('*', day), limits);
+    const refused = poolRefusal(post.prizes, reservedSats('*', day), limits, reservedSats('$*', day));
     if (refused) return { kind: 'refused', reason: refused };
     q.record.run(post.tournamentId, post.period, post.rankingHash, post.prizes.length, now, post.by);
     const prizes = post.prizes.map((p) => {

@@ -20,6 +20,15 @@ describe("a tournament's results, decided (both ledgers ask here)", () => {
     expect(poolRefusal(pool, 1_000_000, { dailyBudgetSats: 0 })).toBeUndefined();
   });
 
+  it('under a dollar budget counts the pool in dollars, sats prizes at the price they were valued at', () => {
+    // 10,000 and 5,000 sats at $50,000 a bitcoin: $5 and $2.50.
+    const pool = prizePlaces([10_000, 5_000], ['a', 'b'], 50_000);
+    expect(pool.map((p) => p.terms?.usd)).toEqual([5, 2.5]);
+    expect(poolRefusal(pool, 0, { dailyBudgetSats: 0, dailyBudgetUsd: 7.5 })).toBeUndefined();
+    expect(poolRefusal(pool, 0, { dailyBudgetSats: 0, dailyBudgetUsd: 7.5 }, 1)).toBe('daily_budget');
+    expect(poolRefusal(pool, 0, { dailyBudgetSats: 0, dailyBudgetUsd: 7 })).toBe('daily_budget');
+  });
+
   it('tells a new post from the same results again and from other results', () => {
     const hash = rankingHash(['a', 'b']);
     expect(resultsDecision(undefined, hash)).toBe('insert');
