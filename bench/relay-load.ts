@@ -267,7 +267,13 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     // Balance mode: the same claims credited to a balance, no call to the service (issue 36).
     if (wanted(CREDITS_SQLITE)) {
       const credits = await startRelay('credits', { RELAY_PAYOUT_MODE: 'balance' }, profiled('credits'));
-      const creditsLoad = { name: CREDITS_SQLITE, url: `${credits.url}/v1/rewards`, headers: claimHeaders(await tokensFrom(credits.url)), body: claimBody, meter: metering(credits.child) };
+      const creditsLoad = {
+        name: CREDITS_SQLITE,
+        url: `${credits.url}/v1/rewards`,
+        headers: claimHeaders(await tokensFrom(credits.url)),
+        body: claimBody,
+        meter: metering(credits.child),
+      };
       scenarios.push((warmUp) => load({ ...creditsLoad, warmUp }));
     }
     let databaseUrl: string | undefined;
@@ -310,7 +316,13 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     // Not an aim's term, so last in the round.
     if (wanted(NO_LEDGER)) {
       const noLedger = await startRelay('no-ledger', {}, profiled('no-ledger'), ['bench/no-ledger-relay.ts']);
-      const noLedgerLoad = { name: NO_LEDGER, url: `${noLedger.url}/v1/rewards`, headers: claimHeaders(await tokensFrom(noLedger.url)), body: claimBody, meter: metering(noLedger.child) };
+      const noLedgerLoad = {
+        name: NO_LEDGER,
+        url: `${noLedger.url}/v1/rewards`,
+        headers: claimHeaders(await tokensFrom(noLedger.url)),
+        body: claimBody,
+        meter: metering(noLedger.child),
+      };
       scenarios.push((warmUp) => load({ ...noLedgerLoad, warmUp }));
     }
 
