@@ -31,6 +31,7 @@ import { createLogger } from '../src/relay/ops/logger.js';
 import { createMetrics } from '../src/relay/ops/metrics.js';
 import type { PaymentsClient } from '../src/relay/payments/client.js';
 import { scrub } from '../src/relay/scrub.js';
+import { nodeSideSteps } from './http-steps.js';
 import { memoryStore } from './memory-store.js';
 
 export interface StepLine {
@@ -237,6 +238,9 @@ export async function claimSteps(): Promise<StepLine[]> {
   const payments = stubPayments('user-1');
   const payouts = createPayouts(ledger, settlements, payments, logger);
   add('payout: pay() with service and store stubbed', await time(() => payouts.pay(entry, 'Bench')), 'core/payouts.ts: lookup, recovery point, payment, settle');
+
+  // --- on Node's side, which the steps above never see: over loopback, through @hono/node-server ---
+  for (const l of await nodeSideSteps(token, body, toRewardRecord(paid))) lines.push(l);
 
   // --- the whole claim in process, and what no single step shows ---
   const relay = createRelay({ payments, store: memoryStore(), secret: SECRET, catalog, logger, rateLimitPerMinute: 0, userDailyCapSats: 0, dailyBudgetSats: 0 });

@@ -11,4 +11,6 @@ import { loadConfig } from '../src/relay/index.js';
 import { memoryStore } from './memory-store.js';
 
 // The configured store is opened too, and left idle: the relay is given this one instead.
-await startServer(loadConfig(), { relay: { store: memoryStore() } });
+const running = await startServer(loadConfig(), { relay: { store: memoryStore() } });
+// Stops on the bench's SIGTERM and exits, so that `node --cpu-prof` writes its profile.
+process.on('SIGTERM', () => void running.close().finally(() => process.exit(0)));

@@ -193,12 +193,15 @@ function medianOf(rounds: LoadFigures[]): LoadFigures {
  * proxy, through the relay on SQLite, and on PostgreSQL (one relay, and two behind the same load).
  * Every server starts first and stays up; the scenarios then take turns, round after round.
  */
-export async function benchRelay(options: { profileDir?: string; postgres?: boolean; rounds?: number } = {}): Promise<RelayBench> {
+export async function benchRelay(options: { profileDir?: string; postgres?: boolean; rounds?: number; only?: RegExp } = {}): Promise<RelayBench> {
   const rounds = options.rounds ?? ROUNDS;
+  // Only the scenarios whose names match (a quick run while working on one; PostgreSQL's are then
+  // left out, and the sandbox direct unless it matches); npm run bench runs them all.
+  const wanted = (name: string) => !options.only || options.only.test(name);
   const dir = mkdtempSync(join(tmpdir(), 'rewardbus-bench-'));
   const children: ChildProcess[] = [];
   let bouncer: TestPgBouncer | undefined;
-  const postgres = options.postgres === false ? undefined : await startPostgres(STATEMENTS_SETTINGS).catch(() => undefined);
+  const postgres = options.postgres === false || options.only ? undefined : await startPostgres(STATEMENTS_SETTINGS).catch(() => undefined);
   try {
     const sandbox = await startChild(['src/bin/rewardbus.ts', 'sandbox', '0'], { SANDBOX_API_KEY: SANDBOX_KEY }, /sandbox on (http:\/\/\S+)/);
     children.push(sandbox.child);
@@ -206,7 +209,9 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
 
     // The pass-through pays the same way the relay does: it looks up a userId's gamertag first.
     const benchUser = (await (await fetch(`${sandboxUrl}/v0/user-id/gamertag/bench`, { headers: { apikey: SANDBOX_KEY } })).json()) as { data: { id: string } };
-    const passThrough = await startChild(['bench/pass-through.ts', '0', sandboxUrl, SANDBOX_KEY, benchUser.data.id], {}, /listening (\d+)/);
+    // Profiled only when asked: the profiler costs the server some of its speed.
+    const profiled = (name: string) => (options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, name)}`] : []);
+    const passThrough = await startChild(['bench/pass-through.ts', '0', sandboxUrl, SANDBOX_KEY, benchUser.data.id], {}, /listening (\d+)/, profiled('pass-through'));
     children.push(passThrough.child);
 
     const catalog = join(dir, 'catalog.json');
@@ -229,8 +234,6 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
       children.push(relay.child);
       return relay;
     };
-    // Profiled only when asked: the profiler costs the relay some of its speed.
-    const profiled = (name: string) => (options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, name)}`] : []);
     // One token per connection, signed with the secret every relay shares.
     const tokensFrom = (relayUrl: string) =>
       Promise.all(
@@ -246,32 +249,33 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     const metering = (...server: ChildProcess[]): Metered => ({ server, service: sandbox.child });
     const result: RelayBench = { figures: [], rounds: [] };
     // Not an aim's term: once, for scale.
-    const direct = await load({ name: 'sandbox direct', url: `${sandboxUrl}/v0/gamertag/send-payment`, headers: () => ({ apikey: SANDBOX_KEY }), body: payment });
+    const direct = wanted('sandbox direct')
+      ? await load({ name: 'sandbox direct', url: `${sandboxUrl}/v0/gamertag/send-payment`, headers: () => ({ apikey: SANDBOX_KEY }), body: payment })
+      : undefined;
 
     // A round runs each aim's two terms one after the other (pass-through, SQLite, PostgreSQL,
     // two relays), so a ratio within a round is of figures seconds apart.
     const scenarios: Array<(warmUp: number, lastRound: boolean) => Promise<LoadFigures>> = [];
     const pass = { name: 'two-call pass-through', url: `http://127.0.0.1:${passThrough.match[1]}/v1/rewards`, headers: () => ({}), body: '{}', meter: metering(passThrough.child) };
-    scenarios.push((warmUp) => load({ ...pass, warmUp }));
-    const sqlite = await startRelay('sqlite', {}, profiled('sqlite'));
-    const sqliteLoad = {
-      name: 'relay (SQLite, synchronous=FULL)',
-      url: `${sqlite.url}/v1/rewards`,
-      headers: claimHeaders(await tokensFrom(sqlite.url)),
-      body: claimBody,
-      meter: metering(sqlite.child),
-    };
-    scenarios.push((warmUp) => load({ ...sqliteLoad, warmUp }));
+    if (wanted(pass.name)) scenarios.push((warmUp) => load({ ...pass, warmUp }));
+    const SQLITE = 'relay (SQLite, synchronous=FULL)';
+    if (wanted(SQLITE)) {
+      const sqlite = await startRelay('sqlite', {}, profiled('sqlite'));
+      const sqliteLoad = { name: SQLITE, url: `${sqlite.url}/v1/rewards`, headers: claimHeaders(await tokensFrom(sqlite.url)), body: claimBody, meter: metering(sqlite.child) };
+      scenarios.push((warmUp) => load({ ...sqliteLoad, warmUp }));
+    }
     // Balance mode: the same claims credited to a balance, no call to the service (issue 36).
-    const credits = await startRelay('credits', { RELAY_PAYOUT_MODE: 'balance' });
-    const creditsLoad = {
-      name: CREDITS_SQLITE,
-      url: `${credits.url}/v1/rewards`,
-      headers: claimHeaders(await tokensFrom(credits.url)),
-      body: claimBody,
-      meter: metering(credits.child),
-    };
-    scenarios.push((warmUp) => load({ ...creditsLoad, warmUp }));
+    if (wanted(CREDITS_SQLITE)) {
+      const credits = await startRelay('credits', { RELAY_PAYOUT_MODE: 'balance' }, profiled('credits'));
+      const creditsLoad = {
+        name: CREDITS_SQLITE,
+        url: `${credits.url}/v1/rewards`,
+        headers: claimHeaders(await tokensFrom(credits.url)),
+        body: claimBody,
+        meter: metering(credits.child),
+      };
+      scenarios.push((warmUp) => load({ ...creditsLoad, warmUp }));
+    }
     let databaseUrl: string | undefined;
     if (postgres) {
       const RELAY_DATABASE_URL = await freshDatabase(postgres.url);
@@ -305,27 +309,29 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
       scenarios.push((warmUp) => load({ ...pgCreditsLoad, warmUp }));
       const urls = [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`];
       scenarios.push((warmUp) => loadSpread('2 relays (PostgreSQL)', urls, headers, claimBody, metering(one.child, two.child), warmUp));
-    } else if (options.postgres !== false) {
+    } else if (options.postgres !== false && !options.only) {
       console.warn(`(no PostgreSQL figures: ${POSTGRES_HOW})`);
     }
     // The same relay with no ledger at all: what its HTTP path and checks cost, without the store.
     // Not an aim's term, so last in the round.
-    const noLedger = await startRelay('no-ledger', {}, [], ['bench/no-ledger-relay.ts']);
-    const noLedgerLoad = {
-      name: NO_LEDGER,
-      url: `${noLedger.url}/v1/rewards`,
-      headers: claimHeaders(await tokensFrom(noLedger.url)),
-      body: claimBody,
-      meter: metering(noLedger.child),
-    };
-    scenarios.push((warmUp) => load({ ...noLedgerLoad, warmUp }));
+    if (wanted(NO_LEDGER)) {
+      const noLedger = await startRelay('no-ledger', {}, profiled('no-ledger'), ['bench/no-ledger-relay.ts']);
+      const noLedgerLoad = {
+        name: NO_LEDGER,
+        url: `${noLedger.url}/v1/rewards`,
+        headers: claimHeaders(await tokensFrom(noLedger.url)),
+        body: claimBody,
+        meter: metering(noLedger.child),
+      };
+      scenarios.push((warmUp) => load({ ...noLedgerLoad, warmUp }));
+    }
 
     for (let r = 0; r < rounds; r++) {
       const round: LoadFigures[] = [];
       for (const run of scenarios) round.push(await run(r === 0 ? WARM_UP_SECONDS : REWARM_SECONDS, r === rounds - 1));
       result.rounds.push(round);
     }
-    result.figures = [direct, ...scenarios.map((_, i) => medianOf(result.rounds.map((round) => round[i]!)))];
+    result.figures = [...(direct ? [direct] : []), ...scenarios.map((_, i) => medianOf(result.rounds.map((round) => round[i]!)))];
     if (databaseUrl) {
       const ceiling = await pgCeiling(databaseUrl, CONNECTIONS, SECONDS).catch(() => undefined);
       if (ceiling !== undefined) result.pgCeilingTps = ceiling;

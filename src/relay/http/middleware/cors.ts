@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
+import { setAnswerHeader } from '../answer-headers.js';
 
 const ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID';
 const EXPOSE_HEADERS = 'Idempotent-Replayed, Retry-After';
@@ -48,10 +49,11 @@ export function cors(origins: readonly string[], logger?: Pick<Logger, 'warn'>, 
     const origin = c.req.header('origin');
     const allowed = origin !== undefined && (any || origins.includes(origin) || sameHost(origin, c.req.url));
     if (origin !== undefined && !allowed) tell(origin, c.req.path);
-    if (!any) c.header('Vary', 'Origin', { append: true });
+    // On Node's response, so the answer's own headers stay a plain object (answer-headers.ts).
+    if (!any) setAnswerHeader(c, 'Vary', 'Origin', { append: true });
     if (allowed || (origin !== undefined && c.req.path === HEALTH)) {
-      c.header('Access-Control-Allow-Origin', any ? '*' : origin);
-      c.header('Access-Control-Expose-Headers', EXPOSE_HEADERS);
+      setAnswerHeader(c, 'Access-Control-Allow-Origin', any ? '*' : origin);
+      setAnswerHeader(c, 'Access-Control-Expose-Headers', EXPOSE_HEADERS);
     }
     if (c.req.method === 'OPTIONS') {
       if (allowed) {

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
+import { setAnswerHeader } from '../answer-headers.js';
 import { addressKey, clientAddress } from '../client-address.js';
 import { type RelayEnv, socketAddress } from '../context.js';
 import type { HttpSettings } from '../options.js';
@@ -13,8 +14,8 @@ export function securityHeaders(settings: HttpSettings, logger: Logger): Middlew
   const trustProxy = settings.trustProxy;
   const unknownAddress = warnOfUnknownAddresses(settings, logger);
   return async function securityHeaders(c, next) {
-    // Set before the handler answers, so @hono/node-server keeps its light Response.
-    for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
+    // On Node's response, so the answer's own headers stay a plain object (answer-headers.ts).
+    for (const [name, value] of SECURITY_HEADERS) setAnswerHeader(c, name, value);
     // The one place the caller's address is decided, and the key every per-address limit counts it under.
     const peer = settings.clientAddress?.(c.req.raw, c.env) || socketAddress(c);
     const key = addressKey(peer && trustProxy ? clientAddress(peer, c.req.header('x-forwarded-for'), trustProxy) : peer);
