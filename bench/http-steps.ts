@@ -109,7 +109,10 @@ export async function nodeSideSteps(token: string, body: string, record: unknown
     {
       step: 'body read through node-server, in its deadline',
       us: await httpBeyond(
-        onNode(async (c) => (await readWithin(() => c.req.text(), 10_000), c.json(record, 201))),
+        onNode(async (c) => {
+          await readWithin(() => c.req.text(), 10_000);
+          return c.json(record, 201);
+        }),
         bare,
         wire,
       ),
@@ -118,7 +121,10 @@ export async function nodeSideSteps(token: string, body: string, record: unknown
     {
       step: '  read at hand (readText under Node)',
       us: await httpBeyond(
-        onNode(async (c) => (await readText(c), c.json(record, 201))),
+        onNode(async (c) => {
+          await readText(c);
+          return c.json(record, 201);
+        }),
         bare,
         wire,
       ),

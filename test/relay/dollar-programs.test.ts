@@ -208,9 +208,7 @@ describe.each(relayBackends(postgresUrl))('programs priced in dollars on $name',
       .poll(async () => (await history(again, bob.token)).filter((r) => r.referral !== undefined).map((r) => [r.referral, r.status, r.usd]), { timeout: 15_000 })
       .toEqual([['referee', 'paid', 0.05]]);
     // The referrer's reward is made in the same sweep but paid on its own: wait for its answer too.
-    await expect
-      .poll(async () => (await history(again, alice.token)).find((r) => r.referral === 'referrer')?.status, { timeout: 15_000 })
-      .toBe('paid');
+    await expect.poll(async () => (await history(again, alice.token)).find((r) => r.referral === 'referrer')?.status, { timeout: 15_000 }).toBe('paid');
     const made = (await history(again, alice.token)).find((r) => r.referral === 'referrer');
     expect(made).toMatchObject({ status: 'paid', usd: 0.1 });
     expect(made!.sats).toBe(sats(0.1, made!.btcUsd!));
