@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 const TOKEN = `admin-${randomUUID()}`;
@@ -52,5 +52,23 @@ describe("an event stream on Node's response, over real HTTP", () => {
     const again = rawStream(player.token);
     await expect.poll(() => again.received(), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200/);
     again.socket.destroy();
+  });
+
+  it('answers HEAD with a stream’s head and opens no stream: no place taken, nothing written after it', async () => {
+    relay = await startTestRelay({ RELAY_ADMIN_TOKEN: TOKEN }, { relay: { streamCaps: { perPlayer: 1, perAddress: 0 } } });
+    const player = await relay.link('head-asker');
+    // @hono/node-server says so on the console when a handler writes a head twice.
+    const logged = vi.spyOn(console, 'error');
+    const head = await fetch(`${relay.url}/v1/events`, { method: 'HEAD', headers: { authorization: `Bearer ${player.token}` } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('text/event-stream');
+    expect(await openStreams()).toBe(0);
+    // The player's one place is still free: a real stream opens.
+    const s = rawStream(player.token);
+    await expect.poll(() => s.received(), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200/);
+    expect(await openStreams()).toBe(1);
+    s.socket.destroy();
+    expect(logged).not.toHaveBeenCalled();
+    logged.mockRestore();
   });
 });

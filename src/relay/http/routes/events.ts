@@ -12,6 +12,9 @@ import { webSink } from '../event-stream/web-sink.js';
 import { RelayProblem } from '../problems.js';
 import { createStreamCaps, type StreamCaps } from '../stream-caps.js';
 
+// nginx (and proxies that follow it) pass the stream on as it is written, never buffered.
+const streamHeaders = { 'X-Accel-Buffering': 'no', 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' };
+
 /** A stream silent this long gets a keep-alive comment (proxies and browsers drop idle connections). */
 export const KEEP_ALIVE_MS = 15_000;
 
@@ -42,12 +45,12 @@ export function eventsRoute(
     const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
     // An id this relay never gave is not "replay everything": say so.
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
+    // HEAD asks what a stream would answer: its head, and no stream (no place under the caps).
+    // Hono answers HEAD with GET's response less its body, which a stream written to Node's
+    // response would already have sent.
+    if (c.req.method === 'HEAD') return c.body(null, 200, streamHeaders);
     const release = caps.open(userId, clientKey(c));
-    // nginx (and proxies that follow it) pass the stream on as it is written, never buffered.
-    c.header('X-Accel-Buffering', 'no');
-    c.header('Content-Type', 'text/event-stream');
-    c.header('Cache-Control', 'no-cache');
-    c.header('Connection', 'keep-alive');
+    for (const [name, value] of Object.entries(streamHeaders)) c.header(name, value);
     c.header('Transfer-Encoding', 'chunked');
     open.inc();
     const stream = new PlayerStream(userId, Number(lastEventId ?? 0), hub, keepAlives, () => {
