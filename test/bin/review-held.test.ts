@@ -56,7 +56,7 @@ it('review held lists held claims; deny refuses one, approve pays one once; both
     ((await (await fetch(`${relay.url}/admin/api/rewards/${id}`, { headers: { authorization: `Bearer ${env.RELAY_ADMIN_TOKEN}` } })).json()) as { audit: unknown[] }).audit;
   expect(await audit(other.body.id)).toMatchObject([{ actor: 'ops-cli', action: 'deny', fromState: 'held', toState: 'rejected' }]);
   expect(await audit(big.body.id)).toMatchObject([{ action: 'approve', fromState: 'held', toState: 'sending' }]);
-});
+}, 120_000);
 
 it('review approve on a later day holds the claim to RELAY_DAILY_BUDGET_USD, as the relay would (the CLI builds the relay’s limits)', async () => {
   const key = `held_${randomUUID()}`;

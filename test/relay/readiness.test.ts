@@ -80,9 +80,12 @@ describe('GET /v1/ready', () => {
   it('is 503 problem+json with Retry-After naming the service when it cannot be reached, while /v1/health stays 200', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rewardbus-ready-'));
     dirs.push(dir);
+    // The store opened first (its thread can take seconds to start on a busy machine): this is about the service.
+    const store = openSqliteStore(join(dir, 'ledger.sqlite'));
+    await store.opened;
     const relay = createRelay({
       payments: { apiKey: 'k', baseUrl: 'http://127.0.0.1:9', timeoutMs: 500 },
-      store: openSqliteStore(join(dir, 'ledger.sqlite')),
+      store,
       secret: 'x'.repeat(32),
       logger: createLogger('silent'),
     });
