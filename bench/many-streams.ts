@@ -60,6 +60,7 @@ export interface ManyStreams {
   unheard: number;
   /** Claims answered 201 as against sent. */
   claimErrors: number;
+  failures: Record<string, number>;
 }
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
@@ -219,6 +220,12 @@ export async function manyStreams(): Promise<ManyStreams> {
     const sent = new Map<string, number>();
     const answered = new Map<string, number>();
     let claimErrors = 0;
+    // What a claim that failed got (a status or an error): printed, so a failure says what it was.
+    const failures = new Map<string, number>();
+    const failed = (what: string) => {
+      claimErrors++;
+      failures.set(what, (failures.get(what) ?? 0) + 1);
+    };
     let n = 0;
     const start = performance.now();
     const until = lastOpened + HOLD_MS;
@@ -230,8 +237,8 @@ export async function manyStreams(): Promise<ManyStreams> {
         sent.set(key, performance.now());
         claims.push(
           post('/v1/rewards', '{"achievementId":"bench"}', payers[n % PAYERS], key).then(
-            (r) => (r.status === 201 ? answered.set(key, performance.now()) : claimErrors++),
-            () => claimErrors++,
+            (r) => (r.status === 201 ? answered.set(key, performance.now()) : failed(String(r.status))),
+            (err: Error) => failed(err.message),
           ),
         );
       }
@@ -274,6 +281,7 @@ export async function manyStreams(): Promise<ManyStreams> {
       afterAnswerP99: pct(afterAnswer, 99),
       unheard: sent.size - heardMs.length,
       claimErrors,
+      failures: Object.fromEntries(failures),
     };
   } finally {
     for (const s of streams) s.socket.destroy();
@@ -299,7 +307,7 @@ export function printManyStreams(r: ManyStreams) {
   );
   console.log(
     `  a payout heard on its stream        p50 ${f(r.heardP50)} ms, p99 ${f(r.heardP99)} ms from its claim   ` +
-      `(aim p99 ≤ 1 s; ${f(r.paid)} paid at ${f(r.payRate)}/s, ${r.unheard} unheard, ${r.claimErrors} claims not 201)`,
+      `(aim p99 ≤ 1 s; ${f(r.paid)} paid at ${f(r.payRate)}/s, ${r.unheard} unheard, ${r.claimErrors} claims not 201${r.claimErrors ? `: ${JSON.stringify(r.failures)}` : ''})`,
   );
   console.log(`    its claim answered                p50 ${f(r.answerP50)} ms, p99 ${f(r.answerP99)} ms from sent (the relay's own queue at this rate)`);
   console.log(`    heard on the stream − answered    p50 ${f(r.afterAnswerP50)} ms, p99 ${f(r.afterAnswerP99)} ms (negative: heard before the answer)`);
