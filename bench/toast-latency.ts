@@ -43,6 +43,9 @@ export interface ToastLatency {
   /** The relay's claims under the same load, as the load generator saw them. */
   relay: Percentiles & { rps: number };
   loadRate: number;
+  /** The floor: one bare IndexedDB write committed in the same page, under the same load (a put; a delete), ms. */
+  idbPut: Percentiles;
+  idbDelete: Percentiles;
 }
 
 const pct = (xs: number[], p: number) => {
@@ -113,6 +116,7 @@ export async function toastLatency(): Promise<ToastLatency | string> {
     // tsx names the functions it compiles with a helper the page does not have.
     await page.evaluate('globalThis.__name = (f) => f');
     const samples = (await page.evaluate(unlockSamples, WARM_UP + SAMPLES)).slice(WARM_UP);
+    const floor = (await page.evaluate(idbCommits, WARM_UP + SAMPLES)).slice(WARM_UP);
     (loading as unknown as { stop(): void }).stop();
     const load = await loading;
     return {
@@ -125,6 +129,8 @@ export async function toastLatency(): Promise<ToastLatency | string> {
       afterAnswer: percentiles(samples.map((s) => s.after)),
       relay: { p50: load.latency.p50, p99: load.latency.p99, rps: load.requests.average },
       loadRate: LOAD_RATE,
+      idbPut: percentiles(floor.map((c) => c.put)),
+      idbDelete: percentiles(floor.map((c) => c.del)),
     };
   } finally {
     await browser.close();
@@ -185,6 +191,38 @@ async function unlockSamples(count: number): Promise<Sample[]> {
   return out;
 }
 
+/**
+ * In the page: `count` bare IndexedDB writes (a put, then its delete), each timed to its commit.
+ * What the client cannot go below while the intent is stored before it is sent and deleted
+ * before the player is told (no library, no lock, no queue: the browser's own commit).
+ */
+async function idbCommits(count: number): Promise<Array<{ put: number; del: number }>> {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const open = indexedDB.open('rewardbus-bench-floor', 1);
+    open.onupgradeneeded = () => open.result.createObjectStore('kv');
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+  const commit = (write: (store: IDBObjectStore) => void) =>
+    new Promise<number>((resolve, reject) => {
+      const t0 = performance.now();
+      const tx = db.transaction('kv', 'readwrite');
+      write(tx.objectStore('kv'));
+      tx.oncomplete = () => resolve(performance.now() - t0);
+      tx.onerror = () => reject(tx.error);
+    });
+  const out: Array<{ put: number; del: number }> = [];
+  for (let i = 0; i < count; i++) {
+    const key = `intent-${i}`;
+    const put = await commit((store) => store.put({ id: key, achievementId: 'bench', createdAt: new Date().toISOString() }, key));
+    const del = await commit((store) => store.delete(key));
+    out.push({ put, del });
+    await new Promise((r) => setTimeout(r, 20 + Math.random() * 30));
+  }
+  db.close();
+  return out;
+}
+
 export function printToastLatency(r: ToastLatency | string) {
   console.log("\nfrom unlock() to the toast: the demo in Chromium, its relay's own process paying other players' claims meanwhile");
   if (typeof r === 'string') return console.log(`  (not measured: ${r})`);
@@ -196,6 +234,8 @@ export function printToastLatency(r: ToastLatency | string) {
   console.log(`    of it, unlock() → the request leaves        ${f(r.beforeRequest)}   (stored; lock and queue read when the lock is taken)`);
   console.log(`    of it, the answer → reward:paid            ${f(r.afterAnswer)}   (the intent deleted first)`);
   console.log(`  the relay's claims under the same load       ${f(r.relay)}   (${r.relay.rps.toFixed(0)} claims/s of other players, aimed at ${r.loadRate})`);
+  console.log(`  the floor: a bare IndexedDB put, committed   ${f(r.idbPut)}   (the same page and load; the intent is stored before it is sent)`);
+  console.log(`             its delete, committed            ${f(r.idbDelete)}   (deleted before the player is told)`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) printToastLatency(await toastLatency());
