@@ -1,14 +1,9 @@
 import type { Context } from 'hono';
+import { nodeOutgoing } from './context.js';
 
-/** Node's response as @hono/node-server hands it over (`env.outgoing`), as far as the relay writes to it. */
-interface NodeOutgoing {
-  headersSent: boolean;
-  setHeader(name: string, value: string): unknown;
-  appendHeader?(name: string, value: string): unknown;
-}
-
-const outgoingOf = (c: Context): NodeOutgoing | undefined => {
-  const outgoing = (c.env as { outgoing?: NodeOutgoing } | undefined)?.outgoing;
+// Until its head is written: then only the answer's own headers remain to set.
+const openOutgoing = (c: Context) => {
+  const outgoing = nodeOutgoing(c.env);
   return outgoing && typeof outgoing.setHeader === 'function' && !outgoing.headersSent ? outgoing : undefined;
 };
 
@@ -22,7 +17,7 @@ const outgoingOf = (c: Context): NodeOutgoing | undefined => {
  * way a header the route's answer sets too is the answer's.
  */
 export function setAnswerHeader(c: Context, name: string, value: string, options?: { append?: boolean }): void {
-  const outgoing = outgoingOf(c);
+  const outgoing = openOutgoing(c);
   if (!outgoing) return void c.header(name, value, options);
   if (options?.append && outgoing.appendHeader) outgoing.appendHeader(name, value);
   else outgoing.setHeader(name, value);

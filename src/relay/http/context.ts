@@ -20,10 +20,38 @@ export interface NodeIncoming {
   read?: () => Buffer | string | null;
 }
 
+/**
+ * Node's response as @hono/node-server hands it over (`env.outgoing`), as far as the relay writes
+ * to it: the headers every answer carries (answer-headers.ts), and event streams (event-stream/).
+ */
+export interface NodeOutgoing {
+  readonly headersSent: boolean;
+  setHeader(name: string, value: string): unknown;
+  appendHeader?(name: string, value: string): unknown;
+  writeHead(status: number, headers: Record<string, string>): unknown;
+  flushHeaders(): void;
+  write(chunk: string): boolean;
+  end(): unknown;
+  on(event: 'drain' | 'close', listener: () => void): unknown;
+  readonly writableEnded: boolean;
+  readonly destroyed: boolean;
+}
+
+/**
+ * Node's response for this request, when @hono/node-server passed it, else undefined: the relay
+ * stays a web-standard handler (in-process `fetch`, Bun, Deno, edge) and answers as one there.
+ */
+export function nodeOutgoing(env: unknown): NodeOutgoing | undefined {
+  const out = (env as { outgoing?: Partial<NodeOutgoing> } | undefined)?.outgoing;
+  return out && typeof out.writeHead === 'function' && typeof out.write === 'function' && typeof out.flushHeaders === 'function' && typeof out.on === 'function'
+    ? (out as NodeOutgoing)
+    : undefined;
+}
+
 /** What the relay's handlers share: the authenticated player, and Node's socket when there is one. */
 export type RelayEnv = {
   Variables: { player: PlayerClaims; maxBodyBytes: number; bodyTimeoutMs?: number; clientKey: string | undefined };
-  Bindings: { incoming?: NodeIncoming; outgoing?: unknown } | undefined;
+  Bindings: { incoming?: NodeIncoming; outgoing?: NodeOutgoing } | undefined;
 };
 export type RelayContext = Context<RelayEnv>;
 

@@ -1,26 +1,5 @@
+import type { NodeOutgoing } from '../context.js';
 import type { EventSink, SinkListener } from './sink.js';
-
-/** What the route needs of Node's `ServerResponse` (http.ServerResponse has it all). */
-export interface NodeOutgoing {
-  writeHead(status: number, headers: Record<string, string>): unknown;
-  flushHeaders(): void;
-  write(chunk: string): boolean;
-  end(): unknown;
-  on(event: 'drain' | 'close', listener: () => void): unknown;
-  readonly writableEnded: boolean;
-  readonly destroyed: boolean;
-}
-
-/**
- * Node's response for this request, when @hono/node-server passed it (`env.outgoing`), else
- * undefined: the relay stays a web-standard handler, and elsewhere answers with a web stream.
- */
-export function nodeOutgoing(env: unknown): NodeOutgoing | undefined {
-  const out = (env as { outgoing?: Partial<NodeOutgoing> } | undefined)?.outgoing;
-  return out && typeof out.writeHead === 'function' && typeof out.write === 'function' && typeof out.flushHeaders === 'function' && typeof out.on === 'function'
-    ? (out as NodeOutgoing)
-    : undefined;
-}
 
 /**
  * An event stream written straight to Node's response: its head at once, then text as it comes,
