@@ -324,6 +324,11 @@ describe('the reward bus', () => {
     const net = controlledFetch();
     const b = bus({ fetch: net.fetch, storage: memoryStorage(), retry: { baseMs: 2000, maxMs: 4000 } });
     await b.link('alice');
+    // One claim on the real clock first: the modules the queue loads lazily (Node's storage lease)
+    // arrive by real I/O, which a frozen clock would leave waiting behind the test's own timers.
+    b.unlock('coin');
+    await b.flush();
+    expect(b.pending()).toHaveLength(0);
     let attempts = 0;
     b.on('reward:sent', () => attempts++);
     net.offline = true;
