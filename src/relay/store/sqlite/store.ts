@@ -3,6 +3,7 @@ import type { EventLog } from '../../core/ports/event-log.js';
 import { type BalanceFacts, type DayLimit, DayLimitRefusal, type Ledger, WithdrawalRefusal } from '../../core/ports/ledger.js';
 import type { ReferralStore } from '../../core/ports/referral-store.js';
 import type { RelayStore } from '../../core/ports/relay-store.js';
+import { sourceWorker } from './source-worker.js';
 
 /** A call to the store's thread, and its answer (id 0: the database is open). */
 export type StoreCall = { id: number; target: 'ledger' | 'events' | 'referrals' | 'ping' | 'close'; method: string; args: unknown[] };
@@ -13,12 +14,13 @@ export type StoreReply = { id: number; value: unknown } | { id: number; error: u
 const fromSource = import.meta.url.endsWith('.ts');
 const WORKER_URL = fromSource ? new URL('./worker.ts', import.meta.url) : new URL('../relay/sqlite-worker.js', import.meta.url);
 
-/** The store's thread. From source it first registers tsx (a worker's `--import` does not reach its entry on Node 20). */
+/**
+ * The store's thread. From source it runs worker.ts bundled once per process (source-worker.ts),
+ * without the process's `--import tsx`, which a thread would otherwise load again for nothing.
+ */
 function startWorker(file: string): Worker {
   if (!fromSource) return new Worker(WORKER_URL, { workerData: { file } });
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData: { file } });
+  return new Worker(sourceWorker(WORKER_URL), { workerData: { file }, execArgv: [] });
 }
 
 // Every method each side answers: a method added to Ledger or EventLog fails to compile until listed.
