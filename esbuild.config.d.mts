@@ -8,3 +8,6 @@ export const forwardBuild: BuildOptions;
 export const relayBuild: BuildOptions;
 export const demoBuild: BuildOptions;
 export const sizeBuild: (entry: string, target?: string | string[]) => BuildOptions;
+export const adminBuild: BuildOptions;
+/** What the relay's package ships beside its code: [from, to], paths from the repository's root. */
+export const RELAY_PACKAGE_FILES: [string, string][];

@@ -137,7 +137,7 @@ export const adminBuild = {
 };
 
 /** What the relay's package ships beside its code, from the one copy in this repository. */
-const RELAY_PACKAGE_FILES = [
+export const RELAY_PACKAGE_FILES = [
   ['src/relay/http/admin/page.html', 'packages/relay/dist/relay/admin/page.html'],
   ['LICENSE', 'packages/relay/LICENSE'],
   ['.env.example', 'packages/relay/.env.example'],

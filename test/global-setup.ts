@@ -1,18 +1,23 @@
-// A PostgreSQL server for the projects that need one (see test/helpers/postgres.ts and
-// vitest.config.ts): started by the first of them to run, shared, stopped after the last.
+// A PostgreSQL server and the relay built once (test/relay-build.ts), for the projects that need
+// them (see test/helpers/postgres.ts and vitest.config.ts): made by the first of them to run,
+// shared, taken down after the last.
+import { rmSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { POSTGRES_HOW, startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { buildRelayForTests } from './relay-build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The test server's admin URL; empty when there is none. */
     postgresUrl: string;
+    /** The relay's package built for this run (test/relay-build.ts): its dist folder. */
+    relayBuild: string;
   }
 }
 
 // Each project loads this file on its own, so what they share lives on the process.
 const SHARED = Symbol.for('rewardbus.test.postgres');
-type Shared = { server: Promise<TestPostgres | undefined>; users: number };
+type Shared = { server: Promise<TestPostgres | undefined>; relay: Promise<string>; users: number };
 const shared = globalThis as typeof globalThis & { [SHARED]?: Shared };
 
 async function start(): Promise<TestPostgres | undefined> {
@@ -27,13 +32,15 @@ async function start(): Promise<TestPostgres | undefined> {
 }
 
 export default async function setup(project: TestProject) {
-  const s = (shared[SHARED] ??= { server: start(), users: 0 });
+  const s = (shared[SHARED] ??= { server: start(), relay: buildRelayForTests(), users: 0 });
   s.users++;
-  const server = await s.server;
+  const [server, relay] = await Promise.all([s.server, s.relay]);
   project.provide('postgresUrl', server?.url ?? '');
+  project.provide('relayBuild', relay);
   return async () => {
     if (--s.users > 0) return;
     delete shared[SHARED];
+    rmSync(relay, { recursive: true, force: true });
     await server?.stop();
   };
 }

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startRelayProcess, stop } from '../helpers/processes.js';
+import { stop } from '../helpers/processes.js';
+import { relayCommand, startRelayCommand } from '../helpers/relay-command.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rewardbus-backup-'));
 const dataDir = join(dir, 'data');
@@ -15,7 +16,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function backup(args: string[], env: Record<string, string> = {}, command = ['backup']) {
   try {
-    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', ...command, ...args], {
+    const r = await promisify(execFile)(process.execPath, relayCommand(...command, ...args), {
       env: { ...process.env, RELAY_DATA_DIR: dataDir, ...env },
       timeout: 20_000,
     });
@@ -30,7 +31,7 @@ describe('rewardbus-relay backup', () => {
   it('copies the ledger while the relay is paying: the copy has every reward paid before, and passes integrity_check', async () => {
     const catalog = join(dir, 'catalog.json');
     writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
-    const relay = await startRelayProcess({
+    const relay = await startRelayCommand({
       RELAY_DATA_DIR: dataDir,
       RELAY_CATALOG: catalog,
       RELAY_RATE_LIMIT_PER_MINUTE: '0',

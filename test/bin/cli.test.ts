@@ -5,14 +5,16 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/processes.js';
+import { relayCommand } from '../helpers/relay-command.js';
 
-const CLI = ['--import', 'tsx', 'src/bin/rewardbus.ts'];
+// `npm run relay`'s own command, from source; the other cases run the build (relay-command.ts).
+const SOURCE_CLI = ['--import', 'tsx', 'src/bin/rewardbus.ts'];
 const relayPackage = JSON.parse(readFileSync('packages/relay/package.json', 'utf8')) as { version: string };
 
 /** Runs the relay's command; resolves with its exit code and output, whatever the code. */
 async function run(args: string[], env: Record<string, string> = {}) {
   try {
-    const r = await promisify(execFile)(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env }, timeout: 20_000 });
+    const r = await promisify(execFile)(process.execPath, relayCommand(...args), { env: { ...process.env, ...env }, timeout: 20_000 });
     return { code: 0, ...r };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -51,9 +53,9 @@ describe('the relay command', () => {
     expect(r.stderr).toContain('RELAY_CATALOG: /nowhere/catalog.json no such file');
   });
 
-  it('start --port listens there, and logs each payout as a JSON line as it happens', async () => {
+  it('start --port (as npm run relay runs it, from source) listens there, and logs each payout as a JSON line as it happens', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [...CLI, 'start', '--port', String(port)], {
+    const child = spawn(process.execPath, [...SOURCE_CLI, 'start', '--port', String(port)], {
       env: { ...process.env, RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-cli-')), LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

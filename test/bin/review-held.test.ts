@@ -9,6 +9,7 @@ import { serve } from '@hono/node-server';
 import { afterEach, expect, it } from 'vitest';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { relayCommand } from '../helpers/relay-command.js';
 
 const run = promisify(execFile);
 const cleanup: Array<() => unknown> = [];
@@ -31,8 +32,7 @@ it('review held lists held claims; deny refuses one, approve pays one once; both
   };
   const relay: TestRelay = await startTestRelay(env);
   cleanup.push(() => relay.stop());
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', ...args], { env: { ...process.env, ...env, RELAY_DATA_DIR: relay.dataDir } });
+  const cli = (...args: string[]) => run(process.execPath, relayCommand('review', ...args), { env: { ...process.env, ...env, RELAY_DATA_DIR: relay.dataDir } });
 
   const alice = await relay.link('alice');
   const big = await relay.claim(alice.token, { achievementId: 'first-coin' });
@@ -78,7 +78,7 @@ it('review approve on a later day holds the claim to RELAY_DAILY_BUDGET_USD, as 
   // Tomorrow (this process's clock a day on: the approval's time is the core's), the budget lowered to $0.01.
   const tomorrow = 'data:text/javascript,const now = Date.now; Date.now = () => now() + 86400000;';
   const cli = (budgetUsd: string, ...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', '--import', tomorrow, 'src/bin/rewardbus.ts', 'review', ...args], {
+    run(process.execPath, ['--import', tomorrow, ...relayCommand('review', ...args)], {
       env: { ...process.env, ...env, RELAY_DAILY_BUDGET_USD: budgetUsd, RELAY_DATA_DIR: relay.dataDir },
     });
   await expect(cli('0.01', 'approve', held.body.id)).rejects.toThrow(/stays held: today's budget has no room for it \(daily_budget\)/);

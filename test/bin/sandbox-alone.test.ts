@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SIGNATURE_HEADER } from '../../src/contract/payments-api.js';
 import { signatureValid } from '../../src/relay/http/routes/webhooks.js';
-import { startChild, startRelayProcess, stop } from '../helpers/processes.js';
+import { startChild, stop } from '../helpers/processes.js';
+import { relayCommand, startRelayCommand } from '../helpers/relay-command.js';
 
 // `rewardbus-relay sandbox` (npm run sandbox) as a rehearsal's payments service, in front of a
 // live-mode relay: with SANDBOX_WEBHOOK_SECRET its webhooks are signed as the relay verifies them.
@@ -21,12 +22,12 @@ let startLine: string;
 beforeAll(async () => {
   // NEW,OLD as the relay's WEBHOOK_SECRET is written while it rotates: the sandbox signs with NEW.
   const [a, b] = await Promise.all([
-    startChild(['src/bin/rewardbus.ts', 'sandbox', '0'], { SANDBOX_API_KEY: KEY, SANDBOX_WEBHOOK_SECRET: 'new-secret,old-secret' }, /sandbox on (http:\/\/\S+)(.*)/),
-    startChild(['src/bin/rewardbus.ts', 'sandbox', '0'], { SANDBOX_API_KEY: KEY, SANDBOX_WEBHOOK_SECRET: '' }, /sandbox on (http:\/\/\S+)/),
+    startChild(relayCommand('sandbox', '0'), { SANDBOX_API_KEY: KEY, SANDBOX_WEBHOOK_SECRET: 'new-secret,old-secret' }, /sandbox on (http:\/\/\S+)(.*)/),
+    startChild(relayCommand('sandbox', '0'), { SANDBOX_API_KEY: KEY, SANDBOX_WEBHOOK_SECRET: '' }, /sandbox on (http:\/\/\S+)/),
   ]);
   children.push(a.child, b.child);
   [signed, unsigned, startLine] = [a.match[1]!, b.match[1]!, a.match[0]];
-  const r = await startRelayProcess({
+  const r = await startRelayCommand({
     PAYMENTS_API_KEY: KEY,
     PAYMENTS_BASE_URL: signed,
     RELAY_PUBLIC_URL: 'https://relay.example.com',

@@ -6,12 +6,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/relay/index.js';
 import { SettingError, SettingsError } from '../../src/relay/settings-errors.js';
+import { relayCommand } from '../helpers/relay-command.js';
 
 // Every setting of .env.example, given a value the relay cannot run with: `start` must say which
 // setting, what is accepted, before anything else, and exit non-zero. Every case through the
 // loader; the ones only the running relay finds, and one of each kind, run as an operator would.
 
-const CLI = ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'];
+const CLI = relayCommand('start');
 const SETTINGS = [...readFileSync('.env.example', 'utf8').matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]!);
 const dir = mkdtempSync(join(tmpdir(), 'rewardbus-settings-'));
 const file = (name: string, text: string) => {

@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { relayCommand } from '../helpers/relay-command.js';
 
 const run = promisify(execFile);
 const cleanup: Array<() => unknown> = [];
@@ -43,8 +44,7 @@ async function cupRelay(prizes: Array<number | { usd: number }>, extra: Record<s
   };
   const relay: TestRelay = await startTestRelay(env);
   cleanup.push(() => relay.stop());
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'tournament', ...args], { env: { ...process.env, ...env, RELAY_DATA_DIR: relay.dataDir } });
+  const cli = (...args: string[]) => run(process.execPath, relayCommand('tournament', ...args), { env: { ...process.env, ...env, RELAY_DATA_DIR: relay.dataDir } });
   const results = (period: string, ranking: string[]) => {
     const path = join(relay.dataDir, `results-${randomUUID()}.json`);
     writeFileSync(path, JSON.stringify({ tournamentId: 'cup', period, ranking }));

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../src/sandbox/index.js';
-import { startRelayProcess, stop } from '../helpers/processes.js';
+import { stop } from '../helpers/processes.js';
+import { startRelayCommand } from '../helpers/relay-command.js';
 
 const cleanup: Array<() => unknown> = [];
 afterAll(async () => {
@@ -117,7 +118,7 @@ describe('the relay.env of docs/deploy.md §1 (finding 8)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rewardbus-envfile-'));
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     // The unit's own Environment= defaults, then the file over them (here: loopback, a port of its own).
-    const { child, url } = await startRelayProcess({
+    const { child, url } = await startRelayCommand({
       HOST: '127.0.0.1',
       RELAY_DATA_DIR: dir,
       NODE_ENV: 'production',

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
-import { freePort, startChild, startRelayProcess, stop } from '../helpers/processes.js';
+import { freePort, startChild, stop } from '../helpers/processes.js';
+import { relayCommand, startRelayCommand } from '../helpers/relay-command.js';
 import { openSse } from '../helpers/sse.js';
 
 const exec = promisify(execFile);
@@ -111,7 +112,7 @@ interface DeployedRelay {
 
 /** A relay process with these settings, its log kept. */
 async function startDeployedRelay(env: Record<string, string>): Promise<DeployedRelay> {
-  const relay = await startRelayProcess(env);
+  const relay = await startRelayCommand(env);
   children.push(relay.child);
   let logs = '';
   relay.child.stdout!.on('data', (d: Buffer) => void (logs += d.toString()));
@@ -120,7 +121,7 @@ async function startDeployedRelay(env: Record<string, string>): Promise<Deployed
 
 /** The standalone sandbox, a fresh database, two relays sharing it, nginx in front. */
 async function deploy(env: Record<string, string> = {}): Promise<Deployment> {
-  const sandbox = await startChild(['src/bin/rewardbus.ts', 'sandbox', '0'], { SANDBOX_API_KEY: `${SANDBOX_KEY},${SANDBOX_KEY_2}` }, /sandbox on (http:\/\/\S+)/);
+  const sandbox = await startChild(relayCommand('sandbox', '0'), { SANDBOX_API_KEY: `${SANDBOX_KEY},${SANDBOX_KEY_2}` }, /sandbox on (http:\/\/\S+)/);
   children.push(sandbox.child);
   const [port, redirectPort] = [await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'rewardbus-deploy-'));

@@ -13,7 +13,8 @@ import { loadConfig, openConfiguredStore, openPgStore, type RelayStore } from '.
 import { inTransaction } from '../../src/relay/store/postgres/transaction.js';
 import { PGBOUNCER, PGBOUNCER_HOW, startPgBouncer, type TestPgBouncer } from '../helpers/pgbouncer.js';
 import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
-import { freePort, startChild, startRelayProcess, stop } from '../helpers/processes.js';
+import { freePort, startChild, stop } from '../helpers/processes.js';
+import { relayCommand, startRelayCommand } from '../helpers/relay-command.js';
 import { openSse } from '../helpers/sse.js';
 import { tally } from '../helpers/tally.js';
 
@@ -93,7 +94,7 @@ describePooler('two relays behind PgBouncer in transaction mode (stock settings)
   beforeAll(async () => {
     bouncer = await startPgBouncer(postgresUrl, 'transaction');
     closing.push(() => bouncer.stop());
-    const sandbox = await startChild(['src/bin/rewardbus.ts', 'sandbox', '0'], { SANDBOX_API_KEY: SANDBOX_KEY }, /sandbox on (http:\/\/\S+)/);
+    const sandbox = await startChild(relayCommand('sandbox', '0'), { SANDBOX_API_KEY: SANDBOX_KEY }, /sandbox on (http:\/\/\S+)/);
     children.push(sandbox.child);
     sandboxUrl = sandbox.match[1]!;
     direct = await freshDatabase(postgresUrl);
@@ -105,7 +106,7 @@ describePooler('two relays behind PgBouncer in transaction mode (stock settings)
     // Started together, on an empty database: one migrates, the other waits its turn.
     relays = await Promise.all(
       [0, 1].map(async (i) => {
-        const relay = await startRelayProcess({
+        const relay = await startRelayCommand({
           PAYMENTS_API_KEY: SANDBOX_KEY,
           PAYMENTS_BASE_URL: sandboxUrl,
           RELAY_PUBLIC_URL: `http://127.0.0.1:${port}`,

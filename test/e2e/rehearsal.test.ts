@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../../src/node/start-server.js';
 import { deliverWebhook } from '../../src/sandbox/ramp-widget.js';
 import { freePort, startChild, stop } from '../helpers/processes.js';
+import { relayCommand } from '../helpers/relay-command.js';
 import { capturedLogger, describeInBrowser, fixturePage, keepScreenshot, launchChromium, testConfig, watchPageErrors } from './harness.js';
 
 // Issue 38's live-like rehearsal (docs/deploy.md §8): a live-mode relay (an API key, its
@@ -25,7 +26,7 @@ type RampPageWindow = typeof globalThis & { heard: Heard; buy(): void; bus: { li
 
 /** The sandbox alone, as `npm run sandbox -- 0` runs it, signing with `secret`. */
 async function standaloneSandbox(secret: string) {
-  const { child, match } = await startChild(['src/bin/rewardbus.ts', 'sandbox', '0'], { SANDBOX_API_KEY: KEY, SANDBOX_WEBHOOK_SECRET: secret }, /sandbox on (http:\/\/\S+)(.*)/);
+  const { child, match } = await startChild(relayCommand('sandbox', '0'), { SANDBOX_API_KEY: KEY, SANDBOX_WEBHOOK_SECRET: secret }, /sandbox on (http:\/\/\S+)(.*)/);
   children.push(child);
   expect(match[2]).toContain('signed with SANDBOX_WEBHOOK_SECRET');
   return match[1]!;

@@ -3,14 +3,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 
-/** Starts a Node child running a TypeScript entry and resolves once it prints `pattern`. */
+/** Starts a Node child and resolves once it prints `pattern`. A TypeScript entry runs through tsx. */
 export function startChild(
   args: string[],
   env: Record<string, string | undefined>,
   pattern: RegExp,
   nodeArgs: string[] = [],
 ): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const tsx = args[0]?.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...tsx, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     const onData = (d: Buffer) => {

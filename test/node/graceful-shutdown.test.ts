@@ -9,7 +9,7 @@ import { serve } from '@hono/node-server';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PATHS } from '../../src/contract/payments-api.js';
 import { createSandbox } from '../../src/sandbox/index.js';
-import { startRelayProcess } from '../helpers/processes.js';
+import { startRelayCommand } from '../helpers/relay-command.js';
 
 const KEY = `shutdown_${randomUUID()}`;
 const dir = mkdtempSync(join(tmpdir(), 'rewardbus-shutdown-'));
@@ -30,7 +30,7 @@ describe('rewardbus-relay start on SIGTERM', () => {
     const service = serve({ fetch: fetchCounted, port: 0, hostname: '127.0.0.1' });
     await new Promise((r) => service.once('listening', r));
     cleanup.push(() => service.close());
-    const { child, url } = await startRelayProcess({
+    const { child, url } = await startRelayCommand({
       PAYMENTS_API_KEY: KEY,
       PAYMENTS_BASE_URL: `http://127.0.0.1:${(service.address() as AddressInfo).port}`,
       RELAY_PUBLIC_URL: 'https://relay.example.com',

@@ -15,7 +15,8 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createSandbox, TEST_GAMERTAGS } from '../../src/sandbox/index.js';
 import type { BalanceView, WithdrawalList } from '../../src/wire/relay-api.js';
 import { relayBackends } from '../helpers/backends.js';
-import { startRelayProcess, stop } from '../helpers/processes.js';
+import { stop } from '../helpers/processes.js';
+import { relayCommand, startRelayCommand } from '../helpers/relay-command.js';
 
 const postgresUrl = inject('postgresUrl');
 const KEY = `crash_${randomUUID()}`;
@@ -48,7 +49,7 @@ describe.each(relayBackends(postgresUrl))('a withdrawal interrupted by a crash o
       RELAY_PAYMENT_LEASE_MS: '1000',
       ...backendEnv,
     };
-    const first = await startRelayProcess(env);
+    const first = await startRelayCommand(env);
     closers.push(() => first.child.kill('SIGKILL'));
     const post = (url: string, path: string, token: string | undefined, body: unknown, key?: string) =>
       fetch(`${url}${path}`, {
@@ -85,7 +86,7 @@ describe.each(relayBackends(postgresUrl))('a withdrawal interrupted by a crash o
     first.child.kill('SIGKILL');
     await asked;
 
-    const second = await startRelayProcess(env);
+    const second = await startRelayCommand(env);
     closers.push(() => second.child.kill('SIGKILL'));
     const get = async <T>(path: string) => (await (await fetch(`${second.url}${path}`, { headers: { authorization: `Bearer ${player.token}` } })).json()) as T;
     // Recovered as a payment that may have left: in review, still debited; the retry of its key is answered from the ledger.
@@ -97,7 +98,7 @@ describe.each(relayBackends(postgresUrl))('a withdrawal interrupted by a crash o
 
     // The operator checks the service, which paid it: marked paid with its transaction id.
     const id = (await get<WithdrawalList>('/v1/withdrawals')).withdrawals[0]!.id;
-    await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', 'mark-paid', id, sandbox.payments()[0]!.transactionId], {
+    await promisify(execFile)(process.execPath, relayCommand('review', 'mark-paid', id, sandbox.payments()[0]!.transactionId), {
       env: { ...process.env, ...env },
     });
     await expect.poll(async () => (await get<WithdrawalList>('/v1/withdrawals')).withdrawals[0], { timeout: 5000 }).toMatchObject({ status: 'paid' });

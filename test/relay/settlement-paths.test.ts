@@ -7,11 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
 import { TEST_GAMERTAGS } from '../../src/sandbox/index.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { relayCommand } from '../helpers/relay-command.js';
 import { openSse, readSse } from '../helpers/sse.js';
 
 const run = promisify(execFile);
-const cli = (dataDir: string, ...args: string[]) =>
-  run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', ...args], { env: { ...process.env, RELAY_DATA_DIR: dataDir } });
+const cli = (dataDir: string, ...args: string[]) => run(process.execPath, relayCommand(...args), { env: { ...process.env, RELAY_DATA_DIR: dataDir } });
 
 let relay: TestRelay | undefined;
 const streams: Array<{ close(): Promise<void> }> = [];

@@ -9,13 +9,13 @@ import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSandbox, TEST_GAMERTAGS } from '../../src/sandbox/index.js';
-import { startRelayProcess } from '../helpers/processes.js';
+
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { relayCommand, startRelayCommand } from '../helpers/relay-command.js';
 import { readSse } from '../helpers/sse.js';
 
 const run = promisify(execFile);
-const review = (dataDir: string, ...args: string[]) =>
-  run(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', ...args], { env: { ...process.env, RELAY_DATA_DIR: dataDir } });
+const review = (dataDir: string, ...args: string[]) => run(process.execPath, relayCommand('review', ...args), { env: { ...process.env, RELAY_DATA_DIR: dataDir } });
 
 let relay: TestRelay | undefined;
 afterEach(async () => {
@@ -124,7 +124,7 @@ describe('a payments service out of reach', () => {
 /** Starts a claim for the gamertag, and kills the relay with SIGKILL once the ledger shows the intent in this phase. */
 async function crashWhile(phase: 'claimed' | 'sent', gamertag: string, key: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-crash-'));
-  const { child, url } = await startRelayProcess({ RELAY_DATA_DIR: dataDir, RELAY_RATE_LIMIT_PER_MINUTE: '0' });
+  const { child, url } = await startRelayCommand({ RELAY_DATA_DIR: dataDir, RELAY_RATE_LIMIT_PER_MINUTE: '0' });
   const player = (await (await fetch(`${url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ gamertag }) })).json()) as {
     token: string;
     userId: string;

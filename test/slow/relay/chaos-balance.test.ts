@@ -14,7 +14,8 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { faultyService, untilFinal } from '../../helpers/faulty-service.js';
-import { freePort, startRelayProcess } from '../../helpers/processes.js';
+import { freePort } from '../../helpers/processes.js';
+import { relayCommand, startRelayCommand } from '../../helpers/relay-command.js';
 import { seededRandom } from '../../helpers/seeded-random.js';
 import { tally } from '../../helpers/tally.js';
 
@@ -59,7 +60,7 @@ describe('the chaos run in balance mode', () => {
     };
     let relay: ChildProcess | undefined;
     const start = async () => {
-      relay = (await startRelayProcess(env)).child;
+      relay = (await startRelayCommand(env)).child;
     };
     closers.push(() => relay?.kill('SIGKILL'));
     await start();
@@ -115,7 +116,7 @@ describe('the chaos run in balance mode', () => {
     await new Promise((r) => relay!.once('exit', r));
 
     // The operator reconciles what has a transaction id, through the payment-status endpoint.
-    const reconcile = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', 'reconcile'], {
+    const reconcile = await promisify(execFile)(process.execPath, relayCommand('review', 'reconcile'), {
       env: { ...env, PAYMENTS_BASE_URL: service.directUrl },
     });
 

@@ -16,7 +16,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { faultyService, untilFinal } from '../../helpers/faulty-service.js';
 import { freshDatabase, POSTGRES_HOW, postgresInstalled, startPostgres } from '../../helpers/postgres.js';
-import { freePort, startRelayProcess } from '../../helpers/processes.js';
+import { freePort } from '../../helpers/processes.js';
+import { relayCommand, startRelayCommand } from '../../helpers/relay-command.js';
 import { seededRandom } from '../../helpers/seeded-random.js';
 import { tally } from '../../helpers/tally.js';
 
@@ -68,7 +69,7 @@ async function chaos(mode: 'relay' | 'database') {
     };
     let relay: ChildProcess | undefined;
     const start = async () => {
-      relay = (await startRelayProcess(env)).child;
+      relay = (await startRelayCommand(env)).child;
     };
     closers.push(() => relay?.kill('SIGKILL'));
     await start();
@@ -130,7 +131,7 @@ async function chaos(mode: 'relay' | 'database') {
     await new Promise((r) => relay!.once('exit', r));
 
     // The operator reconciles what has a transaction id, through the payment-status endpoint.
-    const reconcile = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', 'reconcile'], {
+    const reconcile = await promisify(execFile)(process.execPath, relayCommand('review', 'reconcile'), {
       env: { ...env, PAYMENTS_BASE_URL: service.directUrl },
     });
 

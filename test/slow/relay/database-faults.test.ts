@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../../src/sandbox/index.js';
 import { freshDatabase, POSTGRES_HOW, postgresInstalled, startPostgres, type TestPostgres } from '../../helpers/postgres.js';
 import { stop } from '../../helpers/processes.js';
+import { relayCommand } from '../../helpers/relay-command.js';
 import { openSse } from '../../helpers/sse.js';
 
 const KEY = `faults_${randomUUID()}`;
@@ -28,7 +29,7 @@ interface RelayProcess {
 
 /** A relay process whose every log line is kept (for the transaction ids it logged). */
 function startRelay(env: Record<string, string>): Promise<RelayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'start'], {
+  const child = spawn(process.execPath, relayCommand('start'), {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -12,7 +12,7 @@ import { serve } from '@hono/node-server';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { freshDatabase, POSTGRES_HOW } from '../../helpers/postgres.js';
-import { startRelayProcess } from '../../helpers/processes.js';
+import { relayCommand, startRelayCommand } from '../../helpers/relay-command.js';
 import { openSse, readSse } from '../../helpers/sse.js';
 import { tally } from '../../helpers/tally.js';
 
@@ -66,7 +66,7 @@ async function fleet(n: number, env: Record<string, string> = {}): Promise<Fleet
     urls: [],
     relays: [],
     async start(i) {
-      const { child, url } = await startRelayProcess({ ...base, RELAY_DATA_DIR: join(dir, `relay-${i}`) });
+      const { child, url } = await startRelayCommand({ ...base, RELAY_DATA_DIR: join(dir, `relay-${i}`) });
       f.relays[i] = child;
       f.urls[i] = url;
       cleanup.push(() => child.kill('SIGKILL'));
@@ -188,7 +188,7 @@ describe.skipIf(!url)(url ? 'several relays on one PostgreSQL database' : `sever
     const r = (await (await claim(f.urls[0]!, token, randomUUID(), 'first-coin')).json()) as { id: string; status: string };
     expect(r.status).toBe('needs_review');
     const env = { ...process.env, RELAY_DATABASE_URL: f.databaseUrl, RELAY_SECRET: SECRET, RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-review-')) };
-    const review = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/bin/rewardbus.ts', 'review', ...args], { env });
+    const review = (...args: string[]) => promisify(execFile)(process.execPath, relayCommand('review', ...args), { env });
     expect((await review('list')).stdout).toContain(r.id);
     expect((await review('mark-failed', r.id)).stdout).toContain('failed');
     expect((await review('list')).stdout).toContain('Nothing to review');
