@@ -19,7 +19,7 @@ const dir = mkdtempSync(join(tmpdir(), 'rewardbus-farm-'));
 
 /** The same achievements, with and without what they ask of a claim. */
 const ACHIEVEMENTS: CatalogEntry[] = [
-  { id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' }, minPlaySeconds: 2 },
+  { id: 'level-complete', title: 'Level complete', sats: 100, repeat: { kind: 'once' }, minPlaySeconds: 5 },
   { id: 'daily-login', title: 'Daily login', sats: 10, repeat: { kind: 'daily' } },
   { id: 'boss', title: 'Boss defeated', sats: 20, repeat: { kind: 'once' }, proof: 'server' },
   { id: 'jackpot', title: 'Jackpot', sats: 500, repeat: { kind: 'once' } },
@@ -129,7 +129,7 @@ describe.each(BACKENDS)('a bot farm against the relay on $name', (backend) => {
     const honest = tries[0]!.b;
     const key = randomUUID();
     expect((await honest.claim(honest.token, { achievementId: 'level-complete' }, key)).status).toBe(425);
-    await expect.poll(async () => (await honest.claim(honest.token, { achievementId: 'level-complete' }, key)).body.status, { timeout: 5000, interval: 250 }).toBe('paid');
+    await expect.poll(async () => (await honest.claim(honest.token, { achievementId: 'level-complete' }, key)).body.status, { timeout: 15_000, interval: 250 }).toBe('paid');
     expect((await honest.claim(honest.token, { achievementId: 'level-complete' }, key)).headers.get('idempotent-replayed')).toBe('true');
     expect(paidSats(defended)).toBe(100);
 
