@@ -22,7 +22,7 @@ export function memoryStorage(): RewardStorage {
 /**
  * A storage kept in a Map: `load` gives the map (once), `save` persists it after each write.
  * Values are copied in and out, as IndexedDB's structured clone does: nobody shares an object
- * with the store. Writes run one after another.
+ * with the store. Writes run one after another, each saved once.
  */
 export function mapStorage(load: () => Promise<Map<string, unknown>>, save?: (map: Map<string, unknown>) => Promise<void>): RewardStorage {
   let map: Promise<Map<string, unknown>> | undefined;
@@ -39,6 +39,12 @@ export function mapStorage(load: () => Promise<Map<string, unknown>>, save?: (ma
     get: async (key) => copy((await loaded()).get(key)) as never,
     setMany: (list) => write((m) => list.forEach(([k, v]) => m.set(k, copy(v)))),
     delMany: (keys) => write((m) => keys.forEach((k) => m.delete(k))),
+    // A turn's sets and deletions in one change, saved once (fileStorage: one file written, not two).
+    write: (sets, dels) =>
+      write((m) => {
+        for (const [k, v] of sets) m.set(k, copy(v));
+        for (const k of dels) m.delete(k);
+      }),
     entries: async (prefix) => [...(await loaded())].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k, copy(v)] as [string, never]),
   };
 }

@@ -176,12 +176,11 @@ describe('Outcomes', () => {
       Array.from({ length: 100 }, (_, n) => record(`old${n}`, 'paid', { createdAt: at(100 - n) })),
     );
     await o.writes.written;
-    const setMany = vi.spyOn(storage, 'setMany');
-    const delMany = vi.spyOn(storage, 'delMany');
+    const write = vi.spyOn(storage, 'write');
     o.outcomes.heardRecord(record('new', 'paid', { createdAt: at(500) }));
     await o.settledSaid();
-    expect(setMany.mock.calls.map(([entries]) => entries.map(([k]) => k))).toEqual([[`reward:${USER}:new`]]);
-    expect(delMany.mock.calls).toEqual([[[`reward:${USER}:old99`]]]);
+    // One write: the new record's key set, the oldest's deleted.
+    expect(write.mock.calls.map(([sets, dels]) => [sets.map(([k]) => k), dels])).toEqual([[[`reward:${USER}:new`], [`reward:${USER}:old99`]]]);
 
     const reloaded = await outcomesOn(storage);
     expect(reloaded.outcomes.history).toHaveLength(100);

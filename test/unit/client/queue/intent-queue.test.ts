@@ -301,6 +301,22 @@ describe('IntentQueue', () => {
     expect(q.queue.list()).toEqual([]);
   });
 
+  it("stores a batch's answers in one write: a backlog drained costs a write per request, not per intent", async () => {
+    const storage = memoryStorage();
+    const q = queueOn((key) => answer(key, 'paid'), { storage, batchMax: 25 });
+    const backlog = Array.from({ length: 60 }, () => intent());
+    for (const i of backlog) q.queue.add(i);
+    await q.writes.written;
+    const write = vi.spyOn(storage, 'write');
+    await vi.waitFor(() => expect(q.settled).toHaveLength(60));
+    await q.writes.written;
+    expect(q.batches.map((b) => b.length)).toEqual([25, 25, 10]);
+    // Each write deletes the intents of one batch, all of them, after the relay's answers.
+    const deleted = write.mock.calls.map(([, dels]) => dels.filter((k) => k.startsWith('intent:')).length).filter((n) => n > 0);
+    expect(deleted).toEqual([25, 25, 10]);
+    expect(await storage.entries('intent:')).toEqual([]);
+  });
+
   it('keeps what unlock() knows of the last time earned in step as intents come and go', async () => {
     const q = queueOn(() => new Promise(() => undefined));
     expect(q.earned.get('coin')).toBeUndefined();
