@@ -285,14 +285,14 @@ export class IntentQueue {
     }
     const claims = batch.map((i) => {
       i.attempts++;
-      this.events.sent(i, i.attempts);
       this.#sending.add(i.id);
       return { idempotencyKey: i.id, achievementId: i.achievementId, occurredAt: i.occurredAt, ...(i.proof ? { proof: i.proof } : {}) };
     });
     const { idempotencyKey, ...one } = claims[0]!;
-    const answers = await (claims.length > 1 ? this.o.relay.claimAll(session.token, claims) : this.o.relay.claim(session.token, idempotencyKey, one).then((a) => [a])).finally(() =>
-      batch.forEach((i) => this.#sending.delete(i.id)),
-    );
+    const sending = claims.length > 1 ? this.o.relay.claimAll(session.token, claims) : this.o.relay.claim(session.token, idempotencyKey, one).then((a) => [a]);
+    // Said once the request is on its way: the listeners (a page redrawing its list) do not hold it back.
+    for (const i of batch) this.events.sent(i, i.attempts);
+    const answers = await sending.finally(() => batch.forEach((i) => this.#sending.delete(i.id)));
     // Every answer taken in this turn, none awaited before the next: the batch's deletions and
     // outcomes go to storage in one write, not one write per intent (each a whole file rewritten
     // and synced for fileStorage, an IndexedDB transaction in browsers).

@@ -31,7 +31,15 @@ function queueOn(
     baseMs = 5,
     batchMax = 1,
     onSettled,
-  }: { storage?: RewardStorage; concurrency?: number; baseMs?: number; batchMax?: number; onSettled?: (intent: RewardIntent) => void } = {},
+    onSent,
+  }: {
+    storage?: RewardStorage;
+    concurrency?: number;
+    baseMs?: number;
+    batchMax?: number;
+    onSettled?: (intent: RewardIntent) => void;
+    onSent?: (intent: RewardIntent, attempt: number) => void;
+  } = {},
 ) {
   const claims = new Map<string, number>();
   let inFlight = 0;
@@ -80,7 +88,7 @@ function queueOn(
       retry: { baseMs, maxMs: baseMs * 4 },
     },
     {
-      sent: () => undefined,
+      sent: (i, attempt) => onSent?.(i, attempt),
       waiting: (i, retryAt) => waiting.push({ id: i.id, retryAt }),
       settled: (i, event, _record, reason) => {
         onSettled?.(i);
@@ -135,6 +143,20 @@ describe('IntentQueue', () => {
     expect(heard).toEqual([{ listed: false, deleting: true }]);
     await q.writes.written;
     expect(await q.storage.entries('intent:')).toEqual([]);
+  });
+
+  it('says an attempt is sent once its request has left: what a listener does then does not hold the request back', async () => {
+    const heard: Array<{ attempt: number; requested: number }> = [];
+    const q = queueOn((key, attempt) => (attempt < 2 ? { ok: false, status: 503 } : answer(key, 'paid')), {
+      onSent: (i, attempt) => heard.push({ attempt, requested: q.claims.get(i.id) ?? 0 }),
+    });
+    const i = intent();
+    q.queue.add(i);
+    await vi.waitFor(() => expect(q.settled).toEqual([{ id: i.id, event: 'reward:paid', reason: undefined }]));
+    expect(heard).toEqual([
+      { attempt: 1, requested: 1 },
+      { attempt: 2, requested: 2 },
+    ]);
   });
 
   it('adopts intents stored before it existed without storing them again: one another tab sent and deleted meanwhile is not sent', async () => {
