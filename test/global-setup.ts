@@ -3,7 +3,7 @@
 // shared, taken down after the last.
 import { rmSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
-import { POSTGRES_HOW, startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { makeMigratedTemplate, POSTGRES_HOW, startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { buildRelayForTests } from './relay-build.js';
 
 declare module 'vitest' {
@@ -28,6 +28,8 @@ async function start(): Promise<TestPostgres | undefined> {
   });
   if (!server && process.env.CI === 'true') throw new Error(`CI=true: ${POSTGRES_HOW}`);
   if (!server) console.warn(`Skipping the PostgreSQL tests: ${POSTGRES_HOW}`);
+  // The database most tests copy rather than migrate afresh (freshDatabase's `migrated`).
+  if (server) await makeMigratedTemplate(server.url);
   return server;
 }
 

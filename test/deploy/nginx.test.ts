@@ -128,7 +128,7 @@ async function deploy(env: Record<string, string> = {}): Promise<Deployment> {
   dirs.push(dir);
   const catalog = join(dir, 'catalog.json');
   writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'coin', title: 'Coin', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
-  const databaseUrl = await freshDatabase(postgresUrl);
+  const databaseUrl = await freshDatabase(postgresUrl, { migrated: true });
   // Each relay on a port of its own, kept across its restarts (nginx's upstream names them).
   const relayPorts = [await freePort(), await freePort()];
   const relays = await Promise.all(

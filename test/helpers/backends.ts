@@ -7,5 +7,7 @@ export type Backend = { name: string; env: () => Promise<Record<string, string>>
 
 export const relayBackends = (postgresUrl: string | undefined): Backend[] => [
   { name: 'SQLite', env: async () => ({}) },
-  ...(postgresUrl ? [{ name: 'PostgreSQL', env: async () => ({ RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: `${randomUUID()}${randomUUID()}` }) }] : []),
+  ...(postgresUrl
+    ? [{ name: 'PostgreSQL', env: async () => ({ RELAY_DATABASE_URL: await freshDatabase(postgresUrl, { migrated: true }), RELAY_SECRET: `${randomUUID()}${randomUUID()}` }) }]
+    : []),
 ];

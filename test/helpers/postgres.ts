@@ -97,15 +97,42 @@ export async function startPostgres(settings: readonly string[] = []): Promise<T
 }
 
 /** A new, empty database on the test server: each test gets its own. */
-export async function freshDatabase(adminUrl: string): Promise<string> {
+/** The database the tests copy: every migration applied (made by test/global-setup.ts, on the tests' server only). */
+export const MIGRATED_TEMPLATE = 'rb_migrated';
+
+/**
+ * A database of its own on the server: empty, or with `migrated` a copy of MIGRATED_TEMPLATE, so
+ * a store opened on it has nothing to migrate (a copy takes ~0.4 s; creating and migrating ~0.7).
+ */
+export async function freshDatabase(adminUrl: string, { migrated = false } = {}): Promise<string> {
   const { default: pg } = await import('pg');
   const name = `rb_${Math.random().toString(36).slice(2, 10)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(`CREATE DATABASE ${name}${migrated ? ` TEMPLATE ${MIGRATED_TEMPLATE}` : ''}`);
   } finally {
     await admin.end();
   }
   return adminUrl.replace(/\/postgres$/, `/${name}`);
+}
+
+/** Makes MIGRATED_TEMPLATE on this server: the relay's migrations, as a store applies them at open. */
+export async function makeMigratedTemplate(adminUrl: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const { migrate } = await import('../../src/relay/store/postgres/migrations.js');
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${MIGRATED_TEMPLATE}`);
+  } finally {
+    await admin.end();
+  }
+  const db = new pg.Client({ connectionString: adminUrl.replace(/\/postgres$/, `/${MIGRATED_TEMPLATE}`) });
+  await db.connect();
+  try {
+    await migrate(db);
+  } finally {
+    await db.end();
+  }
 }

@@ -26,7 +26,7 @@ const STORES: Array<{ name: string; open: () => Promise<RelayStore> }> = [
       return s;
     },
   },
-  ...(postgresUrl ? [{ name: 'PostgreSQL', open: async () => openPgStore(await freshDatabase(postgresUrl), { owner: 'race', leaseMs: 60_000 }) }] : []),
+  ...(postgresUrl ? [{ name: 'PostgreSQL', open: async () => openPgStore(await freshDatabase(postgresUrl, { migrated: true }), { owner: 'race', leaseMs: 60_000 }) }] : []),
 ];
 
 /** A $0.05 claim at `btcUsd`, as core/claims.ts makes it. */

@@ -249,7 +249,7 @@ const stores: Record<string, RelayStore> = {};
 beforeAll(async () => {
   stores.SQLite = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rewardbus-diff-')), 'ledger.sqlite'));
   await (stores.SQLite as RelayStore & { opened: Promise<void> }).opened;
-  if (postgresUrl) stores.PostgreSQL = await openPgStore(await freshDatabase(postgresUrl), { owner: 'diff', leaseMs: 60_000 });
+  if (postgresUrl) stores.PostgreSQL = await openPgStore(await freshDatabase(postgresUrl, { migrated: true }), { owner: 'diff', leaseMs: 60_000 });
 });
 afterAll(async () => {
   await Promise.all(Object.values(stores).map((s) => s.close()));

@@ -12,7 +12,7 @@ afterEach(async () => {
 describe.each([['SQLite'], ['PostgreSQL']])('a NUL byte in a path or query, on %s', (store) => {
   it.runIf(store === 'SQLite' || postgresUrl)('is 400 bad_request, never a 500 from the database', async () => {
     const database: Record<string, string> =
-      store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
+      store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl, { migrated: true }), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
     relay = await startTestRelay(database);
     const player = await relay.link('alice');
     const asPlayer = { authorization: `Bearer ${player.token}` };

@@ -12,7 +12,7 @@ const databases = new WeakMap<RelayStore, string>();
 describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRES_HOW})`, () => {
   eventLogContract('PostgreSQL', {
     async open() {
-      const database = await freshDatabase(url);
+      const database = await freshDatabase(url, { migrated: true });
       const store = await openPgStore(database, options);
       databases.set(store, database);
       return store;

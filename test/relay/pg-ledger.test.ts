@@ -23,7 +23,7 @@ const claimOf = (userId: string, over: Partial<NewClaim> = {}): NewClaim => ({
 
 /** A store on a fresh database, and a connection of another relay's to the same database. */
 async function withOtherRelay(test: (store: RelayStore, other: pg.Client) => Promise<void>) {
-  const db = await freshDatabase(url!);
+  const db = await freshDatabase(url!, { migrated: true });
   const store = await openPgStore(db, { owner: 'test-relay', leaseMs: 60_000 });
   const other = new pg.Client({ connectionString: db });
   await other.connect();
@@ -44,9 +44,9 @@ function watched<T>(p: Promise<T>) {
 
 // Without a server the contract's tests are listed as skipped, each by name (CI=true fails instead: test/global-setup.ts).
 describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRES_HOW})`, () => {
-  ledgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 }));
-  streakContract('PostgreSQL', async () => openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 }));
-  balanceLedgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url), { owner: 'test-relay', leaseMs: 60_000 }));
+  ledgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url, { migrated: true }), { owner: 'test-relay', leaseMs: 60_000 }));
+  streakContract('PostgreSQL', async () => openPgStore(await freshDatabase(url, { migrated: true }), { owner: 'test-relay', leaseMs: 60_000 }));
+  balanceLedgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url, { migrated: true }), { owner: 'test-relay', leaseMs: 60_000 }));
 
   // Calls made in one turn go to PostgreSQL together (store/postgres/group.ts): each must still be
   // answered as if it had gone alone.

@@ -14,7 +14,7 @@ const url = inject('postgresUrl');
 
 describe.skipIf(!url)('relays with different secrets on one database', () => {
   it('refuses to start a relay whose secret the others do not share, and starts one that overlaps in a rotation', async () => {
-    const RELAY_DATABASE_URL = await freshDatabase(url);
+    const RELAY_DATABASE_URL = await freshDatabase(url, { migrated: true });
     const [oldSecret, newSecret, stranger] = [randomUUID() + randomUUID(), randomUUID() + randomUUID(), randomUUID() + randomUUID()];
     const open = (RELAY_SECRET: string) => openConfiguredStore(loadConfig({ RELAY_DATABASE_URL, RELAY_SECRET, RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-secrets-')) }));
     const first = await open(oldSecret);

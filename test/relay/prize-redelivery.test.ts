@@ -19,7 +19,9 @@ const stores: Array<[string, () => Promise<RelayStore>]> = [
       return s;
     },
   ],
-  ...(postgresUrl ? [['PostgreSQL', async () => openPgStore(await freshDatabase(postgresUrl), { owner: 'test', leaseMs: 60_000 })] as [string, () => Promise<RelayStore>]] : []),
+  ...(postgresUrl
+    ? [['PostgreSQL', async () => openPgStore(await freshDatabase(postgresUrl, { migrated: true }), { owner: 'test', leaseMs: 60_000 })] as [string, () => Promise<RelayStore>]]
+    : []),
 ];
 
 /** The payments service, out of reach until `up`; what it paid, by gamertag. */

@@ -57,7 +57,7 @@ describe("the stores' ping", () => {
   });
 
   it.skipIf(!inject('postgresUrl'))('PostgreSQL: SELECT 1 answers; rejects once the pool is closed', async () => {
-    const store = await openPgStore(await freshDatabase(inject('postgresUrl')), { owner: 'ping-test', leaseMs: 60_000 });
+    const store = await openPgStore(await freshDatabase(inject('postgresUrl'), { migrated: true }), { owner: 'ping-test', leaseMs: 60_000 });
     await expect(store.ping()).resolves.toBeUndefined();
     await store.close();
     await expect(store.ping()).rejects.toThrow();

@@ -8,7 +8,9 @@ import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 const postgresUrl = inject('postgresUrl');
 const BACKENDS = [
   { name: 'SQLite', env: async (): Promise<Record<string, string>> => ({}) },
-  ...(postgresUrl ? [{ name: 'PostgreSQL', env: async () => ({ RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: `${randomUUID()}${randomUUID()}` }) }] : []),
+  ...(postgresUrl
+    ? [{ name: 'PostgreSQL', env: async () => ({ RELAY_DATABASE_URL: await freshDatabase(postgresUrl, { migrated: true }), RELAY_SECRET: `${randomUUID()}${randomUUID()}` }) }]
+    : []),
 ];
 
 let relay: TestRelay | undefined;

@@ -64,7 +64,7 @@ describe('webhook timestamps are a real time or a 400', () => {
 describe.each([['SQLite'], ['PostgreSQL']])('ids the database could not keep, on %s', (store) => {
   it.runIf(store === 'SQLite' || postgresUrl)('refuses a NUL byte in the id, type, reference or data, and an id over 512 characters, with 400', async () => {
     const database: Record<string, string> =
-      store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
+      store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl, { migrated: true }), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
     relay = await startTestRelay({ WEBHOOK_SECRET: SECRET, ...database });
     const player = await relay.link('buyer');
     const r = await fetch(`${relay.url}/v1/ramp-sessions`, {
