@@ -29,8 +29,8 @@ async function copyRepository(into: string): Promise<void> {
 }
 
 /** `npm pack --dry-run --json` in dir: the paths it would pack. Its prepack's output comes first on stdout. */
-async function packed(dir: string): Promise<string[]> {
-  const { stdout } = await exec('npm', ['pack', '--dry-run', '--json'], { cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 });
+async function packed(dir: string, options: string[] = []): Promise<string[]> {
+  const { stdout } = await exec('npm', ['pack', '--dry-run', '--json', ...options], { cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 });
   const json = stdout.slice(stdout.search(/^\[$/m));
   return (JSON.parse(json) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
 }
@@ -52,17 +52,9 @@ describe('the packs', () => {
     try {
       await copyRepository(tree);
       expect(existsSync(join(tree, 'dist'))).toBe(false);
+      expect(existsSync(join(tree, 'packages/relay/dist'))).toBe(false);
 
-      const client = await packed(tree);
-      const clientEntries = entryPoints(JSON.parse(readFileSync(join(tree, 'package.json'), 'utf8')) as Manifest);
-      expect(clientEntries).toContain('dist/client/index.js');
-      expect(clientEntries).toContain('dist/bin/rewardbus.js');
-      for (const entry of clientEntries) expect(client, entry).toContain(entry);
-      expect(client.filter((f) => f === '.env.example' || f.startsWith('docs/') || f.startsWith('src/'))).toEqual([]);
-
-      // The relay's package from a clean tree too: its own prepack builds.
-      rmSync(join(tree, 'dist'), { recursive: true });
-      rmSync(join(tree, 'packages/relay/dist'), { recursive: true });
+      // The relay's package first, from the clean tree: its own prepack builds (the repository's build, both packages).
       const relayDir = join(tree, 'packages/relay');
       const relay = await packed(relayDir);
       const relayEntries = entryPoints(JSON.parse(readFileSync(join(relayDir, 'package.json'), 'utf8')) as Manifest);
@@ -80,6 +72,18 @@ describe('the packs', () => {
         'README.md',
       ])
         expect(relay, file).toContain(file);
+
+      // The client's prepack is that same build (`npm run build`, which the relay's prepack ran above):
+      // its pack is checked on that build rather than on a third run of it.
+      const manifest = JSON.parse(readFileSync(join(tree, 'package.json'), 'utf8')) as Manifest & { scripts: Record<string, string> };
+      expect(manifest.scripts.prepack).toBe('npm run build');
+      expect(JSON.parse(readFileSync(join(relayDir, 'package.json'), 'utf8')).scripts.prepack).toBe('npm --prefix ../.. run build');
+      const client = await packed(tree, ['--ignore-scripts']);
+      const clientEntries = entryPoints(manifest);
+      expect(clientEntries).toContain('dist/client/index.js');
+      expect(clientEntries).toContain('dist/bin/rewardbus.js');
+      for (const entry of clientEntries) expect(client, entry).toContain(entry);
+      expect(client.filter((f) => f === '.env.example' || f.startsWith('docs/') || f.startsWith('src/'))).toEqual([]);
     } finally {
       rmSync(tree, { recursive: true, force: true });
     }
