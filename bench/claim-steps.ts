@@ -4,10 +4,15 @@
 // sum of these, plus what they make the collector do.
 // `node --import tsx bench/claim-steps.ts` (seconds); `npm run bench` prints it too.
 
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { availableParallelism, loadavg } from 'node:os';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { getRequestListener } from '@hono/node-server';
 import { Context, Hono, type MiddlewareHandler } from 'hono';
+import sonicBoom from 'sonic-boom';
 import { pathOf } from '../src/node/start-server.js';
 import { createCatalog } from '../src/relay/core/catalog.js';
 import { createClaims } from '../src/relay/core/claims.js';
@@ -223,6 +228,13 @@ export async function claimSteps(): Promise<StepLine[]> {
   };
   add('logging: the settlement line (pino)', await time(() => logger.info(line, 'paid')), 'ops/logger.ts: pino, redaction, the scrub hook');
   const plain = createLogger('info', nowhere());
+  for (const perTurn of [1, 8]) {
+    add(
+      perTurn === 1 ? '  the line written to a pipe, one line a turn' : `  the same, ${perTurn} lines a turn`,
+      await toPipe(line, perTurn),
+      "ops/logger.ts's JSON destination (sonic-boom, async): a write per batch, on libuv's pool, and its callback",
+    );
+  }
   add('  the scrub hook alone', await time(() => scrub(JSON.stringify(line), [API_KEY])), 'scrub.ts: secrets and credential shapes');
   add('  pino without secrets to scrub', await time(() => plain.info(line, 'paid')), 'for scale');
   add('metrics: a payout settled (prom-client)', await time(() => metrics.settled('paid', 'bench', 1, Date.now() - 20)), 'ops/metrics.ts settled (with the operator surface)');
@@ -253,9 +265,81 @@ export async function claimSteps(): Promise<StepLine[]> {
     h.set('idempotency-key', randomUUID());
     return { method: 'POST', url, headers: h, text: () => Promise.resolve(body) } as unknown as Request;
   };
+  const collector = collectorTime();
   add('a whole claim, in process', await time(() => relay.fetch(claimRequest(), env), 1000), 'createRelay fetch: all the above, memory store, stubbed service');
+  add(
+    "  of which the collector's pauses",
+    (await collector.stop()) / (6 * 1000),
+    'perf_hooks gc entries over the same claims (one at a time: under load more is alive at each scavenge)',
+  );
   await relay.close();
   return lines;
+}
+
+// CommonJS: its module.exports is the class (as in ops/logger.ts).
+const SonicBoom = sonicBoom as unknown as typeof sonicBoom.SonicBoom;
+
+/**
+ * CPU µs per log line that writing it to a pipe adds (every thread of this process: the write
+ * runs on libuv's pool), as the relay's JSON destination writes it: asynchronously, one write at
+ * a time, the lines logged meanwhile together in the next. `perTurn` lines are logged in each
+ * turn of the event loop (under load, a turn answers several claims), against the same lines to
+ * nowhere. The reader is `cat` into /dev/null, as a log collector reading the relay's stdout.
+ */
+async function toPipe(line: object, perTurn: number, lines = 4000): Promise<number> {
+  // A named pipe of this process's own (a pipe libuv holds, such as a child's stdin, is not sonic-boom's to close).
+  const dir = mkdtempSync(join(tmpdir(), 'rewardbus-steps-'));
+  const fifo = join(dir, 'log');
+  execFileSync('mkfifo', [fifo]);
+  const reader = spawn('cat', [fifo], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const fd = openSync(fifo, 'w');
+  const out = new SonicBoom({ fd, sync: false });
+  const piped = createLogger('info', { write: (l: string) => void out.write(l) }, [API_KEY]);
+  const lost = createLogger('info', nowhere(), [API_KEY]);
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  // Until the last write is done and nothing waits (sonic-boom says so only in its fields).
+  const state = out as unknown as { _writing: boolean; _len: number };
+  const flushed = async () => {
+    while (state._writing || state._len > 0) await turn();
+  };
+  const run = async (logger: typeof piped) => {
+    const t0 = cpuNow();
+    for (let i = 0; i < lines; i += perTurn) {
+      for (let j = 0; j < perTurn; j++) logger.info(line, 'paid');
+      await turn();
+    }
+    await flushed();
+    return (cpuNow() - t0) / lines;
+  };
+  try {
+    await run(piped);
+    await run(lost);
+    const diffs: number[] = [];
+    for (let b = 0; b < BATCHES; b++) diffs.push((await run(piped)) - (await run(lost)));
+    diffs.sort((a, b) => a - b);
+    return Math.max(0, diffs[BATCHES >> 1]!);
+  } finally {
+    out.destroy();
+    reader.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The collector's pauses from now on, in µs (perf_hooks' gc entries): stop() says how much and stops counting. */
+function collectorTime(): { stop(): Promise<number> } {
+  let ms = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) ms += e.duration;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    async stop() {
+      // Entries come in a later turn.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      observer.disconnect();
+      return ms * 1000;
+    },
+  };
 }
 
 const jsonPost = (url: string, body: string) => new Request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });

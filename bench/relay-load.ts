@@ -53,7 +53,7 @@ export interface RelayBench {
  * `mainThread`, only its main thread's (the one JavaScript runs on: its task id is the pid); with
  * `reaped`, also what its children used before they ended and it waited for them.
  */
-function cpuSeconds(pid: number | undefined, { mainThread = false, reaped = false } = {}): number {
+export function cpuSeconds(pid: number | undefined, { mainThread = false, reaped = false } = {}): number {
   try {
     const stat = mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
     const fields = readFileSync(stat, 'utf8').split(') ')[1]!.split(' ');

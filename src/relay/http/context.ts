@@ -71,14 +71,23 @@ export const clientKey = (c: RelayContext): string | undefined => c.get('clientK
  * socket; a chunked body goes through the web stream, counted as it comes and cut off at the limit.
  */
 export async function readText(c: RelayContext, max = c.get('maxBodyBytes')): Promise<string> {
-  return bodyAtHand(c, max) ?? readWithin(() => readTextNow(c, max), c.get('bodyTimeoutMs'));
+  const now = bodyAtHand(c, max);
+  if (now !== undefined) return now;
+  // A route that reads at once runs inside Node's 'request' event, which its parser emits from the
+  // headers, before it parses the body that came in the same packet: a turn later, it has.
+  if (c.env?.incoming) {
+    await undefined;
+    const later = bodyAtHand(c, max);
+    if (later !== undefined) return later;
+  }
+  return readWithin(() => readTextNow(c, max), c.get('bodyTimeoutMs'));
 }
 
 const utf8 = new TextDecoder();
 
 /**
  * Under Node, a body that has all come already (a game's claim comes in the packet of its headers,
- * and Node has buffered it by the time a route reads it) is taken from Node's buffer at once: no
+ * and Node has buffered it a turn after the route began, see readText) is taken from Node's buffer at once: no
  * deadline to keep, no promise, no listeners on the socket (together ~35 µs a request, bench/
  * claim-steps.ts). Decoded as text() decodes it. Undefined (read as usual) on any other runtime,
  * when the body is still coming, or when something already read it.
