@@ -1,13 +1,12 @@
 import type { RewardRecord } from '../../wire/relay-api.js';
 import { backoffDelay, type RelayAnswer } from '../delivery/index.js';
-import type { FinalEvent, RewardIntent } from '../events.js';
+import { eventOf, type FinalEvent, type RewardIntent } from '../events.js';
 import { INTENT } from '../intent/index.js';
 import { lanesOf } from './batches.js';
 import { FlushTimer } from './flush-timer.js';
 import { pool } from './pool.js';
 import type { QueueEvents, QueueOptions } from './queue-options.js';
 import { TabLock } from './tab-lock.js';
-import { verdictOf } from './verdict.js';
 
 /**
  * The durable queue of reward intents: peek, send, and delete only on the relay's final answer.
@@ -257,15 +256,22 @@ export class IntentQueue {
     return results.includes('unreachable') ? 'unreachable' : 'done';
   }
 
-  /** Does what the relay's answer to one intent's claim means for it. */
+  /** What the relay's answer to one intent's claim means for it. */
   async #answered(intent: RewardIntent, userId: string, a: RelayAnswer<RewardRecord>): Promise<'done' | 'retry' | 'unreachable'> {
-    const v = verdictOf(a);
-    if (v.kind === 'unreachable') return this.#retry(intent, 0, 'unreachable');
+    if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
     this.setOnline(true);
-    if (v.kind === 'final') return this.#finish(intent, v.event, v.record, v.reason);
-    if (v.kind === 'too_early') return this.#tooEarly(intent, v.retryAt, v.retryAfterMs);
-    if (v.expire) this.o.sessions.expire(userId);
-    return this.#retry(intent, v.retryAfterMs);
+    if (a.ok) {
+      const event = eventOf(a.body.status);
+      return event ? this.#finish(intent, event, a.body, a.body.reason) : this.#retry(intent);
+    }
+    if (a.status === 401) {
+      // The token lapsed or the relay's secret changed: link again, then send again.
+      this.o.sessions.expire(userId);
+      return this.#retry(intent);
+    }
+    if (a.status === 425) return this.#tooEarly(intent, a.problem?.retryAt, a.retryAfterMs);
+    if (a.status === 408 || a.status === 409 || a.status === 429 || a.status >= 500) return this.#retry(intent, a.retryAfterMs);
+    return this.#finish(intent, 'reward:rejected', undefined, a.problem?.code ?? `http_${a.status}`);
   }
 
   #retry(intent: RewardIntent, retryAfterMs = 0, why: 'retry' | 'unreachable' = 'retry'): typeof why {
