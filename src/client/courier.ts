@@ -14,16 +14,18 @@ import type {
 import { BalanceMode } from './balance-mode.js';
 import { answer } from './bus-error.js';
 import { createRelayClient, PlayerStream, type RelayClient } from './delivery/index.js';
-import { eventOf, type LinkOptions, type RampResult, type RewardBusEvents, type RewardIntent, type RewardOutcome, type UnlockOptions } from './events.js';
-import { newIntent, randomId } from './intent/index.js';
+import type { LinkOptions, RampResult, RewardBusEvents, RewardIntent, RewardOutcome, UnlockOptions } from './events.js';
+import { type HearingParts, heardFromTab, heardRecord } from './hearing.js';
+import { randomId } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
 import { Outcomes } from './outcomes/index.js';
 import { PlayerAccount } from './player-account.js';
 import { PlayerSessions } from './players/index.js';
 import { IntentQueue } from './queue/index.js';
-import { CatalogCache, earnBlock, LastEarned, lastEarned } from './rules/index.js';
+import { CatalogCache, LastEarned, lastEarned } from './rules/index.js';
 import type { RewardStorage, WriteBatch } from './storage/index.js';
 import type { TabChannel, TabMessage } from './tabs/index.js';
+import { type UnlockParts, unlock as unlockWith } from './unlock.js';
 
 /** What the bus hands its courier: where events go (its guarded emitter), and what it made up front. */
 export interface CourierParts {
@@ -60,6 +62,8 @@ export class Courier {
   readonly #account: PlayerAccount;
   /** The wallet and the guest (balance mode): the wallet loaded once the catalog says the relay credits rewards. */
   readonly #balance: BalanceMode;
+  /** What unlock() and what the courier hears from elsewhere need of it (unlock.ts, hearing.ts). */
+  readonly #parts: UnlockParts & HearingParts;
   #destroyed = false;
   /** The browser is back online: send what waited, or at least find out whether the relay answers. */
   readonly #onOnline = () => void this.flush().then(() => (this.#queue.online ? undefined : this.#probeRelay()));
@@ -84,7 +88,7 @@ export class Courier {
     this.#stream = new PlayerStream(
       this.#relay,
       {
-        reward: (r) => this.#heardRecord(r),
+        reward: (r) => heardRecord(this.#parts, r),
         // A purchase that ended ends its session: the next "buy" opens a new one.
         completed: (e) => {
           this.#account.forgetRamp();
@@ -157,6 +161,17 @@ export class Courier {
       flush: () => this.flush(),
       destroyed: () => this.#destroyed,
     });
+    this.#parts = {
+      bus,
+      catalog: this.#catalog,
+      earned: this.#earned,
+      sessions,
+      queue: this.#queue,
+      outcomes: this.#outcomes,
+      balance: this.#balance,
+      adopt: (player) => this.#adopt(player),
+      destroyed: () => this.#destroyed,
+    };
     if (typeof window !== 'undefined') {
       window.addEventListener('online', this.#onOnline);
       window.addEventListener('offline', this.#onOffline);
@@ -199,29 +214,7 @@ export class Courier {
   }
 
   unlock(achievementId: string, details?: RewardIntent['details'], options?: UnlockOptions): string | undefined {
-    const now = Date.now();
-    const catalog = this.#catalog.byId;
-    const entry = catalog?.get(achievementId);
-    const block = catalog && earnBlock(entry, this.#earned.get(achievementId), now);
-    if (block) {
-      this.#bus.emit('reward:skipped', { achievementId, ...block });
-      return undefined;
-    }
-    const intent = newIntent(achievementId, details, options, now);
-    const userId = this.#sessions.current?.userId;
-    if (userId) intent.userId = userId;
-    // Witnessed play: the relay would answer 425 before the player's session is this old, so the
-    // first send waits for it (the relay's retryAt still rules, should it differ).
-    const linkedAt = userId && entry?.minPlaySeconds ? this.#sessions.linkedAt(userId) : undefined;
-    const due = linkedAt === undefined ? 0 : linkedAt + entry!.minPlaySeconds! * 1000;
-    if (due > now) intent.nextAttemptAt = intent.notBefore = due;
-    this.#queue.add(intent, now);
-    const queued: Parameters<RewardBusEvents['reward:queued']>[0] = { intent, offline: !this.#queue.online };
-    if (entry) queued.sats = entry.sats;
-    this.#bus.emit('reward:queued', queued);
-    if (due > now) this.#bus.emit('reward:waiting', { intent, retryAt: due, reason: 'too_early' });
-    if (!userId) this.#balance.guestIfBalance();
-    return intent.id;
+    return unlockWith(this.#parts, achievementId, details, options);
   }
 
   async catalog(): Promise<CatalogEntry[]> {
@@ -323,27 +316,7 @@ export class Courier {
 
   /** What another tab said: a player it linked, or an outcome it heard. */
   heard(m: TabMessage) {
-    if (this.#destroyed) return;
-    if (m.type === 'lock') return this.#queue.yieldLock();
-    if (m.type === 'linked') {
-      if (m.player.userId !== this.#sessions.current?.userId) void this.#adopt(m.player);
-      return;
-    }
-    // Another tab had the relay's final answer: the intent leaves this tab's queue too.
-    this.#queue.forget(m.outcome.intent.id);
-    this.#outcomes.settle(m.outcome, m.event);
-  }
-
-  /** A record on the event stream: an answer for good to an intent still queued here ends it. */
-  #heardRecord(record: RewardRecord) {
-    // A withdrawal (balance mode) is no reward intent: the wallet says it.
-    if (record.kind === 'withdrawal') return void this.#balance.wallet().then((w) => w.heardRecord(record));
-    if (!eventOf(record.status)) return;
-    const id = record.idempotencyKey ?? record.id;
-    // Said as this tab's own (with a toast) only when this tab is sending it: another tab of
-    // the game may hold the same stored intent and will hear its own answer.
-    const own = this.#queue.sending(id);
-    this.#outcomes.heardRecord(record, this.#queue.forget(id), own);
+    heardFromTab(this.#parts, m);
   }
 
   #refresh(): Promise<unknown> {

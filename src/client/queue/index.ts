@@ -1,2 +1,3 @@
 // The durable queue of intents: sent until the relay's final answer, then deleted by the queue itself.
-export { IntentQueue, type QueueEvents, type QueueOptions } from './intent-queue.js';
+export { IntentQueue } from './intent-queue.js';
+export type { QueueEvents, QueueOptions } from './queue-options.js';

@@ -1,40 +1,12 @@
 import type { RewardRecord } from '../../wire/relay-api.js';
-import { backoffDelay, type RelayAnswer, type RelayClient, type RetryOptions } from '../delivery/index.js';
+import { backoffDelay, type RelayAnswer } from '../delivery/index.js';
 import { eventOf, type FinalEvent, type RewardIntent } from '../events.js';
 import { INTENT } from '../intent/index.js';
-import type { PlayerSessions } from '../players/index.js';
-import type { LastEarned } from '../rules/index.js';
-import type { RewardStorage, WriteBatch } from '../storage/index.js';
+import { lanesOf } from './batches.js';
+import { FlushTimer } from './flush-timer.js';
 import { pool } from './pool.js';
+import type { QueueEvents, QueueOptions } from './queue-options.js';
 import { TabLock } from './tab-lock.js';
-
-/** What the queue tells the bus around it. */
-export interface QueueEvents {
-  sent(intent: RewardIntent, attempt: number): void;
-  /** The relay said it is too early (425 `too_early`): the intent stays queued until `retryAt` (ms). */
-  waiting(intent: RewardIntent, retryAt: number): void;
-  /** The relay answered for good: the intent has left the queue (its deletion is in the write batch). */
-  settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): void;
-  reachable(online: boolean): void;
-  error(err: unknown): void;
-}
-
-export interface QueueOptions {
-  storage: RewardStorage;
-  writes: WriteBatch;
-  relay: RelayClient;
-  /** The players' sessions: the bus passes PlayerSessions, or a strategy around it (it follows renewed tokens). */
-  sessions: Pick<PlayerSessions, 'current' | 'forUser' | 'expire'>;
-  /** Kept in step with the intents queued, for unlock()'s repeat rules. */
-  earned: LastEarned;
-  /** Shared by the game's tabs: only one sends at a time. */
-  lockName: string;
-  tab: string;
-  /** Asks the other tabs to let go of the lock (the tab channel); without it, the lock is held for one send at a time. */
-  knock?: () => void;
-  concurrency: number;
-  retry: RetryOptions | undefined;
-}
 
 /**
  * The durable queue of reward intents: peek, send, and delete only on the relay's final answer.
@@ -50,10 +22,7 @@ export class IntentQueue {
   /** Intents this tab is sending right now. */
   readonly #sending = new Set<string>();
   #online = true;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #timerAt = Infinity;
-  /** The timer is a flush at once. */
-  #soon = false;
+  readonly #timer = new FlushTimer(() => void this.flush(false));
   #draining: Promise<void> | undefined;
   #again = false;
   #probe = false;
@@ -103,7 +72,7 @@ export class IntentQueue {
     this.#added.push(intent);
     this.o.earned.queued(intent.achievementId, earnedAt);
     this.o.writes.set(INTENT + intent.id, intent);
-    this.#schedule(0);
+    this.#timer.schedule(0);
   }
 
   /**
@@ -118,7 +87,7 @@ export class IntentQueue {
     }
     if (intents.length) {
       this.#reread = true;
-      this.#schedule(0);
+      this.#timer.schedule(0);
     }
   }
 
@@ -202,7 +171,7 @@ export class IntentQueue {
 
   stop() {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#timer.stop();
     this.#lock.stop();
   }
 
@@ -223,21 +192,8 @@ export class IntentQueue {
       if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
       this.#probe = false;
       if (!due.length) break;
-      // A player's intents go in batches, one after another: a backlog goes in a few requests,
-      // and one device never has more than one batch of a player's claims at the relay.
-      const max = this.o.relay.batchMax;
-      const players = new Map<string, RewardIntent[][]>();
-      for (const i of due) {
-        const userId = (i.userId ??= player!.userId);
-        const batches = players.get(userId) ?? players.set(userId, []).get(userId)!;
-        const last = batches[batches.length - 1];
-        if (last && last.length < max) last.push(i);
-        else batches.push([i]);
-      }
       let unreachable: RewardIntent | undefined;
-      // Single claims (a relay without batches) still go `concurrency` at a time.
-      const lanes = max > 1 ? [...players.values()] : [...players.values()].flat().map((b) => [b]);
-      await pool(lanes, this.o.concurrency, async (batches) => {
+      await pool(lanesOf(due, player, this.o.relay.batchMax), this.o.concurrency, async (batches) => {
         for (const b of batches) if (!unreachable && (await this.#send(b)) === 'unreachable') unreachable = b[0];
       });
       if (unreachable) {
@@ -254,7 +210,7 @@ export class IntentQueue {
     const player = this.o.sessions.current;
     let next = Infinity;
     for (const i of this.#intents().values()) if ((i.userId ?? player) && i.nextAttemptAt < next) next = i.nextAttemptAt;
-    if (next < Infinity) this.#schedule(Math.max(0, next - Date.now()));
+    if (next < Infinity) this.#timer.schedule(Math.max(0, next - Date.now()));
   }
 
   /** Takes in what the store has: intents other tabs queued, and lets go of those they finished. */
@@ -345,31 +301,5 @@ export class IntentQueue {
   /** Stores an intent, unless its final answer came meanwhile (then it stays gone). */
   #save(intent: RewardIntent) {
     if (this.#intents().get(intent.id) === intent) this.o.writes.write([[INTENT + intent.id, intent]]);
-  }
-
-  #schedule(ms: number) {
-    // unlock() calls this every time: a flush already due at once covers it, without a look at the clock.
-    if (this.#stopped || this.#soon) return;
-    if (ms === 0) {
-      // At once: after the game loop's turn (its unlocks go in one write and one send), not a timer
-      // later, which waits behind the frame being drawn.
-      this.#soon = true;
-      queueMicrotask(() => {
-        this.#soon = false;
-        void this.flush(false);
-      });
-      return;
-    }
-    const at = Date.now() + ms;
-    // Keep an earlier timer rather than remaking it.
-    if (at >= this.#timerAt) return;
-    clearTimeout(this.#timer);
-    this.#timerAt = at;
-    this.#timer = setTimeout(() => {
-      this.#timerAt = Infinity;
-      void this.flush(false);
-    }, ms);
-    // In Node, a pending retry must not keep the process alive.
-    (this.#timer as { unref?: () => void }).unref?.();
   }
 }

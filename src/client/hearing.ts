@@ -1,0 +1,43 @@
+import type { PlayerSession, RewardRecord } from '../wire/relay-api.js';
+import type { BalanceMode } from './balance-mode.js';
+import { eventOf } from './events.js';
+import type { Outcomes } from './outcomes/index.js';
+import type { PlayerSessions } from './players/index.js';
+import type { IntentQueue } from './queue/index.js';
+import type { TabMessage } from './tabs/index.js';
+
+/** What the courier hears from elsewhere needs of it. */
+export interface HearingParts {
+  queue: IntentQueue;
+  outcomes: Outcomes;
+  sessions: PlayerSessions;
+  balance: BalanceMode;
+  /** Takes in a player another tab linked. */
+  adopt(player: PlayerSession): Promise<void>;
+  destroyed(): boolean;
+}
+
+/** What another tab said: a player it linked, or an outcome it heard. */
+export function heardFromTab(p: HearingParts, m: TabMessage) {
+  if (p.destroyed()) return;
+  if (m.type === 'lock') return p.queue.yieldLock();
+  if (m.type === 'linked') {
+    if (m.player.userId !== p.sessions.current?.userId) void p.adopt(m.player);
+    return;
+  }
+  // Another tab had the relay's final answer: the intent leaves this tab's queue too.
+  p.queue.forget(m.outcome.intent.id);
+  p.outcomes.settle(m.outcome, m.event);
+}
+
+/** A record on the player's event stream: an answer for good to an intent still queued here ends it. */
+export function heardRecord(p: HearingParts, record: RewardRecord) {
+  // A withdrawal (balance mode) is no reward intent: the wallet says it.
+  if (record.kind === 'withdrawal') return void p.balance.wallet().then((w) => w.heardRecord(record));
+  if (!eventOf(record.status)) return;
+  const id = record.idempotencyKey ?? record.id;
+  // Said as this tab's own (with a toast) only when this tab is sending it: another tab of
+  // the game may hold the same stored intent and will hear its own answer.
+  const own = p.queue.sending(id);
+  p.outcomes.heardRecord(record, p.queue.forget(id), own);
+}
