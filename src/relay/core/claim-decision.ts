@@ -146,6 +146,8 @@ export function mergeRefusal(repeat: Repeat | undefined, at: number, times: read
     }
     case 'cooldown': {
       const ms = repeat.seconds * 1000;
+      // No cooldown: nothing is within it (and no look at the times).
+      if (ms <= 0) return undefined;
       for (const t of times) if (Math.abs(t - at) < ms) return 'cooldown';
       return undefined;
     }

@@ -67,5 +67,6 @@ describe('the claim decision', () => {
     expect(mergeRefusal({ kind: 'daily' }, midnight + 86_399_999, [midnight - 1, midnight])).toBe('already_claimed_today');
     expect(mergeRefusal({ kind: 'cooldown', seconds: 60 }, midnight, [midnight - 60_000, midnight + 60_000])).toBeUndefined();
     expect(mergeRefusal({ kind: 'cooldown', seconds: 60 }, midnight, [midnight + 59_999])).toBe('cooldown');
+    expect(mergeRefusal({ kind: 'cooldown', seconds: 0 }, midnight, [midnight])).toBeUndefined();
   });
 });
