@@ -1,7 +1,9 @@
-import { limitBlock, repeatBlock, utcDay } from '../../wire/earning-rules.js';
+import { limitBlock, repeatBlock } from '../../wire/earning-rules.js';
 import type { ClaimLimits, DollarLimits, LedgerState, NewClaim } from './ports/ledger.js';
 import { entryUsdMicros, usdMicros } from './price.js';
 import type { Repeat } from './streak.js';
+
+const DAY_MS = 86_400_000;
 
 /**
  * The claim's decision, in the order both ledgers apply it under their locks. Pure: each ledger
@@ -130,13 +132,24 @@ export function dayRefusal(
  */
 export function mergeRefusal(repeat: Repeat | undefined, at: number, times: readonly number[]): 'already_claimed' | 'already_claimed_today' | 'cooldown' | undefined {
   if (!repeat || !times.length) return undefined;
+  // Plain loops over plain numbers: a guest's 1,000 credits of one achievement ask this of up to
+  // 1,000 times each, half a million looks (a Date and a string per look made them seconds).
   switch (repeat.kind) {
     case 'once':
       return 'already_claimed';
     case 'daily':
-    case 'streak':
-      return times.some((t) => utcDay(t) === utcDay(at)) ? 'already_claimed_today' : undefined;
-    case 'cooldown':
-      return times.some((t) => Math.abs(t - at) < repeat.seconds * 1000) ? 'cooldown' : undefined;
+    case 'streak': {
+      // utcDay's day as a number.
+      const day = Math.floor(at / DAY_MS);
+      for (const t of times) if (Math.floor(t / DAY_MS) === day) return 'already_claimed_today';
+      return undefined;
+    }
+    case 'cooldown': {
+      const ms = repeat.seconds * 1000;
+      // No cooldown: nothing is within it (and no look at the times).
+      if (ms <= 0) return undefined;
+      for (const t of times) if (Math.abs(t - at) < ms) return 'cooldown';
+      return undefined;
+    }
   }
 }

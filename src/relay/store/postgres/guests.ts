@@ -7,6 +7,10 @@ import { RESERVING_SQL } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, type UpdateChange } from './apply.js';
 import { BEGIN, inTransaction } from './transaction.js';
 
+/** A row of the merge's facts: the guest marked merged, one of its credits, or one of the player's own reserving claims. */
+type Fact = { what: 'merged' } | Credit | { what: 'theirs'; achievement_id: string; created_at: string };
+type Credit = { what: 'credit'; id: string; achievement_id: string; created_at: string; used: boolean; n: string };
+
 /**
  * Guests on PostgreSQL: a guest's credits merged into the player who linked, in one transaction
  * under both players' locks (the ones claims and withdrawals take, in a fixed order), through the
@@ -22,27 +26,30 @@ export function pgGuests(pool: Pool) {
     return inTransaction<GuestMerge>(
       pool,
       async (c) => {
-        const merged = await c.query('INSERT INTO merged_guests (guest_id, user_id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [guestId, userId, now]);
-        if (merged.rowCount !== 1) return { rollback: { merged: false, moved: [], dropped: [] } };
-        // The guest's credits, each with whether the player already used its key: the facts the
-        // decision needs and no more (the whole rows come back from the primitive).
-        const credits = (
-          await c.query<{ id: string; achievement_id: string; created_at: string; used: boolean }>(
-            `SELECT g.id, g.achievement_id, g.created_at, EXISTS (SELECT 1 FROM rewards p WHERE p.user_id = $2 AND p.idempotency_key = g.idempotency_key) AS used
-             FROM rewards g WHERE g.user_id = $1 AND g.kind = 'credit' AND g.state = 'credited' ORDER BY g.created_at, g.id`,
-            [guestId, userId],
+        // In one round trip: the guest marked merged (none of the rest when it already was), the
+        // guest's credits, each with whether the player already used its key (the facts the
+        // decision needs and no more: the whole rows come back from the primitive), and the
+        // player's own reserving claims of those achievements. One statement, one snapshot, taken
+        // under both players' locks as the three statements' were.
+        const facts = (
+          await c.query<Fact>(
+            `WITH m AS (INSERT INTO merged_guests (guest_id, user_id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1),
+             g AS (
+               SELECT g.id, g.achievement_id, g.created_at, row_number() OVER (ORDER BY g.created_at, g.id) AS n,
+                 EXISTS (SELECT 1 FROM rewards p WHERE p.user_id = $2 AND p.idempotency_key = g.idempotency_key) AS used
+               FROM rewards g WHERE EXISTS (SELECT 1 FROM m) AND g.user_id = $1 AND g.kind = 'credit' AND g.state = 'credited')
+             SELECT 'merged' AS what, NULL AS id, NULL AS achievement_id, NULL::bigint AS created_at, NULL::boolean AS used, NULL::bigint AS n FROM m
+             UNION ALL SELECT 'credit', g.id, g.achievement_id, g.created_at, g.used, g.n FROM g
+             UNION ALL SELECT 'theirs', NULL, r.achievement_id, r.created_at, NULL, NULL FROM rewards r
+               WHERE r.user_id = $2 AND r.achievement_id IN (SELECT g.achievement_id FROM g) AND r.kind <> 'withdrawal' AND r.${RESERVING_SQL}`,
+            [guestId, userId, now],
           )
         ).rows;
-        const achievements = [...new Set(credits.map((r) => r.achievement_id))];
-        // The player's own reserving claims of those achievements.
-        const theirs = (
-          await c.query<{ achievement_id: string; created_at: string }>(
-            `SELECT achievement_id, created_at FROM rewards WHERE user_id = $1 AND achievement_id = ANY($2) AND kind <> 'withdrawal' AND ${RESERVING_SQL}`,
-            [userId, achievements],
-          )
-        ).rows;
+        if (!facts.some((f) => f.what === 'merged')) return { rollback: { merged: false, moved: [], dropped: [] } };
+        // The credits in the order they were earned (the order the decision takes them in).
+        const credits = facts.filter((f): f is Credit => f.what === 'credit').sort((a, b) => Number(a.n) - Number(b.n));
         const times = new Map<string, number[]>();
-        for (const t of theirs) times.set(t.achievement_id, [...(times.get(t.achievement_id) ?? []), Number(t.created_at)]);
+        for (const t of facts) if (t.what === 'theirs') times.set(t.achievement_id, [...(times.get(t.achievement_id) ?? []), Number(t.created_at)]);
         const changes: UpdateChange[] = credits.map((row) => {
           const at = Number(row.created_at);
           const mine = times.get(row.achievement_id) ?? [];

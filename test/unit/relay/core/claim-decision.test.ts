@@ -1,7 +1,7 @@
 // The claim's decision, pure: what both ledgers ask once they have read a claim's facts under
 // their locks (core/claim-decision.ts). The ledgers' own tests check they read the facts right.
 import { describe, expect, it } from 'vitest';
-import { claimedState, dayRefusal, keyDecision, refusal, tooEarly } from '../../../../src/relay/core/claim-decision.js';
+import { claimedState, dayRefusal, keyDecision, mergeRefusal, refusal, tooEarly } from '../../../../src/relay/core/claim-decision.js';
 
 const T = Date.parse('2026-11-25T12:00:00Z');
 const NONE = { userDailyCapSats: 0, dailyBudgetSats: 0 };
@@ -55,5 +55,18 @@ describe('the claim decision', () => {
     expect(dayRefusal({ sats: 60 }, { userSats: 0, projectSats: 950 }, limits)).toBe('daily_budget');
     expect(dayRefusal({ sats: 60, address: 'a:1' }, { userSats: 0, projectSats: 0, addressSats: 0 }, limits)).toBe('address_daily_cap');
     expect(dayRefusal({ sats: 40 }, { userSats: 60, projectSats: 960, addressSats: 10 }, limits)).toBeUndefined();
+  });
+
+  it("a guest's merged credit is refused by the player's repeat rule: once any, daily by UTC day (its edges), cooldown within it", () => {
+    const midnight = Date.parse('2026-11-22T00:00:00.000Z');
+    expect(mergeRefusal(undefined, midnight, [midnight])).toBeUndefined();
+    expect(mergeRefusal({ kind: 'once' }, midnight, [])).toBeUndefined();
+    expect(mergeRefusal({ kind: 'once' }, midnight, [midnight - 86_400_000])).toBe('already_claimed');
+    expect(mergeRefusal({ kind: 'daily' }, midnight, [midnight - 1])).toBeUndefined();
+    expect(mergeRefusal({ kind: 'daily' }, midnight - 1, [midnight - 86_400_000])).toBe('already_claimed_today');
+    expect(mergeRefusal({ kind: 'daily' }, midnight + 86_399_999, [midnight - 1, midnight])).toBe('already_claimed_today');
+    expect(mergeRefusal({ kind: 'cooldown', seconds: 60 }, midnight, [midnight - 60_000, midnight + 60_000])).toBeUndefined();
+    expect(mergeRefusal({ kind: 'cooldown', seconds: 60 }, midnight, [midnight + 59_999])).toBe('cooldown');
+    expect(mergeRefusal({ kind: 'cooldown', seconds: 0 }, midnight, [midnight])).toBeUndefined();
   });
 });
