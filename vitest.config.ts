@@ -18,7 +18,7 @@ export default defineConfig({
     projects: [
       // Pure and in-process: one thread pool, the modules shared between files (no isolation), so the
       // whole project runs in seconds, not in the time 27 workers take to start.
-      { extends: true, test: { name: 'unit', include: UNIT, pool: 'threads', isolate: false } },
+      { extends: true, test: { name: 'unit', include: UNIT, pool: 'threads', isolate: false, maxWorkers: WIDE } },
       // Two files at a time, whatever the machine (Vitest's default is a core less than it has: one
       // file at a time on two cores, which left them idle half the run while files waited on servers
       // and browsers). The slow files then run one at a time after them: each is a crowd of processes.
