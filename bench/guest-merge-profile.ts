@@ -6,10 +6,9 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { openPgStore } from '../src/relay/index.js';
 import { freshDatabase, startPostgres } from '../test/helpers/postgres.js';
+import { CREDITS, creditedGuest, REPEATS } from './guest-merge.js';
 import { resetStatements, STATEMENTS_SETTINGS } from './pg-statements.js';
 
-const CREDITS = 1_000;
-const REPEATS = new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]);
 const RUNS = Number(process.argv[2] ?? 3);
 
 interface Line {
@@ -47,17 +46,7 @@ try {
     const store = await openPgStore(url, { owner: 'bench', leaseMs: 60_000 });
     try {
       const { ledger } = store;
-      const guest = `guest-${randomUUID()}`;
-      const t0 = Date.parse('2026-11-22T10:00:00Z');
-      await Promise.all(
-        Array.from({ length: CREDITS }, (_, i) =>
-          ledger.claim(
-            { id: randomUUID(), userId: guest, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 10, repeat: REPEATS.get('coin')!, credit: true },
-            { userDailyCapSats: 0, dailyBudgetSats: 0 },
-            t0 + i,
-          ),
-        ),
-      );
+      const { guest, t0 } = await creditedGuest(ledger);
       await resetStatements(url);
       const start = performance.now();
       const merged = await ledger.mergeGuest!(guest, `player-${randomUUID()}`, REPEATS, { actor: 'bench', action: 'merge' }, t0 + CREDITS + 1);

@@ -7,19 +7,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { openPgStore, openSqliteStore, type RelayStore } from '../src/relay/index.js';
+import { type Ledger, openPgStore, openSqliteStore, type RelayStore } from '../src/relay/index.js';
 import { freshDatabase, startPostgres } from '../test/helpers/postgres.js';
 
-const CREDITS = 1_000;
+export const CREDITS = 1_000;
 const NO_LIMITS = { userDailyCapSats: 0, dailyBudgetSats: 0 };
-const REPEATS = new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]);
+export const REPEATS = new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]);
 
-/** ms to merge a guest holding `CREDITS` credits into a new player, on a store opened fresh. */
-async function mergeMs(store: RelayStore): Promise<number> {
-  const { ledger } = store;
-  if (!ledger.mergeGuest) throw new Error('this ledger has no guest merge');
+/** A guest who earned `CREDITS` credits, one a millisecond from t0 (a cooldown of 0 s: each kept by the merge). */
+export async function creditedGuest(ledger: Ledger, t0 = Date.parse('2026-11-22T10:00:00Z')): Promise<{ guest: string; t0: number }> {
   const guest = `guest-${randomUUID()}`;
-  const t0 = Date.parse('2026-11-22T10:00:00Z');
   await Promise.all(
     Array.from({ length: CREDITS }, (_, i) =>
       ledger.claim(
@@ -29,6 +26,14 @@ async function mergeMs(store: RelayStore): Promise<number> {
       ),
     ),
   );
+  return { guest, t0 };
+}
+
+/** ms to merge a guest holding `CREDITS` credits into a new player, on a store opened fresh. */
+async function mergeMs(store: RelayStore): Promise<number> {
+  const { ledger } = store;
+  if (!ledger.mergeGuest) throw new Error('this ledger has no guest merge');
+  const { guest, t0 } = await creditedGuest(ledger);
   const start = performance.now();
   const merged = await ledger.mergeGuest(guest, `player-${randomUUID()}`, REPEATS, { actor: 'bench', action: 'merge' }, t0 + CREDITS + 1);
   const ms = performance.now() - start;
