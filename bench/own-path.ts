@@ -10,7 +10,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startChild, startRelayProcess, stop } from '../test/helpers/processes.js';
-import { cpuSeconds, median } from './relay-load.js';
+import { benchRelayEnv, cpuSeconds, median } from './relay-load.js';
 
 const REWARDS = Number(process.env.OWN_REWARDS ?? 4000);
 const ROUNDS = Number(process.env.OWN_ROUNDS ?? 5);
@@ -41,21 +41,7 @@ try {
   }
   const targets: Target[] = [{ name: 'pass-through', url: `http://127.0.0.1:${pass.match[1]}/v1/rewards`, pid: pass.child.pid!, headers: () => ({}), body: '{}' }];
   for (const [name, entry] of entries) {
-    const relay = await startRelayProcess(
-      {
-        PAYMENTS_API_KEY: KEY,
-        PAYMENTS_BASE_URL: sandboxUrl,
-        RELAY_PUBLIC_URL: 'http://127.0.0.1',
-        RELAY_DATA_DIR: join(dir, name),
-        RELAY_SECRET: secret,
-        RELAY_CATALOG: catalog,
-        RELAY_USER_DAILY_CAP_SATS: '0',
-        RELAY_DAILY_BUDGET_SATS: '0',
-        RELAY_RATE_LIMIT_PER_MINUTE: '0',
-      },
-      NODE_ARGS,
-      [entry],
-    );
+    const relay = await startRelayProcess(benchRelayEnv({ key: KEY, sandboxUrl, dataDir: join(dir, name), secret, catalog }), NODE_ARGS, [entry]);
     children.push(relay.child);
     const tokens = await Promise.all(
       Array.from({ length: CONNECTIONS }, async (_, i) => {

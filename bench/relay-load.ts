@@ -188,6 +188,19 @@ function medianOf(rounds: LoadFigures[]): LoadFigures {
   return { ...figures, cpu, cpuUsPerReward: cpu.server, ...(first.servers ? { servers: first.servers } : {}) };
 }
 
+/** A relay's settings under the bench: paying through the sandbox with no cap, budget or rate limit. */
+export const benchRelayEnv = (o: { key: string; sandboxUrl: string; dataDir: string; secret: string; catalog: string }): Record<string, string> => ({
+  PAYMENTS_API_KEY: o.key,
+  PAYMENTS_BASE_URL: o.sandboxUrl,
+  RELAY_PUBLIC_URL: 'http://127.0.0.1',
+  RELAY_DATA_DIR: o.dataDir,
+  RELAY_SECRET: o.secret,
+  RELAY_CATALOG: o.catalog,
+  RELAY_USER_DAILY_CAP_SATS: '0',
+  RELAY_DAILY_BUDGET_SATS: '0',
+  RELAY_RATE_LIMIT_PER_MINUTE: '0',
+});
+
 /**
  * Rewards paid per second at 64 connections: straight to the sandbox, through a pass-through
  * proxy, through the relay on SQLite, and on PostgreSQL (one relay, and two behind the same load).
@@ -218,15 +231,7 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     writeFileSync(catalog, JSON.stringify({ achievements: [{ id: 'bench', title: 'Bench', sats: 1, repeat: { kind: 'cooldown', seconds: 0 } }] }));
     const secret = randomUUID() + randomUUID();
     const relayEnv = (name: string, env: Record<string, string> = {}) => ({
-      PAYMENTS_API_KEY: SANDBOX_KEY,
-      PAYMENTS_BASE_URL: sandboxUrl,
-      RELAY_PUBLIC_URL: 'http://127.0.0.1',
-      RELAY_DATA_DIR: join(dir, name),
-      RELAY_SECRET: secret,
-      RELAY_CATALOG: catalog,
-      RELAY_USER_DAILY_CAP_SATS: '0',
-      RELAY_DAILY_BUDGET_SATS: '0',
-      RELAY_RATE_LIMIT_PER_MINUTE: '0',
+      ...benchRelayEnv({ key: SANDBOX_KEY, sandboxUrl, dataDir: join(dir, name), secret, catalog }),
       ...env,
     });
     const startRelay = async (name: string, env: Record<string, string> = {}, nodeArgs: string[] = [], entry?: string[]) => {
