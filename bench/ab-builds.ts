@@ -5,43 +5,16 @@
 // came to 11 µs (quartiles -14 to 34 on a shared machine): run it both ways round. A build is a checkout's directory (`git archive HEAD | tar -x -C DIR` and a
 // node_modules link): `node --import tsx bench/ab-builds.ts DIR_A DIR_B [connections]` (PAIRS=40).
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
-import { connect } from 'node:net';
 import { resolve } from 'node:path';
-import { getRequestListener } from '@hono/node-server';
-import { rawPost } from './http-steps.js';
+import { type FetchHandler, loopbackClient, loopbackServer, rawPost } from './http-steps.js';
 
-type Fetch = (r: Request, e: unknown) => Response | Promise<Response>;
-async function serve(fetch: Fetch, conns: number) {
-  const server = createServer(getRequestListener(fetch as never));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  const clients = await Promise.all(
-    Array.from({ length: conns }, async () => {
-      const socket = connect(port, '127.0.0.1');
-      await new Promise<void>((r) => socket.once('connect', r));
-      socket.setNoDelay(true);
-      let waiting: (() => void) | undefined;
-      let seen = '';
-      socket.on('data', (d: Buffer) => {
-        seen += d.toString('latin1');
-        const head = seen.indexOf('\r\n\r\n');
-        if (head < 0) return;
-        const length = Number(/content-length: (\d+)/i.exec(seen.slice(0, head))?.[1] ?? 0);
-        if (seen.length < head + 4 + length) return;
-        if (!seen.startsWith('HTTP/1.1 201') || !seen.includes('"status":"paid"')) throw new Error(seen);
-        seen = '';
-        const w = waiting;
-        waiting = undefined;
-        w?.();
-      });
-      return (req: string) =>
-        new Promise<void>((r) => {
-          waiting = r;
-          socket.write(req);
-        });
-    }),
-  );
+/** The build's relay on loopback, and `conns` clients of it, each expecting a paid claim. */
+async function serve(fetch: FetchHandler, conns: number) {
+  const { server, port } = await loopbackServer(fetch);
+  const paid = (answer: string) => {
+    if (!answer.startsWith('HTTP/1.1 201') || !answer.includes('"status":"paid"')) throw new Error(answer);
+  };
+  const clients = await Promise.all(Array.from({ length: conns }, async () => (await loopbackClient(port, paid)).roundTrip));
   return { server, clients };
 }
 const cpuNow = () => {

@@ -14,11 +14,18 @@ import { SECURITY_HEADERS } from '../src/relay/http/security-headers.js';
 
 export type FetchHandler = (request: Request, env: unknown) => Response | Promise<Response>;
 
-/** A server for `fetch` on loopback, and a client that sends `request` (raw HTTP/1.1 bytes) and waits for each answer. */
-async function serveOnLoopback(fetch: FetchHandler): Promise<{ server: Server; socket: Socket; roundTrip: (request: string) => Promise<void> }> {
+/** A Node server for `fetch` on loopback, as @hono/node-server serves it, and its port. */
+export async function loopbackServer(fetch: FetchHandler): Promise<{ server: Server; port: number }> {
   const server = createServer(getRequestListener(fetch as never));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  return { server, port: (server.address() as { port: number }).port };
+}
+
+/**
+ * A raw keep-alive HTTP/1.1 client on loopback: `roundTrip` sends a request's bytes and resolves
+ * once its answer is in. `check` sees each answer first (and throws on one it does not expect).
+ */
+export async function loopbackClient(port: number, check?: (answer: string) => void): Promise<{ socket: Socket; roundTrip: (request: string) => Promise<void> }> {
   const socket = connect(port, '127.0.0.1');
   await new Promise<void>((resolve) => socket.once('connect', resolve));
   socket.setNoDelay(true);
@@ -31,6 +38,7 @@ async function serveOnLoopback(fetch: FetchHandler): Promise<{ server: Server; s
     if (head < 0) return;
     const length = Number(/content-length: (\d+)/i.exec(seen.slice(0, head))?.[1] ?? 0);
     if (seen.length < head + 4 + length) return;
+    check?.(seen);
     seen = '';
     const w = waiting;
     waiting = undefined;
@@ -41,7 +49,13 @@ async function serveOnLoopback(fetch: FetchHandler): Promise<{ server: Server; s
       waiting = resolve;
       socket.write(request);
     });
-  return { server, socket, roundTrip };
+  return { socket, roundTrip };
+}
+
+/** A server for `fetch` on loopback, and one client of it. */
+async function serveOnLoopback(fetch: FetchHandler): Promise<{ server: Server; socket: Socket; roundTrip: (request: string) => Promise<void> }> {
+  const { server, port } = await loopbackServer(fetch);
+  return { server, ...(await loopbackClient(port)) };
 }
 
 const cpuNow = () => {
