@@ -52,6 +52,15 @@ export interface ToastLatency {
   /** The same writes committed by a worker and timed there: IndexedDB's own commit, without waiting for the page's main thread. */
   workerPut: Percentiles;
   workerDelete: Percentiles;
+  /**
+   * One answer reaching the page's code once it has arrived, under the same load, ms: a bare
+   * fetch's body read (its promise settled, less its responseEnd), and a worker's message (its
+   * round trip, less the worker's own time); and an XMLHttpRequest's load, for comparison with
+   * fetch's. Any client waits for at least one.
+   */
+  fetchHop: Percentiles;
+  workerHop: Percentiles;
+  xhrHop: Percentiles;
 }
 
 const pct = (xs: number[], p: number) => {
@@ -60,7 +69,20 @@ const pct = (xs: number[], p: number) => {
 };
 const percentiles = (xs: number[]): Percentiles => ({ p50: pct(xs, 50), p99: pct(xs, 99) });
 
-type Sample = { paid: number; toast: number; request: number; before: number; after: number; put: number; del: number; wput: number; wdel: number };
+type Sample = {
+  paid: number;
+  toast: number;
+  request: number;
+  before: number;
+  after: number;
+  put: number;
+  del: number;
+  wput: number;
+  wdel: number;
+  fhop: number;
+  whop: number;
+  xhop: number;
+};
 
 export async function toastLatency(): Promise<ToastLatency | string> {
   if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`;
@@ -139,6 +161,9 @@ export async function toastLatency(): Promise<ToastLatency | string> {
       idbDelete: percentiles(samples.map((s) => s.del)),
       workerPut: percentiles(samples.map((s) => s.wput)),
       workerDelete: percentiles(samples.map((s) => s.wdel)),
+      fetchHop: percentiles(samples.map((s) => s.fhop)),
+      workerHop: percentiles(samples.map((s) => s.whop)),
+      xhrHop: percentiles(samples.map((s) => s.xhop)),
     };
   } finally {
     await browser.close();
@@ -164,8 +189,8 @@ type DemoWindow = typeof globalThis & {
  */
 async function unlockSamples(count: number): Promise<Sample[]> {
   const { game } = globalThis as DemoWindow;
-  // What the client cannot go below while the intent is stored before it is sent and deleted
-  // before the player is told (no library, no lock, no queue: the browser's own commit).
+  // What the browser's own commits cost in this page (no library, no lock, no queue): the intent's
+  // put now overlaps its request; its delete is committed before the player is told.
   const db = await new Promise<IDBDatabase>((resolve, reject) => {
     const open = indexedDB.open('rewardbus-bench-floor', 1);
     open.onupgradeneeded = () => open.result.createObjectStore('kv');
@@ -240,9 +265,23 @@ async function unlockSamples(count: number): Promise<Sample[]> {
     const put = await commit((store) => store.put({ id: key, achievementId: 'bench', createdAt: new Date().toISOString() }, key));
     const del = await commit((store) => store.delete(key));
     const inWorker = fromWorker();
+    const tw = performance.now();
     worker.postMessage(key);
     const { put: wput, del: wdel } = await inWorker;
-    const claim = performance.getEntriesByType('resource').find((e) => e.name.includes('/v1/rewards') && e.startTime >= t0) as PerformanceResourceTiming | undefined;
+    const whop = performance.now() - tw - wput - wdel;
+    const tf = performance.now();
+    await (await fetch('/v1/health?fetch', { cache: 'no-store' })).text();
+    const fetched = performance.now();
+    const loaded = await new Promise<number>((resolve) => {
+      const x = new XMLHttpRequest();
+      x.open('GET', '/v1/health?xhr');
+      x.onloadend = () => resolve(performance.now());
+      x.send();
+    });
+    const resources = performance.getEntriesByType('resource') as PerformanceResourceTiming[];
+    const claim = resources.find((e) => e.name.includes('/v1/rewards') && e.startTime >= t0);
+    const health = resources.find((e) => e.name.includes('/v1/health?fetch') && e.startTime >= tf);
+    const xhr = resources.find((e) => e.name.includes('/v1/health?xhr') && e.startTime >= tf);
     out.push({
       paid: tPaid - t0,
       toast: tDrawn - t0,
@@ -253,6 +292,9 @@ async function unlockSamples(count: number): Promise<Sample[]> {
       del,
       wput,
       wdel,
+      fhop: health ? fetched - health.responseEnd : Number.NaN,
+      whop,
+      xhop: xhr ? loaded - xhr.responseEnd : Number.NaN,
     });
     // A pause between unlocks, as between a player's achievements.
     await new Promise((r) => setTimeout(r, 20 + Math.random() * 30));
@@ -270,13 +312,16 @@ export function printToastLatency(r: ToastLatency | string) {
   console.log(`  unlock() → the frame that drew its toast     ${f(r.toast)}`);
   console.log(`  its claim's request, as the browser timed it ${f(r.request)}`);
   console.log(`  what the client adds (paid less its request) ${f(r.clientAdds)}   (aim ≤ 10 ms at p50)`);
-  console.log(`    of it, unlock() → the request leaves        ${f(r.beforeRequest)}   (stored; lock and queue read when the lock is taken)`);
+  console.log(`    of it, unlock() → the request leaves        ${f(r.beforeRequest)}   (sent as it is stored; the lock and the queue read only when the lock is taken)`);
   console.log(`    of it, the answer → reward:paid            ${f(r.afterAnswer)}   (the intent deleted first)`);
   console.log(`  the relay's claims under the same load       ${f(r.relay)}   (${r.relay.rps.toFixed(0)} claims/s of other players, aimed at ${r.loadRate})`);
-  console.log(`  the floor: a bare IndexedDB put, committed   ${f(r.idbPut)}   (the same page and load; the intent is stored before it is sent)`);
+  console.log(`  the floor: a bare IndexedDB put, committed   ${f(r.idbPut)}   (the same page and load; the intent goes as it is stored)`);
   console.log(`             its delete, committed            ${f(r.idbDelete)}   (deleted before the player is told)`);
   console.log(`  the same put, committed in a worker          ${f(r.workerPut)}   (IndexedDB's own commit: the rest of the floor waits for the page's main thread)`);
   console.log(`             its delete                       ${f(r.workerDelete)}`);
+  console.log(`  one answer reaching the page's code: fetch   ${f(r.fetchHop)}   (a bare fetch's body, read, less its responseEnd: any client waits for one)`);
+  console.log(`             an XMLHttpRequest's load         ${f(r.xhrHop)}   (fetch's answer takes more turns of the page: headers, then body)`);
+  console.log(`             a worker's message               ${f(r.workerHop)}   (its round trip, less the worker's own time)`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) printToastLatency(await toastLatency());

@@ -146,11 +146,14 @@ export class IntentQueue {
     this.#draining = (async () => {
       do {
         this.#again = false;
-        // The lock is asked for while the intents just unlocked are being stored; none is sent before it is stored.
         await this.#lock.run(async (fresh) => {
-          await this.o.writes.written;
           const read = fresh || this.#reread;
           this.#reread = false;
+          // The store is read back only once this tab's own writes are in it. Otherwise what was
+          // just unlocked goes while it is being stored: its key is minted, the storage applies
+          // writes in order (its deletion lands after it), and the page's main thread is waited
+          // on once for both the commit and the answer, not once after the other.
+          if (read) await this.o.writes.written;
           await this.#drain(read);
         });
       } while (this.#again && !this.#stopped);
@@ -178,7 +181,7 @@ export class IntentQueue {
   /**
    * Sends what is due, pass after pass. `read`: the lock was just taken, so another tab may have
    * queued or finished intents: the store is read first. While this tab keeps the lock, no other
-   * sends, and what this one just unlocked goes from memory (stored before it goes).
+   * sends, and what this one just unlocked goes from memory, as it is being stored.
    */
   async #drain(read: boolean) {
     for (;;) {

@@ -1,6 +1,8 @@
 /**
  * Where the bus keeps its queue and player: a small async key-value store. The defaults are
  * IndexedDB in browsers (idb-keyval) and a JSON file in Node; `memoryStorage()` forgets on reload.
+ * Writes must be applied in the order they are called: an intent's deletion can be asked for while
+ * the write that stores it is still under way.
  */
 export interface RewardStorage {
   get<T>(key: string): Promise<T | undefined>;

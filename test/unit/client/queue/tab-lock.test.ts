@@ -96,22 +96,33 @@ describe('IntentQueue keeping the lock', () => {
   let n = 0;
   const intent = (): RewardIntent => ({ id: `i-${++n}`, achievementId: 'coin', occurredAt: new Date().toISOString(), userId: 'u1', attempts: 0, nextAttemptAt: 0 });
 
-  it('sends what it just stored from memory while it keeps the lock: the store is read once, when the lock is taken, and each intent is stored before it goes', async () => {
+  it('sends what it just unlocked from memory while it keeps the lock, as it is being stored: the store is read once, when the lock is taken, and the deletion lands after the write', async () => {
     const { locks } = fakeLocks();
     vi.stubGlobal('navigator', { locks });
     const storage = memoryStorage();
     let reads = 0;
-    // The queue's store, counting its reads of the queue.
+    // Each intent's write is held until its claim has gone: a queue that waited for it would never send.
+    const held = new Map<string, () => void>();
+    const gates = new Map<string, Promise<void>>();
+    const gate = (id: string) => gates.set(id, new Promise<void>((r) => held.set(id, r)));
+    let last = Promise.resolve();
+    // The queue's store, counting its reads of the queue and applying writes in order, as a store must.
     const counted: RewardStorage = {
       ...storage,
       entries: (prefix) => {
         if (prefix === 'intent:') reads++;
         return storage.entries(prefix);
       },
+      write: (sets, dels) =>
+        (last = last.then(async () => {
+          for (const [k] of sets) await gates.get(k.slice('intent:'.length));
+          await storage.write!(sets, dels);
+        })),
     };
     const storedWhenSent: boolean[] = [];
     const claim = vi.fn(async (_token: string, key: string) => {
       storedWhenSent.push((await storage.entries('intent:')).some(([k]) => k === `intent:${key}`));
+      held.get(key)?.();
       return { ok: true, status: 201, body: { id: `r-${key}`, idempotencyKey: key, achievementId: 'coin', userId: 'u1', sats: 1, status: 'paid', createdAt: '' } as RewardRecord };
     });
     const settled: string[] = [];
@@ -142,11 +153,15 @@ describe('IntentQueue keeping the lock', () => {
     );
     for (let i = 0; i < 3; i++) {
       const one = intent();
+      // The first takes the lock, so the queue is read back after the write: only later ones go as they are stored.
+      if (i > 0) gate(one.id);
       queue.add(one);
       await vi.waitFor(() => expect(settled).toContain(one.id));
     }
     expect(reads).toBe(1);
-    expect(storedWhenSent).toEqual([true, true, true]);
+    expect(storedWhenSent).toEqual([true, false, false]);
+    await last;
+    expect(await storage.entries('intent:')).toEqual([]);
     queue.stop();
   });
 });
