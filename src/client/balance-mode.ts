@@ -18,6 +18,8 @@ export interface BalanceModeParts {
   queue: Pick<IntentQueue, 'list' | 'setOnline'>;
   tabs: TabChannel;
   retry: RetryOptions | undefined;
+  /** The game's Web Lock name (the queue's); the guest is made under `<lockName>:guest`. */
+  lockName: string;
   /** The courier's stored player, queue and catalog loaded. */
   ready(): Promise<void>;
   /** The current player's live session, or a RewardBusError. */
@@ -37,6 +39,7 @@ export class BalanceMode {
   #wallet: Promise<Wallet> | undefined;
   /** A guest being made (the first unlock with no player). */
   #guesting: Promise<void> | undefined;
+  #again = false;
 
   constructor(private readonly p: BalanceModeParts) {}
 
@@ -93,7 +96,10 @@ export class BalanceMode {
    */
   guestIfBalance() {
     const p = this.p;
-    if (this.#guesting || p.destroyed()) return;
+    if (p.destroyed()) return;
+    // Asked again while a look is under way (an unlock as the bus starts): one more look after it,
+    // or that unlock would wait for the next one.
+    if (this.#guesting) return void (this.#again = true);
     this.#guesting = (async () => {
       await p.ready();
       const waiting = () => !p.sessions.current && !p.destroyed() && p.queue.list().some((i) => !i.userId);
@@ -101,20 +107,41 @@ export class BalanceMode {
       if (!waiting()) return;
       if (p.catalog.payoutMode === undefined) await p.catalog.refresh();
       if (p.catalog.payoutMode !== 'balance' || !waiting()) return;
-      const a = await p.relay.guest();
-      // Out of reach: the browser's coming back online (or the next unlock) asks again.
-      if ('unreachable' in a) p.queue.setOnline(false);
-      if (!a.ok || p.sessions.current || p.destroyed()) return;
-      p.queue.setOnline(true);
-      await p.adopt(a.body);
-      p.tabs.post({ type: 'linked', player: a.body });
-      void p.flush();
+      // One tab at a time: tabs that unlock at once make one guest, not one each, whose credits
+      // the other tabs' guests would never share. The next in line takes the one stored.
+      await oneTab(`${p.lockName}:guest`, async () => {
+        if (!waiting()) return;
+        const made = await p.sessions.stored();
+        if (made) {
+          await p.adopt(made);
+          return void p.flush();
+        }
+        const a = await p.relay.guest();
+        // Out of reach: the browser's coming back online (or the next unlock) asks again.
+        if ('unreachable' in a) p.queue.setOnline(false);
+        if (!a.ok || p.sessions.current || p.destroyed()) return;
+        p.queue.setOnline(true);
+        // Stored before the lock is let go (adopt waits for it): the next tab in line reads it.
+        await p.adopt(a.body);
+        p.tabs.post({ type: 'linked', player: a.body });
+        void p.flush();
+      });
     })()
       .catch((err: unknown) => {
         p.bus.emit('error', err instanceof Error ? err : new Error(String(err)));
       })
       .finally(() => {
         this.#guesting = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.guestIfBalance();
+        }
       });
   }
+}
+
+/** Runs `work` under a Web Lock where the runtime has them (tabs of one game); as it is elsewhere. */
+function oneTab(name: string, work: () => Promise<void>): Promise<void> {
+  const locks = typeof navigator === 'undefined' ? undefined : (navigator as Navigator & { locks?: LockManager }).locks;
+  return locks?.request ? locks.request(name, work).then(() => undefined) : work();
 }

@@ -102,6 +102,8 @@ export class Courier {
       options.eventSource,
     );
     this.#earned = new LastEarned((id) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history));
+    /** The game's tabs take turns under Web Locks of this name (one per relay). */
+    const lockName = `rewardbus:${options.relayUrl}`;
     this.#queue = new IntentQueue(
       {
         storage: this.#storage,
@@ -116,7 +118,7 @@ export class Courier {
           expire: (userId) => sessions.expire(userId),
         },
         earned: this.#earned,
-        lockName: `rewardbus:${options.relayUrl}`,
+        lockName,
         tab: randomId(),
         ...(tabs.open ? { knock: () => tabs.post({ type: 'lock' }) } : {}),
         concurrency: options.concurrency ?? 6,
@@ -155,6 +157,7 @@ export class Courier {
       queue: this.#queue,
       tabs: this.#tabs,
       retry: options.retry,
+      lockName,
       ready: () => this.ready,
       linked: () => this.#account.linked(),
       adopt: (player) => this.#adopt(player),

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryStorage, RewardBusError, type RewardBusEvents } from '../../src/client/node.js';
 import { busesOnTestRelay, fetchEventSource, next } from '../helpers/client.js';
+import { fakeLocks } from '../helpers/web-locks.js';
 
 const balanceMode = { RELAY_PAYOUT_MODE: 'balance', RELAY_MIN_WITHDRAWAL_SATS: '10' };
 
@@ -31,7 +32,10 @@ function recordingFetch() {
 }
 
 const { bus, start } = busesOnTestRelay(() => memoryStorage());
-afterEach(() => vi.useRealTimers());
+afterEach(() => {
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+});
 
 /** Every event of these names the bus says, as `<event> <detail>`. */
 function hear(b: ReturnType<typeof bus>) {
@@ -132,6 +136,44 @@ describe('balance mode on the game side', () => {
     ]);
     expect((await b.history()).find((r) => r.id === held.id)).toMatchObject({ kind: 'withdrawal', status: 'paid' });
     expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '31000']]);
+  });
+
+  it('makes one guest for two tabs that unlock at once: the tab that waited takes the one stored', async () => {
+    const { locks } = fakeLocks();
+    // The first guest's answer is held until the other tab has asked too: for the guest itself, or
+    // for its turn to make one.
+    let bothAsked!: () => void;
+    const held = new Promise<void>((r) => (bothAsked = r));
+    let turns = 0;
+    vi.stubGlobal('navigator', {
+      locks: {
+        request: (name: string, work: () => Promise<unknown>) => {
+          if (name.endsWith(':guest') && ++turns === 2) bothAsked();
+          return locks.request(name, work);
+        },
+      },
+    });
+    await start(balanceMode);
+    const storage = memoryStorage();
+    const guests: string[] = [];
+    const counting = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (new URL(String(input)).pathname === '/v1/players') {
+        guests.push(String(init?.body));
+        if (guests.length === 2) bothAsked();
+        await held;
+      }
+      return fetch(input, init);
+    }) as typeof fetch;
+    const [a, b] = [bus({ storage, fetch: counting }), bus({ storage, fetch: counting })];
+    await Promise.all([a.ready, b.ready]);
+    const credited = [next(a, 'reward:credited'), next(b, 'reward:credited')];
+    a.unlock('first-coin');
+    b.unlock('level-complete');
+    await Promise.all(credited);
+    expect(guests).toEqual(['{}']);
+    expect(a.player?.guest).toBe(true);
+    expect(b.player?.userId).toBe(a.player!.userId);
+    expect((await a.balance()).sats).toBe((await b.balance()).sats);
   });
 
   it('sends what a guest still had queued as the player, once the guest links and merges', async () => {

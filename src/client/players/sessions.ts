@@ -28,12 +28,17 @@ export class PlayerSessions {
 
   /** The player this device played as last time, if any. */
   async load(): Promise<PlayerSession | undefined> {
-    const userId = await this.storage.get<string>('player');
-    const player = userId ? await this.storage.get<PlayerSession>(`session:${userId}`) : undefined;
+    const player = await this.stored();
     if (player) this.#byUser.set(player.userId, player);
     const linkedAt = player && (await this.storage.get<number>(`linked:${player.userId}`));
     if (player && linkedAt) this.#linkedAt.set(player.userId, linkedAt);
     return (this.#current = player);
+  }
+
+  /** The player stored on this device now: another tab's, linked (or made a guest) since this one loaded. */
+  async stored(): Promise<PlayerSession | undefined> {
+    const userId = await this.storage.get<string>('player');
+    return userId ? this.storage.get<PlayerSession>(`session:${userId}`) : undefined;
   }
 
   /**

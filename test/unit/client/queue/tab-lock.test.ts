@@ -6,32 +6,7 @@ import { TabLock } from '../../../../src/client/queue/tab-lock.js';
 import { LastEarned } from '../../../../src/client/rules/index.js';
 import { createWriteBatch, memoryStorage, type RewardStorage } from '../../../../src/client/storage/index.js';
 import type { PlayerSession, RewardRecord } from '../../../../src/wire/relay-api.js';
-
-/** The browser's Web Locks, as one origin's tabs share them: one holder per name, the others waiting in line. */
-function fakeLocks() {
-  const lines = new Map<string, Array<() => Promise<unknown>>>();
-  let requests = 0;
-  const next = (name: string) => {
-    const line = lines.get(name)!;
-    const first = line[0];
-    if (!first) return void lines.delete(name);
-    void first().finally(() => {
-      line.shift();
-      next(name);
-    });
-  };
-  const locks = {
-    request(name: string, callback: () => Promise<unknown>) {
-      requests++;
-      return new Promise((resolve, reject) => {
-        const line = lines.get(name) ?? lines.set(name, []).get(name)!;
-        line.push(() => callback().then(resolve, reject));
-        if (line.length === 1) next(name);
-      });
-    },
-  };
-  return { locks, requests: () => requests };
-}
+import { fakeLocks } from '../../../helpers/web-locks.js';
 
 /** Tabs of one game: each knock is heard by every other tab's lock. */
 function tabs(n: number) {
