@@ -6,6 +6,9 @@
 // 50 ms (with each waiting connection's ungranted lock types) and pg_stat_statements read.
 // Run alone: node --import tsx bench/pg-two-relays.ts. BENCH_BUDGET_SATS sets a daily budget (the
 // relay-load bench sets none, so no claim there touches the budget row); BENCH_SECONDS, BENCH_ROUNDS.
+// Each round also prints the CPU per reward of the relays and of PostgreSQL (from /proc, the
+// measured seconds only): on a host this busy a rate swings several-fold from minute to minute,
+// the CPU a reward costs far less, and two relays' share of one is what that CPU allows.
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +18,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { freshDatabase, startPostgres } from '../test/helpers/postgres.js';
 import { startChild, startRelayProcess, stop } from '../test/helpers/processes.js';
+import { cpuSeconds, postmasterPid, serverSeconds } from './cpu.js';
 import { resetStatements, STATEMENTS_SETTINGS, statementProfile } from './pg-statements.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -58,6 +62,10 @@ try {
       return ((await r.json()) as { token: string }).token;
     }),
   );
+  const postmaster = await postmasterPid(postgres.url);
+  /** CPU seconds so far of the relays and of the database; `from` when each load's measured seconds began. */
+  const meter = () => ({ relays: cpuSeconds(one.child.pid) + cpuSeconds(two.child.pid), database: serverSeconds(postmaster) });
+  let measured = 0;
   const run = async (url: string, ts: string[], connections: number, warm: number) => {
     let n = 0;
     const opts = {
@@ -73,6 +81,7 @@ try {
     };
     if (warm) await autocannon({ ...opts, duration: warm });
     const r = await autocannon({ ...opts, duration: SECONDS });
+    measured += r.requests.total;
     if (r.non2xx || r.errors || r.timeouts) console.log(`   (${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts)`);
     console.log(`   ${url} ${connections} conns: ${r.requests.average} rps p50 ${r.latency.p50} p99 ${r.latency.p99}`);
     return r.requests.average;
@@ -109,13 +118,25 @@ try {
     oneDisjoint32: (w) => run(one.url, tokens.slice(0, 32), 64, w),
   };
   const results: Record<string, number[]> = {};
+  const cpu: Record<string, Array<{ relays: number; database: number }>> = {};
   for (let r = 0; r < ROUNDS; r++) {
     for (const [name, f] of Object.entries(scen)) {
       const last = r === ROUNDS - 1;
       if (last) await resetStatements(db);
       const stopSample = last ? sample() : undefined;
-      const rps = await f(r === 0 ? 3 : 1);
+      const warm = r === 0 ? 3 : 1;
+      measured = 0;
+      let before: ReturnType<typeof meter> | undefined;
+      const started = setTimeout(() => (before = meter()), warm * 1000);
+      const rps = await f(warm);
+      clearTimeout(started);
+      const after = meter();
       (results[name] ??= []).push(rps);
+      if (before) {
+        const per = (k: 'relays' | 'database') => ((after[k] - before![k]) * 1e6) / measured;
+        (cpu[name] ??= []).push({ relays: per('relays'), database: per('database') });
+        console.log(`   CPU per reward: relays ${per('relays').toFixed(0)} µs, PostgreSQL ${per('database').toFixed(0)} µs`);
+      }
       if (stopSample) {
         const counts = await stopSample();
         const samples = counts.get('#samples') ?? 1;
@@ -130,6 +151,14 @@ try {
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const [k, v] of Object.entries(results)) console.log(`${k.padEnd(14)} median ${med(v).toFixed(0)}  rounds ${v.map((x) => x.toFixed(0)).join(' ')}`);
+  // What the CPU allows: a rate is bounded by the CPU per reward of every process sharing the
+  // cores, so two relays' share of one, at equal load generator and service, is at most one's
+  // relays + database CPU over two's.
+  const total = (k: string) => (cpu[k] ?? []).map((c) => c.relays + c.database);
+  for (const [k, v] of Object.entries(cpu))
+    console.log(`${k.padEnd(14)} CPU µs/reward median: relays ${med(v.map((c) => c.relays)).toFixed(0)}, PostgreSQL ${med(v.map((c) => c.database)).toFixed(0)}`);
+  if (total('one').length && total('twoShared').length)
+    console.log(`relays + PostgreSQL CPU per reward, one / twoShared: ${((100 * med(total('one'))) / med(total('twoShared'))).toFixed(0)}% (what the CPU lets two make of one)`);
 } finally {
   await Promise.all(children.map(stop));
   await postgres.stop();

@@ -7,9 +7,12 @@ import autocannon from 'autocannon';
 import { PGBOUNCER, PGBOUNCER_HOW, startPgBouncer, type TestPgBouncer } from '../test/helpers/pgbouncer.js';
 import { freshDatabase, POSTGRES_HOW, startPostgres } from '../test/helpers/postgres.js';
 import { startChild, startRelayProcess, stop } from '../test/helpers/processes.js';
+import { cpuSeconds, postmasterPid, serverSeconds } from './cpu.js';
 import { type ActivityProfile, sampleActivity } from './pg-activity.js';
 import { pgCeiling } from './pg-ceiling.js';
 import { resetStatements, STATEMENTS_SETTINGS, type StatementLine, statementProfile } from './pg-statements.js';
+
+export { cpuSeconds } from './cpu.js';
 
 export interface LoadFigures {
   name: string;
@@ -49,31 +52,16 @@ export interface RelayBench {
 }
 
 /**
- * CPU seconds a process (all its threads) has used so far (user + system), from /proc; with
- * `mainThread`, only its main thread's (the one JavaScript runs on: its task id is the pid); with
- * `reaped`, also what its children used before they ended and it waited for them.
+ * CPU seconds the bench's own PostgreSQL server has used so far (its postmaster's processes, the
+ * ended backends included), and any PgBouncer's: the pooler is the database's side too (idle, it
+ * costs nothing). Only the bench's server: on a shared machine other sessions' servers run beside
+ * it, and every `postgres` process on the host was counted here before.
  */
-export function cpuSeconds(pid: number | undefined, { mainThread = false, reaped = false } = {}): number {
-  try {
-    const stat = mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
-    const fields = readFileSync(stat, 'utf8').split(') ')[1]!.split(' ');
-    const own = Number(fields[11]) + Number(fields[12]);
-    return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/**
- * CPU seconds PostgreSQL has used so far: its live processes, and the backends that have ended
- * (a pool closes idle connections), which the postmaster has reaped. So it only grows. With
- * PgBouncer's: the pooler is the database's side too (idle, it costs nothing).
- */
-function postgresSeconds(): number {
-  let total = 0;
+function postgresSeconds(postmaster: number | undefined): number {
+  let total = postmaster === undefined ? 0 : serverSeconds(postmaster);
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      if (['postgres', 'pgbouncer'].includes(readFileSync(`/proc/${pid}/comm`, 'utf8').trim())) total += cpuSeconds(Number(pid), { reaped: true });
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'pgbouncer') total += cpuSeconds(Number(pid), { reaped: true });
     } catch {
       // gone meanwhile
     }
@@ -85,6 +73,8 @@ function postgresSeconds(): number {
 interface Metered {
   server: ChildProcess[];
   service: ChildProcess;
+  /** The bench's PostgreSQL server, when it has one. */
+  postmaster?: number;
 }
 
 const snapshot = (m: Metered): CpuPerReward => {
@@ -93,7 +83,7 @@ const snapshot = (m: Metered): CpuPerReward => {
     server: m.server.reduce((s, c) => s + cpuSeconds(c.pid), 0),
     serverMainThread: m.server.reduce((s, c) => s + cpuSeconds(c.pid, { mainThread: true }), 0),
     service: cpuSeconds(m.service.pid),
-    database: postgresSeconds(),
+    database: postgresSeconds(m.postmaster),
     load: (load.user + load.system) / 1e6,
   };
 };
@@ -251,7 +241,8 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     const claimHeaders = (tokens: string[]) => () => ({ authorization: `Bearer ${tokens[n++ % tokens.length]}`, 'idempotency-key': randomUUID() });
     const claimBody = '{"achievementId":"bench"}';
     const payment = JSON.stringify({ gamertag: 'bench', amount: '1000', description: 'direct' });
-    const metering = (...server: ChildProcess[]): Metered => ({ server, service: sandbox.child });
+    const postmaster = postgres && (await postmasterPid(postgres.url).catch(() => void console.warn("(the database's CPU not metered: its postmaster's pid unread)")));
+    const metering = (...server: ChildProcess[]): Metered => ({ server, service: sandbox.child, ...(postmaster ? { postmaster } : {}) });
     const result: RelayBench = { figures: [], rounds: [] };
     // Not an aim's term: once, for scale.
     const direct = wanted('sandbox direct')
@@ -261,6 +252,8 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     // A round runs each aim's two terms one after the other (pass-through, SQLite, PostgreSQL,
     // two relays), so a ratio within a round is of figures seconds apart.
     const scenarios: Array<(warmUp: number, lastRound: boolean) => Promise<LoadFigures>> = [];
+    /** The one PostgreSQL relay's scenario and the two relays': run in turn first, round after round. */
+    let pair: [number, number] | undefined;
     const pass = { name: 'two-call pass-through', url: `http://127.0.0.1:${passThrough.match[1]}/v1/rewards`, headers: () => ({}), body: '{}', meter: metering(passThrough.child) };
     if (wanted(pass.name)) scenarios.push((warmUp) => load({ ...pass, warmUp }));
     const SQLITE = 'relay (SQLite, synchronous=FULL)';
@@ -301,6 +294,11 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
         result.pgStatements = await statementProfile(RELAY_DATABASE_URL);
         return figures;
       });
+      // Two relays over the same database, right after the one relay (the aim's two terms seconds
+      // apart, and in turn first: see the rounds below).
+      const urls = [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`];
+      pair = [scenarios.length - 1, scenarios.length];
+      scenarios.push((warmUp) => loadSpread('2 relays (PostgreSQL)', urls, headers, claimBody, metering(one.child, two.child), warmUp));
       // One relay through PgBouncer in transaction mode (stock settings, its default pool of 20 server
       // connections), its listen connection direct: what the pooler costs against the relay above.
       if (PGBOUNCER) {
@@ -312,8 +310,6 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
       const pgCredits = await startRelay('pg-credits', { RELAY_DATABASE_URL: await freshDatabase(postgres.url), RELAY_PAYOUT_MODE: 'balance' });
       const pgCreditsLoad = { name: CREDITS_POSTGRES, url: `${pgCredits.url}/v1/rewards`, headers, body: claimBody, meter: metering(pgCredits.child) };
       scenarios.push((warmUp) => load({ ...pgCreditsLoad, warmUp }));
-      const urls = [`${one.url}/v1/rewards`, `${two.url}/v1/rewards`];
-      scenarios.push((warmUp) => loadSpread('2 relays (PostgreSQL)', urls, headers, claimBody, metering(one.child, two.child), warmUp));
     } else if (options.postgres !== false && !options.only) {
       console.warn(`(no PostgreSQL figures: ${POSTGRES_HOW})`);
     }
@@ -333,7 +329,12 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
 
     for (let r = 0; r < rounds; r++) {
       const round: LoadFigures[] = [];
-      for (const run of scenarios) round.push(await run(r === 0 ? WARM_UP_SECONDS : REWARM_SECONDS, r === rounds - 1));
+      // The two relays' turn always came after the one relay's, on a ledger the one relay had just
+      // grown and in the minute autovacuum was likeliest to come round to it: in odd rounds they
+      // swap, so neither term of the aim is always the second. Each figure keeps its column.
+      const order = scenarios.map((_, i) => i);
+      if (pair && r % 2) [order[pair[0]], order[pair[1]]] = [pair[1], pair[0]];
+      for (const i of order) round[i] = await scenarios[i]!(r === 0 ? WARM_UP_SECONDS : REWARM_SECONDS, r === rounds - 1);
       result.rounds.push(round);
     }
     result.figures = [...(direct ? [direct] : []), ...scenarios.map((_, i) => medianOf(result.rounds.map((round) => round[i]!)))];
