@@ -4,22 +4,11 @@ import { RESERVING_STATES } from '../../core/lifecycle.js';
 const RESERVING_LIST = RESERVING_STATES.map((s) => `'${s}'`).join(', ');
 
 /**
- * rewardbus_claim_facts_many as migration 20 makes it (issue 39): issue 38's step made it, whole (the same
- * locks, in the same order, the same facts), its facts statement written in the function, not
- * EXECUTEd. Planned for each group, it cost the server 2.4–3.2 ms to parse and plan a statement
- * that runs in 0.2–0.4: most of a claim group's CPU, paid once per group however few claims it
- * holds, so two relays, whose groups are half as large, paid it twice per claim. Its plan is now
- * made once per session (plan_cache_mode = force_generic_plan), without sequential scans (a
- * plan made while the table was small must not scan it all once it has grown): the batch is read
- * by jsonb_to_recordset, estimated at 100 rows whatever the group, and every lookup by an index.
+ * rewardbus_claim_facts_many's start, the same in every step that made it (12 on): the group's
+ * players' and addresses' locks taken without waiting (a busy one is answered busy), its days'
+ * budget rows locked in order, and a proof's nonce refused in a group.
  */
-export function claimFactsFunction(): string {
-  return `CREATE OR REPLACE FUNCTION rewardbus_claim_facts_many(p_items jsonb)
-   RETURNS TABLE (i integer, busy boolean, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean, last_denied_at bigint,
-       user_usd_micros bigint, project_usd_micros bigint)
-   LANGUAGE plpgsql SET jit = off SET lock_timeout = '5s' SET enable_seqscan = off SET plan_cache_mode = force_generic_plan AS $$
-   #variable_conflict use_column
-   DECLARE
+export const CLAIM_GROUP_LOCKS = `   DECLARE
      v_busy text[] := '{}';
      k record;
    BEGIN
@@ -40,7 +29,25 @@ export function claimFactsFunction(): string {
      IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_items) x WHERE x->>'nonce' IS NOT NULL) THEN
        RAISE EXCEPTION 'a claim that spends a proof''s nonce goes alone';
      END IF;
-     RETURN QUERY
+`;
+
+/**
+ * rewardbus_claim_facts_many as migration 20 makes it (issue 39): issue 38's step made it, whole (the same
+ * locks, in the same order, the same facts), its facts statement written in the function, not
+ * EXECUTEd. Planned for each group, it cost the server 2.4–3.2 ms to parse and plan a statement
+ * that runs in 0.2–0.4: most of a claim group's CPU, paid once per group however few claims it
+ * holds, so two relays, whose groups are half as large, paid it twice per claim. Its plan is now
+ * made once per session (plan_cache_mode = force_generic_plan), without sequential scans (a
+ * plan made while the table was small must not scan it all once it has grown): the batch is read
+ * by jsonb_to_recordset, estimated at 100 rows whatever the group, and every lookup by an index.
+ */
+export function claimFactsFunction(): string {
+  return `CREATE OR REPLACE FUNCTION rewardbus_claim_facts_many(p_items jsonb)
+   RETURNS TABLE (i integer, busy boolean, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean, last_denied_at bigint,
+       user_usd_micros bigint, project_usd_micros bigint)
+   LANGUAGE plpgsql SET jit = off SET lock_timeout = '5s' SET enable_seqscan = off SET plan_cache_mode = force_generic_plan AS $$
+   #variable_conflict use_column
+${CLAIM_GROUP_LOCKS}     RETURN QUERY
        WITH t AS (
          SELECT t.*, ('u:' || t."user") = ANY(v_busy) OR coalesce(('a:' || t."lockAddress") = ANY(v_busy), false) AS busy
          FROM jsonb_to_recordset(p_items) AS t(i integer, "user" text, key text, day text, achievement text, id text, at bigint,

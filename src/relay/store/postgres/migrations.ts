@@ -1,7 +1,7 @@
 import type { ClientBase } from 'pg';
 import { ALL_STATES, RESERVING_STATES } from '../../core/lifecycle.js';
 import { applyFunction, CHANGE_COLUMNS } from './apply-function.js';
-import { claimFactsFunction } from './claim-facts-function.js';
+import { CLAIM_GROUP_LOCKS, claimFactsFunction } from './claim-facts-function.js';
 
 /** The lifecycle's states, and those that reserve sats, as SQL lists (written into the migrations from 12 on). */
 const STATE_LIST = ALL_STATES.map((s) => `'${s}'`).join(', ');
@@ -260,28 +260,7 @@ export const MIGRATIONS: readonly string[] = [
    RETURNS TABLE (i integer, busy boolean, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean)
    LANGUAGE plpgsql AS $$
    #variable_conflict use_column
-   DECLARE
-     v_busy text[] := '{}';
-     k record;
-   BEGIN
-     -- A player's (or address's) lock another transaction holds is not waited for: that claim is
-     -- answered busy and made alone, so one claim in another relay's group never holds up a group.
-     FOR k IN SELECT DISTINCT x->>'user' AS u FROM jsonb_array_elements(p_items) x ORDER BY 1 LOOP
-       IF NOT pg_try_advisory_xact_lock(hashtextextended('u:' || k.u, 0)) THEN v_busy := v_busy || ('u:' || k.u); END IF;
-     END LOOP;
-     FOR k IN SELECT DISTINCT x->>'lockAddress' AS a FROM jsonb_array_elements(p_items) x WHERE x->>'lockAddress' IS NOT NULL ORDER BY 1 LOOP
-       IF NOT pg_try_advisory_xact_lock(hashtextextended('a:' || k.a, 0)) THEN v_busy := v_busy || ('a:' || k.a); END IF;
-     END LOOP;
-     -- The budget rows of the group's days, in day order (a group can span midnight).
-     FOR k IN SELECT DISTINCT x->>'day' AS d FROM jsonb_array_elements(p_items) x WHERE (x->>'budgeted')::boolean ORDER BY 1 LOOP
-       INSERT INTO budget AS bu (day, sats) VALUES (k.d, 0) ON CONFLICT (day) DO UPDATE SET sats = bu.sats;
-     END LOOP;
-     -- The facts of the group's claims in one statement, each read as rewardbus_claim_facts reads
-     -- it alone (a group holds one claim of a player, and none that spends a proof's nonce).
-     IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_items) x WHERE x->>'nonce' IS NOT NULL) THEN
-       RAISE EXCEPTION 'a claim that spends a proof''s nonce goes alone';
-     END IF;
-     -- Planned for each group (EXECUTE), with the table as it is now.
+${CLAIM_GROUP_LOCKS}     -- Planned for each group (EXECUTE), with the table as it is now.
      RETURN QUERY EXECUTE '
        WITH t AS (
          SELECT t.*, (''u:'' || t."user") = ANY($2) OR coalesce((''a:'' || t."lockAddress") = ANY($2), false) AS busy
@@ -472,28 +451,7 @@ export const MIGRATIONS: readonly string[] = [
    RETURNS TABLE (i integer, busy boolean, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean, last_denied_at bigint)
    LANGUAGE plpgsql SET jit = off SET lock_timeout = '5s' AS $$
    #variable_conflict use_column
-   DECLARE
-     v_busy text[] := '{}';
-     k record;
-   BEGIN
-     -- A player's (or address's) lock another transaction holds is not waited for: that claim is
-     -- answered busy and made alone, so one claim in another relay's group never holds up a group.
-     FOR k IN SELECT DISTINCT x->>'user' AS u FROM jsonb_array_elements(p_items) x ORDER BY 1 LOOP
-       IF NOT pg_try_advisory_xact_lock(hashtextextended('u:' || k.u, 0)) THEN v_busy := v_busy || ('u:' || k.u); END IF;
-     END LOOP;
-     FOR k IN SELECT DISTINCT x->>'lockAddress' AS a FROM jsonb_array_elements(p_items) x WHERE x->>'lockAddress' IS NOT NULL ORDER BY 1 LOOP
-       IF NOT pg_try_advisory_xact_lock(hashtextextended('a:' || k.a, 0)) THEN v_busy := v_busy || ('a:' || k.a); END IF;
-     END LOOP;
-     -- The budget rows of the group's days, in day order (a group can span midnight).
-     FOR k IN SELECT DISTINCT x->>'day' AS d FROM jsonb_array_elements(p_items) x WHERE (x->>'budgeted')::boolean ORDER BY 1 LOOP
-       INSERT INTO budget AS bu (day, sats) VALUES (k.d, 0) ON CONFLICT (day) DO UPDATE SET sats = bu.sats;
-     END LOOP;
-     -- The facts of the group's claims in one statement, each read as rewardbus_claim_facts reads
-     -- it alone (a group holds one claim of a player, and none that spends a proof's nonce).
-     IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_items) x WHERE x->>'nonce' IS NOT NULL) THEN
-       RAISE EXCEPTION 'a claim that spends a proof''s nonce goes alone';
-     END IF;
-     -- Planned for each group (EXECUTE), with the table as it is now.
+${CLAIM_GROUP_LOCKS}     -- Planned for each group (EXECUTE), with the table as it is now.
      RETURN QUERY EXECUTE '
        WITH t AS (
          SELECT t.*, (''u:'' || t."user") = ANY($2) OR coalesce((''a:'' || t."lockAddress") = ANY($2), false) AS busy
@@ -667,28 +625,7 @@ export const MIGRATIONS: readonly string[] = [
    RETURNS TABLE (i integer, busy boolean, existing json, user_sats bigint, address_sats bigint, project_sats bigint, last_at bigint, nonce_fresh boolean, last_denied_at bigint)
    LANGUAGE plpgsql SET jit = off SET lock_timeout = '5s' AS $$
    #variable_conflict use_column
-   DECLARE
-     v_busy text[] := '{}';
-     k record;
-   BEGIN
-     -- A player's (or address's) lock another transaction holds is not waited for: that claim is
-     -- answered busy and made alone, so one claim in another relay's group never holds up a group.
-     FOR k IN SELECT DISTINCT x->>'user' AS u FROM jsonb_array_elements(p_items) x ORDER BY 1 LOOP
-       IF NOT pg_try_advisory_xact_lock(hashtextextended('u:' || k.u, 0)) THEN v_busy := v_busy || ('u:' || k.u); END IF;
-     END LOOP;
-     FOR k IN SELECT DISTINCT x->>'lockAddress' AS a FROM jsonb_array_elements(p_items) x WHERE x->>'lockAddress' IS NOT NULL ORDER BY 1 LOOP
-       IF NOT pg_try_advisory_xact_lock(hashtextextended('a:' || k.a, 0)) THEN v_busy := v_busy || ('a:' || k.a); END IF;
-     END LOOP;
-     -- The budget rows of the group's days, in day order (a group can span midnight).
-     FOR k IN SELECT DISTINCT x->>'day' AS d FROM jsonb_array_elements(p_items) x WHERE (x->>'budgeted')::boolean ORDER BY 1 LOOP
-       INSERT INTO budget AS bu (day, sats) VALUES (k.d, 0) ON CONFLICT (day) DO UPDATE SET sats = bu.sats;
-     END LOOP;
-     -- The facts of the group's claims in one statement, each read as rewardbus_claim_facts reads
-     -- it alone (a group holds one claim of a player, and none that spends a proof's nonce).
-     IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_items) x WHERE x->>'nonce' IS NOT NULL) THEN
-       RAISE EXCEPTION 'a claim that spends a proof''s nonce goes alone';
-     END IF;
-     -- Planned for each group (EXECUTE), with the table as it is now.
+${CLAIM_GROUP_LOCKS}     -- Planned for each group (EXECUTE), with the table as it is now.
      RETURN QUERY EXECUTE '
        WITH t AS (
          SELECT t.*, (''u:'' || t."user") = ANY($2) OR coalesce((''a:'' || t."lockAddress") = ANY($2), false) AS busy
@@ -882,28 +819,7 @@ export const MIGRATIONS: readonly string[] = [
        user_usd_micros bigint, project_usd_micros bigint)
    LANGUAGE plpgsql SET jit = off SET lock_timeout = '5s' AS $$
    #variable_conflict use_column
-   DECLARE
-     v_busy text[] := '{}';
-     k record;
-   BEGIN
-     -- A player's (or address's) lock another transaction holds is not waited for: that claim is
-     -- answered busy and made alone, so one claim in another relay's group never holds up a group.
-     FOR k IN SELECT DISTINCT x->>'user' AS u FROM jsonb_array_elements(p_items) x ORDER BY 1 LOOP
-       IF NOT pg_try_advisory_xact_lock(hashtextextended('u:' || k.u, 0)) THEN v_busy := v_busy || ('u:' || k.u); END IF;
-     END LOOP;
-     FOR k IN SELECT DISTINCT x->>'lockAddress' AS a FROM jsonb_array_elements(p_items) x WHERE x->>'lockAddress' IS NOT NULL ORDER BY 1 LOOP
-       IF NOT pg_try_advisory_xact_lock(hashtextextended('a:' || k.a, 0)) THEN v_busy := v_busy || ('a:' || k.a); END IF;
-     END LOOP;
-     -- The budget rows of the group's days, in day order (a group can span midnight).
-     FOR k IN SELECT DISTINCT x->>'day' AS d FROM jsonb_array_elements(p_items) x WHERE (x->>'budgeted')::boolean ORDER BY 1 LOOP
-       INSERT INTO budget AS bu (day, sats) VALUES (k.d, 0) ON CONFLICT (day) DO UPDATE SET sats = bu.sats;
-     END LOOP;
-     -- The facts of the group's claims in one statement, each read as rewardbus_claim_facts reads
-     -- it alone (a group holds one claim of a player, and none that spends a proof's nonce).
-     IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_items) x WHERE x->>'nonce' IS NOT NULL) THEN
-       RAISE EXCEPTION 'a claim that spends a proof''s nonce goes alone';
-     END IF;
-     -- Planned for each group (EXECUTE), with the table as it is now.
+${CLAIM_GROUP_LOCKS}     -- Planned for each group (EXECUTE), with the table as it is now.
      RETURN QUERY EXECUTE '
        WITH t AS (
          SELECT t.*, (''u:'' || t."user") = ANY($2) OR coalesce((''a:'' || t."lockAddress") = ANY($2), false) AS busy
