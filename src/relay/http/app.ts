@@ -15,10 +15,8 @@ import { VERSION } from '../version.js';
 import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
 import { type RelayEnv, requirePlayer } from './context.js';
 import { requireAdmin } from './middleware/admin-auth.js';
-import { allowedMethods } from './middleware/allowed-methods.js';
-import { cors, originAllowed } from './middleware/cors.js';
-import { bodyLimit, securityHeaders } from './middleware/door.js';
-import { refuseNulInUrl } from './middleware/nul-guard.js';
+import { originAllowed } from './middleware/cors.js';
+import { door } from './middleware/door.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 import type { HttpSettings } from './options.js';
 import { problemOf, problemResponse, RelayProblem } from './problems.js';
@@ -67,8 +65,9 @@ export interface HttpDeps {
 }
 
 /**
- * The relay's HTTP surface as a web-standard handler: middleware one concern each, then thin
- * routes that parse, call the core and answer. The operator's surface exists only with a token.
+ * The relay's HTTP surface as a web-standard handler: the door (one middleware calling each
+ * concern in turn), the player's token where a route needs one, then thin routes that parse, call
+ * the core and answer. The operator's surface exists only with a token.
  */
 export function createApp(d: HttpDeps) {
   const { settings, core, store, tokens, limiter, logger, metrics } = d;
@@ -76,12 +75,9 @@ export function createApp(d: HttpDeps) {
   const origins = settings.allowedOrigins;
   const app = new Hono<RelayEnv>();
 
-  app.use('*', securityHeaders(settings, logger));
+  // Counts every answer, the door's refusals too; it adds nothing to the answer itself.
   if (metrics) app.use('*', metrics.httpRequests());
-  app.use('/v1/*', cors(origins, logger));
-  app.use('/v1/*', allowedMethods(app as never));
-  app.use('*', refuseNulInUrl);
-  app.use('*', bodyLimit(settings));
+  app.use('*', door(settings, logger, app as never));
 
   app.get('/v1/health', (c) => c.json({ ok: true, mode: settings.mode, version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck, draining: d.draining })));
