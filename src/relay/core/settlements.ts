@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { RewardRecord } from '../../wire/relay-api.js';
 import { allows, LIFECYCLE, LifecycleError, type TransitionName, told, transition } from './lifecycle.js';
 import type { PlayerEvent } from './ports/event-log.js';
 import {
@@ -19,6 +20,7 @@ import {
   type TournamentPostResult,
   type WithdrawalLimits,
 } from './ports/ledger.js';
+import { toRewardRecord } from './reward-record.js';
 import type { Repeat } from './streak.js';
 
 /** What moved an intent: the claim, the payment's answer, or one of the ways a review ends. */
@@ -68,9 +70,20 @@ export type SettleOutcome = { kind: 'settled'; entry: LedgerEntry } | { kind: 'r
  * and the change logged. Nothing else in the relay settles an entry or appends a reward event.
  */
 export function createSettlements({ ledger, publish, metrics, logger, clock, onFinal }: SettlementsDeps) {
+  /**
+   * The last entry told and the record it was told with (its event's): a claim's answer, made a few
+   * microtasks after its settlement, sends the same record rather than build it again. One slot, by
+   * identity: another settlement in between only means the record is built (a WeakMap of every
+   * entry cost more than the record).
+   */
+  let lastTold: { entry: LedgerEntry; record: RewardRecord } | undefined;
+
   function after(s: Settled, cause: SettlementCause, audit?: AuditNote) {
     const { entry, from, event } = s;
-    if (event) publish(event);
+    if (event) {
+      publish(event);
+      if (event.type === 'reward') lastTold = { entry, record: event.data as RewardRecord };
+    }
     if (onFinal && (entry.state === 'paid' || entry.state === 'credited')) onFinal(entry);
     if (entry.state !== 'sending' && entry.state !== 'deferred' && entry.state !== 'held')
       metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined, entry.kind);
@@ -146,6 +159,11 @@ export function createSettlements({ ledger, publish, metrics, logger, clock, onF
     },
 
     apply,
+
+    /** The entry as the client sees it: the record its player was told with when it was just settled, else built. */
+    recordOf(entry: LedgerEntry): RewardRecord {
+      return lastTold?.entry === entry ? lastTold.record : toRewardRecord(entry);
+    },
 
     /**
      * A tournament's results (core/tournaments.ts): every prize made by the claim transition, in

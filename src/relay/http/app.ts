@@ -41,7 +41,10 @@ const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
  */
 export interface HttpDeps {
   settings: HttpSettings;
-  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf' | 'postResults' | 'referrals'>;
+  core: Pick<
+    Core,
+    'claim' | 'recordOf' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf' | 'postResults' | 'referrals'
+  >;
   /** RELAY_GAME_SERVER_SECRET: the game's server's bearer for `/v1/server/*`. */
   gameServerSecrets?: readonly string[];
   /** Readiness pings it; rewards' history, the event streams, the webhooks' inbox and the operator read it. */
@@ -87,7 +90,7 @@ export function createApp(d: HttpDeps) {
   const retired = core.guests?.retired;
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter, undefined, retired));
-  app.route('/v1/rewards', rewardsRoute({ ledger, claim: core.claim, limiter, logger }));
+  app.route('/v1/rewards', rewardsRoute({ ledger, claim: core.claim, recordOf: core.recordOf, limiter, logger }));
   for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter, d.tickets, retired));
   app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(settings.streamCaps), d.tickets));
   app.route('/v1/ramp-sessions', rampRoute(core.openRampSession));
