@@ -87,6 +87,7 @@ export function createSettlements({ ledger, publish, metrics, logger, clock, onF
     if (onFinal && (entry.state === 'paid' || entry.state === 'credited')) onFinal(entry);
     if (entry.state !== 'sending' && entry.state !== 'deferred' && entry.state !== 'held')
       metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined, entry.kind);
+    // One shape for every line (pino leaves an undefined field out): no objects spread into it.
     const line = {
       event: 'settlement',
       cause,
@@ -96,9 +97,10 @@ export function createSettlements({ ledger, publish, metrics, logger, clock, onF
       sats: entry.sats,
       from,
       to: entry.state,
-      ...(entry.reason && entry.state !== 'paid' ? { reason: entry.reason } : {}),
-      ...(entry.paymentId ? { paymentId: entry.paymentId } : {}),
-      ...(audit ? { by: audit.actor, action: audit.action } : {}),
+      reason: entry.reason && entry.state !== 'paid' ? entry.reason : undefined,
+      paymentId: entry.paymentId || undefined,
+      by: audit?.actor,
+      action: audit?.action,
     };
     if (entry.reason === 'contradicted' && entry.state === 'needs_review') {
       metrics.contradicted?.();
