@@ -120,11 +120,10 @@ export function createSettlements({ ledger, publish, metrics, logger, clock, onF
     let s: Settled | undefined;
     try {
       // The core's clock, not the store's (the SQLite store runs in a thread of its own).
-      s = await ledger.settle(id, request.transition, request.to, {
-        now: request.now ?? (clock ?? Date.now)(),
-        ...(request.audit ? { audit: request.audit } : {}),
-        ...(request.limits ? { limits: request.limits } : {}),
-      });
+      const options: Parameters<Ledger['settle']>[3] = { now: request.now ?? (clock ?? Date.now)() };
+      if (request.audit) options.audit = request.audit;
+      if (request.limits) options.limits = request.limits;
+      s = await ledger.settle(id, request.transition, request.to, options);
     } catch (err) {
       if (err instanceof DayLimitRefusal) return { kind: 'refused', reason: err.reason };
       throw err;

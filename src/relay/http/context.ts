@@ -184,7 +184,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The Idempotency-Key header's UUID, or 400. The IETF draft sends it as a structured-field string: "<uuid>". Bare is accepted too. */
 export function idempotencyKeyOf(raw: string): string {
-  const key = raw.replace(/^"(.*)"$/, '$1');
+  const key = raw.length > 1 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
   if (!UUID.test(key)) throw new RelayProblem('idempotency_key_required');
   return key;
 }
