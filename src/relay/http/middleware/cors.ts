@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { openOutgoing, setAnswerHeader } from '../answer-headers.js';
+import { requestHeader } from '../context.js';
 
 const ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID';
 const EXPOSE_HEADERS = 'Idempotent-Replayed, Retry-After';
@@ -47,7 +48,7 @@ export function corsCheck(origins: readonly string[], logger?: Pick<Logger, 'war
     );
   };
   return function cors(c: Context, path: string, outgoing = openOutgoing(c)): Response | undefined {
-    const origin = c.req.header('origin');
+    const origin = requestHeader(c, 'origin');
     const allowed = origin !== undefined && (any || origins.includes(origin) || sameHost(origin, c.req.url));
     if (origin !== undefined && !allowed) tell(origin, path);
     if (!any) setAnswerHeader(c, 'Vary', 'Origin', APPEND, outgoing);

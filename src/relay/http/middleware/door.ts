@@ -2,7 +2,7 @@ import type { Hono, MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { openOutgoing, setAnswerHeader } from '../answer-headers.js';
 import { addressKey, clientAddress } from '../client-address.js';
-import { type RelayContext, type RelayEnv, socketAddress } from '../context.js';
+import { type RelayContext, type RelayEnv, requestHeader, socketAddress } from '../context.js';
 import type { HttpSettings } from '../options.js';
 import { SECURITY_HEADERS } from '../security-headers.js';
 import { methodCheck } from './allowed-methods.js';
@@ -48,7 +48,7 @@ function callerKey(settings: HttpSettings, logger: Logger): (c: RelayContext) =>
   const unknownAddress = warnOfUnknownAddresses(settings, logger);
   return (c) => {
     const peer = settings.clientAddress?.(c.req.raw, c.env) || socketAddress(c);
-    const key = addressKey(peer && trustProxy ? clientAddress(peer, c.req.header('x-forwarded-for'), trustProxy) : peer);
+    const key = addressKey(peer && trustProxy ? clientAddress(peer, requestHeader(c, 'x-forwarded-for'), trustProxy) : peer);
     if (key === undefined) unknownAddress();
     return key;
   };

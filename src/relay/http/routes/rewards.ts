@@ -15,9 +15,11 @@ import type { Ledger, LedgerEntry } from '../../core/ports/ledger.js';
 import { isStoreOutage } from '../../core/ports/outage.js';
 import { toRewardRecord } from '../../core/reward-record.js';
 import { PROOF_MAX_LENGTH } from '../../core/unlock-proof.js';
-import { addressScope, clientKey, idempotencyKeyOf, type RelayContext, type RelayEnv, readJson } from '../context.js';
+import { addressScope, clientKey, idempotencyKeyOf, type RelayContext, type RelayEnv, readJson, requestHeader } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
 import { problemBody, RelayProblem } from '../problems.js';
+
+const IDEMPOTENCY_KEY = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 
 // Strict: an `amount` (or anything else) in the body is refused, not silently ignored.
 export const claimSchema = z.strictObject({
@@ -79,7 +81,7 @@ function answerOf(r: ClaimOutcome, achievementId: string): { entry: LedgerEntry;
 /** `POST /v1/rewards` pays an achievement at most once per Idempotency-Key; GETs read the player's own. */
 export function rewardsRoute({ ledger, claim, recordOf = toRewardRecord, limiter, logger }: RewardsRouteDeps) {
   async function post(c: RelayContext) {
-    const key = idempotencyKeyOf(c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '');
+    const key = idempotencyKeyOf(requestHeader(c, IDEMPOTENCY_KEY) ?? '');
     const body = await readJson(c, claimSchema);
     const a = answerOf(await claim(c.get('player'), key, body, c.req.raw, clientKey(c)), body.achievementId);
     if (a instanceof RelayProblem) throw a;
