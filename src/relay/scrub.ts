@@ -15,5 +15,9 @@ const CREDENTIAL = /((?:api[_-]?key|authorization|secret|token)["']?\s*[:=]\s*["
 export function scrub(text: string, secrets: readonly string[] = []): string {
   let out = text;
   for (const s of secrets) if (s.length >= 8 && out.includes(s)) out = out.split(s).join(REDACTED);
-  return out.replace(CREDENTIAL, `$1${REDACTED}`);
+  // Most text names no credential at all: looking for the names alone takes half the replace's time.
+  return CREDENTIAL_NAME.test(out) ? out.replace(CREDENTIAL, `$1${REDACTED}`) : out;
 }
+
+/** The names CREDENTIAL starts with: where none is, it cannot match. */
+const CREDENTIAL_NAME = /api[_-]?key|authorization|secret|token/i;

@@ -4,7 +4,7 @@ import { amountOf, type Catalog } from './catalog.js';
 import { countsDollars } from './claim-decision.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
-import type { ClaimLimits, Ledger, LedgerEntry } from './ports/ledger.js';
+import type { ClaimLimits, Ledger, LedgerEntry, NewClaim } from './ports/ledger.js';
 import { inDollars, satsAt } from './price.js';
 import type { Prices } from './prices.js';
 import type { Settlements } from './settlements.js';
@@ -139,29 +139,31 @@ export function createClaims({
     const { sats, terms } = satsAt(amount, price);
     const minPlayMs = (achievement.minPlaySeconds ?? 0) * 1000;
     const streak = achievement.repeat.kind === 'streak';
-    const result = await settlements.claim(
-      {
-        id: uuid7(),
-        userId: player.userId,
-        idempotencyKey: key,
-        requestHash: hash,
-        achievementId: achievement.id,
-        gamertag: player.gamertag,
-        sats,
-        ...(price !== undefined ? { terms } : {}),
-        repeat: achievement.repeat,
-        ...(body.occurredAt ? { occurredAt: body.occurredAt } : {}),
-        ...(address !== undefined ? { address } : {}),
-        ...(rejectReason ? { rejectReason } : {}),
-        ...(minPlayMs ? { minPlayMs, playStartedAt: player.iat } : {}),
-        ...(proofNonce ? { proofNonce } : {}),
-        // A streak's sats are the ledger's to decide (core/streak.ts): it holds one above the limit.
-        ...(achievement.hold || (holdAboveSats > 0 && !streak && sats > holdAboveSats) ? { hold: true } : {}),
-        ...(streak && holdAboveSats > 0 ? { holdAboveSats } : {}),
-        ...(credit ? { credit: true } : {}),
-      },
-      limits,
-    );
+    // Built by assignments: a spread for each optional field made an object each, every claim.
+    const recorded: NewClaim = {
+      id: uuid7(),
+      userId: player.userId,
+      idempotencyKey: key,
+      requestHash: hash,
+      achievementId: achievement.id,
+      gamertag: player.gamertag,
+      sats,
+      repeat: achievement.repeat,
+    };
+    if (price !== undefined) recorded.terms = terms;
+    if (body.occurredAt) recorded.occurredAt = body.occurredAt;
+    if (address !== undefined) recorded.address = address;
+    if (rejectReason) recorded.rejectReason = rejectReason;
+    if (minPlayMs) {
+      recorded.minPlayMs = minPlayMs;
+      recorded.playStartedAt = player.iat;
+    }
+    if (proofNonce) recorded.proofNonce = proofNonce;
+    // A streak's sats are the ledger's to decide (core/streak.ts): it holds one above the limit.
+    if (achievement.hold || (holdAboveSats > 0 && !streak && sats > holdAboveSats)) recorded.hold = true;
+    if (streak && holdAboveSats > 0) recorded.holdAboveSats = holdAboveSats;
+    if (credit) recorded.credit = true;
+    const result = await settlements.claim(recorded, limits);
     if (result.kind === 'existing') return known(result.entry, hash) ?? { kind: 'answered', entry: result.entry, replayed: true };
     if (result.entry.state === 'deferred' && result.entry.reason === 'too_early') return { kind: 'too_early', retryAt: player.iat + minPlayMs };
     // Refused, held for an operator or credited to a balance: nothing goes to the service now.

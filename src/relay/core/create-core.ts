@@ -131,6 +131,8 @@ export function createCore(deps: CoreDeps) {
   return {
     settlements,
     payouts,
+    /** A ledger entry as the client sees it (the record its event carried, when it has one). */
+    recordOf: settlements.recordOf,
     /** A claim: at most one payment per intent (core/claims.ts). */
     claim: createClaims({
       ledger,

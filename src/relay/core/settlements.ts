@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { RewardRecord } from '../../wire/relay-api.js';
 import { allows, LIFECYCLE, LifecycleError, type TransitionName, told, transition } from './lifecycle.js';
 import type { PlayerEvent } from './ports/event-log.js';
 import {
@@ -19,6 +20,7 @@ import {
   type TournamentPostResult,
   type WithdrawalLimits,
 } from './ports/ledger.js';
+import { toRewardRecord } from './reward-record.js';
 import type { Repeat } from './streak.js';
 
 /** What moved an intent: the claim, the payment's answer, or one of the ways a review ends. */
@@ -68,12 +70,24 @@ export type SettleOutcome = { kind: 'settled'; entry: LedgerEntry } | { kind: 'r
  * and the change logged. Nothing else in the relay settles an entry or appends a reward event.
  */
 export function createSettlements({ ledger, publish, metrics, logger, clock, onFinal }: SettlementsDeps) {
+  /**
+   * The last entry told and the record it was told with (its event's): a claim's answer, made a few
+   * microtasks after its settlement, sends the same record rather than build it again. One slot, by
+   * identity: another settlement in between only means the record is built (a WeakMap of every
+   * entry cost more than the record).
+   */
+  let lastTold: { entry: LedgerEntry; record: RewardRecord } | undefined;
+
   function after(s: Settled, cause: SettlementCause, audit?: AuditNote) {
     const { entry, from, event } = s;
-    if (event) publish(event);
+    if (event) {
+      publish(event);
+      if (event.type === 'reward') lastTold = { entry, record: event.data as RewardRecord };
+    }
     if (onFinal && (entry.state === 'paid' || entry.state === 'credited')) onFinal(entry);
     if (entry.state !== 'sending' && entry.state !== 'deferred' && entry.state !== 'held')
       metrics.settled(entry.state, entry.achievementId, entry.sats, cause === 'payout' ? entry.createdAt : undefined, entry.kind);
+    // One shape for every line (pino leaves an undefined field out): no objects spread into it.
     const line = {
       event: 'settlement',
       cause,
@@ -83,9 +97,10 @@ export function createSettlements({ ledger, publish, metrics, logger, clock, onF
       sats: entry.sats,
       from,
       to: entry.state,
-      ...(entry.reason && entry.state !== 'paid' ? { reason: entry.reason } : {}),
-      ...(entry.paymentId ? { paymentId: entry.paymentId } : {}),
-      ...(audit ? { by: audit.actor, action: audit.action } : {}),
+      reason: entry.reason && entry.state !== 'paid' ? entry.reason : undefined,
+      paymentId: entry.paymentId || undefined,
+      by: audit?.actor,
+      action: audit?.action,
     };
     if (entry.reason === 'contradicted' && entry.state === 'needs_review') {
       metrics.contradicted?.();
@@ -105,11 +120,10 @@ export function createSettlements({ ledger, publish, metrics, logger, clock, onF
     let s: Settled | undefined;
     try {
       // The core's clock, not the store's (the SQLite store runs in a thread of its own).
-      s = await ledger.settle(id, request.transition, request.to, {
-        now: request.now ?? (clock ?? Date.now)(),
-        ...(request.audit ? { audit: request.audit } : {}),
-        ...(request.limits ? { limits: request.limits } : {}),
-      });
+      const options: Parameters<Ledger['settle']>[3] = { now: request.now ?? (clock ?? Date.now)() };
+      if (request.audit) options.audit = request.audit;
+      if (request.limits) options.limits = request.limits;
+      s = await ledger.settle(id, request.transition, request.to, options);
     } catch (err) {
       if (err instanceof DayLimitRefusal) return { kind: 'refused', reason: err.reason };
       throw err;
@@ -146,6 +160,11 @@ export function createSettlements({ ledger, publish, metrics, logger, clock, onF
     },
 
     apply,
+
+    /** The entry as the client sees it: the record its player was told with when it was just settled, else built. */
+    recordOf(entry: LedgerEntry): RewardRecord {
+      return lastTold?.entry === entry ? lastTold.record : toRewardRecord(entry);
+    },
 
     /**
      * A tournament's results (core/tournaments.ts): every prize made by the claim transition, in

@@ -15,10 +15,8 @@ import { VERSION } from '../version.js';
 import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
 import { type RelayEnv, requirePlayer } from './context.js';
 import { requireAdmin } from './middleware/admin-auth.js';
-import { allowedMethods } from './middleware/allowed-methods.js';
-import { cors, originAllowed } from './middleware/cors.js';
-import { bodyLimit, securityHeaders } from './middleware/door.js';
-import { refuseNulInUrl } from './middleware/nul-guard.js';
+import { originAllowed } from './middleware/cors.js';
+import { door } from './middleware/door.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 import type { HttpSettings } from './options.js';
 import { problemOf, problemResponse, RelayProblem } from './problems.js';
@@ -43,7 +41,10 @@ const NO_GAUGE = { inc: () => undefined, dec: () => undefined };
  */
 export interface HttpDeps {
   settings: HttpSettings;
-  core: Pick<Core, 'claim' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf' | 'postResults' | 'referrals'>;
+  core: Pick<
+    Core,
+    'claim' | 'recordOf' | 'decide' | 'link' | 'openRampSession' | 'withdrawalRequest' | 'reports' | 'balances' | 'guests' | 'userIdOf' | 'postResults' | 'referrals'
+  >;
   /** RELAY_GAME_SERVER_SECRET: the game's server's bearer for `/v1/server/*`. */
   gameServerSecrets?: readonly string[];
   /** Readiness pings it; rewards' history, the event streams, the webhooks' inbox and the operator read it. */
@@ -67,8 +68,9 @@ export interface HttpDeps {
 }
 
 /**
- * The relay's HTTP surface as a web-standard handler: middleware one concern each, then thin
- * routes that parse, call the core and answer. The operator's surface exists only with a token.
+ * The relay's HTTP surface as a web-standard handler: the door (one middleware calling each
+ * concern in turn), the player's token where a route needs one, then thin routes that parse, call
+ * the core and answer. The operator's surface exists only with a token.
  */
 export function createApp(d: HttpDeps) {
   const { settings, core, store, tokens, limiter, logger, metrics } = d;
@@ -76,12 +78,9 @@ export function createApp(d: HttpDeps) {
   const origins = settings.allowedOrigins;
   const app = new Hono<RelayEnv>();
 
-  app.use('*', securityHeaders(settings, logger));
+  // Counts every answer, the door's refusals too; it adds nothing to the answer itself.
   if (metrics) app.use('*', metrics.httpRequests());
-  app.use('/v1/*', cors(origins, logger));
-  app.use('/v1/*', allowedMethods(app as never));
-  app.use('*', refuseNulInUrl);
-  app.use('*', bodyLimit(settings));
+  app.use('*', door(settings, logger, app as never));
 
   app.get('/v1/health', (c) => c.json({ ok: true, mode: settings.mode, version: VERSION, originAllowed: originAllowed(origins, c.req.raw) } satisfies Health));
   app.route('/v1/ready', readyRoute(createReadiness({ ping: () => store.ping(), service: d.serviceCheck, draining: d.draining })));
@@ -91,7 +90,7 @@ export function createApp(d: HttpDeps) {
   const retired = core.guests?.retired;
   // Matches /v1/rewards itself too.
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter, undefined, retired));
-  app.route('/v1/rewards', rewardsRoute({ ledger, claim: core.claim, limiter, logger }));
+  app.route('/v1/rewards', rewardsRoute({ ledger, claim: core.claim, recordOf: core.recordOf, limiter, logger }));
   for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter, d.tickets, retired));
   app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(settings.streamCaps), d.tickets));
   app.route('/v1/ramp-sessions', rampRoute(core.openRampSession));

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ALL_STATES, LIFECYCLE, LifecycleError, type RewardState, type Transition, type TransitionName } from '../../../src/relay/core/lifecycle.js';
 import type { Settlement } from '../../../src/relay/core/ports/ledger.js';
+import { toRewardRecord } from '../../../src/relay/core/reward-record.js';
 import { createSettlements } from '../../../src/relay/core/settlements.js';
 import { createLogger, type NewClaim, openSqliteStore, type PlayerEvent, type RewardRecord } from '../../../src/relay/index.js';
 
@@ -59,6 +60,21 @@ describe('the settlement core', () => {
     await expect
       .poll(() => flushLogs().filter((l) => l.event === 'settlement'))
       .toMatchObject([{ cause: 'payout', from: 'sending', to: 'paid', rewardId: entry.id, paymentId: 'tx' }]);
+  });
+
+  it("answers a just-settled entry with the record its player was told, and builds any other entry's", async () => {
+    const { settlements, published, claim } = await core();
+    const first = (await settlements.claim(claim(), NO_LIMITS)).entry;
+    const second = (await settlements.claim(claim({ achievementId: 'second-coin' }), NO_LIMITS)).entry;
+    const paid = (await settlements.settle(first.id, { transition: 'settle', to: { state: 'paid', paymentId: 'tx' }, cause: 'payout' }))!;
+    // The very record published: built once.
+    expect(settlements.recordOf(paid)).toBe(published[0]!.data);
+    expect(settlements.recordOf(paid)).toEqual(toRewardRecord(paid));
+    // Another entry, or a settlement since: built from the entry, as it stands.
+    expect(settlements.recordOf(second)).toEqual(toRewardRecord(second));
+    await settlements.settle(second.id, { transition: 'settle', to: { state: 'failed', reason: 'x' }, cause: 'payout' });
+    expect(settlements.recordOf(paid)).not.toBe(published[0]!.data);
+    expect(settlements.recordOf(paid)).toEqual(published[0]!.data);
   });
 
   it('does nothing after a compare-and-set that lost: no event, no count, no line', async () => {

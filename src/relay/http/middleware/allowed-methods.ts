@@ -1,4 +1,4 @@
-import type { Hono, MiddlewareHandler } from 'hono';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { RelayProblem } from '../problems.js';
 
 /**
@@ -8,7 +8,8 @@ import { RelayProblem } from '../problems.js';
  */
 type Route = { pattern: RegExp; allow: string; methods: ReadonlySet<string> };
 
-export function allowedMethods(app: Hono<never>): MiddlewareHandler {
+/** The check as the door runs it (middleware/door.ts): throws 405 for a method `path` does not take. */
+export function methodCheck(app: Hono<never>) {
   let table: Route[] | undefined;
   const build = () => {
     const byPath = new Map<string, Set<string>>();
@@ -27,9 +28,8 @@ export function allowedMethods(app: Hono<never>): MiddlewareHandler {
   // The route each path came to, remembered: a claim's path is the same every time (ids vary, so
   // the memory is bounded).
   const byPath = new Map<string, Route | undefined>();
-  return async function allowedMethods(c, next) {
+  return function allowedMethod(c: Context, path: string): void {
     table ??= build();
-    const path = c.req.path;
     let route = byPath.get(path);
     if (route === undefined && !byPath.has(path)) {
       route = table.find((r) => r.pattern.test(path));
@@ -39,6 +39,14 @@ export function allowedMethods(app: Hono<never>): MiddlewareHandler {
     if (route && !route.methods.has(c.req.method)) {
       throw new RelayProblem('method_not_allowed', `${path} takes ${route.allow}`, { Allow: route.allow });
     }
+  };
+}
+
+/** methodCheck as a middleware of its own (the door runs the check itself). */
+export function allowedMethods(app: Hono<never>): MiddlewareHandler {
+  const check = methodCheck(app);
+  return async function allowedMethods(c, next) {
+    check(c, c.req.path);
     await next();
   };
 }

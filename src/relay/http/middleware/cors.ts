@@ -1,6 +1,7 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
-import { setAnswerHeader } from '../answer-headers.js';
+import { openOutgoing, setAnswerHeader } from '../answer-headers.js';
+import { requestHeader } from '../context.js';
 
 const ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID';
 const EXPOSE_HEADERS = 'Idempotent-Replayed, Retry-After';
@@ -26,12 +27,13 @@ function sameHost(origin: string, url: string): boolean {
 }
 
 /**
- * CORS for the allowed origins (`*` for any). Hono's own sets headers on `c.res`, which makes
- * @hono/node-server build a full Response for every answer; this one only uses `c.header`.
- * A refused origin is logged, once per origin per minute, naming RELAY_ALLOWED_ORIGINS: a game
- * on a new domain otherwise only sees "failed to fetch".
+ * CORS for the allowed origins (`*` for any), as the door runs it (middleware/door.ts): the
+ * preflight's answer, or undefined to go on. Hono's own sets headers on `c.res`, which makes
+ * @hono/node-server build a full Response for every answer; this one only sets them on the answer
+ * (answer-headers.ts). A refused origin is logged, once per origin per minute, naming
+ * RELAY_ALLOWED_ORIGINS: a game on a new domain otherwise only sees "failed to fetch".
  */
-export function cors(origins: readonly string[], logger?: Pick<Logger, 'warn'>, now = Date.now): MiddlewareHandler {
+export function corsCheck(origins: readonly string[], logger?: Pick<Logger, 'warn'>, now = Date.now) {
   const any = origins.includes('*');
   const told = new Map<string, number>();
   const tell = (origin: string, path: string) => {
@@ -45,24 +47,33 @@ export function cors(origins: readonly string[], logger?: Pick<Logger, 'warn'>, 
       `refused a browser call from ${origin.slice(0, 200)}: add it to RELAY_ALLOWED_ORIGINS to allow it (said once a minute per origin)`,
     );
   };
-  return async function cors(c, next) {
-    const origin = c.req.header('origin');
+  return function cors(c: Context, path: string, outgoing = openOutgoing(c)): Response | undefined {
+    const origin = requestHeader(c, 'origin');
     const allowed = origin !== undefined && (any || origins.includes(origin) || sameHost(origin, c.req.url));
-    if (origin !== undefined && !allowed) tell(origin, c.req.path);
-    // On Node's response, so the answer's own headers stay a plain object (answer-headers.ts).
-    if (!any) setAnswerHeader(c, 'Vary', 'Origin', { append: true });
-    if (allowed || (origin !== undefined && c.req.path === HEALTH)) {
-      setAnswerHeader(c, 'Access-Control-Allow-Origin', any ? '*' : origin);
-      setAnswerHeader(c, 'Access-Control-Expose-Headers', EXPOSE_HEADERS);
+    if (origin !== undefined && !allowed) tell(origin, path);
+    if (!any) setAnswerHeader(c, 'Vary', 'Origin', APPEND, outgoing);
+    if (allowed || (origin !== undefined && path === HEALTH)) {
+      setAnswerHeader(c, 'Access-Control-Allow-Origin', any ? '*' : origin, undefined, outgoing);
+      setAnswerHeader(c, 'Access-Control-Expose-Headers', EXPOSE_HEADERS, undefined, outgoing);
     }
-    if (c.req.method === 'OPTIONS') {
-      if (allowed) {
-        c.header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
-        c.header('Access-Control-Allow-Headers', ALLOW_HEADERS);
-        c.header('Access-Control-Max-Age', '600');
-      }
-      return c.body(null, 204);
+    if (c.req.method !== 'OPTIONS') return undefined;
+    if (allowed) {
+      c.header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+      c.header('Access-Control-Allow-Headers', ALLOW_HEADERS);
+      c.header('Access-Control-Max-Age', '600');
     }
+    return c.body(null, 204);
+  };
+}
+
+const APPEND = { append: true };
+
+/** corsCheck as a middleware of its own (the door runs the check itself). */
+export function cors(origins: readonly string[], logger?: Pick<Logger, 'warn'>, now = Date.now): MiddlewareHandler {
+  const check = corsCheck(origins, logger, now);
+  return async function cors(c, next) {
+    const preflight = check(c, c.req.path);
+    if (preflight) return preflight;
     await next();
   };
 }

@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { RelayProblem } from '../problems.js';
 
 /**
@@ -6,7 +6,12 @@ import { RelayProblem } from '../problems.js';
  * text cannot hold NUL, so an id or filter carrying one would fail in the database as a 500.
  * (Bodies are checked where they are parsed; Node refuses NUL in headers itself.)
  */
-export const refuseNulInUrl: MiddlewareHandler = async function refuseNulInUrl(c, next) {
+export function refuseNul(c: Context): void {
   if (c.req.url.includes('%00')) throw new RelayProblem('bad_request', 'A path or query must not contain NUL (%00)');
+}
+
+/** refuseNul as a middleware of its own (the door runs the check itself). */
+export const refuseNulInUrl: MiddlewareHandler = async function refuseNulInUrl(c, next) {
+  refuseNul(c);
   await next();
 };

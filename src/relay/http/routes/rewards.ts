@@ -8,15 +8,18 @@ import {
   type RewardClaimBatchResult,
   type RewardClaimResult,
   type RewardHistory,
+  type RewardRecord,
 } from '../../../wire/relay-api.js';
 import type { ClaimOutcome, Claims } from '../../core/claims.js';
 import type { Ledger, LedgerEntry } from '../../core/ports/ledger.js';
 import { isStoreOutage } from '../../core/ports/outage.js';
 import { toRewardRecord } from '../../core/reward-record.js';
 import { PROOF_MAX_LENGTH } from '../../core/unlock-proof.js';
-import { addressScope, clientKey, idempotencyKeyOf, type RelayContext, type RelayEnv, readJson } from '../context.js';
+import { addressScope, clientKey, idempotencyKeyOf, type RelayContext, type RelayEnv, readJson, requestHeader } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
 import { problemBody, RelayProblem } from '../problems.js';
+
+const IDEMPOTENCY_KEY = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 
 // Strict: an `amount` (or anything else) in the body is refused, not silently ignored.
 export const claimSchema = z.strictObject({
@@ -38,6 +41,8 @@ const batchSchema = z.strictObject({ claims: z.array(z.unknown()).min(1).max(CLA
 export interface RewardsRouteDeps {
   ledger: Ledger;
   claim: Claims;
+  /** A claim's answer: the record its player was told with, when it was just settled (core/settlements.ts). */
+  recordOf?: (entry: LedgerEntry) => RewardRecord;
   /** Each claim of a batch after its first counts against the player's and the address's rate limits, as its own request would. */
   limiter: RateLimiter;
   logger: Logger;
@@ -74,15 +79,15 @@ function answerOf(r: ClaimOutcome, achievementId: string): { entry: LedgerEntry;
 }
 
 /** `POST /v1/rewards` pays an achievement at most once per Idempotency-Key; GETs read the player's own. */
-export function rewardsRoute({ ledger, claim, limiter, logger }: RewardsRouteDeps) {
+export function rewardsRoute({ ledger, claim, recordOf = toRewardRecord, limiter, logger }: RewardsRouteDeps) {
   async function post(c: RelayContext) {
-    const key = idempotencyKeyOf(c.req.header(IDEMPOTENCY_KEY_HEADER) ?? '');
+    const key = idempotencyKeyOf(requestHeader(c, IDEMPOTENCY_KEY) ?? '');
     const body = await readJson(c, claimSchema);
     const a = answerOf(await claim(c.get('player'), key, body, c.req.raw, clientKey(c)), body.achievementId);
     if (a instanceof RelayProblem) throw a;
     // A replay gets the original answer's status, with the entry as it stands now.
     if (a.replayed) c.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
-    return c.json(toRewardRecord(a.entry), 201);
+    return c.json(recordOf(a.entry), 201);
   }
 
   /**
@@ -112,7 +117,7 @@ export function rewardsRoute({ ledger, claim, limiter, logger }: RewardsRouteDep
         const { idempotencyKey: _, ...body } = parsed.data;
         const a = answerOf(await claim(player, key, body, c.req.raw, address), body.achievementId);
         if (a instanceof RelayProblem) throw a;
-        return { idempotencyKey, status: 201, reward: toRewardRecord(a.entry), ...(a.replayed ? { replayed: true as const } : {}) };
+        return { idempotencyKey, status: 201, reward: recordOf(a.entry), ...(a.replayed ? { replayed: true as const } : {}) };
       } catch (err) {
         let p: RelayProblem;
         if (err instanceof RelayProblem) p = err;
