@@ -23,14 +23,16 @@ import type { LedgerEntry } from '../src/relay/core/ports/ledger.js';
 import { toRewardRecord } from '../src/relay/core/reward-record.js';
 import { createSettlements } from '../src/relay/core/settlements.js';
 import { uuid7 } from '../src/relay/core/uuid7.js';
+import { openOutgoing, setAnswerHeader } from '../src/relay/http/answer-headers.js';
 import { idempotencyKeyOf, parseJsonObject, type RelayContext, type RelayEnv, readJson, requirePlayer } from '../src/relay/http/context.js';
-import { allowedMethods } from '../src/relay/http/middleware/allowed-methods.js';
-import { cors } from '../src/relay/http/middleware/cors.js';
-import { bodyLimit, door, securityHeaders } from '../src/relay/http/middleware/door.js';
-import { refuseNulInUrl } from '../src/relay/http/middleware/nul-guard.js';
+import { methodCheck } from '../src/relay/http/middleware/allowed-methods.js';
+import { corsCheck } from '../src/relay/http/middleware/cors.js';
+import { callerKey, door } from '../src/relay/http/middleware/door.js';
+import { refuseNul } from '../src/relay/http/middleware/nul-guard.js';
 import { createRateLimiter } from '../src/relay/http/middleware/rate-limit.js';
 import { httpSettings } from '../src/relay/http/options.js';
 import { claimSchema } from '../src/relay/http/routes/rewards.js';
+import { SECURITY_HEADERS } from '../src/relay/http/security-headers.js';
 import { createRelay } from '../src/relay/index.js';
 import { createLogger } from '../src/relay/ops/logger.js';
 import { createMetrics } from '../src/relay/ops/metrics.js';
@@ -127,17 +129,44 @@ export async function claimSteps(): Promise<StepLine[]> {
   const bareApp = appWith();
   add('Hono: route and answer (an app with no middleware)', await time(bareApp), 'hono: context, router, compose, c.body');
   const mw = async (name: string, what: string, ...m: MiddlewareHandler<RelayEnv>[]) => add(name, await timeBeyond(appWith(...m), bareApp, 1000), what);
-  await mw('securityHeaders (headers, client key)', 'http/middleware/door.ts', securityHeaders(settings, logger));
+  // Each concern of the door alone, as a layer of its own (the relay runs them in one, the row after them).
+  const layer =
+    (check: (c: RelayContext) => unknown): MiddlewareHandler<RelayEnv> =>
+    async (c, next) => {
+      const answered = check(c);
+      if (answered instanceof Response) return answered;
+      await next();
+    };
+  const keyOf = callerKey(settings, logger);
+  const securityHeaders = layer((c) => {
+    const outgoing = openOutgoing(c);
+    for (const [name, value] of SECURITY_HEADERS) setAnswerHeader(c, name, value, undefined, outgoing);
+    c.set('clientKey', keyOf(c));
+  });
+  await mw('securityHeaders (headers, client key)', 'http/middleware/door.ts', securityHeaders);
   const metrics = createMetrics({ needsReview: async () => 0, budgetUsedSats: async () => 0 });
   await mw('metrics: requests by route and status', 'ops/metrics.ts httpRequests (prom-client; with the operator surface)', metrics.httpRequests());
-  await mw('cors (no Origin)', 'http/middleware/cors.ts', cors([], logger) as MiddlewareHandler<RelayEnv>);
+  const cors = corsCheck([], logger);
+  await mw(
+    'cors (no Origin)',
+    'http/middleware/cors.ts',
+    layer((c) => cors(c, c.req.path)),
+  );
   // The allowed-methods table is read from the app's routes: one as long as the relay's.
   const routed = new Hono<RelayEnv>();
-  routed.use('*', allowedMethods(routed as never));
+  const allowedMethod = methodCheck(routed as never);
+  routed.use(
+    '*',
+    layer((c) => allowedMethod(c, c.req.path)),
+  );
   for (const path of RELAY_ROUTES) path === '/v1/rewards' ? routed.post(path, (c) => c.body(null, 201)) : routed.get(path, (c) => c.body(null));
   add('allowedMethods (the relay routes)', await timeBeyond(() => routed.fetch(headersRequest, env as never), bareApp, 1000), 'http/middleware/allowed-methods.ts');
-  await mw('refuseNulInUrl', 'http/middleware/nul-guard.ts', refuseNulInUrl as MiddlewareHandler<RelayEnv>);
-  await mw('bodyLimit', 'http/middleware/door.ts', bodyLimit(settings));
+  await mw('refuseNulInUrl', 'http/middleware/nul-guard.ts', layer(refuseNul));
+  const bodyLimit = layer((c) => {
+    c.set('maxBodyBytes', settings.maxBodyBytes);
+    if (settings.bodyTimeoutMs) c.set('bodyTimeoutMs', settings.bodyTimeoutMs);
+  });
+  await mw('bodyLimit', 'http/middleware/door.ts', bodyLimit);
   // As the relay runs them: the five rows above called in turn by one middleware (metrics apart).
   const doored = new Hono<RelayEnv>();
   doored.use('*', door(settings, logger, doored as never));

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cors, originAllowed } from '../../src/relay/http/middleware/cors.js';
+import { corsCheck, originAllowed } from '../../src/relay/http/middleware/cors.js';
 import type { Health } from '../../src/wire/relay-api.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
@@ -51,11 +51,13 @@ describe('originAllowed and the log, by the minute', () => {
   it('says a refused origin again after a minute, and each origin apart', async () => {
     let t = 0;
     const said: string[] = [];
+    const cors = corsCheck([GAME], { warn: ((o: { origin: string }) => void said.push(o.origin)) as never }, () => t);
     const app = new Hono()
-      .use(
-        '*',
-        cors([GAME], { warn: ((o: { origin: string }) => void said.push(o.origin)) as never }, () => t),
-      )
+      .use('*', async (c, next) => {
+        const preflight = cors(c, c.req.path);
+        if (preflight) return preflight;
+        await next();
+      })
       .get('*', (c) => c.text('ok'));
     const call = (origin: string) => app.request('/v1/catalog', { headers: { origin } });
     await call(ELSEWHERE);

@@ -1,4 +1,4 @@
-import type { Context, Hono, MiddlewareHandler } from 'hono';
+import type { Context, Hono } from 'hono';
 import { RelayProblem } from '../problems.js';
 
 /**
@@ -39,14 +39,5 @@ export function methodCheck(app: Hono<never>) {
     if (route && !route.methods.has(c.req.method)) {
       throw new RelayProblem('method_not_allowed', `${path} takes ${route.allow}`, { Allow: route.allow });
     }
-  };
-}
-
-/** methodCheck as a middleware of its own (the door runs the check itself). */
-export function allowedMethods(app: Hono<never>): MiddlewareHandler {
-  const check = methodCheck(app);
-  return async function allowedMethods(c, next) {
-    check(c, c.req.path);
-    await next();
   };
 }

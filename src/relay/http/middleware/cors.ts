@@ -1,4 +1,4 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import { openOutgoing, setAnswerHeader } from '../answer-headers.js';
 import { requestHeader } from '../context.js';
@@ -67,13 +67,3 @@ export function corsCheck(origins: readonly string[], logger?: Pick<Logger, 'war
 }
 
 const APPEND = { append: true };
-
-/** corsCheck as a middleware of its own (the door runs the check itself). */
-export function cors(origins: readonly string[], logger?: Pick<Logger, 'warn'>, now = Date.now): MiddlewareHandler {
-  const check = corsCheck(origins, logger, now);
-  return async function cors(c, next) {
-    const preflight = check(c, c.req.path);
-    if (preflight) return preflight;
-    await next();
-  };
-}

@@ -43,7 +43,7 @@ export function door(settings: HttpSettings, logger: Logger, app: Hono<never>): 
  * The key the caller's address counts under in every per-address limit, decided once per request
  * at the door, through trusted proxies only.
  */
-function callerKey(settings: HttpSettings, logger: Logger): (c: RelayContext) => string | undefined {
+export function callerKey(settings: HttpSettings, logger: Logger): (c: RelayContext) => string | undefined {
   const trustProxy = settings.trustProxy;
   const unknownAddress = warnOfUnknownAddresses(settings, logger);
   return (c) => {
@@ -51,27 +51,6 @@ function callerKey(settings: HttpSettings, logger: Logger): (c: RelayContext) =>
     const key = addressKey(peer && trustProxy ? clientAddress(peer, requestHeader(c, 'x-forwarded-for'), trustProxy) : peer);
     if (key === undefined) unknownAddress();
     return key;
-  };
-}
-
-/** The security headers and the caller's key alone, as a middleware (the cost table times each concern of the door apart). */
-export function securityHeaders(settings: HttpSettings, logger: Logger): MiddlewareHandler<RelayEnv> {
-  const keyOf = callerKey(settings, logger);
-  return async function securityHeaders(c, next) {
-    const outgoing = openOutgoing(c);
-    for (const [name, value] of SECURITY_HEADERS) setAnswerHeader(c, name, value, undefined, outgoing);
-    c.set('clientKey', keyOf(c));
-    await next();
-  };
-}
-
-/** The body's bounds alone, as a middleware (as securityHeaders). */
-export function bodyLimit(settings: HttpSettings): MiddlewareHandler<RelayEnv> {
-  const { maxBodyBytes, bodyTimeoutMs } = settings;
-  return async function bodyLimit(c, next) {
-    c.set('maxBodyBytes', maxBodyBytes);
-    if (bodyTimeoutMs) c.set('bodyTimeoutMs', bodyTimeoutMs);
-    await next();
   };
 }
 

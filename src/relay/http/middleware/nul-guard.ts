@@ -1,4 +1,4 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import { RelayProblem } from '../problems.js';
 
 /**
@@ -9,9 +9,3 @@ import { RelayProblem } from '../problems.js';
 export function refuseNul(c: Context): void {
   if (c.req.url.includes('%00')) throw new RelayProblem('bad_request', 'A path or query must not contain NUL (%00)');
 }
-
-/** refuseNul as a middleware of its own (the door runs the check itself). */
-export const refuseNulInUrl: MiddlewareHandler = async function refuseNulInUrl(c, next) {
-  refuseNul(c);
-  await next();
-};
