@@ -39,6 +39,28 @@ export interface ClaimFacts {
   lastDeniedAt?: number | undefined;
 }
 
+/** Which of the facts the rules in force read: a ledger reads no others (a rule that is off costs its claims nothing). */
+export interface FactsRead {
+  lastReserving: boolean;
+  lastDenied: boolean;
+  userSats: boolean;
+  projectSats: boolean;
+  addressSats: boolean;
+}
+
+/**
+ * What `refusal` will look at for this claim under these limits. A repeat rule reads the last
+ * reserving claim unless it is a cooldown of nothing (an achievement earned any number of times);
+ * each cap and budget reads its day's total only when set. Dollar totals: `countsDollars`.
+ */
+export const factsRead = (claim: Pick<NewClaim, 'repeat' | 'address'>, limits: ClaimLimits): FactsRead => ({
+  lastReserving: claim.repeat.kind !== 'cooldown' || claim.repeat.seconds > 0,
+  lastDenied: (limits.denialCooldownHours ?? 0) > 0,
+  userSats: limits.userDailyCapSats > 0,
+  projectSats: limits.dailyBudgetSats > 0,
+  addressSats: addressCapped(claim, limits),
+});
+
 /**
  * Witnessed play: when the claim may be decided (ms), if it came before the player's session was
  * `minPlayMs` old; undefined when it is due (or the achievement asks for no play time). Checked

@@ -1,5 +1,5 @@
 import { utcDay } from '../../../wire/earning-rules.js';
-import { claimedState, countsDollars, dayRefusal, refusal, tooEarly } from '../../core/claim-decision.js';
+import { claimedState, countsDollars, dayRefusal, factsRead, refusal, tooEarly } from '../../core/claim-decision.js';
 import { type EntryKind, told as isTold, LIFECYCLE, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import {
@@ -27,6 +27,7 @@ import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
 import { sqliteGuests } from './guests.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
+import { rowUpdater } from './row-update.js';
 import { sqliteStreaks } from './streaks.js';
 import { sqliteTournaments } from './tournaments.js';
 
@@ -57,14 +58,6 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     >(
       `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, gamertag, occurred_at, address, day, created_at, kind, terms)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    // Every column a transition may change, from the row the primitive built.
-    // (A deferred claim decided again may be credited where it was to be paid, or the other way; a guest's credit merged moves to its player.)
-    update: db.prepare<
-      [LedgerState, string, string | null, string | null, string | null, number, string | null, string, number, number | null, EntryKind, string, string | null, string]
-    >(
-      `UPDATE rewards SET state = ?, phase = ?, reason = ?, payment_id = ?, gamertag = ?,` +
-        ` sats = ?, address = ?, day = ?, created_at = ?, settled_at = ?, kind = ?, user_id = ?, terms = ? WHERE id = ?`,
     ),
     spendNonce: db.prepare<[string, string, number]>('INSERT INTO proof_nonces (nonce, reward_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
     // The compare-and-set is in the statement: only an entry still sending and not yet sent moves.
@@ -98,6 +91,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     ),
   };
 
+  const update = rowUpdater(db);
   const one = (r: RawRow | undefined): Row | undefined => r && rowOf(r);
   const entries = (rows: RawRow[]) => rows.map((r) => toLedgerEntry(rowOf(r)));
   const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day) ?? 0;
@@ -127,23 +121,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
    */
   function commit(before: Row | undefined, after: Row, at: number, audit?: AuditNote): PlayerEvent | undefined {
     const a = after;
-    if (before)
-      q.update.run(
-        a.state,
-        a.phase,
-        a.reason,
-        a.payment_id,
-        a.gamertag,
-        a.sats,
-        a.address,
-        a.day,
-        Number(a.created_at),
-        a.settled_at === null ? null : Number(a.settled_at),
-        a.kind,
-        a.user_id,
-        a.terms === null ? null : JSON.stringify(a.terms),
-        a.id,
-      );
+    if (before) update(before, a);
     else {
       const created = Number(a.created_at);
       q.insert.run(
@@ -196,14 +174,16 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     if (!early) {
       // A proof is spent by any decided claim, whatever the decision: never twice.
       const proofUsed = c.proofNonce !== undefined && q.spendNonce.run(c.proofNonce, existing?.id ?? c.id, now).changes === 0;
+      // Only what the rules in force read: each read is a statement in the store's one thread.
+      const reads = factsRead(c, limits);
       const facts = {
-        lastReservingAt: q.lastReserving.get(c.userId, c.achievementId),
-        userSats: reservedSats(`u:${c.userId}`, day),
-        projectSats: reservedSats('*', day),
-        addressSats: c.address === undefined ? 0 : reservedSats(`a:${c.address}`, day),
+        lastReservingAt: reads.lastReserving ? q.lastReserving.get(c.userId, c.achievementId) : undefined,
+        userSats: reads.userSats ? reservedSats(`u:${c.userId}`, day) : 0,
+        projectSats: reads.projectSats ? reservedSats('*', day) : 0,
+        addressSats: reads.addressSats ? reservedSats(`a:${c.address}`, day) : 0,
         ...usdFacts(c.userId, day, limits),
         proofUsed,
-        lastDeniedAt: q.lastDenied.get(c.userId, c.achievementId) ?? undefined,
+        lastDeniedAt: reads.lastDenied ? (q.lastDenied.get(c.userId, c.achievementId) ?? undefined) : undefined,
       };
       reason = refusal(c, facts, limits, now);
     }
