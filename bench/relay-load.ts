@@ -115,6 +115,15 @@ export const POOLED = 'relay (PgBouncer, transaction)';
 export const NO_LEDGER = 'relay, no ledger (maps in memory)';
 export const CREDITS_SQLITE = 'credits (SQLite, balance mode)';
 export const CREDITS_POSTGRES = 'credits (PostgreSQL, balance)';
+/** The rows of the pass-through and the relay with no ledger offered the same rate (issue 39, aim 1). */
+export const PASS_AT_RATE = 'pass-through, one rate';
+export const NO_LEDGER_AT_RATE = 'no ledger, one rate';
+/**
+ * Of the relay with no ledger's first saturated rate: the rate both are offered. Each server's CPU
+ * per reward falls as its rate rises (more requests share each turn of its loop and each syscall),
+ * so CPU per reward at saturation compares the pass-through at twice the relay's rate.
+ */
+const ONE_RATE_SHARE = 0.6;
 
 interface Load {
   name: string;
@@ -124,12 +133,15 @@ interface Load {
   connections?: number;
   meter?: Metered;
   warmUp?: number;
+  /** Requests a second, all connections together: the load offered, not the most the server takes. */
+  rate?: number;
 }
 
-async function load({ name, url, headers, body, connections = CONNECTIONS, meter, warmUp = WARM_UP_SECONDS }: Load): Promise<LoadFigures> {
+async function load({ name, url, headers, body, connections = CONNECTIONS, meter, warmUp = WARM_UP_SECONDS, rate }: Load): Promise<LoadFigures> {
   const options = {
     url,
     connections,
+    ...(rate ? { overallRate: rate } : {}),
     method: 'POST' as const,
     body,
     requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { 'content-type': 'application/json', ...headers() } }) }],
@@ -324,7 +336,18 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
         body: claimBody,
         meter: metering(noLedger.child),
       };
-      scenarios.push((warmUp) => load({ ...noLedgerLoad, warmUp }));
+      let oneRate: number | undefined;
+      scenarios.push(async (warmUp) => {
+        const figures = await load({ ...noLedgerLoad, warmUp });
+        oneRate ??= Math.round(ONE_RATE_SHARE * figures.rps);
+        return figures;
+      });
+      // Aim 1's CPU per reward with both offered the same rate, right after the no-ledger relay's
+      // first saturated turn set it (both kept warm: only the first round warms them up at length).
+      if (wanted(PASS_AT_RATE)) {
+        scenarios.push((warmUp) => load({ ...pass, name: PASS_AT_RATE, warmUp, rate: oneRate! }));
+        scenarios.push((warmUp) => load({ ...noLedgerLoad, name: NO_LEDGER_AT_RATE, warmUp, rate: oneRate! }));
+      }
     }
 
     for (let r = 0; r < rounds; r++) {

@@ -9,7 +9,7 @@ import { bundleSizes, drainTime, printDrain, unlockCost } from './client.js';
 import { guestMergeTimes } from './guest-merge.js';
 import { manyStreams, printManyStreams } from './many-streams.js';
 import { summarizeProfile } from './profile.js';
-import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, type LoadFigures, median, NO_LEDGER, POOLED } from './relay-load.js';
+import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, type LoadFigures, median, NO_LEDGER, NO_LEDGER_AT_RATE, PASS_AT_RATE, POOLED } from './relay-load.js';
 import { printToastLatency, toastLatency } from './toast-latency.js';
 import { tournamentTimes } from './tournament.js';
 
@@ -74,13 +74,19 @@ const ratio = (name: string, a: string, b: string, aim: string, of: (f: LoadFigu
   const [i, j] = [column(a), column(b)];
   if (i < 0 || j < 0) return;
   const each = rounds.map((r) => of(r[i]!) / of(r[j]!));
-  const show = (x: number) => (percent ? `${fmt(100 * x)}%` : `${fmt(x, 1)}x`);
+  const show = (x: number) => (percent ? `${fmt(100 * x)}%` : `${fmt(x, 2)}x`);
   console.log(`  ${name.padEnd(48)} ${show(median(each)).padStart(5)}   (aim ${aim}; rounds: ${each.map(show).join(', ')})`);
 };
 console.log("\nratios in this run, the median of the rounds'");
 ratio('SQLite relay / two-call pass-through', 'relay (SQLite', 'two-call pass-through', '≥ 60%');
 // Not an aim: how far the relay gets with no store at all, the bound the ledger works under.
 ratio('(the relay with no ledger / pass-through)', NO_LEDGER, 'two-call pass-through', 'none');
+// Aim 1: the relay's own path in CPU per reward. Offered one rate, both do the same work per second
+// (the comparable figure); each at saturation, the pass-through runs at about twice the relay's rate.
+const cpuOf = (f: LoadFigures) => f.cpuUsPerReward ?? Number.NaN;
+ratio('no ledger / pass-through, CPU a reward, one rate', NO_LEDGER_AT_RATE, PASS_AT_RATE, '≤ 1.5x', cpuOf, false);
+ratio('(the same, main threads)', NO_LEDGER_AT_RATE, PASS_AT_RATE, 'none', (f) => f.cpu?.serverMainThread ?? Number.NaN, false);
+ratio('(the same, each at its saturated rate)', NO_LEDGER, 'two-call pass-through', 'none', cpuOf, false);
 ratio('PostgreSQL relay / SQLite relay', 'relay (PostgreSQL', 'relay (SQLite', '≥ 60%');
 ratio('two PostgreSQL relays / one', '2 relays', 'relay (PostgreSQL', '≥ 90%');
 // Not an aim: one relay through PgBouncer in transaction mode beside the same relay direct.

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarizeProfile } from './profile.js';
-import { benchRelay, CREDITS_SQLITE, NO_LEDGER } from './relay-load.js';
+import { benchRelay, CREDITS_SQLITE, NO_LEDGER, NO_LEDGER_AT_RATE, PASS_AT_RATE } from './relay-load.js';
 
 const runs = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 1);
 const profile = process.argv.includes('--profile');
@@ -31,6 +31,7 @@ for (let i = 0; i < runs; i++) {
   };
   const cpu = (f: (typeof figures)[number]) => f.cpuUsPerReward ?? Number.NaN;
   ratio('CPU/reward: no ledger / pass-through', NO_LEDGER, 'two-call pass-through', cpu);
+  ratio('CPU/reward: the same, both offered one rate', NO_LEDGER_AT_RATE, PASS_AT_RATE, cpu);
   ratio('CPU/reward: SQLite relay / pass-through', 'relay (SQLite', 'two-call pass-through', cpu);
   ratio('CPU/reward: credits / pass-through', CREDITS_SQLITE, 'two-call pass-through', cpu);
   ratio('rewards/s: SQLite relay / pass-through', 'relay (SQLite', 'two-call pass-through', (f) => f.rps);
