@@ -11,6 +11,7 @@ import { createPlayerTokens } from './core/player-tokens.js';
 import type { VerifyLink } from './core/players.js';
 import type { RelayStore } from './core/ports/relay-store.js';
 import { createPrices, type Prices } from './core/prices.js';
+import { SELF_REFERRAL_WINDOW_MS } from './core/referral-decision.js';
 import { secretList } from './core/secret-list.js';
 import { createStreamTickets } from './core/stream-tickets.js';
 import { PROOF_MAX_TTL_SECONDS } from './core/unlock-proof.js';
@@ -231,18 +232,22 @@ export function createRelay(options: RelayOptions): Relay {
   walletWatch.unref();
   void wallet.read();
   let closing = false;
-  // Past days' reservations, address links, expired proofs' nonces and deferred claims a day old
-  // (they hold nothing): kept, they would grow with every player and every address for ever (a
-  // bot farm's most of all). A day is kept past its end, and a nonce a day past its proof's
-  // longest life, against clocks a little apart.
+  // Past days' reservations, address links, expired proofs' nonces, deferred claims a day old
+  // (they hold nothing) and where players were seen past the self-referral window: kept, they
+  // would grow with every player and every address for ever (a bot farm's most of all). A day is
+  // kept past its end, and a nonce a day past its proof's longest life, against clocks a little apart.
   // A store of one's own may not prune (prune is optional); one run at a time.
   let pruning: Promise<void> | undefined;
   const prune = () =>
     (pruning ??= Promise.resolve()
-      .then(() => ledger.prune?.(utcDay(Date.now() - DAY_MS), Date.now() - PROOF_MAX_TTL_SECONDS * 1000 - DAY_MS, Date.now() - DAY_MS))
+      .then(async () => {
+        const now = Date.now();
+        const rows = await ledger.prune?.(utcDay(now - DAY_MS), now - PROOF_MAX_TTL_SECONDS * 1000 - DAY_MS, now - DAY_MS);
+        return (rows ?? 0) + ((await store.referrals?.forget?.(now - SELF_REFERRAL_WINDOW_MS - DAY_MS)) ?? 0);
+      })
       .then(
         (rows) => {
-          if (rows) logger.info({ event: 'pruned', rows }, `forgot ${rows} rows of past days' limits, expired proofs and deferred claims`);
+          if (rows) logger.info({ event: 'pruned', rows }, `forgot ${rows} rows of past days' limits, expired proofs, deferred claims and old addresses`);
         },
         (err: unknown) => {
           // A store closing under it (the relay stopping) is no failure to report.

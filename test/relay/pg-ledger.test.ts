@@ -6,6 +6,7 @@ import { freshDatabase, POSTGRES_HOW } from '../helpers/postgres.js';
 import { balanceLedgerContract } from './balance-ledger-contract.js';
 import { ledgerContract } from './ledger-contract.js';
 import { streakContract } from './ledger-streak-contract.js';
+import { referralStoreContract } from './referral-store-contract.js';
 
 const url = inject('postgresUrl');
 const NONE = { userDailyCapSats: 0, dailyBudgetSats: 0 };
@@ -47,6 +48,7 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
   ledgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url, { migrated: true }), { owner: 'test-relay', leaseMs: 60_000 }));
   streakContract('PostgreSQL', async () => openPgStore(await freshDatabase(url, { migrated: true }), { owner: 'test-relay', leaseMs: 60_000 }));
   balanceLedgerContract('PostgreSQL', async () => openPgStore(await freshDatabase(url, { migrated: true }), { owner: 'test-relay', leaseMs: 60_000 }));
+  referralStoreContract('PostgreSQL', async () => openPgStore(await freshDatabase(url, { migrated: true }), { owner: 'test-relay', leaseMs: 60_000 }));
 
   // Calls made in one turn go to PostgreSQL together (store/postgres/group.ts): each must still be
   // answered as if it had gone alone.

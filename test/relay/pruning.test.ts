@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { startTestRelay } from '../helpers/relay.js';
 
 describe('the relay at start', () => {
-  it("prunes past days' reservations, address links and expired proofs' nonces; yesterday's, live proofs' and the ledger stay", async () => {
+  it("prunes past days' reservations, address links, expired proofs' nonces and addresses seen past the self-referral window; yesterday's, live proofs', the window's and the ledger stay", async () => {
     const first = await startTestRelay();
     const dataDir = first.dataDir;
     await first.link('alice');
@@ -26,16 +26,21 @@ describe('the relay at start', () => {
     reserve.run('u:bot-1', '2026-01-01', 5);
     reserve.run('*', '2026-01-01', 5);
     reserve.run('u:bot-1', yesterday, 5);
+    // Where players linked or claimed from: a referral from it within 30 days is a self-referral.
+    const seen = db.prepare('INSERT INTO player_addresses (user_id, address, at) VALUES (?, ?, ?)');
+    seen.run('bot-1', '198.51.100.9', Date.now() - 40 * DAY);
+    seen.run('bot-2', '198.51.100.9', Date.now() - 29 * DAY);
     db.close();
 
     const relay = await startTestRelay({}, {}, dataDir);
-    await vi.waitFor(() => expect(relay.logs.find((l) => l.includes('"event":"pruned"'))).toContain('"rows":3,'));
+    await vi.waitFor(() => expect(relay.logs.find((l) => l.includes('"event":"pruned"'))).toContain('"rows":4,'));
     await relay.close({ graceMs: 0 });
     const after = new Database(file, { readonly: true });
     expect(after.prepare('SELECT nonce FROM proof_nonces').pluck().all()).toEqual(['spent-29-days-ago']);
     expect(after.prepare('SELECT day FROM address_links WHERE address = ?').pluck().all('198.51.100.9')).toEqual([yesterday]);
     // The project's total of a past day stays (budgetUsed reads it); a player's goes.
     expect(after.prepare(`SELECT scope || ' ' || day FROM reserved ORDER BY 1`).pluck().all()).toEqual(['* 2026-01-01', `u:bot-1 ${yesterday}`]);
+    expect(after.prepare('SELECT user_id FROM player_addresses').pluck().all()).toEqual(['bot-2']);
     expect(after.prepare('SELECT count(*) FROM rewards').pluck().get()).toBe(0);
     after.close();
     await relay.stop();

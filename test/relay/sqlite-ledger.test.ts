@@ -7,6 +7,7 @@ import { openSqliteDb } from '../../src/relay/store/sqlite/db.js';
 import { balanceLedgerContract } from './balance-ledger-contract.js';
 import { ledgerContract } from './ledger-contract.js';
 import { streakContract } from './ledger-streak-contract.js';
+import { referralStoreContract } from './referral-store-contract.js';
 
 // The ledger as the relay runs it: in the store's own thread.
 async function openStore() {
@@ -17,6 +18,7 @@ async function openStore() {
 ledgerContract('SQLite', openStore);
 streakContract('SQLite', openStore);
 balanceLedgerContract('SQLite', openStore);
+referralStoreContract('SQLite', openStore);
 
 // The group commit shares one transaction among the writes of a turn: one that throws must undo
 // only itself, whatever the others in its commit wrote.

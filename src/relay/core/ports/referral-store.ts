@@ -44,6 +44,11 @@ export interface ReferralStore {
   seen(userId: string, address: string, at: number): Promise<void>;
   /** Whether the player linked or claimed from `address` at or after `since` (ms). */
   seenSince(userId: string, address: string, since: number): Promise<boolean>;
+  /**
+   * Forgets where players were last seen before `seenBefore` (ms): past the self-referral window
+   * it decides nothing. How many went. Optional, as the ledger's prune: a store of one's own may keep them.
+   */
+  forget?(seenBefore: number): Promise<number>;
   /** Records a referral per program (the first link's only: a referee has one per program). */
   refer(referrals: readonly Referral[]): Promise<void>;
   /** The referee's pending referrals. */

@@ -3,12 +3,13 @@ import { utcDay } from '../../../wire/earning-rules.js';
 import { dayRefusal } from '../../core/claim-decision.js';
 import { LIFECYCLE, RESERVING_STATES, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
-import { DayLimitRefusal, inChunks, type Ledger, type LedgerState, PRUNE_CHUNK, type Settlement, type SettleOptions, type SettleResult } from '../../core/ports/ledger.js';
+import { DayLimitRefusal, type Ledger, type LedgerState, PRUNE_CHUNK, type Settlement, type SettleOptions, type SettleResult } from '../../core/ports/ledger.js';
 import { RESERVING_SQL, toLedgerEntry } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, settlementChange } from './apply.js';
 import { pgBalances } from './balance.js';
 import { pgClaims } from './claims.js';
 import { pgGuests } from './guests.js';
+import { pruneInChunks } from './prune.js';
 import type { Row } from './rows.js';
 import { pgSettlements } from './settlements.js';
 import { pgTournaments } from './tournaments.js';
@@ -174,17 +175,8 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
         )
       ).rows.map((a) => ({ rewardId: a.reward_id, actor: a.actor, action: a.action, fromState: a.from_state, toState: a.to_state, at: Number(a.at) })),
     // Reservations are sums over the day's entries here: only the links and the nonces to forget.
-    // One relay prunes at a time: each chunk is a transaction under a transaction's lock (a
-    // session's, taken through a pooler in transaction mode, stayed held on a pooled server
-    // connection); a relay that finds it taken leaves the rest to the one that holds it.
     prune: async (beforeDay, spentBefore, deferredBefore) => {
-      const chunks = (text: string, before: string | number) =>
-        inChunks(() =>
-          transaction(async (c) => {
-            if (!(await c.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtextextended('rewardbus:prune', 0)) AS ok`)).rows[0]!.ok) return 0;
-            return (await c.query(text, [before])).rowCount ?? 0;
-          }),
-        );
+      const chunks = (text: string, before: string | number) => pruneInChunks(pool, text, before);
       return (
         (await chunks(
           `DELETE FROM address_links WHERE (address, day, user_id) IN (SELECT address, day, user_id FROM address_links WHERE day < $1 LIMIT ${PRUNE_CHUNK})`,

@@ -972,6 +972,8 @@ ${CLAIM_GROUP_LOCKS}     -- Planned for each group (EXECUTE), with the table as 
   // apply-function.ts). Self-contained: both functions made again whole.
   `${claimFactsFunction()}
    ${applyFunction({ genericPlans: true })}`,
+  // Where players were seen is forgotten past the self-referral window (ReferralStore.forget).
+  'CREATE INDEX player_addresses_by_at ON player_addresses (at)',
 ];
 
 /** Any constant: every relay takes this lock to migrate, so two starting at once take turns. */

@@ -1,8 +1,10 @@
 import type { Pool } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
+import { PRUNE_CHUNK } from '../../core/ports/ledger.js';
 import type { ReferralStore } from '../../core/ports/referral-store.js';
 import { referrerCapped } from '../../core/referral-decision.js';
 import { type ReferralRow, referralOf } from '../referral-row.js';
+import { pruneInChunks } from './prune.js';
 import { inTransaction } from './transaction.js';
 
 /**
@@ -43,6 +45,12 @@ export function pgReferrals(pool: Pool): ReferralStore {
     async seenSince(userId, address, since) {
       return (await pool.query('SELECT 1 FROM player_addresses WHERE user_id = $1 AND address = $2 AND at >= $3', [userId, address, since])).rowCount === 1;
     },
+    forget: (seenBefore) =>
+      pruneInChunks(
+        pool,
+        `DELETE FROM player_addresses WHERE (user_id, address) IN (SELECT user_id, address FROM player_addresses WHERE at < $1 LIMIT ${PRUNE_CHUNK})`,
+        seenBefore,
+      ),
     async refer(referrals) {
       if (!referrals.length) return;
       await pool.query(

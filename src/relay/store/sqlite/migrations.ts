@@ -176,6 +176,8 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
       CREATE INDEX referrals_qualified ON referrals (referrer_id, qualified_day) WHERE state = 'qualified';
       CREATE INDEX referrals_by_link ON referrals (linked_at);
     `),
+  // Where players were seen is forgotten past the self-referral window (ReferralStore.forget).
+  (db) => db.exec('CREATE INDEX player_addresses_by_at ON player_addresses (at)'),
 ];
 
 /** Brings the file's schema up to date; returns its version. */

@@ -1,4 +1,5 @@
 import { utcDay } from '../../../wire/earning-rules.js';
+import { inChunks, PRUNE_CHUNK } from '../../core/ports/ledger.js';
 import type { ReferralState, ReferralStore } from '../../core/ports/referral-store.js';
 import { referrerCapped } from '../../core/referral-decision.js';
 import { type ReferralRow, referralOf } from '../referral-row.js';
@@ -16,6 +17,7 @@ export function sqliteReferrals({ db, write }: SqliteDb): ReferralStore {
       'INSERT INTO player_addresses (user_id, address, at) VALUES (?, ?, ?) ON CONFLICT (user_id, address) DO UPDATE SET at = max(at, excluded.at)',
     ),
     seenSince: db.prepare<[string, string, number], number>('SELECT 1 FROM player_addresses WHERE user_id = ? AND address = ? AND at >= ?').pluck(),
+    forget: db.prepare<[number]>(`DELETE FROM player_addresses WHERE (user_id, address) IN (SELECT user_id, address FROM player_addresses WHERE at < ? LIMIT ${PRUNE_CHUNK})`),
     refer: db.prepare<[string, string, string | null, ReferralState, string | null, number]>(
       'INSERT INTO referrals (program_id, referee_id, referrer_id, state, reason, linked_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
     ),
@@ -48,6 +50,8 @@ export function sqliteReferrals({ db, write }: SqliteDb): ReferralStore {
       }),
     seen: (userId, address, at) => write(() => void q.seen.run(userId, address, at)),
     seenSince: async (userId, address, since) => q.seenSince.get(userId, address, since) !== undefined,
+    // A chunk per write: the claims queued meanwhile go in between.
+    forget: (seenBefore) => inChunks(() => write(() => q.forget.run(seenBefore).changes)),
     refer: (referrals) =>
       write(() => {
         for (const r of referrals) q.refer.run(r.programId, r.refereeId, r.referrerId ?? null, r.state, r.reason ?? null, r.linkedAt);

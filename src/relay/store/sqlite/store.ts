@@ -67,6 +67,7 @@ const REFERRAL_METHODS: Record<keyof ReferralStore, true> = {
   firstLink: true,
   seen: true,
   seenSince: true,
+  forget: true,
   refer: true,
   pending: true,
   qualify: true,
