@@ -27,7 +27,7 @@ import type { SqliteDb } from './db.js';
 import { eventAppender } from './event-log.js';
 import { sqliteGuests } from './guests.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
-import { rowUpdater } from './row-update.js';
+import { rowUpdater, type Value } from './row-update.js';
 import { sqliteStreaks } from './streaks.js';
 import { sqliteTournaments } from './tournaments.js';
 
@@ -91,7 +91,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     ),
   };
 
-  const update = rowUpdater(db);
+  const update = rowUpdater((set) => db.prepare<Value[]>(`UPDATE rewards SET ${set} WHERE id = ?`));
   const one = (r: RawRow | undefined): Row | undefined => r && rowOf(r);
   const entries = (rows: RawRow[]) => rows.map((r) => toLedgerEntry(rowOf(r)));
   const reservedSats = (scope: string, day: string) => q.reserved.get(scope, day) ?? 0;

@@ -4,7 +4,7 @@ import type { LedgerRow as Row } from '../ledger-row.js';
 /** Every column a transition may change (a deferred claim decided again, a guest's credit merged: nearly all). */
 const COLUMNS = ['state', 'phase', 'reason', 'payment_id', 'gamertag', 'sats', 'address', 'day', 'created_at', 'settled_at', 'kind', 'user_id', 'terms'] as const;
 type Column = (typeof COLUMNS)[number];
-type Value = string | number | null;
+export type Value = string | number | null;
 
 /** A column's value as stored: times as numbers (a row may carry them as strings), terms as JSON text. */
 function stored(r: Row, c: Column): Value {
@@ -19,9 +19,10 @@ function stored(r: Row, c: Column): Value {
  * rewrites every index over a column an UPDATE names, changed or not: naming all of them made a
  * payment's settlement rewrite the entry's key, achievement and balance indexes for a new state
  * and payment id (a third of the statements' time in a payout). One statement per set of
- * columns, prepared when first met: a handful in practice.
+ * columns, prepared when first met (a handful in practice) by `prepare`, the ledger's: the one
+ * write primitive's file keeps every statement that writes a reward.
  */
-export function rowUpdater(db: Database.Database) {
+export function rowUpdater(prepare: (set: string) => Database.Statement<Value[]>) {
   const statements = new Map<number, Database.Statement<Value[]>>();
   return function update(before: Row, after: Row): void {
     let changed = 0;
@@ -35,8 +36,11 @@ export function rowUpdater(db: Database.Database) {
     if (changed === 0) return;
     let statement = statements.get(changed);
     if (!statement) {
-      const set = COLUMNS.filter((_, i) => changed & (1 << i)).map((c) => `${c} = ?`);
-      statement = db.prepare<Value[]>(`UPDATE rewards SET ${set.join(', ')} WHERE id = ?`);
+      statement = prepare(
+        COLUMNS.filter((_, i) => changed & (1 << i))
+          .map((c) => `${c} = ?`)
+          .join(', '),
+      );
       statements.set(changed, statement);
     }
     values.push(after.id);
