@@ -206,6 +206,27 @@ describe('balance mode on the game side', () => {
     expect(net.seen.filter((l) => l === 'POST /v1/players')).toHaveLength(2);
   });
 
+  it("renews a guest's lapsed token before its next claim: the same guest earns on, its balance whole", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    await start(balanceMode);
+    const net = recordingFetch();
+    const b = bus({ fetch: net.fetch });
+    const heard = hear(b);
+    b.unlock('first-coin');
+    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
+    const guest = b.player!;
+
+    // The player comes back two days later: the guest's token (a day's life) has lapsed.
+    vi.setSystemTime(Date.now() + 2 * 86_400_000);
+    b.unlock('daily-login');
+    await expect.poll(() => heard).toContain('reward:credited daily-login 10');
+    expect(b.player).toMatchObject({ userId: guest.userId, guest: true });
+    expect(b.player!.token).not.toBe(guest.token);
+    expect((await b.balance()).sats).toBe(31);
+    // Made once, renewed once.
+    expect(net.seen.filter((l) => l === 'POST /v1/players')).toHaveLength(2);
+  });
+
   it('in instant mode makes no guest, asks no balance and sends no heartbeat', async () => {
     await start();
     const net = recordingFetch();

@@ -218,6 +218,42 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '121000']]);
   });
 
+  it("renews a guest's token up to 30 days after it lapsed, as the same guest with its credits, and merges with it; never a player's, a merged guest's or one lapsed longer", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    const relay = await start();
+    const players = (body: unknown) => fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const renew = async (guestToken: string) => {
+      const r = await players({ guestToken });
+      return { status: r.status, body: (await r.json()) as PlayerSession & { code?: string } };
+    };
+    const guest = (await (await players({})).json()) as PlayerSession;
+    expect((await relay.claim(guest.token, { achievementId: 'coin' })).body.status).toBe('credited');
+    const old = (await (await players({})).json()) as PlayerSession;
+
+    // Two days on, the token has lapsed (a day's life): refused as any lapsed token, renewed for the same guest.
+    vi.setSystemTime(Date.now() + 2 * 86_400_000);
+    expect((await call(relay, guest.token, 'GET', '/v1/balance')).status).toBe(401);
+    const renewed = await renew(guest.token);
+    expect(renewed.status).toBe(201);
+    expect(renewed.body).toMatchObject({ userId: guest.userId, guest: true, gamertag: '' });
+    expect(Date.parse(renewed.body.expiresAt)).toBeGreaterThan(Date.now());
+    expect((await balanceOf(relay, renewed.body.token)).sats).toBe(50);
+    expect((await relay.claim(renewed.body.token, { achievementId: 'coin' })).body.status).toBe('credited');
+
+    // 31 days after the other guest's token lapsed, it renews nothing; a player's token never renews.
+    vi.setSystemTime(Date.now() + 30 * 86_400_000);
+    expect(await renew(old.token)).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    const ada = await relay.link('ada');
+    expect(await renew(ada.token)).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+
+    // The renewed token lapsed too, 30 days ago: the player links with it and gets the guest's credits.
+    const linked = (await (await players({ gamertag: 'ada', guestToken: renewed.body.token })).json()) as PlayerSession;
+    expect(linked.merge).toMatchObject({ guestId: guest.userId, moved: 2, movedSats: 100 });
+    // A merged guest is done: its tokens renew nothing.
+    expect(await renew(renewed.body.token)).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(await renew(guest.token)).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+  });
+
   it('grows the withdrawal allowance with witnessed play and the game server’s raises', async () => {
     vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
     const relay = await start({ RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: '10', RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: '20' });

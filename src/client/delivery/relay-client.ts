@@ -89,8 +89,8 @@ export function createRelayClient(options: RelayClientOptions) {
       }),
     /** The player's own referral code (a relay with a referral program). */
     referralCode: (token: string) => call<ReferralCodeResponse>('GET', '/v1/referral-code', { token }),
-    /** A guest (balance mode): earns before a gamertag is linked. */
-    guest: () => call<PlayerSession>('POST', '/v1/players', { body: {} }),
+    /** A guest (balance mode): earns before a gamertag is linked. With a guest's token: the same guest, renewed. */
+    guest: (guestToken?: string) => call<PlayerSession>('POST', '/v1/players', { body: guestToken ? { guestToken } : {} }),
     balance: (token: string) => call<BalanceView>('GET', '/v1/balance', { token }),
     /** The same key on every attempt: the relay pays a withdrawal at most once. */
     withdraw: (token: string, key: string, body: WithdrawalRequest) => call<WithdrawalView>('POST', '/v1/withdrawals', { token, key, body, timeoutMs: claimTimeoutMs }),

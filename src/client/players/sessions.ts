@@ -7,8 +7,9 @@ const RENEW_BEFORE_MS = 60_000;
 
 /**
  * The players this device has linked and their tokens: the current one, and the others whose
- * queued intents still need sending. Renews a lapsed token by linking its gamertag again; who
- * needs to know (the bus's event stream) sees the new token in what forUser() returns.
+ * queued intents still need sending. Renews a lapsed token by linking its gamertag again (a
+ * guest's, with the token itself); who needs to know (the bus's event stream) sees the new token
+ * in what forUser() returns.
  */
 export class PlayerSessions {
   #current: PlayerSession | undefined;
@@ -69,9 +70,8 @@ export class PlayerSessions {
   async forUser(userId: string): Promise<PlayerSession | undefined | 'unreachable'> {
     const s = this.#byUser.get(userId) ?? (await this.storage.get<PlayerSession>(`session:${userId}`));
     if (!s || Date.parse(s.expiresAt) - RENEW_BEFORE_MS > Date.now()) return s;
-    // A guest has no gamertag to link again: its token lapsed, or it linked one (merged) elsewhere.
-    if (s.guest) return undefined;
-    const a = await this.relay.link(s.gamertag);
+    // A guest has no gamertag to link again: its token renews it (refused once it linked one elsewhere).
+    const a = await (s.guest ? this.relay.guest(s.token) : this.relay.link(s.gamertag));
     if ('unreachable' in a || (!a.ok && a.status >= 500)) return 'unreachable';
     if (!a.ok || a.body.userId !== userId) return undefined;
     this.#set(a.body);

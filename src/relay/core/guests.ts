@@ -4,6 +4,12 @@ import type { PlayerClaims, PlayerTokens } from './player-tokens.js';
 import type { Settlements } from './settlements.js';
 import { uuid7 } from './uuid7.js';
 
+/**
+ * How long after its token lapsed a guest can still renew it, or link with it: a guest has no
+ * gamertag to link again, so its token is all that names its credits.
+ */
+export const GUEST_RENEWABLE_MS = 30 * 86_400_000;
+
 /** A guest's id: made by the relay, never a userId of the service's (those are UUIDs). */
 const guestId = () => `guest_${uuid7()}`;
 
@@ -25,10 +31,17 @@ export function createGuests({ settlements, tokens, catalog, mergedInto }: Guest
   /** A new guest and its token. */
   const start = (now = Date.now()) => tokens.issue(guestId(), '', now, true);
 
-  /** The guest a token names, if it is a genuine, unexpired guest's token. */
-  function guestOf(token: string): PlayerClaims | undefined {
-    const claims = tokens.verify(token);
+  /** The guest a token names, if it is a genuine guest's token, unexpired or lapsed less than GUEST_RENEWABLE_MS ago. */
+  function guestOf(token: string, now = Date.now()): PlayerClaims | undefined {
+    const claims = tokens.verify(token, now, GUEST_RENEWABLE_MS);
     return claims?.guest ? claims : undefined;
+  }
+
+  /** A new token for the guest a token names (see guestOf), unless it linked a gamertag since. */
+  async function renew(token: string, now = Date.now()) {
+    const guest = guestOf(token, now);
+    if (!guest || (await retired(guest))) return undefined;
+    return tokens.issue(guest.userId, '', now, true);
   }
 
   /** Moves a guest's credits to the player who linked (once: a second merge moves nothing). */
@@ -45,7 +58,7 @@ export function createGuests({ settlements, tokens, catalog, mergedInto }: Guest
   /** Whether a guest's token no longer works: the guest linked a gamertag. */
   const retired = async (guest: PlayerClaims) => guest.guest === true && (await mergedInto(guest.userId)) !== undefined;
 
-  return { start, guestOf, merge, retired };
+  return { start, guestOf, renew, merge, retired };
 }
 
 export type Guests = ReturnType<typeof createGuests>;

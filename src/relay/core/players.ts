@@ -3,7 +3,7 @@ import { nextUtcDay, utcDay } from '../../wire/earning-rules.js';
 import type { PlayerSession } from '../../wire/relay-api.js';
 import type { PaymentsClient } from '../payments/client.js';
 import type { Guests } from './guests.js';
-import type { PlayerTokens } from './player-tokens.js';
+import type { PlayerClaims, PlayerTokens } from './player-tokens.js';
 import type { Ledger } from './ports/ledger.js';
 import type { Referrals } from './referrals.js';
 import { Refusal } from './refusal.js';
@@ -86,27 +86,42 @@ export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAd
     if (!passed) throw new Refusal('link_refused');
   }
 
-  /** A guest: counted against the address's links like a player, and checked by the same human check. */
+  /**
+   * A guest: counted against the address's links like a player, and checked by the same human
+   * check. With its `guestToken`, the same guest again (renewed): it was counted and checked when made.
+   */
   async function guest(asked: LinkRequest, from: LinkContext): Promise<PlayerSession> {
     if (!guests) throw new Refusal('bad_request', 'gamertag: a gamertag is required (guests play only in balance mode)');
-    if (asked.guestToken !== undefined) throw new Refusal('bad_request', 'gamertag: a guest links with a gamertag and its guestToken');
     const { now } = from;
+    if (asked.guestToken !== undefined) {
+      const renewed = await guests.renew(asked.guestToken, now);
+      if (!renewed) throw new Refusal('bad_request', "guestToken: not a guest's token from this relay, lapsed more than 30 days ago, or its guest linked a gamertag");
+      return sessionOf(renewed);
+    }
     const address = cap > 0 ? from.address : undefined;
     if (address !== undefined && (await ledger.linkedPlayers(address, utcDay(now))).length >= cap) throw tooMany(now);
     await humanCheck({ gamertag: '', ...(asked.humanCheck ? { humanCheck: asked.humanCheck } : {}) }, from.request);
-    const { token, claims } = guests.start(now);
-    if (address !== undefined && !(await ledger.linkAddress(address, utcDay(now), claims.userId, cap))) throw tooMany(now);
-    return { userId: claims.userId, gamertag: '', token, expiresAt: new Date(claims.exp).toISOString(), guest: true };
+    const made = guests.start(now);
+    if (address !== undefined && !(await ledger.linkAddress(address, utcDay(now), made.claims.userId, cap))) throw tooMany(now);
+    return sessionOf(made);
   }
+
+  const sessionOf = ({ token, claims }: { token: string; claims: PlayerClaims }): PlayerSession => ({
+    userId: claims.userId,
+    gamertag: '',
+    token,
+    expiresAt: new Date(claims.exp).toISOString(),
+    guest: true,
+  });
 
   /** Links a player (or makes a guest): the session, or a Refusal (nothing recorded). */
   async function link(asked: LinkRequest, from: LinkContext): Promise<PlayerSession> {
     const { gamertag } = asked;
     if (gamertag === undefined) return guest(asked, from);
     // The guest is checked before anything is asked of the service: a bad token costs nothing.
-    const fromGuest = asked.guestToken === undefined ? undefined : guests?.guestOf(asked.guestToken);
-    if (asked.guestToken !== undefined && !fromGuest) throw new Refusal('bad_request', "guestToken: not a guest's token from this relay (or it expired)");
     const { now } = from;
+    const fromGuest = asked.guestToken === undefined ? undefined : guests?.guestOf(asked.guestToken, now);
+    if (asked.guestToken !== undefined && !fromGuest) throw new Refusal('bad_request', "guestToken: not a guest's token from this relay (or it lapsed more than 30 days ago)");
     const day = utcDay(now);
     // Without an address (the relay warned) there is nothing to count links under.
     const address = cap > 0 ? from.address : undefined;
