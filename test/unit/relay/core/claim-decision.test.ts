@@ -77,7 +77,7 @@ describe('the claim decision', () => {
       fc.constant({ kind: 'once' as const }),
       fc.constant({ kind: 'daily' as const }),
       fc.integer({ min: 0, max: 7200 }).map((seconds) => ({ kind: 'cooldown' as const, seconds })),
-      fc.constant({ kind: 'streak' as const, sats: [10, 20] }),
+      fc.constant<Repeat>({ kind: 'streak', sats: [10, 20] }),
     );
     const off = <T>(a: fc.Arbitrary<T>) => fc.oneof(fc.constant(0), a);
     const limits: fc.Arbitrary<ClaimLimits> = fc.record({
