@@ -274,6 +274,8 @@ describe('balance mode on the game side', () => {
     // Made once, asked to renew once: nothing asks again by itself.
     const asked = net.seen.filter((l) => l === 'POST /v1/players').length;
     expect(asked).toBe(2);
+    // The device still plays as that guest (no new one is made while it is current): the next
+    // unlock asks once more, and is rejected too.
     const more = next(b, 'reward:rejected');
     b.unlock('level-complete');
     await more;
