@@ -13,10 +13,16 @@ function recordingFetch() {
     /** Answers the next n withdrawals with 503 (nothing paid), or loses the network. */
     failWithdrawals: 0,
     failWith: 'status' as 'status' | 'network',
+    /** Answers the next n `POST /v1/players` with 429 (the door's rate limit: nothing was decided). */
+    limitPlayers: 0,
     fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
       const path = new URL(String(input)).pathname;
       const line = `${init?.method ?? 'GET'} ${path}`;
       r.seen.push(line);
+      if (line === 'POST /v1/players' && r.limitPlayers > 0) {
+        r.limitPlayers--;
+        return new Response(JSON.stringify({ code: 'rate_limited', status: 429 }), { status: 429, headers: { 'content-type': 'application/problem+json', 'retry-after': '0' } });
+      }
       if (line === 'POST /v1/withdrawals') {
         r.keys.push(new Headers(init?.headers).get('idempotency-key')!);
         if (r.failWithdrawals > 0) {
@@ -225,6 +231,55 @@ describe('balance mode on the game side', () => {
     expect((await b.balance()).sats).toBe(31);
     // Made once, renewed once.
     expect(net.seen.filter((l) => l === 'POST /v1/players')).toHaveLength(2);
+  });
+
+  it("waits, intent kept, when the renewal of a guest's lapsed token is rate limited (429), and earns once it is renewed", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    await start(balanceMode);
+    const net = recordingFetch();
+    const b = bus({ fetch: net.fetch });
+    const heard = hear(b);
+    const rejected: string[] = [];
+    b.on('reward:rejected', (o) => rejected.push(`${o.intent.achievementId} ${o.reason}`));
+    b.unlock('first-coin');
+    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
+    const guest = b.player!;
+
+    vi.setSystemTime(Date.now() + 2 * 86_400_000);
+    net.limitPlayers = 1;
+    b.unlock('daily-login');
+    // Too many requests is no answer about the guest: the intent waits and goes once renewed.
+    await expect.poll(() => heard).toContain('reward:credited daily-login 10');
+    expect(rejected).toEqual([]);
+    expect(b.player).toMatchObject({ userId: guest.userId, guest: true });
+    expect(net.seen.filter((l) => l === 'POST /v1/players')).toHaveLength(3);
+  });
+
+  it("says a guest's intents rejected (player_unknown) once its token lapsed past renewal, asking the relay once per send, never in a loop", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    await start(balanceMode);
+    const net = recordingFetch();
+    const b = bus({ fetch: net.fetch });
+    const heard = hear(b);
+    b.unlock('first-coin');
+    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
+
+    // 32 days on: the token lapsed more than 30 days ago, and renews nothing.
+    vi.setSystemTime(Date.now() + 32 * 86_400_000);
+    const rejected = next(b, 'reward:rejected');
+    b.unlock('daily-login');
+    expect(await rejected).toMatchObject({ reason: 'player_unknown' });
+    await b.flush();
+    expect(b.pending()).toEqual([]);
+    // Made once, asked to renew once: nothing asks again by itself.
+    const asked = net.seen.filter((l) => l === 'POST /v1/players').length;
+    expect(asked).toBe(2);
+    // The device still plays as that guest (no new one is made while it is current): the next
+    // unlock asks once more, and is rejected too.
+    const more = next(b, 'reward:rejected');
+    b.unlock('level-complete');
+    await more;
+    expect(net.seen.filter((l) => l === 'POST /v1/players')).toHaveLength(3);
   });
 
   it('in instant mode makes no guest, asks no balance and sends no heartbeat', async () => {

@@ -1,7 +1,7 @@
 // Balance mode over real HTTP, with the sandbox as the payments service, on SQLite and PostgreSQL
 // (issue 36): claims credit a balance and call no service; a withdrawal is one payment of the
 // right sum to the player's gamertag, debited before the service is called; refusals change nothing.
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -252,6 +252,47 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     // A merged guest is done: its tokens renew nothing.
     expect(await renew(renewed.body.token)).toMatchObject({ status: 400, body: { code: 'bad_request' } });
     expect(await renew(guest.token)).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+  });
+
+  it("renews only the guest its token names: never a new one past the address's cap, nor for a token re-signed or changed", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    const relay = await start({ RELAY_LINKS_PER_ADDRESS_PER_DAY: '2' });
+    const players = async (body: unknown) => {
+      const r = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: r.status, body: (await r.json()) as PlayerSession & { code?: string } };
+    };
+    const guest = (await players({})).body;
+    const ada = await relay.link('ada');
+    expect((await players({})).body.code).toBe('too_many_players');
+    vi.setSystemTime(Date.now() + 2 * 86_400_000);
+    // Lapsed, and the address at its cap again today (the guest counted on its own day): the same guest renews.
+    const renewed = await players({ guestToken: guest.token });
+    expect(renewed).toMatchObject({ status: 201, body: { userId: guest.userId, guest: true } });
+    expect((await players({})).status).toBe(201);
+    expect((await players({})).status).toBe(201);
+    expect((await players({})).body.code).toBe('too_many_players');
+    expect(await players({ guestToken: renewed.body.token })).toMatchObject({ status: 201, body: { userId: guest.userId } });
+
+    // Made by anyone else: another secret's signature, another guest's id, a later expiry, or a player's token made a guest's.
+    const [, payload] = guest.token.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+    const resigned = (c: Record<string, unknown>, secret: string) => {
+      const p = Buffer.from(JSON.stringify(c)).toString('base64url');
+      return `rb1.${p}.${createHmac('sha256', secret).update(p).digest('base64url')}`;
+    };
+    const signature = guest.token.split('.')[2]!;
+    const changed = (c: Record<string, unknown>) => `rb1.${Buffer.from(JSON.stringify(c)).toString('base64url')}.${signature}`;
+    const [, adaPayload, adaSignature] = ada.token.split('.') as [string, string, string];
+    const adaClaims = JSON.parse(Buffer.from(adaPayload, 'base64url').toString()) as Record<string, unknown>;
+    for (const token of [
+      resigned(claims, 'a-secret-this-relay-never-had-0123456789'),
+      changed({ ...claims, userId: 'guest_someone-else' }),
+      changed({ ...claims, exp: Date.now() + 86_400_000 }),
+      `rb1.${Buffer.from(JSON.stringify({ ...adaClaims, guest: true })).toString('base64url')}.${adaSignature}`,
+      ada.token,
+    ]) {
+      expect(await players({ guestToken: token })).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    }
   });
 
   it('grows the withdrawal allowance with witnessed play and the game server’s raises', async () => {

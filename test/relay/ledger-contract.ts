@@ -67,6 +67,24 @@ export function ledgerContract(name: string, open: () => Promise<RelayStore>) {
       expect(await l.history(c.userId, 10)).toHaveLength(1);
     });
 
+    it('decides a claim timed before the last one of its achievement (a clock stepped back) as no earlier than that one', async () => {
+      const l = await ledger();
+      const midnight = Date.parse('2026-11-23T00:00:00Z');
+      // A daily reward on the 22nd, then on the 23rd just past midnight; the next claim's clock says the 22nd again.
+      const daily = { achievementId: 'daily', repeat: { kind: 'daily' } as const };
+      expect((await l.claim(claim(daily), NO_LIMITS, T0)).entry.state).toBe('sending');
+      expect((await l.claim(claim(daily), NO_LIMITS, midnight + 1000)).entry.state).toBe('sending');
+      expect((await l.claim(claim(daily), NO_LIMITS, midnight - 1000)).entry).toMatchObject({ state: 'rejected', reason: 'already_claimed_today' });
+      // Earned any number of times: never refused for it, nor for a cooldown not yet over.
+      const any = { achievementId: 'any', repeat: { kind: 'cooldown', seconds: 0 } as const };
+      expect((await l.claim(claim(any), NO_LIMITS, T0 + 5000)).entry.state).toBe('sending');
+      expect((await l.claim(claim(any), NO_LIMITS, T0)).entry.state).toBe('sending');
+      const cool = { achievementId: 'cool', repeat: { kind: 'cooldown', seconds: 30 } as const };
+      expect((await l.claim(claim(cool), NO_LIMITS, T0 + 5000)).entry.state).toBe('sending');
+      expect((await l.claim(claim(cool), NO_LIMITS, T0 + 40_000)).entry.state).toBe('sending');
+      expect((await l.claim(claim(cool), NO_LIMITS, T0 + 20_000)).entry).toMatchObject({ state: 'rejected', reason: 'cooldown' });
+    });
+
     it('applies the repeat policies by userId', async () => {
       const l = await ledger();
       const once = { achievementId: 'once', repeat: { kind: 'once' } as const };

@@ -191,6 +191,27 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect((await l.get(a))!.state).toBe('paid');
     }));
 
+  // ReferralStore.forget deletes by a chunk's keys: a player seen there again while it waits for
+  // the row is no longer to forget (the self-referral check reads it).
+  it('forgets no address where a player was seen again while the delete waited for its row', () =>
+    withOtherRelay(async (store, other) => {
+      const r = store.referrals!;
+      const DAY = 86_400_000;
+      await r.seen('bob', '203.0.113.9', T0 - 40 * DAY);
+      // Another relay's seen(), not yet committed: bob is at that address again, now.
+      await other.query('BEGIN');
+      await other.query(`UPDATE player_addresses SET at = $1 WHERE user_id = 'bob'`, [T0]);
+      const forgetting = r.forget!(T0 - 31 * DAY);
+      const waitingOnLock = async () => {
+        await other.query('SELECT pg_stat_clear_snapshot()');
+        return (await other.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0]!.n;
+      };
+      await expect.poll(waitingOnLock).toBe(1);
+      await other.query('COMMIT');
+      expect(await forgetting).toBe(0);
+      expect(await r.seenSince('bob', '203.0.113.9', T0 - 30 * DAY)).toBe(true);
+    }));
+
   it('frees the budget of what a group settles as failed, and keeps what it pays', () =>
     withOtherRelay(async (store) => {
       const l = store.ledger;

@@ -1,9 +1,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/relay/index.js';
+import type { LedgerRow } from '../../src/relay/store/ledger-row.js';
 import { openSqliteDb } from '../../src/relay/store/sqlite/db.js';
+import { type RawRow, ROW_COLUMNS, rowOf } from '../../src/relay/store/sqlite/reward-rows.js';
+import { rowUpdater, type Value } from '../../src/relay/store/sqlite/row-update.js';
 import { balanceLedgerContract } from './balance-ledger-contract.js';
 import { ledgerContract } from './ledger-contract.js';
 import { streakContract } from './ledger-streak-contract.js';
@@ -47,5 +51,72 @@ describe('SQLite group commit', () => {
       { scope: 'fourth', sats: 4 },
     ]);
     await again.close();
+  });
+});
+
+// A transition's UPDATE names only the columns that changed (store/sqlite/row-update.ts): whatever
+// two rows differ in, the row read back is the row the primitive built, column for column.
+describe('SQLite row update', () => {
+  it('writes every column a transition changed, and the row read back is the one built', async () => {
+    const sqlite = openSqliteDb(join(mkdtempSync(join(tmpdir(), 'rewardbus-update-')), 'ledger.sqlite'));
+    const { db } = sqlite;
+    const update = rowUpdater((set) => db.prepare<Value[]>(`UPDATE rewards SET ${set} WHERE id = ?`));
+    const byId = db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE id = ?`).raw();
+    const insert = db.prepare(
+      `INSERT INTO rewards (id, user_id, idempotency_key, request_hash, achievement_id, sats, state, phase, reason, payment_id, gamertag, occurred_at, address, day, created_at, settled_at, kind, terms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const T = Date.parse('2026-11-25T12:00:00Z');
+    const nullable = <V>(a: fc.Arbitrary<V>) => fc.option(a, { nil: null });
+    // What a transition may set each column to (times as PostgreSQL hands them too: strings).
+    const row = fc.record({
+      user_id: fc.constantFrom('u-1', 'guest_1'),
+      sats: fc.integer({ min: 0, max: 100 }),
+      state: fc.constantFrom('deferred', 'sending', 'credited', 'paid', 'rejected', 'held', 'failed', 'needs_review') as fc.Arbitrary<LedgerRow['state']>,
+      phase: fc.constantFrom('claimed', 'sent') as fc.Arbitrary<LedgerRow['phase']>,
+      reason: nullable(fc.constantFrom('cooldown', 'denied_by_operator')),
+      payment_id: nullable(fc.constantFrom('p-1', 'p-2')),
+      gamertag: nullable(fc.constantFrom('ada', 'bob')),
+      address: nullable(fc.constantFrom('203.0.113.1', '198.51.100.2')),
+      day: fc.constantFrom('2026-11-24', '2026-11-25'),
+      created_at: fc.oneof(fc.constantFrom(T, T + 1), fc.constantFrom(String(T), String(T + 1))),
+      settled_at: nullable(fc.oneof(fc.constantFrom(T, T + 5), fc.constant(String(T + 5)))),
+      kind: fc.constantFrom('payout', 'credit', 'withdrawal') as fc.Arbitrary<LedgerRow['kind']>,
+      terms: nullable(fc.constantFrom({ usd: 0.02 }, { usd: 0.02, streakDay: 2 }, { btcUsd: 90_000, usd: 0.05 })),
+    });
+    let n = 0;
+    fc.assert(
+      fc.property(row, row, (b, a) => {
+        const id = `r-${n++}`;
+        const fixed = { id, idempotency_key: id, request_hash: 'h', achievement_id: 'coin', occurred_at: null };
+        const before: LedgerRow = { ...fixed, ...b };
+        const after: LedgerRow = { ...fixed, ...a };
+        insert.run(
+          id,
+          before.user_id,
+          id,
+          'h',
+          'coin',
+          before.sats,
+          before.state,
+          before.phase,
+          before.reason,
+          before.payment_id,
+          before.gamertag,
+          null,
+          before.address,
+          before.day,
+          Number(before.created_at),
+          before.settled_at === null ? null : Number(before.settled_at),
+          before.kind,
+          before.terms === null ? null : JSON.stringify(before.terms),
+        );
+        // As the primitive finds it: read back from the file.
+        update(rowOf(byId.get(id)!), after);
+        expect(rowOf(byId.get(id)!)).toEqual({ ...after, created_at: Number(after.created_at), settled_at: after.settled_at === null ? null : Number(after.settled_at) });
+      }),
+      { numRuns: 500 },
+    );
+    await sqlite.close();
   });
 });

@@ -65,14 +65,16 @@ export class PlayerSessions {
 
   /**
    * A live session for a player: renewed when its token has lapsed; undefined when the gamertag
-   * is gone or belongs to someone else now; 'unreachable' when the relay cannot say.
+   * is gone or belongs to someone else now (a guest: lapsed past renewal, or merged); 'unreachable'
+   * when the relay cannot say (out of reach, failing, or too busy to answer: 408, 429).
    */
   async forUser(userId: string): Promise<PlayerSession | undefined | 'unreachable'> {
     const s = this.#byUser.get(userId) ?? (await this.storage.get<PlayerSession>(`session:${userId}`));
     if (!s || Date.parse(s.expiresAt) - RENEW_BEFORE_MS > Date.now()) return s;
     // A guest has no gamertag to link again: its token renews it (refused once it linked one elsewhere).
     const a = await (s.guest ? this.relay.guest(s.token) : this.relay.link(s.gamertag));
-    if ('unreachable' in a || (!a.ok && a.status >= 500)) return 'unreachable';
+    // Too many requests (the door's rate limit) or a timeout says nothing of the player: asked again later, never taken for a no.
+    if ('unreachable' in a || (!a.ok && (a.status >= 500 || a.status === 408 || a.status === 429))) return 'unreachable';
     if (!a.ok || a.body.userId !== userId) return undefined;
     this.#set(a.body);
     if (this.#current?.userId === userId) this.#current = a.body;

@@ -45,10 +45,12 @@ export function pgReferrals(pool: Pool): ReferralStore {
     async seenSince(userId, address, since) {
       return (await pool.query('SELECT 1 FROM player_addresses WHERE user_id = $1 AND address = $2 AND at >= $3', [userId, address, since])).rowCount === 1;
     },
+    // The time is checked again on the row deleted: one seen again (another relay's seen()) while
+    // the delete waited for it is PostgreSQL's latest version, no longer to forget.
     forget: (seenBefore) =>
       pruneInChunks(
         pool,
-        `DELETE FROM player_addresses WHERE (user_id, address) IN (SELECT user_id, address FROM player_addresses WHERE at < $1 LIMIT ${PRUNE_CHUNK})`,
+        `DELETE FROM player_addresses WHERE at < $1 AND (user_id, address) IN (SELECT user_id, address FROM player_addresses WHERE at < $1 LIMIT ${PRUNE_CHUNK})`,
         seenBefore,
       ),
     async refer(referrals) {

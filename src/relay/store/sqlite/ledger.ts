@@ -166,8 +166,13 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     const decision = keyDecisionOf(existing, claim, false);
     if (decision === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     const day = utcDay(now);
+    // A claim is no earlier than the last reserving one of its achievement (a clock stepped back):
+    // decided and dated at that one's time when its clock says sooner, as PostgreSQL decides it.
+    let at = now;
     // A streak's day and sats, from its last reserving day (the same transaction).
-    const c = isStreak(claim) ? decideStreak(claim, lastStreakOf(claim), now) : claim;
+    const streak = isStreak(claim) ? lastStreakOf(claim) : undefined;
+    if (streak) at = Math.max(at, streak.at);
+    const c = isStreak(claim) ? decideStreak(claim, streak, at) : claim;
     // The earning rules, on what this transaction reads (better-sqlite3 runs it alone).
     const early = tooEarly(c, now) !== undefined;
     let reason: string | undefined = early ? 'too_early' : undefined;
@@ -176,8 +181,10 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
       const proofUsed = c.proofNonce !== undefined && q.spendNonce.run(c.proofNonce, existing?.id ?? c.id, now).changes === 0;
       // Only what the rules in force read: each read is a statement in the store's one thread.
       const reads = factsRead(c, limits);
+      const lastReservingAt = reads.lastReserving ? q.lastReserving.get(c.userId, c.achievementId) : undefined;
+      if (lastReservingAt !== undefined) at = Math.max(at, lastReservingAt);
       const facts = {
-        lastReservingAt: reads.lastReserving ? q.lastReserving.get(c.userId, c.achievementId) : undefined,
+        lastReservingAt,
         userSats: reads.userSats ? reservedSats(`u:${c.userId}`, day) : 0,
         projectSats: reads.projectSats ? reservedSats('*', day) : 0,
         addressSats: reads.addressSats ? reservedSats(`a:${c.address}`, day) : 0,
@@ -185,7 +192,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
         proofUsed,
         lastDeniedAt: reads.lastDenied ? (q.lastDenied.get(c.userId, c.achievementId) ?? undefined) : undefined,
       };
-      reason = refusal(c, facts, limits, now);
+      reason = refusal(c, facts, limits, at);
     }
     // Decided whole, a deferred key as a new one: today's price, day and address.
     const after: Row = {
@@ -203,7 +210,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
       occurred_at: existing ? existing.occurred_at : (c.occurredAt ?? null),
       address: c.address ?? null,
       day,
-      created_at: now,
+      created_at: at,
       settled_at: null,
       kind: c.credit ? 'credit' : 'payout',
       terms: c.terms ?? null,

@@ -86,6 +86,9 @@ describe('PlayerSessions', () => {
       [{ ok: true, status: 201, body: { ...alice('other'), userId: 'u-someone-else' } }, undefined],
       [{ ok: false, status: 404, problem: { type: 'about:blank', title: 'Unknown gamertag', status: 404, code: 'unknown_gamertag' } }, undefined],
       [{ ok: false, status: 503 }, 'unreachable'],
+      // The door's rate limit or a timeout: no answer about the player (its intents must wait, not be rejected).
+      [{ ok: false, status: 429 }, 'unreachable'],
+      [{ ok: false, status: 408 }, 'unreachable'],
       [{ ok: false, status: 0, unreachable: true }, 'unreachable'],
     ];
     for (const [answer, expected] of cases) {

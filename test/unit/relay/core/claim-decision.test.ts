@@ -1,7 +1,9 @@
 // The claim's decision, pure: what both ledgers ask once they have read a claim's facts under
 // their locks (core/claim-decision.ts). The ledgers' own tests check they read the facts right.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { claimedState, dayRefusal, keyDecision, mergeRefusal, refusal, tooEarly } from '../../../../src/relay/core/claim-decision.js';
+import { type ClaimFacts, claimedState, countsDollars, dayRefusal, factsRead, keyDecision, mergeRefusal, refusal, tooEarly } from '../../../../src/relay/core/claim-decision.js';
+import type { ClaimLimits, Repeat } from '../../../../src/relay/core/ports/ledger.js';
 
 const T = Date.parse('2026-11-25T12:00:00Z');
 const NONE = { userDailyCapSats: 0, dailyBudgetSats: 0 };
@@ -68,5 +70,70 @@ describe('the claim decision', () => {
     expect(mergeRefusal({ kind: 'cooldown', seconds: 60 }, midnight, [midnight - 60_000, midnight + 60_000])).toBeUndefined();
     expect(mergeRefusal({ kind: 'cooldown', seconds: 60 }, midnight, [midnight + 59_999])).toBe('cooldown');
     expect(mergeRefusal({ kind: 'cooldown', seconds: 0 }, midnight, [midnight])).toBeUndefined();
+  });
+  it('reads only the facts the rules read: the same decision with every other fact left unread (0, none)', () => {
+    const H = 3_600_000;
+    const repeat: fc.Arbitrary<Repeat> = fc.oneof(
+      fc.constant({ kind: 'once' as const }),
+      fc.constant({ kind: 'daily' as const }),
+      fc.integer({ min: 0, max: 7200 }).map((seconds) => ({ kind: 'cooldown' as const, seconds })),
+      fc.constant<Repeat>({ kind: 'streak', sats: [10, 20] }),
+    );
+    const off = <T>(a: fc.Arbitrary<T>) => fc.oneof(fc.constant(0), a);
+    const limits: fc.Arbitrary<ClaimLimits> = fc.record({
+      userDailyCapSats: off(fc.integer({ min: 1, max: 500 })),
+      dailyBudgetSats: off(fc.integer({ min: 1, max: 500 })),
+      addressDailyCapSats: off(fc.integer({ min: 1, max: 500 })),
+      denialCooldownHours: off(fc.integer({ min: 1, max: 48 })),
+      userDailyCapUsd: off(fc.double({ min: 0.01, max: 5, noNaN: true })),
+      dailyBudgetUsd: off(fc.double({ min: 0.01, max: 5, noNaN: true })),
+    });
+    const claim = fc.record({
+      repeat,
+      sats: fc.integer({ min: 1, max: 300 }),
+      address: fc.option(fc.constant('203.0.113.7'), { nil: undefined }),
+      terms: fc.option(
+        fc.double({ min: 0.001, max: 3, noNaN: true }).map((usd) => ({ usd })),
+        { nil: undefined },
+      ),
+    });
+    // What a ledger may find; a claim's time is never before the last one it read (PostgreSQL moves it up to it).
+    const found = fc.record({
+      sinceLast: fc.option(fc.integer({ min: 0, max: 3 * 24 * H }), { nil: undefined }),
+      sinceDenied: fc.option(fc.integer({ min: 0, max: 3 * 24 * H }), { nil: undefined }),
+      userSats: fc.integer({ min: 0, max: 600 }),
+      projectSats: fc.integer({ min: 0, max: 600 }),
+      addressSats: fc.integer({ min: 0, max: 600 }),
+      userUsdMicros: fc.integer({ min: 0, max: 6_000_000 }),
+      projectUsdMicros: fc.integer({ min: 0, max: 6_000_000 }),
+      proofUsed: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(claim, limits, found, fc.integer({ min: 0, max: 24 * H }), (c, l, f, ms) => {
+        const now = T + ms;
+        const all: ClaimFacts = {
+          lastReservingAt: f.sinceLast === undefined ? undefined : now - f.sinceLast,
+          userSats: f.userSats,
+          projectSats: f.projectSats,
+          addressSats: f.addressSats,
+          userUsdMicros: f.userUsdMicros,
+          projectUsdMicros: f.projectUsdMicros,
+          proofUsed: f.proofUsed,
+          lastDeniedAt: f.sinceDenied === undefined ? undefined : now - f.sinceDenied,
+        };
+        const r = factsRead(c, l);
+        const read: ClaimFacts = {
+          lastReservingAt: r.lastReserving ? all.lastReservingAt : undefined,
+          userSats: r.userSats ? all.userSats : 0,
+          projectSats: r.projectSats ? all.projectSats : 0,
+          addressSats: r.addressSats ? all.addressSats : 0,
+          ...(countsDollars(l) ? { userUsdMicros: all.userUsdMicros, projectUsdMicros: all.projectUsdMicros } : {}),
+          proofUsed: f.proofUsed,
+          lastDeniedAt: r.lastDenied ? all.lastDeniedAt : undefined,
+        };
+        expect(refusal(c, read, l, now)).toBe(refusal(c, all, l, now));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -52,4 +52,24 @@ describe('player tokens', () => {
     const legacy = `rb1.${payload}.${createHmac('sha256', NEW).update(payload).digest('base64url')}`;
     expect(tokens.verify(legacy, now)).toMatchObject({ iat: now + 1000 - DAY });
   });
+  it('verify a token lapsed less than `lapsedFor` ago only when asked so: one checked that way (and remembered) is still refused to every other verify', () => {
+    const tokens = createPlayerTokens(NEW, DAY);
+    const now = Date.now();
+    const { token } = tokens.issue('guest_1', '', now, true);
+    const later = now + DAY + 1000;
+    // The renewal's look first: the token is remembered as genuine...
+    expect(tokens.verify(token, later, 30 * DAY)).toMatchObject({ userId: 'guest_1', guest: true });
+    // ...and an ordinary request's look still finds it lapsed, as one from before the renewal's.
+    expect(tokens.verify(token, later)).toBeUndefined();
+    expect(tokens.verify(token, now + 31 * DAY + 1, 30 * DAY)).toBeUndefined();
+    // Lapsed longer, never seen before: refused, and not remembered for a later, nearer look.
+    const other = tokens.issue('guest_2', '', now, true).token;
+    expect(tokens.verify(other, now + 32 * DAY, 30 * DAY)).toBeUndefined();
+    expect(tokens.verify(other, later, 30 * DAY)).toMatchObject({ userId: 'guest_2' });
+    // A changed payload or a rotated-out secret is no more genuine lapsed than live.
+    const [, , signature] = token.split('.');
+    const forged = Buffer.from(JSON.stringify({ userId: 'guest_1', gamertag: '', exp: later + DAY, iat: now, guest: true })).toString('base64url');
+    expect(tokens.verify(`rb1.${forged}.${signature}`, later, 30 * DAY)).toBeUndefined();
+    expect(createPlayerTokens(OLD, DAY).verify(token, later, 30 * DAY)).toBeUndefined();
+  });
 });
