@@ -255,7 +255,7 @@ describe('balance mode on the game side', () => {
     expect(net.seen.filter((l) => l === 'POST /v1/players')).toHaveLength(3);
   });
 
-  it("says a guest's intents rejected (player_unknown) once its token lapsed past renewal, asking the relay once per send, never in a loop", async () => {
+  it("says a guest's intents rejected (player_unknown) once its token lapsed past renewal, asking the relay once, and the next unlock earns as a new guest", async () => {
     vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
     await start(balanceMode);
     const net = recordingFetch();
@@ -274,11 +274,14 @@ describe('balance mode on the game side', () => {
     // Made once, asked to renew once: nothing asks again by itself.
     const asked = net.seen.filter((l) => l === 'POST /v1/players').length;
     expect(asked).toBe(2);
-    // The device still plays as that guest (no new one is made while it is current): the next
-    // unlock asks once more, and is rejected too.
-    const more = next(b, 'reward:rejected');
-    b.unlock('level-complete');
-    await more;
+    // That guest is gone: the device plays on as a new one, from its next unlock.
+    const gone = b.player?.userId;
+    expect(b.player).toBeUndefined();
+    // The day's login, refused to the old guest, is earned by the new one.
+    b.unlock('daily-login');
+    await expect.poll(() => heard).toContain('reward:credited daily-login 10');
+    expect(b.player).toMatchObject({ guest: true });
+    expect(b.player!.userId).not.toBe(gone);
     expect(net.seen.filter((l) => l === 'POST /v1/players')).toHaveLength(3);
   });
 

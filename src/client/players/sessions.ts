@@ -75,7 +75,17 @@ export class PlayerSessions {
     const a = await (s.guest ? this.relay.guest(s.token) : this.relay.link(s.gamertag));
     // Too many requests (the door's rate limit) or a timeout says nothing of the player: asked again later, never taken for a no.
     if ('unreachable' in a || (!a.ok && (a.status >= 500 || a.status === 408 || a.status === 429))) return 'unreachable';
-    if (!a.ok || a.body.userId !== userId) return undefined;
+    if (!a.ok || a.body.userId !== userId) {
+      // A guest past renewal (or merged on another device) is gone: no longer this device's
+      // player, so the next unlock makes a new guest rather than being refused as this one.
+      if (s.guest && this.#current?.userId === userId) {
+        this.#current = undefined;
+        this.writes.write([['player', undefined]]);
+        // Stored before anyone looks for a guest to take (balance-mode.ts reads the stored one).
+        await this.writes.written;
+      }
+      return undefined;
+    }
     this.#set(a.body);
     if (this.#current?.userId === userId) this.#current = a.body;
     return a.body;
