@@ -315,4 +315,24 @@ describe('balance mode on the game side', () => {
     await vi.advanceTimersByTimeAsync(60_000);
     expect(beats()).toBe(4);
   });
+
+  it('renews a lapsed token for the heartbeat, which the relay takes again: witnessed play goes on counting', async () => {
+    await start(balanceMode);
+    const answers: string[] = [];
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const r = await globalThis.fetch(input, init);
+      const path = new URL(String(input)).pathname;
+      if (path === '/v1/play' || path === '/v1/players') answers.push(`${path} ${r.status}`);
+      return r;
+    }) as typeof globalThis.fetch;
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'], shouldAdvanceTime: true });
+    const b = bus({ fetch });
+    await b.link('ada');
+    await expect.poll(() => answers).toEqual(['/v1/players 201', '/v1/play 200']);
+    // Two days on, the token (a day's life) has lapsed: the next beat is refused, the token renewed, the beat taken.
+    vi.setSystemTime(Date.now() + 2 * 86_400_000);
+    await vi.advanceTimersByTimeAsync(20_000);
+    await expect.poll(() => answers.slice(2)).toEqual(['/v1/play 401', '/v1/players 201', '/v1/play 200']);
+    b.destroy();
+  });
 });

@@ -1,6 +1,6 @@
 import type { BalanceView, PlayerSession, RewardRecord, WithdrawalView } from '../../wire/relay-api.js';
 import { answer, RewardBusError } from '../bus-error.js';
-import { backoffDelay, type RelayClient, type RetryOptions } from '../delivery/index.js';
+import { backoffDelay, type RelayAnswer, type RelayClient, type RetryOptions } from '../delivery/index.js';
 import type { RewardBusEvents } from '../events.js';
 import { randomId } from '../intent/index.js';
 
@@ -98,9 +98,9 @@ export class Wallet {
       let last: BalanceView | undefined;
       do {
         this.#again = false;
-        const player = this.p.player();
-        if (!player || this.#stopped) return;
-        const a = await this.p.relay.balance(player.token);
+        if (this.#stopped) return;
+        const a = await this.#asPlayer((token) => this.p.relay.balance(token));
+        if (!a) return;
         if (a.ok) last = a.body;
       } while (this.#again && !this.#stopped);
       if (last && !this.#stopped) this.#is(last, true);
@@ -173,8 +173,22 @@ export class Wallet {
   }
 
   async #beat() {
+    await this.#asPlayer((token) => this.p.relay.play(token));
+  }
+
+  /**
+   * A request with the current player's token (none without a player), sent once more with a
+   * renewed one when the relay says it lapsed: heartbeats and the balance would otherwise be
+   * refused until a claim renewed it, and witnessed play would not count meanwhile.
+   */
+  async #asPlayer<T>(request: (token: string) => Promise<RelayAnswer<T>>): Promise<RelayAnswer<T> | undefined> {
     const player = this.p.player();
-    if (player) await this.p.relay.play(player.token);
+    if (!player) return undefined;
+    const a = await request(player.token);
+    if (a.ok || a.status !== 401) return a;
+    this.p.expire(player.userId);
+    const renewed = await this.p.session().catch(() => undefined);
+    return renewed ? request(renewed.token) : a;
   }
 
   #is(b: BalanceView, always: boolean) {
