@@ -15,7 +15,7 @@ import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
 import type { BalanceFacts, ClaimLimits, LedgerEntry, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
 import { entryUsdMicros, satsAt } from '../../src/relay/core/price.js';
 import { linkAnswer, qualifies, type ReferralSide, referralKey, referralSats, referrerCapped } from '../../src/relay/core/referral-decision.js';
-import { streakDay, streakSats } from '../../src/relay/core/streak.js';
+import { STREAK_LOOKBACK, streakDay, streakLastOf, streakSats } from '../../src/relay/core/streak.js';
 import { poolRefusal, prizeKey, prizePlaces, resultsDecision } from '../../src/relay/core/tournament-decision.js';
 import { withdrawalDecision } from '../../src/relay/core/withdrawal-decision.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
@@ -269,8 +269,9 @@ export class LedgerModel {
     const early = tooEarly({ playStartedAt: player.iat, minPlayMs }, now) !== undefined;
     // A login streak: its day from the player's last reserving reward of it, its sats that day's step.
     const mine = [...this.rewards.values()].filter((r) => r.player === player.id && r.achievementId === a.id && this.reserving(r));
-    const latest = mine.reduce<ModelReward | undefined>((l, r) => (l && l.createdAt >= r.createdAt ? l : r), undefined);
-    const streak = a.repeat.kind === 'streak' ? streakDay(latest && { at: latest.createdAt, terms: { streakDay: latest.streakDay ?? 1 } }, now) : undefined;
+    const newestFirst = [...mine].sort((x, y) => y.createdAt - x.createdAt).slice(0, STREAK_LOOKBACK);
+    const last = streakLastOf(newestFirst.map((r) => ({ at: r.createdAt, terms: { streakDay: r.streakDay ?? 1 } })));
+    const streak = a.repeat.kind === 'streak' ? streakDay(last, now) : undefined;
     const sats = a.repeat.kind === 'streak' ? streakSats(a.repeat.sats, streak!) : a.sats;
     // A streak is valued at its day's sats (core/streak.ts's decideStreak), not its first day's.
     const usd = value && (a.repeat.kind === 'streak' ? satsAt(sats, value.btcUsd).terms.usd : value.usd);

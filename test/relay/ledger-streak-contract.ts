@@ -65,6 +65,24 @@ export function streakContract(name: string, open: () => Promise<RelayStore>) {
       expect(await claimAndPay(l, day(9), { userId: 'user-2' })).toMatchObject({ sats: 10, streakDay: 1 });
     });
 
+    it("goes on from the player's streak after a guest's days are merged in (balance mode): the run counts both, the merged credits keep their sats", async () => {
+      const l = await ledger();
+      if (!l.mergeGuest) return;
+      const credit = (n: number, userId: string) => l.claim(login({ userId, credit: true }), NO_LIMITS, day(n));
+      for (const n of [1, 2, 3]) expect((await credit(n, 'user-1')).entry).toMatchObject({ state: 'credited', terms: { streakDay: n } });
+      // On a new device, as a guest, days 4 and 5: the guest's days 1 and 2.
+      for (const n of [4, 5]) expect((await credit(n, 'guest_1')).entry).toMatchObject({ state: 'credited', sats: STEPS[n - 4], terms: { streakDay: n - 3 } });
+      const merged = await l.mergeGuest('guest_1', 'user-1', new Map([['login', login().repeat]]), { actor: 'player:ada', action: 'merge guest_1' }, day(5, 60_000));
+      expect(merged.moved.map((s) => [s.entry.sats, s.entry.terms?.streakDay])).toEqual([
+        [10, 1],
+        [20, 2],
+      ]);
+      // Day 6 is the player's sixth day running, not the guest's third.
+      expect((await credit(6, 'user-1')).entry).toMatchObject({ state: 'credited', sats: 50, terms: { streakDay: 6 } });
+      // A day missed still starts again.
+      expect((await credit(8, 'user-1')).entry).toMatchObject({ sats: 10, terms: { streakDay: 1 } });
+    });
+
     it('refuses a second claim the same UTC day (already_claimed_today): it reserves and pays nothing', async () => {
       const l = await ledger();
       await claimAndPay(l, day(1));

@@ -27,6 +27,31 @@ export function streakDay(last: StreakLast | undefined, now: number): number {
   return gap <= 0 ? before : gap === 1 ? before + 1 : 1;
 }
 
+/** How many of the player's last reserving entries of a streak its day is read from (streakLastOf). */
+export const STREAK_LOOKBACK = 32;
+
+/**
+ * The streak's last day, from the player's last reserving entries of it (newest first, at most
+ * STREAK_LOOKBACK): the newest, with the longest run of UTC days its entries make up to it. An
+ * entry's recorded day is its own run; a guest's credits merged into the player (balance mode)
+ * carry the guest's, so a run is counted across both: the player's day 5 yesterday and a guest's
+ * day 1 today make today day 6, not day 1. For a player's own entries, the newest one's day.
+ */
+export function streakLastOf(newestFirst: readonly StreakLast[]): StreakLast | undefined {
+  const newest = newestFirst[0];
+  if (!newest) return undefined;
+  let run = 0;
+  let runDay = Number.NaN;
+  for (let i = newestFirst.length - 1; i >= 0; i--) {
+    const e = newestFirst[i]!;
+    const recorded = e.terms?.streakDay ?? 1;
+    const d = dayNumber(e.at);
+    run = d === runDay ? Math.max(run, recorded) : d === runDay + 1 ? Math.max(recorded, run + 1) : recorded;
+    runDay = d;
+  }
+  return run === (newest.terms?.streakDay ?? 1) ? newest : { at: newest.at, terms: { ...newest.terms, streakDay: run } };
+}
+
 export type { Repeat, StreakSteps } from './ports/ledger.js';
 
 /** What a streak's day pays: its step, the last one past the list (sats, or dollars to turn into sats at the claim's price). */

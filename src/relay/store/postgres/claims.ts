@@ -5,7 +5,7 @@ import { addressCapped, claimedState, refusal, tooEarly } from '../../core/claim
 import type { ClaimLimits, ClaimResult, LedgerEntry, NewClaim } from '../../core/ports/ledger.js';
 import { isStoreOutage } from '../../core/ports/outage.js';
 import { entryUsdMicros } from '../../core/price.js';
-import { decideStreak, isStreak, type StreakLast } from '../../core/streak.js';
+import { decideStreak, isStreak, STREAK_LOOKBACK, type StreakLast, streakLastOf } from '../../core/streak.js';
 import { keyDecisionOf, toLedgerEntry } from '../ledger-row.js';
 import { type AppliedRow, type Change, changesJson, redecidedChange } from './apply.js';
 import { type GroupResult, grouped, madeAlone } from './group.js';
@@ -73,9 +73,9 @@ const applyCall = (changes: readonly Change[]) => `SELECT * FROM rewardbus_apply
 /** A call of one of the claim's functions, its arguments written in as literals (see inline). */
 const call = (fn: string, arity: number) => `SELECT * FROM ${fn}(${Array.from({ length: arity }, (_, i) => `$${i + 1}`).join(', ')})`;
 const FACTS_CALL = call('rewardbus_claim_facts', 11);
-/** A streak's last reserving entry (core/streak.ts), the reserving states spelled out as the facts spell them. */
+/** A streak's last reserving entries (core/streak.ts's streakLastOf), the reserving states spelled out as the facts spell them. */
 const LAST_STREAK = `SELECT created_at, terms FROM rewards WHERE user_id = $1 AND achievement_id = $2
-  AND state IN (${RESERVING.map(literal).join(', ')}) ORDER BY created_at DESC LIMIT 1`;
+  AND state IN (${RESERVING.map(literal).join(', ')}) ORDER BY created_at DESC LIMIT ${STREAK_LOOKBACK}`;
 
 /**
  * Claims on PostgreSQL: each under its player's advisory lock (and its address's, with an address
@@ -273,7 +273,7 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
 
   async function lastStreak(c: PoolClient, claim: NewClaim): Promise<StreakLast | undefined> {
     const { rows } = await c.query<{ created_at: string; terms: RewardTerms | null }>(LAST_STREAK, [claim.userId, claim.achievementId]);
-    return rows[0] && { at: Number(rows[0].created_at), terms: rows[0].terms };
+    return streakLastOf(rows.map((r) => ({ at: Number(r.created_at), terms: r.terms })));
   }
 
   /** Runs `work` on a connection of its own; a failure rolls back (or, from a server out of reach, drops the connection). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NewClaim } from '../../../../src/relay/core/ports/ledger.js';
-import { decideStreak, streakDay, streakSats } from '../../../../src/relay/core/streak.js';
+import { decideStreak, streakDay, streakLastOf, streakSats } from '../../../../src/relay/core/streak.js';
 
 const at = (iso: string) => Date.parse(iso);
 const claim: NewClaim = { id: 'c', userId: 'u', idempotencyKey: 'k', requestHash: 'h', achievementId: 'login', sats: 10, repeat: { kind: 'streak', sats: [10, 20, 30, 50] } };
@@ -17,6 +17,21 @@ describe('a login streak decided (core/streak.ts)', () => {
     expect(streakDay(last, at('2026-11-24T00:00:00Z'))).toBe(1);
     // An entry without a day (an achievement made a streak since) counts as day 1.
     expect(streakDay({ at: last.at, terms: null }, at('2026-11-23T08:00:00Z'))).toBe(2);
+  });
+
+  it("reads the last day from the player's last entries: the newest's day, or the run they make up to it (a guest's days merged in)", () => {
+    const e = (iso: string, streakDay: number) => ({ at: at(iso), terms: { streakDay } });
+    expect(streakLastOf([])).toBeUndefined();
+    // A player's own entries: the newest's day, whatever came before.
+    const own = [e('2026-11-24T10:00:00Z', 1), e('2026-11-22T10:00:00Z', 7)];
+    expect(streakLastOf(own)).toBe(own[0]);
+    // The player's day 5, then a guest's days 1 and 2 merged in: the run is 7.
+    const merged = [e('2026-11-24T09:00:00Z', 2), e('2026-11-23T09:00:00Z', 1), e('2026-11-22T09:00:00Z', 5)];
+    expect(streakLastOf(merged)).toEqual({ at: merged[0]!.at, terms: { streakDay: 7 } });
+    // Two entries on one day (the player's and a guest's): the longer.
+    expect(streakLastOf([e('2026-11-23T12:00:00Z', 1), e('2026-11-23T08:00:00Z', 4)])?.terms?.streakDay).toBe(4);
+    // A guest's longer streak merged after the player's shorter one: the guest's.
+    expect(streakLastOf([e('2026-11-23T12:00:00Z', 9), e('2026-11-22T08:00:00Z', 2)])?.terms?.streakDay).toBe(9);
   });
 
   it('pays the day its step, the last step past the list', () => {
