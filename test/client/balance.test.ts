@@ -56,6 +56,18 @@ function hear(b: ReturnType<typeof bus>) {
 }
 
 describe('balance mode on the game side', () => {
+  /** A guest that earned its first coin on a relay in balance mode, the clock's date in the test's hands. */
+  async function guestWithFirstCoin() {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    await start(balanceMode);
+    const net = recordingFetch();
+    const b = bus({ fetch: net.fetch });
+    const heard = hear(b);
+    b.unlock('first-coin');
+    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
+    return { net, b, heard, guest: b.player! };
+  }
+
   it('earns as a guest from the first unlock, merges at link, and withdraws to the gamertag', async () => {
     const relay = await start(balanceMode);
     const b = bus();
@@ -213,14 +225,7 @@ describe('balance mode on the game side', () => {
   });
 
   it("renews a guest's lapsed token before its next claim: the same guest earns on, its balance whole", async () => {
-    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
-    await start(balanceMode);
-    const net = recordingFetch();
-    const b = bus({ fetch: net.fetch });
-    const heard = hear(b);
-    b.unlock('first-coin');
-    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
-    const guest = b.player!;
+    const { net, b, heard, guest } = await guestWithFirstCoin();
 
     // The player comes back two days later: the guest's token (a day's life) has lapsed.
     vi.setSystemTime(Date.now() + 2 * 86_400_000);
@@ -234,16 +239,9 @@ describe('balance mode on the game side', () => {
   });
 
   it("waits, intent kept, when the renewal of a guest's lapsed token is rate limited (429), and earns once it is renewed", async () => {
-    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
-    await start(balanceMode);
-    const net = recordingFetch();
-    const b = bus({ fetch: net.fetch });
-    const heard = hear(b);
+    const { net, b, heard, guest } = await guestWithFirstCoin();
     const rejected: string[] = [];
     b.on('reward:rejected', (o) => rejected.push(`${o.intent.achievementId} ${o.reason}`));
-    b.unlock('first-coin');
-    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
-    const guest = b.player!;
 
     vi.setSystemTime(Date.now() + 2 * 86_400_000);
     net.limitPlayers = 1;
@@ -256,13 +254,7 @@ describe('balance mode on the game side', () => {
   });
 
   it("says a guest's intents rejected (player_unknown) once its token lapsed past renewal, asking the relay once, and the next unlock earns as a new guest", async () => {
-    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
-    await start(balanceMode);
-    const net = recordingFetch();
-    const b = bus({ fetch: net.fetch });
-    const heard = hear(b);
-    b.unlock('first-coin');
-    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
+    const { net, b, heard } = await guestWithFirstCoin();
 
     // 32 days on: the token lapsed more than 30 days ago, and renews nothing.
     vi.setSystemTime(Date.now() + 32 * 86_400_000);
