@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { openPgStore } from '../src/relay/index.js';
 import { freshDatabase, startPostgres } from '../test/helpers/postgres.js';
-import { CREDITS, creditedGuest, REPEATS } from './guest-merge.js';
+import { CREDITS, creditedGuest, RULES } from './guest-merge.js';
 import { resetStatements, STATEMENTS_SETTINGS } from './pg-statements.js';
 
 const RUNS = Number(process.argv[2] ?? 3);
@@ -49,7 +49,7 @@ try {
       const { guest, t0 } = await creditedGuest(ledger);
       await resetStatements(url);
       const start = performance.now();
-      const merged = await ledger.mergeGuest!(guest, `player-${randomUUID()}`, REPEATS, { actor: 'bench', action: 'merge' }, t0 + CREDITS + 1);
+      const merged = await ledger.mergeGuest!(guest, `player-${randomUUID()}`, RULES, { actor: 'bench', action: 'merge' }, t0 + CREDITS + 1);
       const ms = performance.now() - start;
       console.log(`run ${run + 1}: merged ${merged.moved.length} credits in ${ms.toFixed(0)} ms (client); inside the server:`);
       console.table(await lines(url));

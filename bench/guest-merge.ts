@@ -13,6 +13,8 @@ import { freshDatabase, startPostgres } from '../test/helpers/postgres.js';
 export const CREDITS = 1_000;
 const NO_LIMITS = { userDailyCapSats: 0, dailyBudgetSats: 0 };
 export const REPEATS = new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]);
+/** The merge's rules: a player cap that holds every credit exactly (so the merge reads the player's day, as a capped relay's does). */
+export const RULES = { repeats: REPEATS, limits: { userDailyCapSats: CREDITS * 10, dailyBudgetSats: 0 } };
 
 /** A guest who earned `CREDITS` credits, one a millisecond from t0 (a cooldown of 0 s: each kept by the merge). */
 export async function creditedGuest(ledger: Ledger, t0 = Date.parse('2026-11-22T10:00:00Z')): Promise<{ guest: string; t0: number }> {
@@ -35,7 +37,7 @@ async function mergeMs(store: RelayStore): Promise<number> {
   if (!ledger.mergeGuest) throw new Error('this ledger has no guest merge');
   const { guest, t0 } = await creditedGuest(ledger);
   const start = performance.now();
-  const merged = await ledger.mergeGuest(guest, `player-${randomUUID()}`, REPEATS, { actor: 'bench', action: 'merge' }, t0 + CREDITS + 1);
+  const merged = await ledger.mergeGuest(guest, `player-${randomUUID()}`, RULES, { actor: 'bench', action: 'merge' }, t0 + CREDITS + 1);
   const ms = performance.now() - start;
   if (merged.moved.length !== CREDITS) throw new Error(`moved ${merged.moved.length} credits of ${CREDITS}`);
   return ms;

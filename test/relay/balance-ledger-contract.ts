@@ -250,15 +250,39 @@ export function balanceLedgerContract(name: string, open: () => Promise<RelaySto
       const credits = [];
       for (let i = 0; i < 5; i++) credits.push(await l.claim(credit({ userId: guest, sats: 10 + i, idempotencyKey: i === 2 ? shared : randomUUID() }), NO_LIMITS, T0 + i));
       const mine = await l.claim(credit({ sats: 7, idempotencyKey: shared }), NO_LIMITS, T0 + 10);
-      const repeats = new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]);
-      const merged = await l.mergeGuest(guest, USER, repeats, { actor: 'player:ada', action: `merge ${guest}` }, T0 + 20);
+      const rules = { repeats: new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]), limits: NO_LIMITS };
+      const merged = await l.mergeGuest(guest, USER, rules, { actor: 'player:ada', action: `merge ${guest}` }, T0 + 20);
       expect(merged.moved.map((s) => s.entry.id)).toEqual(credits.filter((_, i) => i !== 2).map((c) => c.entry.id));
       expect(merged.moved.every((s) => s.entry.userId === USER && s.entry.state === 'credited' && (s.event?.data as { userId?: string } | undefined)?.userId === USER)).toBe(true);
       expect(merged.dropped).toHaveLength(1);
       expect(merged.dropped[0]!.entry).toMatchObject({ id: credits[2]!.entry.id, userId: guest, state: 'rejected', reason: 'already_claimed' });
       expect((await l.balance!(USER, T0 + 20)).creditedSats).toBe(7 + 10 + 11 + 13 + 14);
       expect(await l.find(USER, shared)).toMatchObject({ id: mine.entry.id, sats: 7 });
-      expect(await l.mergeGuest(guest, USER, repeats, { actor: 'player:ada', action: `merge ${guest}` }, T0 + 30)).toMatchObject({ merged: false, moved: [], dropped: [] });
+      expect(await l.mergeGuest(guest, USER, rules, { actor: 'player:ada', action: `merge ${guest}` }, T0 + 30)).toMatchObject({ merged: false, moved: [], dropped: [] });
+    });
+
+    it("holds the player to its cap on each credit's day across guests merged into it: what does not fit stays the guest's, rejected", async () => {
+      const l = await ledger();
+      if (!l.mergeGuest) return;
+      const limits = { userDailyCapSats: 100, dailyBudgetSats: 0 };
+      const rules = { repeats: new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]), limits };
+      // Two guests, each at the cap today; one of them also earned yesterday. The player holds 30 today.
+      for (const g of ['guest_a', 'guest_b']) for (let i = 0; i < 2; i++) await l.claim(credit({ userId: g, sats: 50 }), limits, T0 + i);
+      const yesterday = await l.claim(credit({ userId: 'guest_b', sats: 100 }), limits, T0 - DAY);
+      await l.claim(credit({ sats: 30 }), limits, T0 + 5);
+      const audit = { actor: 'player:ada', action: 'merge' };
+      const a = await l.mergeGuest('guest_a', USER, rules, audit, T0 + 10);
+      expect([a.moved.map((s) => s.entry.sats), a.dropped.map((s) => [s.entry.userId, s.entry.state, s.entry.reason])]).toEqual([
+        [50],
+        [['guest_a', 'rejected', 'user_daily_cap']],
+      ]);
+      const b = await l.mergeGuest('guest_b', USER, rules, audit, T0 + 20);
+      expect(b.moved.map((s) => s.entry.id)).toEqual([yesterday.entry.id]);
+      expect(b.dropped.map((s) => s.entry.reason)).toEqual(['user_daily_cap', 'user_daily_cap']);
+      expect((await l.balance!(USER, T0 + 20)).creditedSats).toBe(30 + 50 + 100);
+      // The day's cap counts what moved: the player's next claim today is refused, tomorrow's is not.
+      expect((await l.claim(credit({ sats: 21 }), limits, T0 + 30)).entry).toMatchObject({ state: 'rejected', reason: 'user_daily_cap' });
+      expect((await l.claim(credit({ sats: 100 }), limits, T0 + DAY)).entry.state).toBe('credited');
     });
 
     it('tells each state of a withdrawal and of a credit in exactly the record a client reads (toRewardRecord of the entry)', async () => {

@@ -218,6 +218,38 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '121000']]);
   });
 
+  it("holds the player to its daily cap across the guests it links: what does not fit stays the guest's, reported as dropped", async () => {
+    const relay = await start({ RELAY_USER_DAILY_CAP_SATS: '100' });
+    const guests: PlayerSession[] = [];
+    for (let g = 0; g < 2; g++) {
+      const made = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const guest = (await made.json()) as PlayerSession;
+      for (let i = 0; i < 2; i++) expect((await relay.claim(guest.token, { achievementId: 'coin' })).body.status).toBe('credited');
+      guests.push(guest);
+    }
+    const link = async (guest: PlayerSession) =>
+      (
+        (await (
+          await fetch(`${relay.url}/v1/players`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ gamertag: 'ada', guestToken: guest.token }),
+          })
+        ).json()) as PlayerSession
+      ).merge;
+    expect(await link(guests[0]!)).toMatchObject({ moved: 2, movedSats: 100, dropped: [] });
+    expect(await link(guests[1]!)).toMatchObject({
+      moved: 0,
+      dropped: [
+        { sats: 50, reason: 'user_daily_cap' },
+        { sats: 50, reason: 'user_daily_cap' },
+      ],
+    });
+    const ada = await relay.link('ada');
+    expect((await balanceOf(relay, ada.token)).sats).toBe(100);
+    expect((await relay.claim(ada.token, { achievementId: 'coin' })).body).toMatchObject({ status: 'rejected', reason: 'user_daily_cap' });
+  });
+
   it("renews a guest's token up to 30 days after it lapsed, as the same guest with its credits, and merges with it; never a player's, a merged guest's or one lapsed longer", async () => {
     vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
     const relay = await start();

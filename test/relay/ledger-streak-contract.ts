@@ -72,7 +72,13 @@ export function streakContract(name: string, open: () => Promise<RelayStore>) {
       for (const n of [1, 2, 3]) expect((await credit(n, 'user-1')).entry).toMatchObject({ state: 'credited', terms: { streakDay: n } });
       // On a new device, as a guest, days 4 and 5: the guest's days 1 and 2.
       for (const n of [4, 5]) expect((await credit(n, 'guest_1')).entry).toMatchObject({ state: 'credited', sats: STEPS[n - 4], terms: { streakDay: n - 3 } });
-      const merged = await l.mergeGuest('guest_1', 'user-1', new Map([['login', login().repeat]]), { actor: 'player:ada', action: 'merge guest_1' }, day(5, 60_000));
+      const merged = await l.mergeGuest(
+        'guest_1',
+        'user-1',
+        { repeats: new Map([['login', login().repeat]]), limits: NO_LIMITS },
+        { actor: 'player:ada', action: 'merge guest_1' },
+        day(5, 60_000),
+      );
       expect(merged.moved.map((s) => [s.entry.sats, s.entry.terms?.streakDay])).toEqual([
         [10, 1],
         [20, 2],

@@ -175,3 +175,58 @@ export function mergeRefusal(repeat: Repeat | undefined, at: number, times: read
     }
   }
 }
+
+/** A guest's credit as its merge is decided: when and on which day it was earned, its value, and whether the player already used its key. */
+export interface MergeCredit {
+  achievementId: string;
+  at: number;
+  day: string;
+  sats: number;
+  usdMicros: number;
+  used: boolean;
+}
+
+/** What the player holds, as its ledger read it: when its reserving claims of an achievement were made, and a day's reserved sats and micro-dollars. */
+export interface PlayerHolds {
+  times(achievementId: string): number[];
+  day(day: string): { userSats: number; userUsdMicros: number };
+}
+
+/** Whether a merge reads the player's days: only with a player cap (in sats or dollars). */
+export const mergeReadsDays = (limits: ClaimLimits): boolean => limits.userDailyCapSats > 0 || (limits.userDailyCapUsd ?? 0) > 0;
+
+/** Whether the player's cap, in sats or dollars, holds a credit on a day that reserved `day` (limitBlock's rule, no budget). */
+function userCapBlock(c: Pick<MergeCredit, 'sats' | 'usdMicros'>, day: { userSats: number; userUsdMicros: number }, limits: ClaimLimits): 'user_daily_cap' | undefined {
+  const noBudget = { dailyBudgetSats: 0 };
+  const over =
+    limitBlock(c.sats, { user: day.userSats, project: 0 }, { ...noBudget, userDailyCapSats: limits.userDailyCapSats }) ??
+    limitBlock(c.usdMicros, { user: day.userUsdMicros, project: 0 }, { ...noBudget, userDailyCapSats: usdMicros(limits.userDailyCapUsd ?? 0) });
+  return over ? 'user_daily_cap' : undefined;
+}
+
+/**
+ * A guest's merge decided, credit by credit in the order they were earned: why each is dropped,
+ * or undefined to move it. A key the player used, then the repeat rule (mergeRefusal), then the
+ * player's cap on the credit's day, so that guests merged into one player never hand it more than
+ * a day's cap (the budget counted each credit when the guest earned it). What a moved credit holds
+ * counts for the next.
+ */
+export function mergeDecider(repeats: ReadonlyMap<string, Repeat>, limits: ClaimLimits, holds: PlayerHolds) {
+  const times = new Map<string, number[]>();
+  const days = new Map<string, { userSats: number; userUsdMicros: number }>();
+  const capped = mergeReadsDays(limits);
+  return (c: MergeCredit): 'already_claimed' | 'already_claimed_today' | 'cooldown' | 'user_daily_cap' | undefined => {
+    let mine = times.get(c.achievementId);
+    if (!mine) times.set(c.achievementId, (mine = [...holds.times(c.achievementId)]));
+    let day = capped ? days.get(c.day) : undefined;
+    if (capped && !day) days.set(c.day, (day = { ...holds.day(c.day) }));
+    const reason = (c.used ? 'already_claimed' : mergeRefusal(repeats.get(c.achievementId), c.at, mine)) ?? (day && userCapBlock(c, day, limits));
+    if (reason) return reason;
+    mine.push(c.at);
+    if (day) {
+      day.userSats += c.sats;
+      day.userUsdMicros += c.usdMicros;
+    }
+    return undefined;
+  };
+}

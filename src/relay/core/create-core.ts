@@ -124,7 +124,8 @@ export function createCore(deps: CoreDeps) {
       })
     : undefined;
   const balances = balanceMode ? createBalances({ ledger, settlements, payouts, limits: { ...NO_WITHDRAWAL_LIMITS, ...deps.withdrawals, holdAboveSats } }) : undefined;
-  const guests = balanceMode && tokens ? createGuests({ settlements, tokens, catalog, mergedInto: (id) => ledger.mergedInto?.(id) ?? Promise.resolve(undefined) }) : undefined;
+  const guests =
+    balanceMode && tokens ? createGuests({ settlements, tokens, catalog, limits, mergedInto: (id) => ledger.mergedInto?.(id) ?? Promise.resolve(undefined) }) : undefined;
   const players: Players = tokens
     ? createPlayers({ payments, tokens, ledger, verifyLink: deps.verifyLink, linksPerAddressPerDay: deps.linksPerAddressPerDay ?? 0, logger, guests, referrals })
     : { link: () => Promise.reject(new Error('linking players needs player tokens')) };

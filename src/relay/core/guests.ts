@@ -1,6 +1,7 @@
 import type { GuestMerge as GuestMergeView } from '../../wire/relay-api.js';
 import { achievementsOf, type Catalog } from './catalog.js';
 import type { PlayerClaims, PlayerTokens } from './player-tokens.js';
+import type { ClaimLimits } from './ports/ledger.js';
 import type { Settlements } from './settlements.js';
 import { uuid7 } from './uuid7.js';
 
@@ -17,6 +18,8 @@ export interface GuestsDeps {
   settlements: Settlements;
   tokens: PlayerTokens;
   catalog: Catalog;
+  /** The player's caps: a merge holds the player to its cap on each credit's day. */
+  limits: ClaimLimits;
   /** The player a guest was merged into, if it was (the ledger's). */
   mergedInto: (guestId: string) => Promise<string | undefined>;
 }
@@ -25,8 +28,8 @@ export interface GuestsDeps {
  * Guest play (balance mode): a player earns before owning a gamertag, under a relay-made id, and
  * the credits move to the player's balance when the guest links one.
  */
-export function createGuests({ settlements, tokens, catalog, mergedInto }: GuestsDeps) {
-  const repeats = new Map(achievementsOf(catalog).map((a) => [a.id, a.repeat]));
+export function createGuests({ settlements, tokens, catalog, limits, mergedInto }: GuestsDeps) {
+  const rules = { repeats: new Map(achievementsOf(catalog).map((a) => [a.id, a.repeat])), limits };
 
   /** A new guest and its token. */
   const start = (now = Date.now()) => tokens.issue(guestId(), '', now, true);
@@ -46,7 +49,7 @@ export function createGuests({ settlements, tokens, catalog, mergedInto }: Guest
 
   /** Moves a guest's credits to the player who linked (once: a second merge moves nothing). */
   async function merge(guest: PlayerClaims, userId: string, gamertag: string): Promise<GuestMergeView> {
-    const r = await settlements.merge(guest.userId, userId, repeats, { actor: `player:${gamertag}`, action: `merge ${guest.userId}` });
+    const r = await settlements.merge(guest.userId, userId, rules, { actor: `player:${gamertag}`, action: `merge ${guest.userId}` });
     return {
       guestId: guest.userId,
       moved: r.moved.length,

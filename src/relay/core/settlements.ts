@@ -12,6 +12,7 @@ import {
   type Ledger,
   type LedgerEntry,
   type LedgerState,
+  type MergeRules,
   type NewClaim,
   type NewWithdrawal,
   type Settled,
@@ -21,7 +22,6 @@ import {
   type WithdrawalLimits,
 } from './ports/ledger.js';
 import { toRewardRecord } from './reward-record.js';
-import type { Repeat } from './streak.js';
 
 /** What moved an intent: the claim, the payment's answer, or one of the ways a review ends. */
 export type SettlementCause = 'claim' | 'payout' | 'late_answer' | 'reconcile' | 'recovery' | 'operator' | 'merge';
@@ -185,10 +185,10 @@ export function createSettlements({ ledger, publish, metrics, logger, clock, onF
      * A guest linked a gamertag: the lifecycle's `merge` of each of its credits into the player
      * (moved, or dropped as one the player already holds), in one transaction; each change is told.
      */
-    async merge(guestId: string, userId: string, repeats: ReadonlyMap<string, Repeat>, audit: AuditNote): Promise<GuestMerge> {
+    async merge(guestId: string, userId: string, rules: MergeRules, audit: AuditNote): Promise<GuestMerge> {
       if (!ledger.mergeGuest) throw new Error('this ledger keeps no balances: balance mode needs the SQLite or PostgreSQL store');
       transition('merge', 'credited', true);
-      const r = await ledger.mergeGuest(guestId, userId, repeats, audit, (clock ?? Date.now)());
+      const r = await ledger.mergeGuest(guestId, userId, rules, audit, (clock ?? Date.now)());
       for (const s of [...r.moved, ...r.dropped]) after(s, 'merge', audit);
       return r;
     },

@@ -28,7 +28,7 @@ export interface PlayerSession {
   referral?: ReferralAnswer;
 }
 
-/** A guest's credits moved to the player who linked; those the player already held (by the repeat rules) are dropped. */
+/** A guest's credits moved to the player who linked; those the player already held (by the repeat rules), or that its daily cap has no room for, are dropped. */
 export interface GuestMerge {
   guestId: string;
   moved: number;

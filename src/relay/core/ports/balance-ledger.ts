@@ -1,5 +1,5 @@
 // Balance mode: the ledger's part (withdrawals, balance facts, play, guests) and what it takes and gives.
-import type { ClaimResult, Repeat } from './claim.js';
+import type { ClaimLimits, ClaimResult, Repeat } from './claim.js';
 import type { LedgerEntry } from './ledger-entry.js';
 import type { AuditNote, Settled } from './settlement.js';
 
@@ -51,6 +51,12 @@ export class WithdrawalRefusal extends Error {
   }
 }
 
+/** The rules a guest's merge is decided by: each achievement's repeat policy, and the player's caps. */
+export interface MergeRules {
+  repeats: ReadonlyMap<string, Repeat>;
+  limits: ClaimLimits;
+}
+
 /** What a guest's merge did: the settled changes (each with its player's event), in order. */
 export interface GuestMerge {
   /** False when the guest was merged before (nothing moved this time). */
@@ -85,12 +91,13 @@ export interface BalanceLedger {
   raiseAllowance?(raise: AllowanceRaise, now: number): Promise<boolean>;
   /**
    * A guest linked a gamertag: in one transaction, the lifecycle's `merge` of each of the guest's
-   * credits, oldest first, into `userId` (credited, its reservation moved), or dropped (rejected
-   * with the repeat rule's reason) when the player's entries of that achievement already hold it
-   * (`repeats`: each achievement's policy; one not listed is moved). The guest is recorded as
-   * merged: from then on `mergedInto(guestId)` names the player. A guest merged before moves nothing.
+   * credits, oldest first, into `userId` (credited, its reservation moved), or dropped (rejected,
+   * with core/claim-decision.ts mergeDecider's reason) when the player's entries of that
+   * achievement already hold it (`rules.repeats`: each achievement's policy; one not listed is
+   * moved) or the player's cap on the credit's day is full (`rules.limits`). The guest is recorded
+   * as merged: from then on `mergedInto(guestId)` names the player. A guest merged before moves nothing.
    */
-  mergeGuest?(guestId: string, userId: string, repeats: ReadonlyMap<string, Repeat>, audit: AuditNote, now: number): Promise<GuestMerge>;
+  mergeGuest?(guestId: string, userId: string, rules: MergeRules, audit: AuditNote, now: number): Promise<GuestMerge>;
   /** The player a guest was merged into, if it was. */
   mergedInto?(guestId: string): Promise<string | undefined>;
   /** What the relay owes its players: every balance together (credits minus withdrawals paid or under way). */

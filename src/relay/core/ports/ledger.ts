@@ -11,6 +11,7 @@ export {
   type BalanceFacts,
   type BalanceLedger,
   type GuestMerge,
+  type MergeRules,
   type NewWithdrawal,
   WITHDRAWAL_ACHIEVEMENT,
   type WithdrawalLimits,

@@ -1,24 +1,23 @@
 import { escapeLiteral, type Pool } from 'pg';
-import { mergeRefusal } from '../../core/claim-decision.js';
+import { mergeDecider, mergeReadsDays } from '../../core/claim-decision.js';
 import { LIFECYCLE } from '../../core/lifecycle.js';
-import type { AuditNote, GuestMerge } from '../../core/ports/ledger.js';
-import type { Repeat } from '../../core/streak.js';
+import type { AuditNote, GuestMerge, MergeRules } from '../../core/ports/ledger.js';
 import { RESERVING_SQL } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, type UpdateChange } from './apply.js';
 import { BEGIN, inTransaction } from './transaction.js';
 
-/** A row of the merge's facts: the guest marked merged, one of its credits, or one of the player's own reserving claims. */
-type Fact = { what: 'merged' } | Credit | { what: 'theirs'; achievement_id: string; created_at: string };
-type Credit = { what: 'credit'; id: string; achievement_id: string; created_at: string; used: boolean; n: string };
+/** A row of the merge's facts: the guest marked merged, one of its credits, one of the player's own reserving claims, or a day the player reserved. */
+type Fact = { what: 'merged' } | Credit | { what: 'theirs'; achievement_id: string; created_at: string } | { what: 'day'; day: string; sats: string; usd_micros: string };
+type Credit = { what: 'credit'; id: string; achievement_id: string; created_at: string; used: boolean; n: string; day: string; sats: number; usd_micros: string };
 
 /**
  * Guests on PostgreSQL: a guest's credits merged into the player who linked, in one transaction
  * under both players' locks (the ones claims and withdrawals take, in a fixed order), through the
  * write primitive: each credit moved (credited, to the player) or dropped (rejected) by the
- * player's repeat rules (core/claim-decision.ts), audited and told.
+ * player's repeat rules and cap (core/claim-decision.ts), audited and told.
  */
 export function pgGuests(pool: Pool) {
-  async function mergeGuest(guestId: string, userId: string, repeats: ReadonlyMap<string, Repeat>, audit: AuditNote, now: number): Promise<GuestMerge> {
+  async function mergeGuest(guestId: string, userId: string, { repeats, limits }: MergeRules, audit: AuditNote, now: number): Promise<GuestMerge> {
     const locks = [guestId, userId]
       .sort()
       .map((u) => `SELECT pg_advisory_xact_lock(hashtextextended(${escapeLiteral(`u:${u}`)}, 0))`)
@@ -28,34 +27,50 @@ export function pgGuests(pool: Pool) {
       async (c) => {
         // In one round trip: the guest marked merged (none of the rest when it already was), the
         // guest's credits, each with whether the player already used its key (the facts the
-        // decision needs and no more: the whole rows come back from the primitive), and the
-        // player's own reserving claims of those achievements. One statement, one snapshot, taken
-        // under both players' locks as the three statements' were.
+        // decision needs and no more: the whole rows come back from the primitive), the player's
+        // own reserving claims of those achievements, and, with a player cap, what the player
+        // reserved on those credits' days. One statement, one snapshot, taken under both players'
+        // locks as the statements' were.
         const facts = (
           await c.query<Fact>(
             `WITH m AS (INSERT INTO merged_guests (guest_id, user_id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1),
              g AS (
-               SELECT g.id, g.achievement_id, g.created_at, row_number() OVER (ORDER BY g.created_at, g.id) AS n,
+               SELECT g.id, g.achievement_id, g.created_at, g.day, g.sats, rewardbus_usd_micros(g.terms) AS usd_micros,
+                 row_number() OVER (ORDER BY g.created_at, g.id) AS n,
                  EXISTS (SELECT 1 FROM rewards p WHERE p.user_id = $2 AND p.idempotency_key = g.idempotency_key) AS used
                FROM rewards g WHERE EXISTS (SELECT 1 FROM m) AND g.user_id = $1 AND g.kind = 'credit' AND g.state = 'credited')
-             SELECT 'merged' AS what, NULL AS id, NULL AS achievement_id, NULL::bigint AS created_at, NULL::boolean AS used, NULL::bigint AS n FROM m
-             UNION ALL SELECT 'credit', g.id, g.achievement_id, g.created_at, g.used, g.n FROM g
-             UNION ALL SELECT 'theirs', NULL, r.achievement_id, r.created_at, NULL, NULL FROM rewards r
-               WHERE r.user_id = $2 AND r.achievement_id IN (SELECT g.achievement_id FROM g) AND r.kind <> 'withdrawal' AND r.${RESERVING_SQL}`,
-            [guestId, userId, now],
+             SELECT 'merged' AS what, NULL AS id, NULL AS achievement_id, NULL::bigint AS created_at, NULL::boolean AS used, NULL::bigint AS n,
+               NULL::text AS day, NULL::bigint AS sats, NULL::bigint AS usd_micros FROM m
+             UNION ALL SELECT 'credit', g.id, g.achievement_id, g.created_at, g.used, g.n, g.day, g.sats, g.usd_micros FROM g
+             UNION ALL SELECT 'theirs', NULL, r.achievement_id, r.created_at, NULL, NULL, NULL, NULL, NULL FROM rewards r
+               WHERE r.user_id = $2 AND r.achievement_id IN (SELECT g.achievement_id FROM g) AND r.kind <> 'withdrawal' AND r.${RESERVING_SQL}
+             UNION ALL SELECT 'day', NULL, NULL, NULL, NULL, NULL, r.day, sum(r.sats)::bigint, sum(rewardbus_usd_micros(r.terms))::bigint FROM rewards r
+               WHERE $4 AND r.user_id = $2 AND r.day IN (SELECT g.day FROM g) AND r.kind <> 'withdrawal' AND r.${RESERVING_SQL} GROUP BY r.day`,
+            [guestId, userId, now, mergeReadsDays(limits)],
           )
         ).rows;
         if (!facts.some((f) => f.what === 'merged')) return { rollback: { merged: false, moved: [], dropped: [] } };
+        const times = new Map<string, number[]>();
+        const days = new Map<string, { userSats: number; userUsdMicros: number }>();
+        for (const f of facts) {
+          if (f.what === 'theirs') times.set(f.achievement_id, [...(times.get(f.achievement_id) ?? []), Number(f.created_at)]);
+          if (f.what === 'day') days.set(f.day, { userSats: Number(f.sats), userUsdMicros: Number(f.usd_micros) });
+        }
+        const decide = mergeDecider(repeats, limits, {
+          times: (achievementId) => times.get(achievementId) ?? [],
+          day: (day) => days.get(day) ?? { userSats: 0, userUsdMicros: 0 },
+        });
         // The credits in the order they were earned (the order the decision takes them in).
         const credits = facts.filter((f): f is Credit => f.what === 'credit').sort((a, b) => Number(a.n) - Number(b.n));
-        const times = new Map<string, number[]>();
-        for (const t of facts) if (t.what === 'theirs') times.set(t.achievement_id, [...(times.get(t.achievement_id) ?? []), Number(t.created_at)]);
         const changes: UpdateChange[] = credits.map((row) => {
-          const at = Number(row.created_at);
-          const mine = times.get(row.achievement_id) ?? [];
-          times.set(row.achievement_id, mine);
-          const reason = row.used ? 'already_claimed' : mergeRefusal(repeats.get(row.achievement_id), at, mine);
-          if (!reason) mine.push(at);
+          const reason = decide({
+            achievementId: row.achievement_id,
+            at: Number(row.created_at),
+            day: row.day,
+            sats: Number(row.sats),
+            usdMicros: Number(row.usd_micros),
+            used: row.used,
+          });
           return {
             op: 'update',
             id: row.id,

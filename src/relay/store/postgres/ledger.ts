@@ -192,8 +192,8 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     balance: balances.balance,
     beat: balances.beat,
     raiseAllowance: balances.raiseAllowance,
-    mergeGuest: async (guestId, userId, repeats, audit, now) => {
-      const r = await guests.mergeGuest(guestId, userId, repeats, audit, now);
+    mergeGuest: async (guestId, userId, rules, audit, now) => {
+      const r = await guests.mergeGuest(guestId, userId, rules, audit, now);
       for (const s of [...r.moved, ...r.dropped]) heard(s);
       return r;
     },

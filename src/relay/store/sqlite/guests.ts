@@ -1,22 +1,23 @@
-import { mergeRefusal } from '../../core/claim-decision.js';
+import { mergeDecider } from '../../core/claim-decision.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
-import type { AuditNote, GuestMerge, Ledger, Settled } from '../../core/ports/ledger.js';
-import type { Repeat } from '../../core/streak.js';
+import type { AuditNote, GuestMerge, Ledger, MergeRules, Settled } from '../../core/ports/ledger.js';
+import { entryUsdMicros } from '../../core/price.js';
 import { RESERVING_SQL, type LedgerRow as Row, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
 
-/** What the ledger lends a guest's merge: its one write primitive (a merge is audited). */
+/** What the ledger lends a guest's merge: its one write primitive (a merge is audited), and a day's reserved sats (or micro-dollars) by scope. */
 export interface SqliteGuestParts {
   commit(before: Row | undefined, after: Row, at: number, audit?: AuditNote): PlayerEvent | undefined;
+  reservedSats(scope: string, day: string): number;
 }
 
 /**
  * Guests on SQLite: a guest's credits merged into the player who linked, in one write of the
  * store's thread, through the ledger's one write primitive: each credit moved (credited, to the
- * player) or dropped (rejected) by the player's repeat rules (core/claim-decision.ts), audited and told.
+ * player) or dropped (rejected) by the player's repeat rules and cap (core/claim-decision.ts), audited and told.
  */
-export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestParts): Required<Pick<Ledger, 'mergeGuest' | 'mergedInto'>> {
+export function sqliteGuests({ db, write }: SqliteDb, { commit, reservedSats }: SqliteGuestParts): Required<Pick<Ledger, 'mergeGuest' | 'mergedInto'>> {
   const q = {
     byKey: db.prepare<[string, string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND idempotency_key = ?`).raw(),
     guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state = 'credited' ORDER BY created_at, seq`).raw(),
@@ -27,22 +28,27 @@ export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestPar
     merged: db.prepare<[string, string, number]>('INSERT INTO merged_guests (guest_id, user_id, at) VALUES (?, ?, ?)'),
   };
 
-  function mergeNow(guestId: string, userId: string, repeats: ReadonlyMap<string, Repeat>, audit: AuditNote, now: number): GuestMerge {
+  function mergeNow(guestId: string, userId: string, { repeats, limits }: MergeRules, audit: AuditNote, now: number): GuestMerge {
     if (q.mergedInto.get(guestId) !== undefined) return { merged: false, moved: [], dropped: [] };
     q.merged.run(guestId, userId, now);
     const moved: Settled[] = [];
     const dropped: Settled[] = [];
-    const times = new Map<string, number[]>();
+    const decide = mergeDecider(repeats, limits, {
+      times: (achievementId) => q.reservingTimes.all(userId, achievementId),
+      day: (day) => ({ userSats: reservedSats(`u:${userId}`, day), userUsdMicros: reservedSats(`$u:${userId}`, day) }),
+    });
     for (const raw of q.guestCredits.all(guestId)) {
       const row = rowOf(raw);
-      const at = Number(row.created_at);
-      const mine = times.get(row.achievement_id) ?? q.reservingTimes.all(userId, row.achievement_id);
-      times.set(row.achievement_id, mine);
-      const taken = q.byKey.get(userId, row.idempotency_key) !== undefined;
-      const reason = taken ? 'already_claimed' : mergeRefusal(repeats.get(row.achievement_id), at, mine);
+      const reason = decide({
+        achievementId: row.achievement_id,
+        at: Number(row.created_at),
+        day: row.day,
+        sats: row.sats,
+        usdMicros: entryUsdMicros(row.terms),
+        used: q.byKey.get(userId, row.idempotency_key) !== undefined,
+      });
       // A dropped credit stays the guest's, rejected: the player's own record is untouched.
       const after: Row = reason ? { ...row, state: 'rejected', reason } : { ...row, user_id: userId };
-      if (!reason) mine.push(at);
       const event = commit(row, after, now, audit);
       (reason ? dropped : moved).push({ entry: toLedgerEntry(after), from: row.state, ...(event ? { event } : {}) });
     }
@@ -50,7 +56,7 @@ export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestPar
   }
 
   return {
-    mergeGuest: (guestId, userId, repeats, audit, now) => write(() => mergeNow(guestId, userId, repeats, audit, now)),
+    mergeGuest: (guestId, userId, rules, audit, now) => write(() => mergeNow(guestId, userId, rules, audit, now)),
     mergedInto: async (guestId) => q.mergedInto.get(guestId),
   };
 }

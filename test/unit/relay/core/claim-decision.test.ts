@@ -2,7 +2,18 @@
 // their locks (core/claim-decision.ts). The ledgers' own tests check they read the facts right.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ClaimFacts, claimedState, countsDollars, dayRefusal, factsRead, keyDecision, mergeRefusal, refusal, tooEarly } from '../../../../src/relay/core/claim-decision.js';
+import {
+  type ClaimFacts,
+  claimedState,
+  countsDollars,
+  dayRefusal,
+  factsRead,
+  keyDecision,
+  mergeDecider,
+  mergeRefusal,
+  refusal,
+  tooEarly,
+} from '../../../../src/relay/core/claim-decision.js';
 import type { ClaimLimits, Repeat } from '../../../../src/relay/core/ports/ledger.js';
 
 const T = Date.parse('2026-11-25T12:00:00Z');
@@ -70,6 +81,43 @@ describe('the claim decision', () => {
     expect(mergeRefusal({ kind: 'cooldown', seconds: 60 }, midnight, [midnight - 60_000, midnight + 60_000])).toBeUndefined();
     expect(mergeRefusal({ kind: 'cooldown', seconds: 60 }, midnight, [midnight + 59_999])).toBe('cooldown');
     expect(mergeRefusal({ kind: 'cooldown', seconds: 0 }, midnight, [midnight])).toBeUndefined();
+  });
+  it("holds a merge to the player's cap on each credit's day, in sats or dollars, counting each credit it moves; a used key or the repeat rule first", () => {
+    const day = '2026-11-22';
+    const credit = (over = {}) => ({ achievementId: 'coin', at: T, day, sats: 40, usdMicros: 20_000, used: false, ...over });
+    const repeats = new Map<string, Repeat>([
+      ['coin', { kind: 'cooldown', seconds: 0 }],
+      ['first', { kind: 'once' }],
+    ]);
+    const reads: string[] = [];
+    const holds = {
+      times: (a: string) => (a === 'first' ? [T - 1] : []),
+      day: (d: string) => {
+        reads.push(d);
+        return d === day ? { userSats: 30, userUsdMicros: 15_000 } : { userSats: 0, userUsdMicros: 0 };
+      },
+    };
+    // A cap of 100 sats, 30 held: 40 moves (70), the next 40 does not fit, a 30 does (100); another day has its own cap.
+    const sats = mergeDecider(repeats, { userDailyCapSats: 100, dailyBudgetSats: 0 }, holds);
+    expect([credit(), credit(), credit({ sats: 30 }), credit({ sats: 1 }), credit({ day: '2026-11-23', sats: 100 })].map(sats)).toEqual([
+      undefined,
+      'user_daily_cap',
+      undefined,
+      'user_daily_cap',
+      undefined,
+    ]);
+    expect(reads).toEqual([day, '2026-11-23']);
+    // Precedence: a used key, then the repeat rule, then the cap.
+    expect(sats(credit({ used: true }))).toBe('already_claimed');
+    expect(sats(credit({ achievementId: 'first', sats: 1_000 }))).toBe('already_claimed');
+    // In dollars: $0.05 a day, $0.015 held: $0.02 moves, the next $0.02 does not fit.
+    const usd = mergeDecider(repeats, { userDailyCapSats: 0, dailyBudgetSats: 0, userDailyCapUsd: 0.05 }, holds);
+    expect([credit(), credit(), credit({ usdMicros: 15_000 })].map(usd)).toEqual([undefined, 'user_daily_cap', undefined]);
+    // No cap: every day is left unread, and everything moves.
+    reads.length = 0;
+    const none = mergeDecider(repeats, NONE, holds);
+    expect([credit({ sats: 10_000 }), credit({ sats: 10_000 })].map(none)).toEqual([undefined, undefined]);
+    expect(reads).toEqual([]);
   });
   it('reads only the facts the rules read: the same decision with every other fact left unread (0, none)', () => {
     const H = 3_600_000;
