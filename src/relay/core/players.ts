@@ -2,11 +2,14 @@ import type { Logger } from 'pino';
 import { nextUtcDay, utcDay } from '../../wire/earning-rules.js';
 import type { PlayerSession } from '../../wire/relay-api.js';
 import type { PaymentsClient } from '../payments/client.js';
-import type { Guests } from './guests.js';
+import { GUEST_RENEWABLE_MS, type Guests } from './guests.js';
 import type { PlayerClaims, PlayerTokens } from './player-tokens.js';
 import type { Ledger } from './ports/ledger.js';
 import type { Referrals } from './referrals.js';
 import { Refusal } from './refusal.js';
+
+/** How long a guest's token stays renewable, in days, as refusals say it. */
+const RENEWABLE_DAYS = GUEST_RENEWABLE_MS / 86_400_000;
 
 /**
  * A human check at link (a captcha's server-side verification, docs/threat-model.md): true to
@@ -95,7 +98,8 @@ export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAd
     const { now } = from;
     if (asked.guestToken !== undefined) {
       const renewed = await guests.renew(asked.guestToken, now);
-      if (!renewed) throw new Refusal('bad_request', "guestToken: not a guest's token from this relay, lapsed more than 30 days ago, or its guest linked a gamertag");
+      if (!renewed)
+        throw new Refusal('bad_request', `guestToken: not a guest's token from this relay, lapsed more than ${RENEWABLE_DAYS} days ago, or its guest linked a gamertag`);
       return sessionOf(renewed);
     }
     const address = cap > 0 ? from.address : undefined;
@@ -121,7 +125,8 @@ export function createPlayers({ payments, tokens, ledger, verifyLink, linksPerAd
     // The guest is checked before anything is asked of the service: a bad token costs nothing.
     const { now } = from;
     const fromGuest = asked.guestToken === undefined ? undefined : guests?.guestOf(asked.guestToken, now);
-    if (asked.guestToken !== undefined && !fromGuest) throw new Refusal('bad_request', "guestToken: not a guest's token from this relay (or it lapsed more than 30 days ago)");
+    if (asked.guestToken !== undefined && !fromGuest)
+      throw new Refusal('bad_request', `guestToken: not a guest's token from this relay (or it lapsed more than ${RENEWABLE_DAYS} days ago)`);
     const day = utcDay(now);
     // Without an address (the relay warned) there is nothing to count links under.
     const address = cap > 0 ? from.address : undefined;
