@@ -1,7 +1,7 @@
 import { escapeLiteral, type Pool, type PoolClient } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
 import type { RewardTerms } from '../../../wire/relay-api.js';
-import { addressCapped, claimedState, refusal, tooEarly } from '../../core/claim-decision.js';
+import { addressCapped, claimedState, factsRead, refusal, tooEarly } from '../../core/claim-decision.js';
 import type { ClaimLimits, ClaimResult, LedgerEntry, NewClaim } from '../../core/ports/ledger.js';
 import { isStoreOutage } from '../../core/ports/outage.js';
 import { entryUsdMicros } from '../../core/price.js';
@@ -129,8 +129,9 @@ export function pgClaims(pool: Pool, { owner, leaseMs }: { owner: string; leaseM
     const key = keyDecisionOf(existing, p.claim, false);
     if (key === 'existing') return { kind: 'existing', entry: toLedgerEntry(existing!) };
     // A claim that waited on the lock for one committed meanwhile is not earlier than it: its
-    // time is at least that one's, so a cooldown never counts backwards.
-    const lastAt = facts.last_at === null ? undefined : Number(facts.last_at);
+    // time is at least that one's, so a cooldown never counts backwards. Only when its rule reads
+    // the last claim (factsRead), as SQLite reads it: one earned any number of times keeps its own time.
+    const lastAt = facts.last_at === null || !factsRead(p.claim, limits).lastReserving ? undefined : Number(facts.last_at);
     const now = Math.max(sentAt, lastAt ?? 0);
     // A streak's day and sats, from its last reserving day (read under the player's lock).
     const claim = decideStreak(p.claim, streak, now);
