@@ -285,6 +285,20 @@ export function balanceLedgerContract(name: string, open: () => Promise<RelaySto
       expect((await l.claim(credit({ sats: 100 }), limits, T0 + DAY)).entry.state).toBe('credited');
     });
 
+    it("holds the player to its cap on a credit's day after the relay pruned that day's limits (a guest links days after it earned)", async () => {
+      const l = await ledger();
+      if (!l.mergeGuest || !l.prune) return;
+      const limits = { userDailyCapSats: 100, dailyBudgetSats: 0 };
+      const rules = { repeats: new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]), limits };
+      // Three days ago the player earned 80 and the guest 50; the relay then forgot past days' limits (as it does each hour).
+      await l.claim(credit({ sats: 80 }), limits, T0 - 3 * DAY);
+      const earned = await l.claim(credit({ userId: 'guest_p', sats: 50 }), limits, T0 - 3 * DAY + 1);
+      await l.prune(new Date(T0 - DAY).toISOString().slice(0, 10), 0, 0);
+      const m = await l.mergeGuest('guest_p', USER, rules, { actor: 'player:ada', action: 'merge guest_p' }, T0);
+      expect([m.moved.length, m.dropped.map((s) => [s.entry.id, s.entry.reason])]).toEqual([0, [[earned.entry.id, 'user_daily_cap']]]);
+      expect((await l.balance!(USER, T0)).creditedSats).toBe(80);
+    });
+
     it('tells each state of a withdrawal and of a credit in exactly the record a client reads (toRewardRecord of the entry)', async () => {
       const { ledger: l, events } = await store();
       await l.claim(credit({ sats: 100 }), NO_LIMITS, T0 + 7);
