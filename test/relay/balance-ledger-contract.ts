@@ -285,6 +285,32 @@ export function balanceLedgerContract(name: string, open: () => Promise<RelaySto
       expect((await l.claim(credit({ sats: 100 }), limits, T0 + DAY)).entry.state).toBe('credited');
     });
 
+    it('decides credits earned in the same millisecond in the order the guest earned them, whatever their ids', async () => {
+      const l = await ledger();
+      if (!l.mergeGuest) return;
+      const limits = { userDailyCapSats: 100, dailyBudgetSats: 0 };
+      const rules = { repeats: new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]), limits };
+      // Earned first, with the larger id: it fits the cap and the second does not (the guest earned both under no cap).
+      const first = await l.claim(credit({ id: 'ffffffff-0000-7000-8000-000000000000', userId: 'guest_t', sats: 80 }), NO_LIMITS, T0);
+      const second = await l.claim(credit({ id: '00000000-0000-7000-8000-000000000000', userId: 'guest_t', sats: 30 }), NO_LIMITS, T0);
+      const m = await l.mergeGuest('guest_t', USER, rules, { actor: 'player:ada', action: 'merge guest_t' }, T0 + 10);
+      expect([m.moved.map((s) => s.entry.id), m.dropped.map((s) => s.entry.id)]).toEqual([[first.entry.id], [second.entry.id]]);
+    });
+
+    it("holds the player to its cap on a credit's day after the relay pruned that day's limits (a guest links days after it earned)", async () => {
+      const l = await ledger();
+      if (!l.mergeGuest || !l.prune) return;
+      const limits = { userDailyCapSats: 100, dailyBudgetSats: 0 };
+      const rules = { repeats: new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]), limits };
+      // Three days ago the player earned 80 and the guest 50; the relay then forgot past days' limits (as it does each hour).
+      await l.claim(credit({ sats: 80 }), limits, T0 - 3 * DAY);
+      const earned = await l.claim(credit({ userId: 'guest_p', sats: 50 }), limits, T0 - 3 * DAY + 1);
+      await l.prune(new Date(T0 - DAY).toISOString().slice(0, 10), 0, 0);
+      const m = await l.mergeGuest('guest_p', USER, rules, { actor: 'player:ada', action: 'merge guest_p' }, T0);
+      expect([m.moved.length, m.dropped.map((s) => [s.entry.id, s.entry.reason])]).toEqual([0, [[earned.entry.id, 'user_daily_cap']]]);
+      expect((await l.balance!(USER, T0)).creditedSats).toBe(80);
+    });
+
     it('tells each state of a withdrawal and of a credit in exactly the record a client reads (toRewardRecord of the entry)', async () => {
       const { ledger: l, events } = await store();
       await l.claim(credit({ sats: 100 }), NO_LIMITS, T0 + 7);

@@ -36,7 +36,7 @@ export function pgGuests(pool: Pool) {
             `WITH m AS (INSERT INTO merged_guests (guest_id, user_id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1),
              g AS (
                SELECT g.id, g.achievement_id, g.created_at, g.day, g.sats, rewardbus_usd_micros(g.terms) AS usd_micros,
-                 row_number() OVER (ORDER BY g.created_at, g.id) AS n,
+                 row_number() OVER (ORDER BY g.created_at, g.seq) AS n,
                  EXISTS (SELECT 1 FROM rewards p WHERE p.user_id = $2 AND p.idempotency_key = g.idempotency_key) AS used
                FROM rewards g WHERE EXISTS (SELECT 1 FROM m) AND g.user_id = $1 AND g.kind = 'credit' AND g.state = 'credited')
              SELECT 'merged' AS what, NULL AS id, NULL AS achievement_id, NULL::bigint AS created_at, NULL::boolean AS used, NULL::bigint AS n,

@@ -1,3 +1,4 @@
+import type { RewardTerms } from '../../../wire/relay-api.js';
 import { mergeDecider } from '../../core/claim-decision.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import type { AuditNote, GuestMerge, Ledger, MergeRules, Settled } from '../../core/ports/ledger.js';
@@ -6,10 +7,9 @@ import { RESERVING_SQL, type LedgerRow as Row, toLedgerEntry } from '../ledger-r
 import type { SqliteDb } from './db.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
 
-/** What the ledger lends a guest's merge: its one write primitive (a merge is audited), and a day's reserved sats (or micro-dollars) by scope. */
+/** What the ledger lends a guest's merge: its one write primitive (a merge is audited). */
 export interface SqliteGuestParts {
   commit(before: Row | undefined, after: Row, at: number, audit?: AuditNote): PlayerEvent | undefined;
-  reservedSats(scope: string, day: string): number;
 }
 
 /**
@@ -17,13 +17,18 @@ export interface SqliteGuestParts {
  * store's thread, through the ledger's one write primitive: each credit moved (credited, to the
  * player) or dropped (rejected) by the player's repeat rules and cap (core/claim-decision.ts), audited and told.
  */
-export function sqliteGuests({ db, write }: SqliteDb, { commit, reservedSats }: SqliteGuestParts): Required<Pick<Ledger, 'mergeGuest' | 'mergedInto'>> {
+export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestParts): Required<Pick<Ledger, 'mergeGuest' | 'mergedInto'>> {
   const q = {
     byKey: db.prepare<[string, string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND idempotency_key = ?`).raw(),
     guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state = 'credited' ORDER BY created_at, seq`).raw(),
     reservingTimes: db
       .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND kind <> 'withdrawal' AND ${RESERVING_SQL}`)
       .pluck(),
+    // A day's reserving entries of the player, from the rows (as PostgreSQL sums them): a guest's
+    // credit may be days old, and the `reserved` rows of past days are pruned after a day.
+    dayEntries: db
+      .prepare<[string, string], [number, string | null]>(`SELECT sats, terms FROM rewards WHERE user_id = ? AND day = ? AND kind <> 'withdrawal' AND ${RESERVING_SQL}`)
+      .raw(),
     mergedInto: db.prepare<[string], string>('SELECT user_id FROM merged_guests WHERE guest_id = ?').pluck(),
     merged: db.prepare<[string, string, number]>('INSERT INTO merged_guests (guest_id, user_id, at) VALUES (?, ?, ?)'),
   };
@@ -35,7 +40,14 @@ export function sqliteGuests({ db, write }: SqliteDb, { commit, reservedSats }: 
     const dropped: Settled[] = [];
     const decide = mergeDecider(repeats, limits, {
       times: (achievementId) => q.reservingTimes.all(userId, achievementId),
-      day: (day) => ({ userSats: reservedSats(`u:${userId}`, day), userUsdMicros: reservedSats(`$u:${userId}`, day) }),
+      day: (day) => {
+        const held = { userSats: 0, userUsdMicros: 0 };
+        for (const [sats, terms] of q.dayEntries.all(userId, day)) {
+          held.userSats += sats;
+          held.userUsdMicros += entryUsdMicros(terms === null ? null : (JSON.parse(terms) as RewardTerms));
+        }
+        return held;
+      },
     });
     for (const raw of q.guestCredits.all(guestId)) {
       const row = rowOf(raw);

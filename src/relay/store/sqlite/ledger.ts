@@ -280,7 +280,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     abandoned: async (_now, startedAt) => entries(q.inState.all('sending')).filter((e) => e.createdAt < startedAt),
     ...sqliteAddressLinks(sqlite),
     ...sqliteBalances(sqlite, { commit }),
-    ...sqliteGuests(sqlite, { commit, reservedSats }),
+    ...sqliteGuests(sqlite, { commit }),
     ...sqliteTournaments(sqlite, { commit, reservedSats }),
     close: async () => undefined,
   };
