@@ -261,6 +261,24 @@ export function balanceLedgerContract(name: string, open: () => Promise<RelaySto
       expect(await l.mergeGuest(guest, USER, rules, { actor: 'player:ada', action: `merge ${guest}` }, T0 + 30)).toMatchObject({ merged: false, moved: [], dropped: [] });
     });
 
+    it("moves a guest's credit held for an operator to the player, still held: approved later, it is the player's", async () => {
+      const l = await ledger();
+      if (!l.mergeGuest) return;
+      const earned = await l.claim(credit({ userId: 'guest_h', sats: 10 }), NO_LIMITS, T0);
+      const held = await l.claim(credit({ userId: 'guest_h', sats: 500, hold: true }), NO_LIMITS, T0 + 1);
+      expect(held.entry.state).toBe('held');
+      const rules = { repeats: new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]), limits: NO_LIMITS };
+      const merged = await l.mergeGuest('guest_h', USER, rules, { actor: 'player:ada', action: 'merge guest_h' }, T0 + 10);
+      expect(merged.moved.map((s) => [s.entry.id, s.entry.userId, s.entry.state, s.from])).toEqual([
+        [earned.entry.id, USER, 'credited', 'credited'],
+        [held.entry.id, USER, 'held', 'held'],
+      ]);
+      expect((await l.balance!(USER, T0 + 10)).creditedSats).toBe(10);
+      const approved = await l.settle(held.entry.id, 'approve', { state: 'credited' }, { now: T0 + 20, audit: { actor: 'ann', action: 'approve' }, limits: NO_LIMITS });
+      expect(approved).toMatchObject({ entry: { userId: USER, state: 'credited', sats: 500 } });
+      expect((await l.balance!(USER, T0 + 20)).creditedSats).toBe(510);
+    });
+
     it("holds the player to its cap on each credit's day across guests merged into it: what does not fit stays the guest's, rejected", async () => {
       const l = await ledger();
       if (!l.mergeGuest) return;

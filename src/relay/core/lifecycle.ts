@@ -105,10 +105,11 @@ export const LIFECYCLE = {
   mark_paid: { from: ['needs_review'], to: ['paid'], audit: 'required' },
   mark_failed: { from: ['needs_review'], to: ['failed'], audit: 'required' },
   /**
-   * A guest linked a gamertag: each of the guest's credits moves to the player (credited), or is
-   * dropped (rejected) when the player's own repeat rules already hold it. Audited (the link).
+   * A guest linked a gamertag: each of the guest's credits moves to the player (credited, or still
+   * held for an operator), or is dropped (rejected) when the player's own repeat rules or cap
+   * already hold it. Audited (the link).
    */
-  merge: { from: ['credited'], to: ['credited', 'rejected'], audit: 'required' },
+  merge: { from: ['credited', 'held'], to: ['credited', 'held', 'rejected'], audit: 'required' },
 } as const satisfies Record<string, Transition>;
 
 export type TransitionName = keyof typeof LIFECYCLE;

@@ -31,6 +31,7 @@ export interface PlayerSession {
 /** A guest's credits moved to the player who linked; those the player already held (by the repeat rules), or that its daily cap has no room for, are dropped. */
 export interface GuestMerge {
   guestId: string;
+  /** Credits moved to the player, and their sats: a credit held for an operator moves too, still held (on the balance once approved). */
   moved: number;
   movedSats: number;
   dropped: Array<{ id: string; achievementId: string; sats: number; reason: string }>;

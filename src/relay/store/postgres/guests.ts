@@ -1,19 +1,33 @@
 import { escapeLiteral, type Pool } from 'pg';
 import { mergeDecider, mergeReadsDays } from '../../core/claim-decision.js';
 import { LIFECYCLE } from '../../core/lifecycle.js';
-import type { AuditNote, GuestMerge, MergeRules } from '../../core/ports/ledger.js';
+import type { AuditNote, GuestMerge, LedgerState, MergeRules } from '../../core/ports/ledger.js';
 import { RESERVING_SQL } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, type UpdateChange } from './apply.js';
 import { BEGIN, inTransaction } from './transaction.js';
 
+/** The states a guest's credit is merged from (credited, or held for an operator), as SQL. */
+const MERGED = LIFECYCLE.merge.from.map((state) => escapeLiteral(state)).join(', ');
+
 /** A row of the merge's facts: the guest marked merged, one of its credits, one of the player's own reserving claims, or a day the player reserved. */
 type Fact = { what: 'merged' } | Credit | { what: 'theirs'; achievement_id: string; created_at: string } | { what: 'day'; day: string; sats: string; usd_micros: string };
-type Credit = { what: 'credit'; id: string; achievement_id: string; created_at: string; used: boolean; n: string; day: string; sats: number; usd_micros: string };
+type Credit = {
+  what: 'credit';
+  id: string;
+  achievement_id: string;
+  created_at: string;
+  used: boolean;
+  n: string;
+  day: string;
+  sats: number;
+  usd_micros: string;
+  state: LedgerState;
+};
 
 /**
  * Guests on PostgreSQL: a guest's credits merged into the player who linked, in one transaction
  * under both players' locks (the ones claims and withdrawals take, in a fixed order), through the
- * write primitive: each credit moved (credited, to the player) or dropped (rejected) by the
+ * write primitive: each credit moved (to the player, credited or still held) or dropped (rejected) by the
  * player's repeat rules and cap (core/claim-decision.ts), audited and told.
  */
 export function pgGuests(pool: Pool) {
@@ -35,16 +49,16 @@ export function pgGuests(pool: Pool) {
           await c.query<Fact>(
             `WITH m AS (INSERT INTO merged_guests (guest_id, user_id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1),
              g AS (
-               SELECT g.id, g.achievement_id, g.created_at, g.day, g.sats, rewardbus_usd_micros(g.terms) AS usd_micros,
+               SELECT g.id, g.achievement_id, g.created_at, g.day, g.sats, rewardbus_usd_micros(g.terms) AS usd_micros, g.state,
                  row_number() OVER (ORDER BY g.created_at, g.seq) AS n,
                  EXISTS (SELECT 1 FROM rewards p WHERE p.user_id = $2 AND p.idempotency_key = g.idempotency_key) AS used
-               FROM rewards g WHERE EXISTS (SELECT 1 FROM m) AND g.user_id = $1 AND g.kind = 'credit' AND g.state = 'credited')
+               FROM rewards g WHERE EXISTS (SELECT 1 FROM m) AND g.user_id = $1 AND g.kind = 'credit' AND g.state IN (${MERGED}))
              SELECT 'merged' AS what, NULL AS id, NULL AS achievement_id, NULL::bigint AS created_at, NULL::boolean AS used, NULL::bigint AS n,
-               NULL::text AS day, NULL::bigint AS sats, NULL::bigint AS usd_micros FROM m
-             UNION ALL SELECT 'credit', g.id, g.achievement_id, g.created_at, g.used, g.n, g.day, g.sats, g.usd_micros FROM g
-             UNION ALL SELECT 'theirs', NULL, r.achievement_id, r.created_at, NULL, NULL, NULL, NULL, NULL FROM rewards r
+               NULL::text AS day, NULL::bigint AS sats, NULL::bigint AS usd_micros, NULL::text AS state FROM m
+             UNION ALL SELECT 'credit', g.id, g.achievement_id, g.created_at, g.used, g.n, g.day, g.sats, g.usd_micros, g.state FROM g
+             UNION ALL SELECT 'theirs', NULL, r.achievement_id, r.created_at, NULL, NULL, NULL, NULL, NULL, NULL FROM rewards r
                WHERE r.user_id = $2 AND r.achievement_id IN (SELECT g.achievement_id FROM g) AND r.kind <> 'withdrawal' AND r.${RESERVING_SQL}
-             UNION ALL SELECT 'day', NULL, NULL, NULL, NULL, NULL, r.day, sum(r.sats)::bigint, sum(rewardbus_usd_micros(r.terms))::bigint FROM rewards r
+             UNION ALL SELECT 'day', NULL, NULL, NULL, NULL, NULL, r.day, sum(r.sats)::bigint, sum(rewardbus_usd_micros(r.terms))::bigint, NULL FROM rewards r
                WHERE $4 AND r.user_id = $2 AND r.day IN (SELECT g.day FROM g) AND r.kind <> 'withdrawal' AND r.${RESERVING_SQL} GROUP BY r.day`,
             [guestId, userId, now, mergeReadsDays(limits)],
           )
@@ -78,7 +92,8 @@ export function pgGuests(pool: Pool) {
             ...(reason ? {} : { user: userId }),
             from: LIFECYCLE.merge.from,
             unsent: false,
-            state: reason ? 'rejected' : 'credited',
+            // A moved credit keeps its state: a held one waits for the operator as the player's.
+            state: reason ? 'rejected' : row.state,
             reason: reason ?? null,
             payment: null,
             gamertag: null,

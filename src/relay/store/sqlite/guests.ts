@@ -1,11 +1,15 @@
 import type { RewardTerms } from '../../../wire/relay-api.js';
 import { mergeDecider } from '../../core/claim-decision.js';
+import { LIFECYCLE } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import type { AuditNote, GuestMerge, Ledger, MergeRules, Settled } from '../../core/ports/ledger.js';
 import { entryUsdMicros } from '../../core/price.js';
 import { RESERVING_SQL, type LedgerRow as Row, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
+
+/** The states a guest's credit is merged from (credited, or held for an operator), as SQL. */
+const MERGED = LIFECYCLE.merge.from.map((state) => `'${state}'`).join(', ');
 
 /** What the ledger lends a guest's merge: its one write primitive (a merge is audited). */
 export interface SqliteGuestParts {
@@ -14,13 +18,13 @@ export interface SqliteGuestParts {
 
 /**
  * Guests on SQLite: a guest's credits merged into the player who linked, in one write of the
- * store's thread, through the ledger's one write primitive: each credit moved (credited, to the
- * player) or dropped (rejected) by the player's repeat rules and cap (core/claim-decision.ts), audited and told.
+ * store's thread, through the ledger's one write primitive: each credit moved (to the player,
+ * credited or still held) or dropped (rejected) by the player's repeat rules and cap (core/claim-decision.ts), audited and told.
  */
 export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestParts): Required<Pick<Ledger, 'mergeGuest' | 'mergedInto'>> {
   const q = {
     byKey: db.prepare<[string, string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND idempotency_key = ?`).raw(),
-    guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state = 'credited' ORDER BY created_at, seq`).raw(),
+    guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state IN (${MERGED}) ORDER BY created_at, seq`).raw(),
     reservingTimes: db
       .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND kind <> 'withdrawal' AND ${RESERVING_SQL}`)
       .pluck(),
@@ -59,7 +63,8 @@ export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestPar
         usdMicros: entryUsdMicros(row.terms),
         used: q.byKey.get(userId, row.idempotency_key) !== undefined,
       });
-      // A dropped credit stays the guest's, rejected: the player's own record is untouched.
+      // A dropped credit stays the guest's, rejected: the player's own record is untouched. A moved
+      // one keeps its state: a held credit waits for the operator as the player's.
       const after: Row = reason ? { ...row, state: 'rejected', reason } : { ...row, user_id: userId };
       const event = commit(row, after, now, audit);
       (reason ? dropped : moved).push({ entry: toLedgerEntry(after), from: row.state, ...(event ? { event } : {}) });
