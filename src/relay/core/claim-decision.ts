@@ -195,15 +195,6 @@ export interface PlayerHolds {
 /** Whether a merge reads the player's days: only with a player cap (in sats or dollars). */
 export const mergeReadsDays = (limits: ClaimLimits): boolean => limits.userDailyCapSats > 0 || (limits.userDailyCapUsd ?? 0) > 0;
 
-/** Whether the player's cap, in sats or dollars, holds a credit on a day that reserved `day` (limitBlock's rule, no budget). */
-function userCapBlock(c: Pick<MergeCredit, 'sats' | 'usdMicros'>, day: { userSats: number; userUsdMicros: number }, limits: ClaimLimits): 'user_daily_cap' | undefined {
-  const noBudget = { dailyBudgetSats: 0 };
-  const over =
-    limitBlock(c.sats, { user: day.userSats, project: 0 }, { ...noBudget, userDailyCapSats: limits.userDailyCapSats }) ??
-    limitBlock(c.usdMicros, { user: day.userUsdMicros, project: 0 }, { ...noBudget, userDailyCapSats: usdMicros(limits.userDailyCapUsd ?? 0) });
-  return over ? 'user_daily_cap' : undefined;
-}
-
 /**
  * A guest's merge decided, credit by credit in the order they were earned: why each is dropped,
  * or undefined to move it. A key the player used, then the repeat rule (mergeRefusal), then the
@@ -215,12 +206,18 @@ export function mergeDecider(repeats: ReadonlyMap<string, Repeat>, limits: Claim
   const times = new Map<string, number[]>();
   const days = new Map<string, { userSats: number; userUsdMicros: number }>();
   const capped = mergeReadsDays(limits);
+  // The player's cap as limitBlock reads it, without the budget (it counted each credit when the
+  // guest earned it): made once, not per credit (a `{ ...limits, x }` is a microsecond on Node 20).
+  const satsCap = { userDailyCapSats: limits.userDailyCapSats, dailyBudgetSats: 0 };
+  const usdCap = { userDailyCapSats: usdMicros(limits.userDailyCapUsd ?? 0), dailyBudgetSats: 0 };
+  const overCap = (c: MergeCredit, day: { userSats: number; userUsdMicros: number }) =>
+    (limitBlock(c.sats, { user: day.userSats, project: 0 }, satsCap) ?? limitBlock(c.usdMicros, { user: day.userUsdMicros, project: 0 }, usdCap)) ? 'user_daily_cap' : undefined;
   return (c: MergeCredit): 'already_claimed' | 'already_claimed_today' | 'cooldown' | 'user_daily_cap' | undefined => {
     let mine = times.get(c.achievementId);
     if (!mine) times.set(c.achievementId, (mine = [...holds.times(c.achievementId)]));
     let day = capped ? days.get(c.day) : undefined;
     if (capped && !day) days.set(c.day, (day = { ...holds.day(c.day) }));
-    const reason = (c.used ? 'already_claimed' : mergeRefusal(repeats.get(c.achievementId), c.at, mine)) ?? (day && userCapBlock(c, day, limits));
+    const reason = (c.used ? 'already_claimed' : mergeRefusal(repeats.get(c.achievementId), c.at, mine)) ?? (day && overCap(c, day));
     if (reason) return reason;
     mine.push(c.at);
     if (day) {
