@@ -67,7 +67,11 @@ export function pgGuests(pool: Pool) {
         const times = new Map<string, number[]>();
         const days = new Map<string, { userSats: number; userUsdMicros: number }>();
         for (const f of facts) {
-          if (f.what === 'theirs') times.set(f.achievement_id, [...(times.get(f.achievement_id) ?? []), Number(f.created_at)]);
+          if (f.what === 'theirs') {
+            const mine = times.get(f.achievement_id);
+            if (mine) mine.push(Number(f.created_at));
+            else times.set(f.achievement_id, [Number(f.created_at)]);
+          }
           if (f.what === 'day') days.set(f.day, { userSats: Number(f.sats), userUsdMicros: Number(f.usd_micros) });
         }
         const decide = mergeDecider(repeats, limits, {
