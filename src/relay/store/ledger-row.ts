@@ -1,5 +1,6 @@
 import type { RewardTerms } from '../../wire/relay-api.js';
 import { type KeyDecision, keyDecision } from '../core/claim-decision.js';
+import { LIFECYCLE } from '../core/lifecycle.js';
 import { type EntryKind, type LedgerEntry, type LedgerState, RESERVING_STATES, type SendPhase, type Settlement } from '../core/ports/ledger.js';
 
 /** A ledger entry as both SQL backends store it (PostgreSQL hands bigints back as strings). */
@@ -52,6 +53,8 @@ export function toLedgerEntry(r: LedgerRow): LedgerEntry {
 
 /** The states that hold a reservation, as SQL (spelled out, so a partial index on them can be used). */
 export const RESERVING_SQL = `state IN (${RESERVING_STATES.map((s) => `'${s}'`).join(', ')})`;
+/** The states a guest's credit is merged from (the lifecycle's `merge`: credited, or held for an operator), as both stores' SQL spells them. */
+export const MERGED_SQL = `state IN (${LIFECYCLE.merge.from.map((s) => `'${s}'`).join(', ')})`;
 
 /**
  * keyDecision (core/claim-decision.ts) for a claim (`withdrawal` false) or a withdrawal: a key an

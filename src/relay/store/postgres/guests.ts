@@ -2,12 +2,9 @@ import { escapeLiteral, type Pool } from 'pg';
 import { mergeDecider, mergeReadsDays } from '../../core/claim-decision.js';
 import { LIFECYCLE } from '../../core/lifecycle.js';
 import type { AuditNote, GuestMerge, LedgerState, MergeRules } from '../../core/ports/ledger.js';
-import { RESERVING_SQL } from '../ledger-row.js';
+import { MERGED_SQL, RESERVING_SQL } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, type UpdateChange } from './apply.js';
 import { BEGIN, inTransaction } from './transaction.js';
-
-/** The states a guest's credit is merged from (credited, or held for an operator), as SQL. */
-const MERGED = LIFECYCLE.merge.from.map((state) => escapeLiteral(state)).join(', ');
 
 /** A row of the merge's facts: the guest marked merged, one of its credits, one of the player's own reserving claims, or a day the player reserved. */
 type Fact = { what: 'merged' } | Credit | { what: 'theirs'; achievement_id: string; created_at: string } | { what: 'day'; day: string; sats: string; usd_micros: string };
@@ -52,7 +49,7 @@ export function pgGuests(pool: Pool) {
                SELECT g.id, g.achievement_id, g.created_at, g.day, g.sats, rewardbus_usd_micros(g.terms) AS usd_micros, g.state,
                  row_number() OVER (ORDER BY g.created_at, g.seq) AS n,
                  EXISTS (SELECT 1 FROM rewards p WHERE p.user_id = $2 AND p.idempotency_key = g.idempotency_key) AS used
-               FROM rewards g WHERE EXISTS (SELECT 1 FROM m) AND g.user_id = $1 AND g.kind = 'credit' AND g.state IN (${MERGED}))
+               FROM rewards g WHERE EXISTS (SELECT 1 FROM m) AND g.user_id = $1 AND g.kind = 'credit' AND g.${MERGED_SQL})
              SELECT 'merged' AS what, NULL AS id, NULL AS achievement_id, NULL::bigint AS created_at, NULL::boolean AS used, NULL::bigint AS n,
                NULL::text AS day, NULL::bigint AS sats, NULL::bigint AS usd_micros, NULL::text AS state FROM m
              UNION ALL SELECT 'credit', g.id, g.achievement_id, g.created_at, g.used, g.n, g.day, g.sats, g.usd_micros, g.state FROM g

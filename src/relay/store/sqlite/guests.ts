@@ -1,15 +1,11 @@
 import type { RewardTerms } from '../../../wire/relay-api.js';
 import { mergeDecider } from '../../core/claim-decision.js';
-import { LIFECYCLE } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import type { AuditNote, GuestMerge, Ledger, MergeRules, Settled } from '../../core/ports/ledger.js';
 import { entryUsdMicros } from '../../core/price.js';
-import { RESERVING_SQL, type LedgerRow as Row, toLedgerEntry } from '../ledger-row.js';
+import { MERGED_SQL, RESERVING_SQL, type LedgerRow as Row, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
-
-/** The states a guest's credit is merged from (credited, or held for an operator), as SQL. */
-const MERGED = LIFECYCLE.merge.from.map((state) => `'${state}'`).join(', ');
 
 /** What the ledger lends a guest's merge: its one write primitive (a merge is audited). */
 export interface SqliteGuestParts {
@@ -24,7 +20,7 @@ export interface SqliteGuestParts {
 export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestParts): Required<Pick<Ledger, 'mergeGuest' | 'mergedInto'>> {
   const q = {
     byKey: db.prepare<[string, string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND idempotency_key = ?`).raw(),
-    guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND state IN (${MERGED}) ORDER BY created_at, seq`).raw(),
+    guestCredits: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'credit' AND ${MERGED_SQL} ORDER BY created_at, seq`).raw(),
     reservingTimes: db
       .prepare<[string, string], number>(`SELECT created_at FROM rewards WHERE user_id = ? AND achievement_id = ? AND kind <> 'withdrawal' AND ${RESERVING_SQL}`)
       .pluck(),
