@@ -2,7 +2,8 @@
 // sandbox) in a process of its own under a steady load of other players' claims. Each sample is
 // one unlock() in the page, timed there: to the bus's `reward:paid`, and to the frame that drew
 // its toast; beside it, the claim's own request as the browser timed it, and the relay's claim
-// latency under the same load as the load generator saw it.
+// latency under the same load as the load generator saw it. Then the same unlocks with the game's
+// loop asleep: what the client adds once the page's main thread is not drawing the game.
 // `node --import tsx bench/toast-latency.ts` (about a minute); `npm run bench` prints it too.
 
 import { randomUUID } from 'node:crypto';
@@ -18,6 +19,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Unlocks timed in the page, after a few to warm up (the toast's drawing is loaded with the first). */
 const SAMPLES = Number(process.env.BENCH_TOAST_SAMPLES ?? 100);
 const WARM_UP = 5;
+/** Unlocks timed again with the game's loop asleep: what the client adds when the page's main thread is free. */
+const IDLE_SAMPLES = Number(process.env.BENCH_TOAST_IDLE_SAMPLES ?? 40);
 /** Other players' claims per second while the samples run. */
 const LOAD_RATE = Number(process.env.BENCH_TOAST_LOAD ?? 100);
 const LOAD_CONNECTIONS = 8;
@@ -61,6 +64,11 @@ export interface ToastLatency {
   fetchHop: Percentiles;
   workerHop: Percentiles;
   xhrHop: Percentiles;
+  /**
+   * The same unlocks with the game's loop asleep (nothing drawn, the page's main thread free):
+   * what the client's own work adds, apart from waiting for the game's frames.
+   */
+  idle: { samples: number; paid: Percentiles; clientAdds: Percentiles; beforeRequest: Percentiles; afterAnswer: Percentiles; idbDelete: Percentiles; fetchHop: Percentiles };
 }
 
 const pct = (xs: number[], p: number) => {
@@ -144,7 +152,8 @@ export async function toastLatency(): Promise<ToastLatency | string> {
     });
     // tsx names the functions it compiles with a helper the page does not have.
     await page.evaluate('globalThis.__name = (f) => f');
-    const samples = (await page.evaluate(unlockSamples, WARM_UP + SAMPLES)).slice(WARM_UP);
+    const samples = (await page.evaluate(unlockSamples, { count: WARM_UP + SAMPLES, asleep: false })).slice(WARM_UP);
+    const idle = (await page.evaluate(unlockSamples, { count: WARM_UP + IDLE_SAMPLES, asleep: true })).slice(WARM_UP);
     (loading as unknown as { stop(): void }).stop();
     const load = await loading;
     return {
@@ -164,6 +173,15 @@ export async function toastLatency(): Promise<ToastLatency | string> {
       fetchHop: percentiles(samples.map((s) => s.fhop)),
       workerHop: percentiles(samples.map((s) => s.whop)),
       xhrHop: percentiles(samples.map((s) => s.xhop)),
+      idle: {
+        samples: idle.length,
+        paid: percentiles(idle.map((s) => s.paid)),
+        clientAdds: percentiles(idle.map((s) => s.paid - s.request)),
+        beforeRequest: percentiles(idle.map((s) => s.before)),
+        afterAnswer: percentiles(idle.map((s) => s.after)),
+        idbDelete: percentiles(idle.map((s) => s.del)),
+        fetchHop: percentiles(idle.map((s) => s.fhop)),
+      },
     };
   } finally {
     await browser.close();
@@ -175,6 +193,7 @@ export async function toastLatency(): Promise<ToastLatency | string> {
 type DemoWindow = typeof globalThis & {
   game: {
     scene: { isActive(key: string): boolean; getScene(key: string): { show(toast: { achievementId?: string }): void } | null };
+    loop: { sleep(): void; wake(): void };
     events: { once(event: string, fn: () => void): void };
     plugins: { get(key: string): { unlock(id: string): string | undefined; on(event: string, fn: (e: { intent: { id: string } }) => void): () => void } };
   };
@@ -185,10 +204,12 @@ type DemoWindow = typeof globalThis & {
  * that drew its toast; after each, the floor: a bare IndexedDB put and delete committed in the page,
  * and the same in a worker. Between the unlocks, so under what the game draws while they run (the
  * demo's level ends after 45 s: the results scene that follows draws far less, and a floor timed
- * after all the unlocks was timed there).
+ * after all the unlocks was timed there). `asleep`: the game's loop asleep meanwhile, so the page's
+ * main thread is free (no toast is drawn: its time is not taken).
  */
-async function unlockSamples(count: number): Promise<Sample[]> {
+async function unlockSamples({ count, asleep }: { count: number; asleep: boolean }): Promise<Sample[]> {
   const { game } = globalThis as DemoWindow;
+  if (asleep) game.loop.sleep();
   // What the browser's own commits cost in this page (no library, no lock, no queue): the intent's
   // put now overlaps its request; its delete is committed before the player is told.
   const db = await new Promise<IDBDatabase>((resolve, reject) => {
@@ -256,9 +277,11 @@ async function unlockSamples(count: number): Promise<Sample[]> {
         resolve(performance.now());
       });
     });
-    const drawn = new Promise<number>((resolve) => {
-      shown = () => game.events.once('postrender', () => resolve(performance.now()));
-    });
+    const drawn = asleep
+      ? Promise.resolve(Number.NaN)
+      : new Promise<number>((resolve) => {
+          shown = () => game.events.once('postrender', () => resolve(performance.now()));
+        });
     id = bus.unlock('bench');
     const [tPaid, tDrawn] = await Promise.all([paid, drawn]);
     const key = `intent-${i}`;
@@ -301,6 +324,8 @@ async function unlockSamples(count: number): Promise<Sample[]> {
   }
   worker.terminate();
   db.close();
+  scene.show = show;
+  if (asleep) game.loop.wake();
   return out;
 }
 
@@ -322,6 +347,13 @@ export function printToastLatency(r: ToastLatency | string) {
   console.log(`  one answer reaching the page's code: fetch   ${f(r.fetchHop)}   (a bare fetch's body, read, less its responseEnd: any client waits for one)`);
   console.log(`             an XMLHttpRequest's load         ${f(r.xhrHop)}   (fetch's answer takes more turns of the page: headers, then body)`);
   console.log(`             a worker's message               ${f(r.workerHop)}   (its round trip, less the worker's own time)`);
+  console.log(`  the same unlocks, the game's loop asleep (nothing drawn: the page's main thread free; ${r.idle.samples} unlocks)`);
+  console.log(`    unlock() → reward:paid on the bus          ${f(r.idle.paid)}`);
+  console.log(`    what the client adds                       ${f(r.idle.clientAdds)}   (its own work, apart from waiting for the game's frames)`);
+  console.log(`      of it, unlock() → the request leaves      ${f(r.idle.beforeRequest)}`);
+  console.log(`      of it, the answer → reward:paid          ${f(r.idle.afterAnswer)}`);
+  console.log(`    the floor: a bare delete, committed        ${f(r.idle.idbDelete)}`);
+  console.log(`    one answer reaching the page: fetch        ${f(r.idle.fetchHop)}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) printToastLatency(await toastLatency());
