@@ -2,6 +2,8 @@ import type { BalanceView, RewardRecord } from 'rewardbus';
 import type { RewardBusPlugin } from 'rewardbus/phaser';
 
 const $ = (id: string) => document.getElementById(id)!;
+/** As many rewards as the relay's first page holds. */
+const HISTORY_SHOWN = 100;
 
 /** The page's side panel: who is playing, whether the relay is reachable, and the reward history. */
 export function showPanel(rewards: RewardBusPlugin) {
@@ -94,8 +96,14 @@ export function showPanel(rewards: RewardBusPlugin) {
     );
   }
 
+  // The relay's page of history once (at start, at a link, after a withdrawal or a purchase);
+  // then each outcome's own record takes its place in the list: no request per reward.
   async function refresh() {
     if (bus.player) history = await bus.history();
+    render();
+  }
+  function heard(record: RewardRecord | undefined) {
+    if (record && record.userId === bus.player?.userId) history = [record, ...history.filter((r) => r.id !== record.id)].slice(0, HISTORY_SHOWN);
     render();
   }
 
@@ -107,10 +115,8 @@ export function showPanel(rewards: RewardBusPlugin) {
     )
     .then(refresh);
   for (const e of ['reward:queued', 'relay:offline', 'relay:online', 'reward:sent', 'reward:waiting'] as const) bus.on(e, render);
-  for (const e of ['reward:paid', 'reward:credited', 'reward:rejected', 'reward:failed', 'reward:review', 'reward:held', 'player:linked', 'ramp:completed'] as const) {
-    bus.on(e, () => void refresh());
-  }
-  for (const e of ['withdrawal:paid', 'withdrawal:failed', 'withdrawal:review'] as const) bus.on(e, () => void refresh());
+  for (const e of ['reward:paid', 'reward:credited', 'reward:rejected', 'reward:failed', 'reward:review', 'reward:held'] as const) bus.on(e, (o) => heard(o.record));
+  for (const e of ['player:linked', 'ramp:completed', 'withdrawal:paid', 'withdrawal:failed', 'withdrawal:review'] as const) bus.on(e, () => void refresh());
   bus.on('balance:changed', (b) => {
     balance = b;
     render();

@@ -22,8 +22,13 @@ export class ResultsScene extends Phaser.Scene {
       const verb = this.rewards.bus.payoutMode === 'balance' ? 'earned' : 'paid';
       if (paid.active) paid.setText(`${sats.toLocaleString()} sats ${verb} so far${waiting ? ` · ${waiting} more on the way` : ''}`);
     };
-    const refresh = () => void this.rewards.history().then(show);
-    refresh();
+    // The history once; then each outcome's record in its place (no request to the relay per reward).
+    let history: RewardRecord[] = [];
+    void this.rewards.history().then((h) => show((history = [...h, ...history.filter((r) => !h.some((x) => x.id === r.id))])));
+    const heard = ({ record }: { record?: RewardRecord }) => {
+      if (record) history = [record, ...history.filter((r) => r.id !== record.id)];
+      show(history);
+    };
     // A reward the relay pays only after some play (witnessed play): say how long it still waits.
     const catalog = new Map<string, { title: string; minPlaySeconds?: number }>();
     void this.rewards.catalog().then(
@@ -44,7 +49,7 @@ export class ResultsScene extends Phaser.Scene {
     };
     this.time.addEvent({ delay: 250, loop: true, callback: showPlayTime });
     const offs = (['reward:paid', 'reward:credited', 'reward:failed', 'reward:rejected', 'reward:review', 'reward:held', 'reward:waiting'] as const).map((e) =>
-      this.rewards.on(e, refresh),
+      this.rewards.on(e, heard),
     );
     this.events.once(Phaser.Scenes.Events.SHUTDOWN, () => offs.forEach((off) => off()));
     this.#button(width / 2, 380, 'Play again', () => this.scene.start('play'));

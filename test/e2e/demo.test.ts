@@ -76,6 +76,9 @@ describeInBrowser('the demo in a real browser', () => {
     const context = await browser.newContext({ viewport: { width: 1180, height: 640 } });
     const page = await openGame(context);
     const errors = watchPageErrors(page);
+    // The player's history, as the relay serves it (GET /v1/rewards): asked for at the link.
+    const historyRequests: string[] = [];
+    page.on('request', (r) => r.method() === 'GET' && new URL(r.url()).pathname === '/v1/rewards' && historyRequests.push(r.url()));
     await linkAndPlay(page, 'ada');
     await clickFirstCoin(page);
     await waitForToast(page, 'paid', 'first-coin');
@@ -86,6 +89,9 @@ describeInBrowser('the demo in a real browser', () => {
     // The demo's login streak: its first day, as the Phaser toast says it.
     await waitForToast(page, 'paid', 'login');
     expect((await toasts(page)).find((t) => t.achievementId === 'login')?.text).toBe('Day 1 streak · +10 sats');
+    // Both rewards in the panel, from their outcomes: the relay is not asked for the whole history per reward.
+    await expect.poll(() => page.locator('#history li.paid').count()).toBe(2);
+    expect(historyRequests.length).toBeLessThanOrEqual(2);
     expect(paymentsFor('ada', 'First coin')).toHaveLength(1);
     expect(errors).toEqual([]);
     await context.close();
