@@ -56,7 +56,19 @@ export function showPanel(rewards: RewardBusPlugin) {
     $('referral').textContent = code ? `Invite a friend: ${url.href}` : '';
   }
 
+  // Drawn once a frame at most, whatever number of events came: never inside the game's unlock(),
+  // whose reward:queued would otherwise wait for the whole list to be rebuilt before its send.
+  let drawing = false;
   function render() {
+    if (drawing) return;
+    drawing = true;
+    requestAnimationFrame(() => {
+      drawing = false;
+      draw();
+    });
+  }
+
+  function draw() {
     void showReferral();
     const guest = !!bus.player?.guest;
     buy.disabled = claim.disabled = !bus.player || guest;
