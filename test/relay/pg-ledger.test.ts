@@ -229,6 +229,38 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect((await l.claim(claimOf('eve', { sats: 1 }), budget, T0)).entry.reason).toBe('daily_budget');
     }));
 
+  // A guest's merge decides on what it read, then writes: an operator's approval of one of the
+  // guest's held credits committed in between must not be undone (SQLite makes the merge in one
+  // write, so there it is either before or after the approval, never across it).
+  it("keeps a guest's held credit approved while its merge waited to write credited, moved to the player, as SQLite would", () =>
+    withOtherRelay(async (store, other) => {
+      const l = store.ledger;
+      const coin = { repeat: { kind: 'cooldown', seconds: 0 } as const, credit: true };
+      const held = await l.claim(claimOf('guest_h', { ...coin, sats: 500, hold: true }), NONE, T0);
+      expect(held.entry.state).toBe('held');
+      // Another relay appending to the player's events: the merge reads its facts, then waits for that lock to write.
+      await other.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('e:ada', 1))`);
+      const rules = { repeats: new Map([['coin', coin.repeat]]), limits: NONE };
+      const merging = watched(l.mergeGuest!('guest_h', 'ada', rules, { actor: 'player:ada', action: 'merge guest_h' }, T0 + 10));
+      const waitingOnLock = async () => {
+        await other.query('SELECT pg_stat_clear_snapshot()');
+        return (await other.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0]!.n;
+      };
+      await expect.poll(waitingOnLock).toBe(1);
+      const approved = await l.settle(held.entry.id, 'approve', { state: 'credited' }, { now: T0 + 20, audit: { actor: 'ann', action: 'approve' }, limits: NONE });
+      expect(approved?.entry).toMatchObject({ userId: 'guest_h', state: 'credited' });
+      expect(merging.done).toBe(false);
+      await other.query('COMMIT');
+      const merged = await merging.promise;
+      expect(merged.moved.map((s) => [s.entry.id, s.from, s.entry.state])).toEqual([[held.entry.id, 'credited', 'credited']]);
+      expect(await l.get(held.entry.id)).toMatchObject({ userId: 'ada', state: 'credited' });
+      expect((await l.balance!('ada', T0 + 30)).creditedSats).toBe(500);
+      expect((await l.audits(held.entry.id)).map((a) => [a.actor, a.fromState, a.toState])).toEqual([
+        ['ann', 'held', 'credited'],
+        ['player:ada', 'credited', 'credited'],
+      ]);
+    }));
+
   // Once the rewards table is analyzed large, a claim group's estimated cost passes
   // jit_above_cost, and compiling it took 30 ms of CPU for a 1 ms statement: the relay made half
   // its rewards. A function made again by a later migration loses the setting unless it says it.
