@@ -143,8 +143,10 @@ export function balanceLedgerContract(name: string, open: () => Promise<RelaySto
       await refused(l, withdrawal({ sats: 10 }), allowance, 'over_limit');
       // The game's server raises it, once per key.
       const raise = { userId: USER, idempotencyKey: 'level-5', sats: 20, reason: 'level 5' };
-      expect(await l.raiseAllowance!(raise, T0)).toBe(true);
-      expect(await l.raiseAllowance!(raise, T0 + 1)).toBe(false);
+      expect(await l.raiseAllowance!(raise, T0)).toEqual({ created: true, sats: 20, reason: 'level 5' });
+      expect(await l.raiseAllowance!(raise, T0 + 1)).toEqual({ created: false, sats: 20, reason: 'level 5' });
+      // Its key again with another raise: nothing recorded, the first raise said.
+      expect(await l.raiseAllowance!({ ...raise, sats: 900, reason: 'level 6' }, T0 + 2)).toEqual({ created: false, sats: 20, reason: 'level 5' });
       expect(await l.balance!(USER, T0)).toEqual(facts({ creditedSats: 100, withdrawnSats: 15, withdrawnTodaySats: 15, playMs: 60_000, raisedSats: 20 }));
       await refused(l, withdrawal({ sats: 21 }), allowance, 'over_limit');
       expect((await l.withdraw!(withdrawal(), allowance, T0)).entry.sats).toBe(20);

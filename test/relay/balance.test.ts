@@ -352,6 +352,13 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     const key = randomUUID();
     expect((await raise(key)).status).toBe(201);
     expect((await raise(key)).headers.get('idempotent-replayed')).toBe('true');
+    // The same key with another raise is no replay of it: refused, and the allowance stays as the first raise made it.
+    const other = await fetch(`${relay.url}/v1/server/withdrawal-allowance`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SERVER_SECRET}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ userId, sats: 900, reason: 'purchase' }),
+    });
+    expect([other.status, ((await other.json()) as { code: string }).code]).toEqual([422, 'idempotency_key_reused']);
     expect((await balanceOf(relay, token)).withdrawableSats).toBe(150);
     expect((await withdraw(relay, token, 150)).body.status).toBe('paid');
     expect(await balanceOf(relay, token)).toMatchObject({ sats: 50, withdrawableSats: 0 });

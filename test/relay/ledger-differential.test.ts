@@ -335,7 +335,7 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
         const got =
           step.op === 'beat'
             ? await l.beat!(player, now, PLAY_BEAT_GAP_MS)
-            : await l.raiseAllowance!({ userId: player, idempotencyKey: `r${step.key}`, sats: step.sats, reason: 'fuzz' }, now);
+            : (await l.raiseAllowance!({ userId: player, idempotencyKey: `r${step.key}`, sats: step.sats, reason: 'fuzz' }, now)).created;
         expect({ store: c.name, got }).toEqual({ store: c.name, got: want });
       }
       await expectSame(model, cores, players, days, now);

@@ -229,6 +229,72 @@ describe.skipIf(!url)(url ? 'on PostgreSQL' : `on PostgreSQL (skipped: ${POSTGRE
       expect((await l.claim(claimOf('eve', { sats: 1 }), budget, T0)).entry.reason).toBe('daily_budget');
     }));
 
+  // A guest's merge decides on what it read, then writes: an operator's approval of one of the
+  // guest's held credits committed in between must not be undone (SQLite makes the merge in one
+  // write, so there it is either before or after the approval, never across it).
+  it("keeps a guest's held credit approved while its merge waited to write credited, moved to the player, as SQLite would", () =>
+    withOtherRelay(async (store, other) => {
+      const l = store.ledger;
+      const coin = { repeat: { kind: 'cooldown', seconds: 0 } as const, credit: true };
+      const held = await l.claim(claimOf('guest_h', { ...coin, sats: 500, hold: true }), NONE, T0);
+      expect(held.entry.state).toBe('held');
+      // Another relay appending to the player's events: the merge reads its facts, then waits for that lock to write.
+      await other.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('e:ada', 1))`);
+      const rules = { repeats: new Map([['coin', coin.repeat]]), limits: NONE };
+      const merging = watched(l.mergeGuest!('guest_h', 'ada', rules, { actor: 'player:ada', action: 'merge guest_h' }, T0 + 10));
+      const waitingOnLock = async () => {
+        await other.query('SELECT pg_stat_clear_snapshot()');
+        return (await other.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0]!.n;
+      };
+      await expect.poll(waitingOnLock).toBe(1);
+      const approved = await l.settle(held.entry.id, 'approve', { state: 'credited' }, { now: T0 + 20, audit: { actor: 'ann', action: 'approve' }, limits: NONE });
+      expect(approved?.entry).toMatchObject({ userId: 'guest_h', state: 'credited' });
+      expect(merging.done).toBe(false);
+      await other.query('COMMIT');
+      const merged = await merging.promise;
+      expect(merged.moved.map((s) => [s.entry.id, s.from, s.entry.state])).toEqual([[held.entry.id, 'credited', 'credited']]);
+      expect(await l.get(held.entry.id)).toMatchObject({ userId: 'ada', state: 'credited' });
+      expect((await l.balance!('ada', T0 + 30)).creditedSats).toBe(500);
+      expect((await l.audits(held.entry.id)).map((a) => [a.actor, a.fromState, a.toState])).toEqual([
+        ['ann', 'held', 'credited'],
+        ['player:ada', 'credited', 'credited'],
+      ]);
+    }));
+
+  // An approval on a later day decides the credit again against its player's cap that day; a
+  // merge that moved the guest's held credit to the player while the approval waited makes it the
+  // player's cap (SQLite reads the entry's player in the same write as its decision).
+  it('checks a held credit approved on a later day against the cap of the player it was merged into while the approval waited', () =>
+    withOtherRelay(async (store, other) => {
+      const l = store.ledger;
+      const DAY = 86_400_000;
+      const limits = { userDailyCapSats: 100, dailyBudgetSats: 100_000 };
+      const coin = { repeat: { kind: 'cooldown', seconds: 0 } as const, credit: true };
+      const held = await l.claim(claimOf('guest_d', { ...coin, sats: 80, hold: true }), limits, T0);
+      expect(held.entry.state).toBe('held');
+      // The player is at its cap the next day.
+      expect((await l.claim(claimOf('ada', { ...coin, sats: 100 }), limits, T0 + DAY)).entry.state).toBe('credited');
+      // Another relay holds the held credit's day's budget row: the approval reads the entry, then waits.
+      await other.query('BEGIN');
+      await other.query("SELECT 1 FROM budget WHERE day = '2026-11-22' FOR UPDATE");
+      const approving = watched(
+        l.settle(held.entry.id, 'approve', { state: 'credited' }, { now: T0 + DAY + 10, audit: { actor: 'ann', action: 'approve' }, limits }).catch((err: unknown) => err),
+      );
+      const waitingOnLock = async () => {
+        await other.query('SELECT pg_stat_clear_snapshot()');
+        return (await other.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0]!.n;
+      };
+      await expect.poll(waitingOnLock).toBe(1);
+      const rules = { repeats: new Map([['coin', coin.repeat]]), limits };
+      const merged = await l.mergeGuest!('guest_d', 'ada', rules, { actor: 'player:ada', action: 'merge guest_d' }, T0 + DAY + 5);
+      expect(merged.moved.map((s) => [s.entry.userId, s.entry.state])).toEqual([['ada', 'held']]);
+      expect(approving.done).toBe(false);
+      await other.query('COMMIT');
+      expect(await approving.promise).toMatchObject({ name: 'DayLimitRefusal', reason: 'user_daily_cap' });
+      expect(await l.get(held.entry.id)).toMatchObject({ userId: 'ada', state: 'held', day: '2026-11-22' });
+      expect((await l.balance!('ada', T0 + DAY + 20)).creditedSats).toBe(100);
+    }));
+
   // Once the rewards table is analyzed large, a claim group's estimated cost passes
   // jit_above_cost, and compiling it took 30 ms of CPU for a 1 ms statement: the relay made half
   // its rewards. A function made again by a later migration loses the setting unless it says it.

@@ -123,10 +123,15 @@ export function createBalances({ ledger, settlements, payouts, limits }: Balance
     return ledger.beat(userId, Date.now(), PLAY_BEAT_GAP_MS);
   }
 
-  /** The game's server raises a player's withdrawal allowance (a validated purchase, an ad view): once per key. */
-  async function raise(userId: string, key: string, sats: number, reason: string): Promise<boolean> {
+  /**
+   * The game's server raises a player's withdrawal allowance (a validated purchase, an ad view):
+   * once per key. The same key again is a replay only with the same raise; with another, `key_reused`.
+   */
+  async function raise(userId: string, key: string, sats: number, reason: string): Promise<'created' | 'replayed' | 'key_reused'> {
     if (!ledger.raiseAllowance) throw new Error('this ledger keeps no allowance');
-    return ledger.raiseAllowance({ userId, idempotencyKey: key, sats, reason }, Date.now());
+    const r = await ledger.raiseAllowance({ userId, idempotencyKey: key, sats, reason }, Date.now());
+    if (r.created) return 'created';
+    return r.sats === sats && r.reason === reason ? 'replayed' : 'key_reused';
   }
 
   return { balance, withdraw, withdrawals, beat, raise };

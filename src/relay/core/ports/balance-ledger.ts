@@ -87,8 +87,11 @@ export interface BalanceLedger {
   balance?(userId: string, now?: number): Promise<BalanceFacts>;
   /** Witnessed play: a heartbeat at `now`; the time since the last one counts when at most `maxGapMs`. Returns the play time. */
   beat?(userId: string, now: number, maxGapMs: number): Promise<number>;
-  /** The game's server raises the allowance: true when recorded, false when its key was known. */
-  raiseAllowance?(raise: AllowanceRaise, now: number): Promise<boolean>;
+  /**
+   * The game's server raises the allowance, once per key: `created` when recorded now; else the
+   * raise its key recorded before (the caller tells a replay from the same key with another raise).
+   */
+  raiseAllowance?(raise: AllowanceRaise, now: number): Promise<Pick<AllowanceRaise, 'sats' | 'reason'> & { created: boolean }>;
   /**
    * A guest linked a gamertag: in one transaction, the lifecycle's `merge` of each of the guest's
    * credits, oldest first, into `userId` (credited, its reservation moved), or dropped (rejected,

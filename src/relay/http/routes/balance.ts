@@ -74,8 +74,9 @@ export function allowanceRoute(balances: Balances, userIdOf: (gamertag: string) 
     const body = await readJson(c, raiseSchema);
     const userId = body.userId ?? (await userIdOf(body.gamertag!));
     if (!userId) throw new RelayProblem('unknown_gamertag', `No player is called ${body.gamertag}`);
-    const created = await balances.raise(userId, key, body.sats, body.reason);
-    if (!created) c.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    const raised = await balances.raise(userId, key, body.sats, body.reason);
+    if (raised === 'key_reused') throw new RelayProblem('idempotency_key_reused');
+    if (raised === 'replayed') c.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
     return c.json({ userId, sats: body.sats, reason: body.reason }, 201);
   });
 }

@@ -130,15 +130,20 @@ export function pgBalances(pool: Pool, { owner, leaseMs }: { owner: string; leas
     withdraw,
     balance: async (userId: string, now = Date.now()): Promise<BalanceFacts> => factsOf((await pool.query<FactsRow>(FACTS, [userId, utcDay(now)])).rows[0]!),
     beat: async (userId: string, now: number, maxGapMs: number): Promise<number> => Number((await pool.query<{ play_ms: string }>(BEAT, [userId, now, maxGapMs])).rows[0]!.play_ms),
-    raiseAllowance: async (r: AllowanceRaise, now: number): Promise<boolean> =>
-      (
-        await pool.query('INSERT INTO allowance_raises (user_id, idempotency_key, sats, reason, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [
-          r.userId,
-          r.idempotencyKey,
-          r.sats,
-          r.reason,
-          now,
-        ])
-      ).rowCount === 1,
+    raiseAllowance: async (r: AllowanceRaise, now: number) => {
+      const inserted = await pool.query('INSERT INTO allowance_raises (user_id, idempotency_key, sats, reason, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [
+        r.userId,
+        r.idempotencyKey,
+        r.sats,
+        r.reason,
+        now,
+      ]);
+      if (inserted.rowCount === 1) return { created: true, sats: r.sats, reason: r.reason };
+      // Known: the raise its key recorded (read after the insert, so one committed meanwhile is seen).
+      const known = (
+        await pool.query<{ sats: number; reason: string }>('SELECT sats, reason FROM allowance_raises WHERE user_id = $1 AND idempotency_key = $2', [r.userId, r.idempotencyKey])
+      ).rows[0]!;
+      return { created: false, sats: Number(known.sats), reason: known.reason };
+    },
   };
 }

@@ -1,6 +1,5 @@
 import { escapeLiteral, type Pool } from 'pg';
 import { mergeDecider, mergeReadsDays } from '../../core/claim-decision.js';
-import { LIFECYCLE } from '../../core/lifecycle.js';
 import type { AuditNote, GuestMerge, LedgerState, MergeRules } from '../../core/ports/ledger.js';
 import { MERGED_SQL, RESERVING_SQL } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, type UpdateChange } from './apply.js';
@@ -21,6 +20,10 @@ type Credit = {
   state: LedgerState;
 };
 
+/** A merge that found a credit moved since it read it: rolled back, to be decided again. */
+const MOVED_MEANWHILE = Symbol('moved meanwhile');
+const MERGE_ATTEMPTS = 5;
+
 /**
  * Guests on PostgreSQL: a guest's credits merged into the player who linked, in one transaction
  * under both players' locks (the ones claims and withdrawals take, in a fixed order), through the
@@ -28,12 +31,26 @@ type Credit = {
  * player's repeat rules and cap (core/claim-decision.ts), audited and told.
  */
 export function pgGuests(pool: Pool) {
-  async function mergeGuest(guestId: string, userId: string, { repeats, limits }: MergeRules, audit: AuditNote, now: number): Promise<GuestMerge> {
+  /**
+   * An operator's approval or denial of a guest's held credit takes no player lock: committed
+   * between the merge's read and its write, it moved a credit the merge decided on. The merge is
+   * then rolled back and decided again on what is there now (a write from the state it read would
+   * have undone the approval: credited back to held).
+   */
+  async function mergeGuest(guestId: string, userId: string, rules: MergeRules, audit: AuditNote, now: number): Promise<GuestMerge> {
+    for (let attempt = 1; ; attempt++) {
+      const r = await mergeOnce(guestId, userId, rules, audit, now);
+      if (r !== MOVED_MEANWHILE) return r;
+      if (attempt >= MERGE_ATTEMPTS) throw new Error(`merge of ${guestId}: its credits kept moving under it (${MERGE_ATTEMPTS} attempts)`);
+    }
+  }
+
+  async function mergeOnce(guestId: string, userId: string, { repeats, limits }: MergeRules, audit: AuditNote, now: number): Promise<GuestMerge | typeof MOVED_MEANWHILE> {
     const locks = [guestId, userId]
       .sort()
       .map((u) => `SELECT pg_advisory_xact_lock(hashtextextended(${escapeLiteral(`u:${u}`)}, 0))`)
       .join('; ');
-    return inTransaction<GuestMerge>(
+    return inTransaction<GuestMerge | typeof MOVED_MEANWHILE>(
       pool,
       async (c) => {
         // In one round trip: the guest marked merged (none of the rest when it already was), the
@@ -91,7 +108,8 @@ export function pgGuests(pool: Pool) {
             id: row.id,
             // A dropped credit stays the guest's, rejected: the player's own record is untouched.
             ...(reason ? {} : { user: userId }),
-            from: LIFECYCLE.merge.from,
+            // From the state the merge read (one of the lifecycle's `merge.from`), and no other.
+            from: [row.state],
             unsent: false,
             // A moved credit keeps its state: a held one waits for the operator as the player's.
             state: reason ? 'rejected' : row.state,
@@ -114,6 +132,7 @@ export function pgGuests(pool: Pool) {
           };
         });
         const applied = changes.length ? (await c.query<AppliedRow>(APPLY_SQL, applyParams(changes, true))).rows.sort((a, b) => a.i - b.i) : [];
+        if (applied.length < changes.length) return { rollback: MOVED_MEANWHILE };
         const out: GuestMerge = { merged: true, moved: [], dropped: [] };
         for (const a of applied) {
           const s = settledOf(a);

@@ -39,6 +39,9 @@ const PRUNE_DEFERRED = `DELETE FROM rewards WHERE id IN (
       AND pg_try_advisory_xact_lock(hashtextextended('u:' || r.user_id, 0)) LIMIT ${PRUNE_CHUNK})
   AND state = 'deferred' AND created_at < $1`;
 
+/** An entry redecide read moved to another player (a guest's merge) before it took the player's lock. */
+const MERGED_MEANWHILE = Symbol('merged meanwhile');
+
 /**
  * The ledger on PostgreSQL, shared by any number of relays: claims (store/postgres/claims.ts) and
  * settlements (store/postgres/settlements.ts), each state change a compare-and-set, and what the
@@ -74,7 +77,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     if (!row || row.day === day || row.kind === 'withdrawal') return 'same_day';
     const budgeted = (limits?.dailyBudgetSats ?? 0) > 0 || (limits?.dailyBudgetUsd ?? 0) > 0;
     const capped = row.address !== null && (limits?.addressDailyCapSats ?? 0) > 0;
-    return inTransaction<SettleResult>(pool, async (c) => {
+    const r = await inTransaction<SettleResult | typeof MERGED_MEANWHILE>(pool, async (c) => {
       // Budget rows in day order, as every writer takes them: the entry's own day first.
       await c.query('SELECT 1 FROM budget WHERE day = $1 FOR UPDATE', [row.day]);
       const { rows } = await c.query<{
@@ -96,6 +99,10 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
         capped ? row.address : null,
       ]);
       const facts = rows[0]!;
+      // The entry was read before its player's lock was taken: a guest's credit merged meanwhile
+      // (a merge takes the guest's lock, held from here on) is decided again, as its player's, once.
+      const current = (await c.query<{ user_id: string }>('SELECT user_id FROM rewards WHERE id = $1', [id])).rows[0];
+      if (current && current.user_id !== row.user_id) return { rollback: MERGED_MEANWHILE };
       const refused =
         limits &&
         dayRefusal(
@@ -114,6 +121,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
       const applied = await c.query<AppliedRow>(APPLY_SQL, applyParams([change], true));
       return settledOf(applied.rows[0]);
     });
+    return r === MERGED_MEANWHILE ? redecide(id, name, to, now, { audit, limits }) : r;
   }
 
   return {

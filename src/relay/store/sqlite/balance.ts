@@ -38,6 +38,7 @@ export function sqliteBalances(
     raise: db.prepare<[string, string, number, string, number]>(
       'INSERT INTO allowance_raises (user_id, idempotency_key, sats, reason, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
     ),
+    raisedUnder: db.prepare<[string, string], { sats: number; reason: string }>('SELECT sats, reason FROM allowance_raises WHERE user_id = ? AND idempotency_key = ?'),
     owed: db
       .prepare<[], number>(
         `SELECT coalesce(sum(CASE WHEN kind = 'credit' THEN sats ELSE -sats END), 0) FROM rewards
@@ -99,6 +100,11 @@ export function sqliteBalances(
         return playMs;
       }),
     balancesOwed: async () => q.owed.get() ?? 0,
-    raiseAllowance: (r, now) => write(() => q.raise.run(r.userId, r.idempotencyKey, r.sats, r.reason, now).changes === 1),
+    raiseAllowance: (r, now) =>
+      write(() =>
+        q.raise.run(r.userId, r.idempotencyKey, r.sats, r.reason, now).changes === 1
+          ? { created: true, sats: r.sats, reason: r.reason }
+          : { created: false, ...q.raisedUnder.get(r.userId, r.idempotencyKey)! },
+      ),
   };
 }
