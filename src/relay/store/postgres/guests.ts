@@ -1,5 +1,6 @@
 import { escapeLiteral, type Pool } from 'pg';
 import { mergeDecider, mergeReadsDays } from '../../core/claim-decision.js';
+import { LIFECYCLE } from '../../core/lifecycle.js';
 import type { AuditNote, GuestMerge, LedgerState, MergeRules } from '../../core/ports/ledger.js';
 import { MERGED_SQL, RESERVING_SQL } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, type UpdateChange } from './apply.js';
@@ -109,7 +110,7 @@ export function pgGuests(pool: Pool) {
             // A dropped credit stays the guest's, rejected: the player's own record is untouched.
             ...(reason ? {} : { user: userId }),
             // From the state the merge read (one of the lifecycle's `merge.from`), and no other.
-            from: [row.state],
+            from: LIFECYCLE.merge.from.filter((s) => s === row.state),
             unsent: false,
             // A moved credit keeps its state: a held one waits for the operator as the player's.
             state: reason ? 'rejected' : row.state,
