@@ -203,7 +203,10 @@ export class Courier {
     await this.#balance.guesting;
     // A guest links with its token: its credits move to the player's balance.
     const guest = this.#sessions.current?.guest ? this.#sessions.current : undefined;
-    let a = await this.#relay.link(gamertag, guest?.token, options.referralCode);
+    // Not while one of the guest's claims is on its way (from any tab of this device): answered
+    // after the merge, it would be credited to the guest, out of the player's reach.
+    const link = () => this.#relay.link(gamertag, guest?.token, options.referralCode);
+    let a = await (guest ? this.#queue.exclusive(link) : link());
     // A guest's token the relay no longer knows (lapsed) merges nothing: the player links alone.
     if (guest && !a.ok && a.status === 400) a = await this.#relay.link(gamertag, undefined, options.referralCode);
     const player = answer(a);

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryStorage, RewardBusError, type RewardBusEvents } from '../../src/client/node.js';
 import { busesOnTestRelay, fetchEventSource, next } from '../helpers/client.js';
@@ -67,6 +68,39 @@ describe('balance mode on the game side', () => {
     await expect.poll(() => heard).toContain('reward:credited first-coin 21');
     return { net, b, heard, guest: b.player! };
   }
+
+  it("links a guest only once its claim on the way is answered: the credit is the player's, not left on the retired guest", async () => {
+    // The guest's first claim is held at the relay, past its token check, until released.
+    let atRelay!: () => void;
+    const claimHeld = new Promise<void>((r) => (atRelay = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let claims = 0;
+    await start(balanceMode, {
+      relay: {
+        verifyClaim: async () => {
+          if (claims++ === 0) {
+            atRelay();
+            await released;
+          }
+          return true;
+        },
+      },
+    });
+    const b = bus();
+    const heard = hear(b);
+    b.unlock('first-coin');
+    await claimHeld;
+    const linking = b.link('ada');
+    // A link sent at once merges before the claim is written (it is answered while the claim is held);
+    // a link that waits for the claim is not, and the claim is let go after a moment.
+    await Promise.race([linking, delay(300)]);
+    release();
+    const player = await linking;
+    expect(player).toMatchObject({ gamertag: 'ada', merge: { movedSats: 21 } });
+    await expect.poll(() => heard).toContain('reward:credited first-coin 21');
+    expect(await b.balance()).toMatchObject({ sats: 21 });
+  });
 
   it('earns as a guest from the first unlock, merges at link, and withdraws to the gamertag', async () => {
     const relay = await start(balanceMode);

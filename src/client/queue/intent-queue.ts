@@ -108,6 +108,15 @@ export class IntentQueue {
     this.#lock.yield();
   }
 
+  /**
+   * Runs `work` while no tab of this device sends: what was on its way has been answered, and
+   * nothing goes until `work` ends (a guest's link: a claim of the guest's answered after the
+   * merge would stay the guest's, whose token then works no more).
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.#lock.run(() => work());
+  }
+
   /** True while this tab waits for the relay's answer to this intent. */
   sending(id: string): boolean {
     return this.#sending.has(id);
