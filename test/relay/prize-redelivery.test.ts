@@ -83,4 +83,30 @@ describe.each(stores)('deferred prizes on %s', (_name, open) => {
       await store.close();
     }
   });
+
+  it("survive the prune of deferred claims (a relay down for more than a day): no client claims a prize again, so it is the prize's only record", async () => {
+    const store = await open();
+    try {
+      const { state, client } = service();
+      const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [50] }]);
+      const core = createCore({ store, payments: client, catalog, limits: { userDailyCapSats: 0, dailyBudgetSats: 0 }, logger: createLogger('silent') });
+      await store.ledger.rememberPlayer!('ann', 'tag-ann', Date.now());
+      const posted = await core.postResults!('cup', { period: 'p1', ranking: ['ann'] }, 'test');
+      await core.payouts.drain();
+      expect((await store.ledger.get(posted.entries[0]!.id))?.state).toBe('deferred');
+      // As the relay prunes when it starts again two days later: deferred entries last claimed before a day ago.
+      const later = Date.now() + 2 * 86_400_000;
+      await store.ledger.prune!(new Date(later - 86_400_000).toISOString().slice(0, 10), 0, later - 86_400_000);
+      expect((await store.ledger.get(posted.entries[0]!.id))?.state).toBe('deferred');
+
+      state.up = true;
+      expect(await core.redeliverPrizes!()).toBe(1);
+      await core.payouts.drain();
+      expect(state.paid).toEqual(['tag-ann']);
+      // The same results posted again answer the prize as it stands.
+      expect((await core.postResults!('cup', { period: 'p1', ranking: ['ann'] }, 'test')).entries.map((e) => e.state)).toEqual(['paid']);
+    } finally {
+      await store.close();
+    }
+  });
 });
