@@ -84,6 +84,39 @@ describe.each(stores)('deferred prizes on %s', (_name, open) => {
     }
   });
 
+  it("are decided again as they were posted, on the day's budget alone: an operator's denial of the player's earlier prize (RELAY_DENIAL_COOLDOWN_HOURS) does not refuse one", async () => {
+    const store = await open();
+    try {
+      const { state, client } = service();
+      const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [50, 20] }]);
+      const limits = { userDailyCapSats: 0, dailyBudgetSats: 0, denialCooldownHours: 24 };
+      const core = createCore({ store, payments: client, catalog, limits, holdAboveSats: 30, logger: createLogger('silent') });
+      for (const u of ['ann', 'bob']) await store.ledger.rememberPlayer!(u, `tag-${u}`, Date.now());
+      // Ann's first place, held above 30 sats, is denied by an operator.
+      const p1 = await core.postResults!('cup', { period: 'p1', ranking: ['ann', 'bob'] }, 'test');
+      expect(p1.entries[0]).toMatchObject({ userId: 'ann', state: 'held' });
+      const denied = await core.settlements.settle(p1.entries[0]!.id, {
+        transition: 'deny',
+        to: { state: 'rejected', reason: 'denied_by_operator' },
+        cause: 'operator',
+        audit: { actor: 'ops', action: 'deny' },
+      });
+      expect(denied?.state).toBe('rejected');
+      // The next period's second place is hers, posted and decided (the post reads no denial), and deferred: the service is out of reach.
+      const p2 = await core.postResults!('cup', { period: 'p2', ranking: ['bob', 'ann'] }, 'test');
+      await core.payouts.drain();
+      expect(await store.ledger.get(p2.entries[1]!.id)).toMatchObject({ userId: 'ann', state: 'deferred' });
+
+      state.up = true;
+      await core.redeliverPrizes!();
+      await core.payouts.drain();
+      expect(await store.ledger.get(p2.entries[1]!.id)).toMatchObject({ state: 'paid', sats: 20 });
+      expect(state.paid).toContain('tag-ann');
+    } finally {
+      await store.close();
+    }
+  });
+
   it("survive the prune of deferred claims (a relay down for more than a day): no client claims a prize again, so it is the prize's only record", async () => {
     const store = await open();
     try {

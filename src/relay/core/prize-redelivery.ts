@@ -27,8 +27,9 @@ export interface PrizeRedeliveryDeps {
  * game's server awarded it), as when it was posted.
  */
 export function createPrizeRedelivery({ ledger, settlements, payouts, catalog, limits, logger, holdAboveSats, payoutMode }: PrizeRedeliveryDeps) {
+  // The day's budget alone, as the post decided it: no player's cap, nor an operator's denial of another prize (denied_recently).
   const { userDailyCapUsd: _perPlayer, ...budgets } = limits;
-  const prizeLimits: ClaimLimits = { ...budgets, userDailyCapSats: 0, addressDailyCapSats: 0 };
+  const prizeLimits: ClaimLimits = { ...budgets, userDailyCapSats: 0, addressDailyCapSats: 0, denialCooldownHours: 0 };
   return async function redeliverPrizes(): Promise<number> {
     let sent = 0;
     for (const e of await ledger.inState('deferred')) {
