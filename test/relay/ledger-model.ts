@@ -16,7 +16,7 @@ import type { BalanceFacts, ClaimLimits, LedgerEntry, WithdrawalLimits } from '.
 import { entryUsdMicros, satsAt } from '../../src/relay/core/price.js';
 import { linkAnswer, qualifies, type ReferralSide, referralKey, referralSats, referrerCapped } from '../../src/relay/core/referral-decision.js';
 import { STREAK_LOOKBACK, streakDay, streakLastOf, streakSats } from '../../src/relay/core/streak.js';
-import { poolRefusal, prizeKey, prizePlaces, resultsDecision } from '../../src/relay/core/tournament-decision.js';
+import { isPrize, poolRefusal, prizeKey, prizeLimits, prizePlaces, resultsDecision } from '../../src/relay/core/tournament-decision.js';
 import { withdrawalDecision } from '../../src/relay/core/withdrawal-decision.js';
 import { utcDay } from '../../src/wire/earning-rules.js';
 import type { CatalogEntry, ReferralAnswer, ReferralProgram, RewardStatus, TournamentCatalogEntry } from '../../src/wire/relay-api.js';
@@ -374,7 +374,9 @@ export class LedgerModel {
         userUsdMicros: othersUsd((x) => x.player === r.player),
         projectUsdMicros: othersUsd(() => true),
       };
-      if (dayRefusal({ sats: r.sats, ...(r.usd !== undefined ? { terms: { usd: r.usd } } : {}) }, facts, this.limits)) return 'refused';
+      // A prize on the day's budget alone, as it was posted.
+      const limits = isPrize({ idempotencyKey: r.key }) ? prizeLimits(this.limits) : this.limits;
+      if (dayRefusal({ sats: r.sats, ...(r.usd !== undefined ? { terms: { usd: r.usd } } : {}) }, facts, limits)) return 'refused';
       r.day = day;
     }
     // A credit approved is on the balance: nothing to send.

@@ -83,4 +83,63 @@ describe.each(stores)('deferred prizes on %s', (_name, open) => {
       await store.close();
     }
   });
+
+  it("are decided again as they were posted, on the day's budget alone: an operator's denial of the player's earlier prize (RELAY_DENIAL_COOLDOWN_HOURS) does not refuse one", async () => {
+    const store = await open();
+    try {
+      const { state, client } = service();
+      const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [50, 20] }]);
+      const limits = { userDailyCapSats: 0, dailyBudgetSats: 0, denialCooldownHours: 24 };
+      const core = createCore({ store, payments: client, catalog, limits, holdAboveSats: 30, logger: createLogger('silent') });
+      for (const u of ['ann', 'bob']) await store.ledger.rememberPlayer!(u, `tag-${u}`, Date.now());
+      // Ann's first place, held above 30 sats, is denied by an operator.
+      const p1 = await core.postResults!('cup', { period: 'p1', ranking: ['ann', 'bob'] }, 'test');
+      expect(p1.entries[0]).toMatchObject({ userId: 'ann', state: 'held' });
+      const denied = await core.settlements.settle(p1.entries[0]!.id, {
+        transition: 'deny',
+        to: { state: 'rejected', reason: 'denied_by_operator' },
+        cause: 'operator',
+        audit: { actor: 'ops', action: 'deny' },
+      });
+      expect(denied?.state).toBe('rejected');
+      // The next period's second place is hers, posted and decided (the post reads no denial), and deferred: the service is out of reach.
+      const p2 = await core.postResults!('cup', { period: 'p2', ranking: ['bob', 'ann'] }, 'test');
+      await core.payouts.drain();
+      expect(await store.ledger.get(p2.entries[1]!.id)).toMatchObject({ userId: 'ann', state: 'deferred' });
+
+      state.up = true;
+      await core.redeliverPrizes!();
+      await core.payouts.drain();
+      expect(await store.ledger.get(p2.entries[1]!.id)).toMatchObject({ state: 'paid', sats: 20 });
+      expect(state.paid).toContain('tag-ann');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("survive the prune of deferred claims (a relay down for more than a day): no client claims a prize again, so it is the prize's only record", async () => {
+    const store = await open();
+    try {
+      const { state, client } = service();
+      const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [50] }]);
+      const core = createCore({ store, payments: client, catalog, limits: { userDailyCapSats: 0, dailyBudgetSats: 0 }, logger: createLogger('silent') });
+      await store.ledger.rememberPlayer!('ann', 'tag-ann', Date.now());
+      const posted = await core.postResults!('cup', { period: 'p1', ranking: ['ann'] }, 'test');
+      await core.payouts.drain();
+      expect((await store.ledger.get(posted.entries[0]!.id))?.state).toBe('deferred');
+      // As the relay prunes when it starts again two days later: deferred entries last claimed before a day ago.
+      const later = Date.now() + 2 * 86_400_000;
+      await store.ledger.prune!(new Date(later - 86_400_000).toISOString().slice(0, 10), 0, later - 86_400_000);
+      expect((await store.ledger.get(posted.entries[0]!.id))?.state).toBe('deferred');
+
+      state.up = true;
+      expect(await core.redeliverPrizes!()).toBe(1);
+      await core.payouts.drain();
+      expect(state.paid).toEqual(['tag-ann']);
+      // The same results posted again answer the prize as it stands.
+      expect((await core.postResults!('cup', { period: 'p1', ranking: ['ann'] }, 'test')).entries.map((e) => e.state)).toEqual(['paid']);
+    } finally {
+      await store.close();
+    }
+  });
 });

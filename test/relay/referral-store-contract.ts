@@ -29,5 +29,19 @@ export function referralStoreContract(name: string, open: () => Promise<RelaySto
       expect(await r.seenSince('alice', '203.0.113.1', T0 - 30 * DAY)).toBe(true);
       expect(await r.seenSince('alice', '203.0.113.2', 0)).toBe(true);
     });
+
+    it('lists for the sweep the qualified referrals still owed their rewards before the pending ones, so newer pending ones past its limit never starve them', async () => {
+      const store = await open();
+      opened.push(store);
+      const r = store.referrals!;
+      // Qualified 20 days ago; its rewards were not made (a crash, a price missing, a payment deferred).
+      await r.refer([{ programId: 'invite', refereeId: 'owed', referrerId: 'alice', state: 'pending', linkedAt: T0 - 21 * DAY }]);
+      expect(await r.qualify('invite', 'owed', T0 - 20 * DAY, undefined)).toMatchObject({ fresh: true });
+      // Newer referees who never played enough to qualify: more than the sweep reads.
+      await r.refer(Array.from({ length: 3 }, (_, i) => ({ programId: 'invite', refereeId: `idle-${i}`, referrerId: 'alice', state: 'pending' as const, linkedAt: T0 - i * DAY })));
+      expect((await r.unfinished(T0 - 30 * DAY, 2)).map((x) => x.refereeId)).toEqual(['owed', 'idle-0']);
+      await r.rewarded('invite', 'owed');
+      expect((await r.unfinished(T0 - 30 * DAY, 2)).map((x) => x.refereeId)).toEqual(['idle-0', 'idle-1']);
+    });
   });
 }

@@ -21,6 +21,9 @@ const ENTRIES: Array<CatalogEntry | TournamentCatalogEntry> = [
 ];
 const CATALOG = join(dir, 'catalog.json');
 writeFileSync(CATALOG, JSON.stringify({ achievements: ENTRIES }));
+// The same catalog after a deploy that gave the cup a fourth prize.
+const CATALOG_MORE_PLACES = join(dir, 'catalog-more-places.json');
+writeFileSync(CATALOG_MORE_PLACES, JSON.stringify({ achievements: ENTRIES.map((e) => (e.id === 'cup' ? { ...e, prizes: [10_000, 5_000, 2_500, 1_000] } : e)) }));
 
 const relays: TestRelay[] = [];
 afterEach(async () => {
@@ -132,6 +135,24 @@ describe.each(relayBackends(postgresUrl))('tournaments on $name', (backend) => {
     expect(relay.sandbox!.payments()).toHaveLength(0);
     // The budget is spent: a client's claim is refused by it.
     expect((await relay.claim(c!.token, { achievementId: 'first-coin' })).body).toMatchObject({ status: 'rejected', reason: 'daily_budget' });
+  });
+
+  it('the same results posted again to a relay whose catalog gives more places (a deploy between the two, or two relays mid-deploy): 200, the prizes recorded', async () => {
+    const env = await backend.env();
+    const before = await startTestRelay({ RELAY_CATALOG: CATALOG, RELAY_GAME_SERVER_SECRET: SERVER_SECRET, ...env });
+    const racers = await players(before, 4);
+    const ranking = racers.map((r) => r.userId);
+    const first = await post(before, 'cup', { period: '2026-W48', ranking });
+    expect(first.status).toBe(201);
+    await expect.poll(() => before.sandbox!.payments().length).toBe(3);
+    await before.close({ graceMs: 0 });
+    const after = await startTestRelay({ RELAY_CATALOG: CATALOG_MORE_PLACES, RELAY_GAME_SERVER_SECRET: SERVER_SECRET, ...env }, {}, before.dataDir);
+    relays.push(after);
+    // The game's server retries (its answer was lost): the period's prizes are the three recorded, nothing more.
+    const again = await post(after, 'cup', { period: '2026-W48', ranking });
+    expect([again.status, again.type]).toEqual([200, 'application/json']);
+    expect(again.body.rewards.map((r) => [r.id, r.place])).toEqual(first.body.rewards.map((r) => [r.id, r.place]));
+    expect(after.sandbox!.payments()).toHaveLength(0);
   });
 
   it('balance mode: prizes are credited, not sent', async () => {

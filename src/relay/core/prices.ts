@@ -74,14 +74,19 @@ export function createPrices(source: PriceSource, options: PricesOptions): Price
 
   const refresh = () => (inFlight ??= ask().finally(() => (inFlight = undefined)));
   const retryAfterSeconds = () => Math.max(1, Math.ceil(Math.min(ttlMs, maxAgeMs) / 1000));
-  const usable = (maxAge: number): ClaimPrice | undefined =>
-    reading.btcUsd !== undefined && reading.at !== undefined && now() - reading.at <= maxAge ? { btcUsd: reading.btcUsd } : undefined;
+  // A price read "later" than now (the clock was stepped back since) is of unknown age: only the last known (forValue) takes it.
+  const usable = (maxAge: number): ClaimPrice | undefined => {
+    if (reading.btcUsd === undefined || reading.at === undefined) return undefined;
+    const age = now() - reading.at;
+    return age <= maxAge && (age >= 0 || maxAge === Number.POSITIVE_INFINITY) ? { btcUsd: reading.btcUsd } : undefined;
+  };
 
   async function priced(maxAge: number): Promise<ClaimPrice> {
     const held = usable(maxAge);
     if (held) return held;
-    // Too old (or none yet): one refresh, shared, and not more than once a second for everyone.
-    if (inFlight || now() - askedAt >= 1_000) await refresh();
+    // Too old (or none yet): one refresh, shared, and not more than once a second for everyone (an ask "later" than now is no guide).
+    const sinceAsked = now() - askedAt;
+    if (inFlight || sinceAsked < 0 || sinceAsked >= 1_000) await refresh();
     return usable(maxAge) ?? { unavailable: true, retryAfterSeconds: retryAfterSeconds() };
   }
 

@@ -4,7 +4,7 @@ import type { Catalog } from './catalog.js';
 import type { Payouts } from './payouts.js';
 import type { ClaimLimits, Ledger } from './ports/ledger.js';
 import type { Settlements } from './settlements.js';
-import { PRIZE_KEY_PREFIX } from './tournament-decision.js';
+import { PRIZE_KEY_PREFIX, prizeLimits } from './tournament-decision.js';
 
 export interface PrizeRedeliveryDeps {
   ledger: Pick<Ledger, 'inState'>;
@@ -27,8 +27,8 @@ export interface PrizeRedeliveryDeps {
  * game's server awarded it), as when it was posted.
  */
 export function createPrizeRedelivery({ ledger, settlements, payouts, catalog, limits, logger, holdAboveSats, payoutMode }: PrizeRedeliveryDeps) {
-  const { userDailyCapUsd: _perPlayer, ...budgets } = limits;
-  const prizeLimits: ClaimLimits = { ...budgets, userDailyCapSats: 0, addressDailyCapSats: 0 };
+  // The day's budget alone, as the post decided it: no player's cap, nor an operator's denial of another prize (denied_recently).
+  const limitsOfPrizes = prizeLimits(limits);
   return async function redeliverPrizes(): Promise<number> {
     let sent = 0;
     for (const e of await ledger.inState('deferred')) {
@@ -49,7 +49,7 @@ export function createPrizeRedelivery({ ledger, settlements, payouts, catalog, l
           ...(tournament.hold || (holdAboveSats > 0 && e.sats > holdAboveSats) ? { hold: true } : {}),
           ...(credit ? { credit: true } : {}),
         },
-        prizeLimits,
+        limitsOfPrizes,
       );
       if (r.kind !== 'created' || r.entry.state !== 'sending') continue;
       sent++;

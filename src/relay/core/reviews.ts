@@ -1,5 +1,6 @@
 import type { AuditNote, ClaimLimits, LedgerEntry } from './ports/ledger.js';
 import type { Settlements } from './settlements.js';
+import { isPrize, prizeLimits } from './tournament-decision.js';
 
 /** Asks the payment-status endpoint and settles the entry when the service knows (payouts.settleByStatus). */
 export type SettleByStatus = (entry: LedgerEntry, audit: AuditNote) => Promise<LedgerEntry | undefined>;
@@ -46,11 +47,14 @@ export function createReviews(
       return denied ? { kind: 'settled', entry: denied } : { kind: 'not_in_review' };
     }
     // A held credit goes on the player's balance; anything else is paid through the service.
-    const credit = (await get(id))?.kind === 'credit';
+    const held = await get(id);
+    const credit = held?.kind === 'credit';
     if (!pay && !credit) throw new Error('approving a held claim needs the payments service');
-    // Decided again on the day it is approved: a claim held since an earlier day counts on this one, if it fits.
+    // Decided again on the day it is approved: a claim held since an earlier day counts on this one, if it fits
+    // (a prize on that day's budget alone, as it was posted: no player's cap refuses it).
     const to = credit ? { state: 'credited' as const } : { state: 'sending' as const };
-    const approved = await settlements.apply(id, { transition: 'approve', to, cause: 'operator', audit, ...(limits ? { limits } : {}) });
+    const dayLimits = limits && held && isPrize(held) ? prizeLimits(limits) : limits;
+    const approved = await settlements.apply(id, { transition: 'approve', to, cause: 'operator', audit, ...(dayLimits ? { limits: dayLimits } : {}) });
     if (approved.kind === 'refused') return { kind: 'refused', reason: approved.reason };
     if (approved.kind !== 'settled') return { kind: 'not_in_review' };
     return { kind: 'settled', entry: credit || !pay ? approved.entry : await pay(approved.entry) };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RewardTerms } from '../../wire/relay-api.js';
-import type { ClaimLimits } from './ports/ledger.js';
+import type { ClaimLimits, LedgerEntry } from './ports/ledger.js';
 import { type Amount, entryUsdMicros, satsAt, usdMicros } from './price.js';
 
 /**
@@ -35,6 +35,19 @@ export function prizePlaces(prizes: readonly Amount[], ranking: readonly string[
 /** What every prize's idempotency key starts with (no client's key can: a client's is its intent's UUID). */
 export const PRIZE_KEY_PREFIX = 'tournament:';
 export const prizeKey = (tournamentId: string, period: string, place: number): string => `${PRIZE_KEY_PREFIX}${tournamentId}:${period}:${place}`;
+
+/** Whether an entry is a tournament's prize: its key is one only prizes have. */
+export const isPrize = (entry: Pick<LedgerEntry, 'idempotencyKey'>): boolean => entry.idempotencyKey.startsWith(PRIZE_KEY_PREFIX);
+
+/**
+ * What a prize is decided by, posted and after (sent again, approved on a later day): the day's
+ * budget alone. No player's or address's cap, nor an operator's denial of another prize: the
+ * game's server awarded it, no client claimed it.
+ */
+export function prizeLimits(limits: ClaimLimits): ClaimLimits {
+  const { userDailyCapUsd: _perPlayer, ...budgets } = limits;
+  return { ...budgets, userDailyCapSats: 0, addressDailyCapSats: 0, denialCooldownHours: 0 };
+}
 
 /** The ranking (as userIds, so a gamertag and its userId are the same results), as the post records it. */
 export const rankingHash = (userIds: readonly string[]): string => createHash('sha256').update(userIds.join('\n')).digest('base64url');

@@ -85,7 +85,8 @@ export interface Ledger extends TournamentLedger, BalanceLedger {
    * the players each address linked, for days before `beforeDay`; proof nonces spent before
    * `spentBefore` (ms), whose proofs have expired; and deferred entries last claimed before
    * `deferredBefore` (ms), which hold nothing (nothing paid or reserved; a retry with the key is
-   * decided whole, as new). The other entries and the project's daily totals stay. In small
+   * decided whole, as new), but a tournament's prize (no client retries it: the relay's redelivery
+   * does, and it is the prize's only record). The other entries and the project's daily totals stay. In small
    * transactions, so claims go on meanwhile. Returns how many rows went.
    */
   prune?(beforeDay: string, spentBefore: number, deferredBefore: number): Promise<number>;

@@ -61,7 +61,7 @@ export interface ReferralStore {
   qualify(programId: string, refereeId: string, at: number, perReferrerDaily: number | undefined): Promise<Qualification | undefined>;
   /** Both rewards are recorded and decided. */
   rewarded(programId: string, refereeId: string): Promise<void>;
-  /** Pending referrals linked since `since`, and qualified ones not yet rewarded: for the sweep. */
+  /** Qualified referrals not yet rewarded, then pending ones linked since `since` (newest first): for the sweep. */
   unfinished(since: number, limit: number): Promise<Referral[]>;
   /** The newest referrals, for the operator. */
   recent(limit: number): Promise<Referral[]>;

@@ -4,6 +4,7 @@ import { dayRefusal } from '../../core/claim-decision.js';
 import { LIFECYCLE, RESERVING_STATES, type TransitionName } from '../../core/lifecycle.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import { DayLimitRefusal, type Ledger, type LedgerState, PRUNE_CHUNK, type Settlement, type SettleOptions, type SettleResult } from '../../core/ports/ledger.js';
+import { PRIZE_KEY_PREFIX } from '../../core/tournament-decision.js';
 import { RESERVING_SQL, toLedgerEntry } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, settlementChange } from './apply.js';
 import { pgBalances } from './balance.js';
@@ -32,10 +33,12 @@ export interface PgLedgerOptions {
 /**
  * Deferred entries last claimed before $1: they hold nothing. Only of players whose lock is free
  * (a claim holding it may be deciding that very key again), and checked again as each row is
- * deleted; an entry an operator's decision touched keeps its audit trail's entry.
+ * deleted; an entry an operator's decision touched keeps its audit trail's entry. A deferred
+ * prize stays: no client claims it again, the relay's redelivery does (it is the prize's only record).
  */
 const PRUNE_DEFERRED = `DELETE FROM rewards WHERE id IN (
-    SELECT r.id FROM rewards r WHERE r.state = 'deferred' AND r.created_at < $1 AND NOT EXISTS (SELECT 1 FROM audit a WHERE a.reward_id = r.id)
+    SELECT r.id FROM rewards r WHERE r.state = 'deferred' AND r.created_at < $1 AND r.idempotency_key NOT LIKE '${PRIZE_KEY_PREFIX}%'
+      AND NOT EXISTS (SELECT 1 FROM audit a WHERE a.reward_id = r.id)
       AND pg_try_advisory_xact_lock(hashtextextended('u:' || r.user_id, 0)) LIMIT ${PRUNE_CHUNK})
   AND state = 'deferred' AND created_at < $1`;
 

@@ -97,8 +97,12 @@ export function pgReferrals(pool: Pool): ReferralStore {
     async rewarded(programId, refereeId) {
       await pool.query('UPDATE referrals SET rewarded = true WHERE program_id = $1 AND referee_id = $2', [programId, refereeId]);
     },
+    // Those owed their rewards first: newer pending ones past the limit must not starve them.
     unfinished: (since, limit) =>
-      rows(`SELECT * FROM referrals WHERE (state = 'pending' AND linked_at >= $1) OR (state = 'qualified' AND NOT rewarded) ORDER BY linked_at DESC LIMIT $2`, [since, limit]),
+      rows(
+        `SELECT * FROM referrals WHERE (state = 'pending' AND linked_at >= $1) OR (state = 'qualified' AND NOT rewarded) ORDER BY state = 'qualified' DESC, linked_at DESC LIMIT $2`,
+        [since, limit],
+      ),
     recent: (limit) => rows('SELECT * FROM referrals ORDER BY linked_at DESC LIMIT $1', [limit]),
   };
 }

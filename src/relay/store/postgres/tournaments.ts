@@ -26,7 +26,11 @@ const APPLY_CHUNK = 1_000;
 export function pgTournaments(pool: Pool, { owner, leaseMs }: { owner: string; leaseMs: number }): Required<TournamentLedger> {
   const entriesOf = async (post: TournamentPost, rows: Row[]): Promise<LedgerEntry[]> => {
     const byKey = new Map(rows.map((r) => [`${r.user_id}\n${r.idempotency_key}`, r]));
-    return post.prizes.map((p) => toLedgerEntry(byKey.get(`${p.userId}\n${p.idempotencyKey}`)!));
+    // The prizes recorded: a catalog that lists more places now (a deploy since) has no record for those.
+    return post.prizes.flatMap((p) => {
+      const row = byKey.get(`${p.userId}\n${p.idempotencyKey}`);
+      return row ? [toLedgerEntry(row)] : [];
+    });
   };
 
   async function postTournament(post: TournamentPost, limits: ClaimLimits, now: number): Promise<TournamentPostResult> {

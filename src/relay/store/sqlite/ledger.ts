@@ -20,6 +20,7 @@ import {
 import { entryUsdMicros } from '../../core/price.js';
 import { toRewardRecord } from '../../core/reward-record.js';
 import { decideStreak, isStreak } from '../../core/streak.js';
+import { PRIZE_KEY_PREFIX } from '../../core/tournament-decision.js';
 import { keyDecisionOf, RESERVING_SQL, type LedgerRow as Row, reservesClaims, settledRow, toLedgerEntry } from '../ledger-row.js';
 import { sqliteAddressLinks } from './address-links.js';
 import { sqliteBalances } from './balance.js';
@@ -85,9 +86,11 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
     ),
     pruneNonces: db.prepare<[number]>(`DELETE FROM proof_nonces WHERE nonce IN (SELECT nonce FROM proof_nonces WHERE at < ? LIMIT ${PRUNE_CHUNK})`),
     // A deferred entry holds nothing; one an operator's decision touched keeps its audit trail's entry.
+    // A deferred prize stays: no client claims it again, the relay's redelivery does (it is the prize's only record).
     pruneDeferred: db.prepare<[number]>(
       `DELETE FROM rewards WHERE seq IN (
-         SELECT seq FROM rewards r WHERE state = 'deferred' AND created_at < ? AND NOT EXISTS (SELECT 1 FROM audit a WHERE a.reward_id = r.id) LIMIT ${PRUNE_CHUNK})`,
+         SELECT seq FROM rewards r WHERE state = 'deferred' AND created_at < ? AND idempotency_key NOT LIKE '${PRIZE_KEY_PREFIX}%'
+           AND NOT EXISTS (SELECT 1 FROM audit a WHERE a.reward_id = r.id) LIMIT ${PRUNE_CHUNK})`,
     ),
   };
 

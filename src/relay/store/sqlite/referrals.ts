@@ -30,8 +30,9 @@ export function sqliteReferrals({ db, write }: SqliteDb): ReferralStore {
       "UPDATE referrals SET state = 'qualified', qualified_at = ?, qualified_day = ?, referrer_capped = ? WHERE program_id = ? AND referee_id = ? AND state = 'pending'",
     ),
     rewarded: db.prepare<[string, string]>('UPDATE referrals SET rewarded = 1 WHERE program_id = ? AND referee_id = ?'),
+    // Those owed their rewards first: newer pending ones past the limit must not starve them.
     unfinished: db.prepare<[number, number], ReferralRow<number>>(
-      "SELECT * FROM referrals WHERE (state = 'pending' AND linked_at >= ?) OR (state = 'qualified' AND rewarded = 0) ORDER BY linked_at DESC LIMIT ?",
+      "SELECT * FROM referrals WHERE (state = 'pending' AND linked_at >= ?) OR (state = 'qualified' AND rewarded = 0) ORDER BY state = 'qualified' DESC, linked_at DESC LIMIT ?",
     ),
     recent: db.prepare<[number], ReferralRow<number>>('SELECT * FROM referrals ORDER BY linked_at DESC LIMIT ?'),
   };

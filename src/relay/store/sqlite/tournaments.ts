@@ -40,7 +40,15 @@ export function sqliteTournaments({ db, write }: SqliteDb, { commit, reservedSat
   function postNow(post: TournamentPost, limits: ClaimLimits, now: number): TournamentPostResult {
     const decided = resultsDecision(q.posted.get(post.tournamentId, post.period), post.rankingHash);
     if (decided === 'other_results') return { kind: 'other_results' };
-    if (decided === 'existing') return { kind: 'existing', entries: post.prizes.map((p) => toLedgerEntry(rowOf(q.byKey.get(p.userId, p.idempotencyKey)!))) };
+    // The prizes recorded: a catalog that lists more places now (a deploy since) has no record for those.
+    if (decided === 'existing')
+      return {
+        kind: 'existing',
+        entries: post.prizes.flatMap((p) => {
+          const row = q.byKey.get(p.userId, p.idempotencyKey);
+          return row ? [toLedgerEntry(rowOf(row))] : [];
+        }),
+      };
     const day = utcDay(now);
     const refused = poolRefusal(post.prizes, reservedSats('*', day), limits, reservedSats('$*', day));
     if (refused) return { kind: 'refused', reason: refused };

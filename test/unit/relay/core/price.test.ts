@@ -70,4 +70,28 @@ describe('the price holder', () => {
     expect(await prices.forValue()).toEqual({ btcUsd: 65_000.12 });
     expect(prices.peek()).toMatchObject({ btcUsd: 65_000.12, at: 0, error: 'service_error_503' });
   });
+
+  it('takes a price read "later" than now (the clock was stepped back since) as of unknown age: refreshed for a claim, and without an answer, price_unavailable', async () => {
+    let t = 1_000_000;
+    let answer: { kind: 'ok'; data: number } | { kind: 'unavailable'; reason: string } = { kind: 'ok', data: 65_000 };
+    let asked = 0;
+    const prices = createPrices(
+      async () => {
+        asked++;
+        return answer;
+      },
+      { ttlMs: 60_000, maxAgeMs: 600_000, now: () => t },
+    );
+    expect(await prices.forClaim()).toEqual({ btcUsd: 65_000 });
+    // The clock goes back 1,000 s; 900 s later (real time) the price is older than the 600 s allowed, though the clock says it is from the future.
+    answer = { kind: 'unavailable', reason: 'service_error_503' };
+    t = 900_000;
+    expect(await prices.forClaim()).toEqual({ unavailable: true, retryAfterSeconds: 60 });
+    expect(asked).toBe(2);
+    // The last one known still values a sats claim; a fresh answer is used at once.
+    expect(await prices.forValue()).toEqual({ btcUsd: 65_000 });
+    answer = { kind: 'ok', data: 64_000 };
+    t = 902_000;
+    expect(await prices.forClaim()).toEqual({ btcUsd: 64_000 });
+  });
 });

@@ -1,0 +1,76 @@
+// A held prize (above RELAY_HOLD_ABOVE_SATS, or a tournament with "hold": true) waits for an
+// operator. Approved on a later UTC day it counts on that day, as any held claim; but like the
+// post that made it, a player's cap never refuses it (the game's server awarded it, no client claimed it).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { createCore } from '../../src/relay/core/create-core.js';
+import { createCatalog, createLogger, openPgStore, openSqliteStore, type PaymentsClient, type RelayStore } from '../../src/relay/index.js';
+import { freshDatabase } from '../helpers/postgres.js';
+
+const postgresUrl = inject('postgresUrl');
+const stores: Array<[string, () => Promise<RelayStore>]> = [
+  [
+    'SQLite',
+    async () => {
+      const s = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rewardbus-prize-approval-')), 'ledger.sqlite'));
+      await s.opened;
+      return s;
+    },
+  ],
+  ...(postgresUrl
+    ? [['PostgreSQL', async () => openPgStore(await freshDatabase(postgresUrl, { migrated: true }), { owner: 'test', leaseMs: 60_000 })] as [string, () => Promise<RelayStore>]]
+    : []),
+];
+
+/** The payments service: pays every payment; what it paid, by gamertag. */
+function service() {
+  const paid: string[] = [];
+  const ok = <T>(data: T) => Promise.resolve({ kind: 'ok' as const, data });
+  const client = {
+    gamertagByUserId: (userId: string) => ok({ gamertag: `tag-${userId}` }),
+    sendPayment: (b: { gamertag: string; amount: string; description?: string }) => {
+      paid.push(b.gamertag);
+      const id = `tx-${paid.length}`;
+      return ok({ id, status: 'settled', transactionId: id, receiverId: b.gamertag.slice(4), amount: b.amount, comment: b.description ?? '', settledAt: new Date().toISOString() });
+    },
+    close: () => undefined,
+  } as unknown as PaymentsClient;
+  return { paid, client };
+}
+
+const DAY = 86_400_000;
+
+describe.each(stores)('a held prize on %s', (_name, open) => {
+  it("approved on a later UTC day is paid: the day's player cap does not refuse it", async () => {
+    const store = await open();
+    try {
+      const { paid, client } = service();
+      const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [5_000, 50] }]);
+      let t = Date.parse('2026-11-25T20:00:00Z');
+      // A player's cap far below the first prize, which is held above 1,000 sats.
+      const core = createCore({
+        store,
+        payments: client,
+        catalog,
+        limits: { userDailyCapSats: 100, dailyBudgetSats: 0 },
+        holdAboveSats: 1_000,
+        clock: () => t,
+        logger: createLogger('silent'),
+      });
+      for (const u of ['ann', 'bob']) await store.ledger.rememberPlayer!(u, `tag-${u}`, t);
+      const posted = await core.postResults!('cup', { period: '2026-W48', ranking: ['ann', 'bob'] }, 'test');
+      expect(posted.entries.map((e) => e.state)).toEqual(['held', 'sending']);
+      await core.payouts.drain();
+
+      // The operator looks the next morning.
+      t += DAY;
+      const approved = await core.decide(posted.entries[0]!.id, 'approve', 'ops');
+      expect(approved).toMatchObject({ kind: 'settled', entry: { state: 'paid', sats: 5_000 } });
+      expect(paid.sort()).toEqual(['tag-ann', 'tag-bob']);
+    } finally {
+      await store.close();
+    }
+  });
+});
