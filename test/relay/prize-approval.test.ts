@@ -24,20 +24,22 @@ const stores: Array<[string, () => Promise<RelayStore>]> = [
     : []),
 ];
 
-/** The payments service: pays every payment; what it paid, by gamertag. */
+/** The payments service: pays every payment; what it paid, by gamertag, and the descriptions. */
 function service() {
   const paid: string[] = [];
+  const descriptions: string[] = [];
   const ok = <T>(data: T) => Promise.resolve({ kind: 'ok' as const, data });
   const client = {
     gamertagByUserId: (userId: string) => ok({ gamertag: `tag-${userId}` }),
     sendPayment: (b: { gamertag: string; amount: string; description?: string }) => {
       paid.push(b.gamertag);
+      descriptions.push(b.description ?? '');
       const id = `tx-${paid.length}`;
       return ok({ id, status: 'settled', transactionId: id, receiverId: b.gamertag.slice(4), amount: b.amount, comment: b.description ?? '', settledAt: new Date().toISOString() });
     },
     close: () => undefined,
   } as unknown as PaymentsClient;
-  return { paid, client };
+  return { paid, descriptions, client };
 }
 
 const DAY = 86_400_000;
@@ -46,7 +48,7 @@ describe.each(stores)('a held prize on %s', (_name, open) => {
   it("approved on a later UTC day is paid: the day's player cap does not refuse it", async () => {
     const store = await open();
     try {
-      const { paid, client } = service();
+      const { paid, descriptions, client } = service();
       const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [5_000, 50] }]);
       let t = Date.parse('2026-11-25T20:00:00Z');
       // A player's cap far below the first prize, which is held above 1,000 sats.
@@ -69,6 +71,8 @@ describe.each(stores)('a held prize on %s', (_name, open) => {
       const approved = await core.decide(posted.entries[0]!.id, 'approve', 'ops');
       expect(approved).toMatchObject({ kind: 'settled', entry: { state: 'paid', sats: 5_000 } });
       expect(paid.sort()).toEqual(['tag-ann', 'tag-bob']);
+      // Under the tournament's title, as the prize paid at the post was.
+      expect(descriptions.map((d) => d.split(' (rewardbus ')[0])).toEqual(['Cup', 'Cup']);
     } finally {
       await store.close();
     }

@@ -100,7 +100,8 @@ export function createCore(deps: CoreDeps) {
     ...(programs.length && store.referrals ? { onFinal: (entry: LedgerEntry) => void referrals?.settled(entry) } : {}),
   });
   const payouts = createPayouts(ledger, settlements, payments, logger, deps.wallet);
-  const title = (entry: LedgerEntry) => catalog.get(entry.achievementId)?.title ?? entry.achievementId;
+  // The payment's description: an achievement's title, or a program's (an approved prize, a held referral reward).
+  const title = ({ achievementId: id }: LedgerEntry) => (catalog.get(id) ?? catalog.tournaments?.get(id) ?? catalog.referrals?.get(id))?.title ?? id;
   const payApproved = deps.payments ? (entry: LedgerEntry) => payouts.pay(entry, title(entry)) : undefined;
   const tokens = deps.tokens;
   const payoutMode = deps.payoutMode ?? 'instant';
