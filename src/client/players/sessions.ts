@@ -16,6 +16,8 @@ export class PlayerSessions {
   readonly #byUser = new Map<string, PlayerSession>();
   /** When each player's session on the relay began, by this device's clock: its link here. */
   readonly #linkedAt = new Map<string, number>();
+  /** Renewals under way, by player. */
+  readonly #renewing = new Map<string, Promise<PlayerSession | undefined | 'unreachable'>>();
 
   constructor(
     private readonly storage: RewardStorage,
@@ -71,6 +73,17 @@ export class PlayerSessions {
   async forUser(userId: string): Promise<PlayerSession | undefined | 'unreachable'> {
     const s = this.#byUser.get(userId) ?? (await this.storage.get<PlayerSession>(`session:${userId}`));
     if (!s || Date.parse(s.expiresAt) - RENEW_BEFORE_MS > Date.now()) return s;
+    // One renewal at a time per player: the queue and the account (balance, play) find a lapsed
+    // token together, and each asking would link (or renew a guest) twice.
+    let renewing = this.#renewing.get(userId);
+    if (!renewing) {
+      renewing = this.#renew(userId, s).finally(() => this.#renewing.delete(userId));
+      this.#renewing.set(userId, renewing);
+    }
+    return renewing;
+  }
+
+  async #renew(userId: string, s: PlayerSession): Promise<PlayerSession | undefined | 'unreachable'> {
     // A guest has no gamertag to link again: its token renews it (refused once it linked one elsewhere).
     const a = await (s.guest ? this.relay.guest(s.token) : this.relay.link(s.gamertag));
     // Too many requests (the door's rate limit) or a timeout says nothing of the player: asked again later, never taken for a no.

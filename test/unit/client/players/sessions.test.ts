@@ -52,6 +52,17 @@ describe('PlayerSessions', () => {
     }
   });
 
+  it('renews a lapsed token once for callers that ask together (the queue and the balance after a lapse)', async () => {
+    const s = sessionsOn();
+    s.sessions.adopt(alice('t1', new Date(Date.now() - 1_000).toISOString()));
+    const both = await Promise.all([s.sessions.forUser('u-alice'), s.sessions.forUser('u-alice')]);
+    expect(both.map((x) => (typeof x === 'object' ? x.token : x))).toEqual(['renewed', 'renewed']);
+    expect(s.link).toHaveBeenCalledTimes(1);
+    // Renewed, it is used as it is; a later lapse renews it again.
+    expect(await s.sessions.forUser('u-alice')).toMatchObject({ token: 'renewed' });
+    expect(s.link).toHaveBeenCalledTimes(1);
+  });
+
   it('uses a fresh token as it is, without asking the relay', async () => {
     const s = sessionsOn();
     s.sessions.adopt(alice());
