@@ -45,53 +45,55 @@ describe('dailyBlock in dollars', () => {
   });
 });
 
+/** A price holder (ttl 60 s, max age 600 s) on the test's clock `t`, its source answering `answer`; `asked` counts the asks. */
+function holder(t: number, price: number) {
+  const h = {
+    t,
+    answer: { kind: 'ok', data: price } as { kind: 'ok'; data: number } | { kind: 'unavailable'; reason: string },
+    asked: 0,
+    prices: undefined as unknown as ReturnType<typeof createPrices>,
+  };
+  h.prices = createPrices(
+    async () => {
+      h.asked++;
+      return h.answer;
+    },
+    { ttlMs: 60_000, maxAgeMs: 600_000, now: () => h.t },
+  );
+  return h;
+}
+
 describe('the price holder', () => {
   it('answers a claim at once while the price is young enough; older, one refresh is awaited, then price_unavailable', async () => {
-    let t = 0;
-    let answer: { kind: 'ok'; data: number } | { kind: 'unavailable'; reason: string } = { kind: 'ok', data: 65_000.123 };
-    let asked = 0;
-    const prices = createPrices(
-      async () => {
-        asked++;
-        return answer;
-      },
-      { ttlMs: 60_000, maxAgeMs: 600_000, now: () => t },
-    );
+    const h = holder(0, 65_000.123);
+    const { prices } = h;
     expect(await prices.forClaim()).toEqual({ btcUsd: 65_000.12 });
-    expect(asked).toBe(1);
-    t = 500_000;
+    expect(h.asked).toBe(1);
+    h.t = 500_000;
     expect(await prices.forClaim()).toEqual({ btcUsd: 65_000.12 });
-    expect(asked).toBe(1);
-    answer = { kind: 'unavailable', reason: 'service_error_503' };
-    t = 700_000;
+    expect(h.asked).toBe(1);
+    h.answer = { kind: 'unavailable', reason: 'service_error_503' };
+    h.t = 700_000;
     expect(await prices.forClaim()).toEqual({ unavailable: true, retryAfterSeconds: 60 });
-    expect(asked).toBe(2);
+    expect(h.asked).toBe(2);
     // A sats claim under a dollar budget is valued at the last price, however old.
     expect(await prices.forValue()).toEqual({ btcUsd: 65_000.12 });
     expect(prices.peek()).toMatchObject({ btcUsd: 65_000.12, at: 0, error: 'service_error_503' });
   });
 
   it('takes a price read "later" than now (the clock was stepped back since) as of unknown age: refreshed for a claim, and without an answer, price_unavailable', async () => {
-    let t = 1_000_000;
-    let answer: { kind: 'ok'; data: number } | { kind: 'unavailable'; reason: string } = { kind: 'ok', data: 65_000 };
-    let asked = 0;
-    const prices = createPrices(
-      async () => {
-        asked++;
-        return answer;
-      },
-      { ttlMs: 60_000, maxAgeMs: 600_000, now: () => t },
-    );
+    const h = holder(1_000_000, 65_000);
+    const { prices } = h;
     expect(await prices.forClaim()).toEqual({ btcUsd: 65_000 });
     // The clock goes back 1,000 s; 900 s later (real time) the price is older than the 600 s allowed, though the clock says it is from the future.
-    answer = { kind: 'unavailable', reason: 'service_error_503' };
-    t = 900_000;
+    h.answer = { kind: 'unavailable', reason: 'service_error_503' };
+    h.t = 900_000;
     expect(await prices.forClaim()).toEqual({ unavailable: true, retryAfterSeconds: 60 });
-    expect(asked).toBe(2);
+    expect(h.asked).toBe(2);
     // The last one known still values a sats claim; a fresh answer is used at once.
     expect(await prices.forValue()).toEqual({ btcUsd: 65_000 });
-    answer = { kind: 'ok', data: 64_000 };
-    t = 902_000;
+    h.answer = { kind: 'ok', data: 64_000 };
+    h.t = 902_000;
     expect(await prices.forClaim()).toEqual({ btcUsd: 64_000 });
   });
 });
