@@ -1,28 +1,13 @@
 // A held prize (above RELAY_HOLD_ABOVE_SATS, or a tournament with "hold": true) waits for an
 // operator. Approved on a later UTC day it counts on that day, as any held claim; but like the
 // post that made it, a player's cap never refuses it (the game's server awarded it, no client claimed it).
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { createCore } from '../../src/relay/core/create-core.js';
-import { createCatalog, createLogger, openPgStore, openSqliteStore, type PaymentsClient, type RelayStore } from '../../src/relay/index.js';
-import { freshDatabase } from '../helpers/postgres.js';
+import { createCatalog, createLogger, type PaymentsClient } from '../../src/relay/index.js';
+import { storeBackends } from '../helpers/backends.js';
 
 const postgresUrl = inject('postgresUrl');
-const stores: Array<[string, () => Promise<RelayStore>]> = [
-  [
-    'SQLite',
-    async () => {
-      const s = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rewardbus-prize-approval-')), 'ledger.sqlite'));
-      await s.opened;
-      return s;
-    },
-  ],
-  ...(postgresUrl
-    ? [['PostgreSQL', async () => openPgStore(await freshDatabase(postgresUrl, { migrated: true }), { owner: 'test', leaseMs: 60_000 })] as [string, () => Promise<RelayStore>]]
-    : []),
-];
+const stores = storeBackends(postgresUrl, 'prize-approval');
 
 /** The payments service: pays every payment; what it paid, by gamertag, and the descriptions. */
 function service() {

@@ -1,28 +1,13 @@
 // A prize whose payment could not leave (the service out of reach) is deferred: nothing paid,
 // nothing reserved. No client claims a prize again, so the relay does (core/prize-redelivery.ts,
 // at start and every five minutes): once the service answers, each such prize is paid, once.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { createCore } from '../../src/relay/core/create-core.js';
-import { createCatalog, createLogger, openPgStore, openSqliteStore, type PaymentsClient, type RelayStore } from '../../src/relay/index.js';
-import { freshDatabase } from '../helpers/postgres.js';
+import { createCatalog, createLogger, type PaymentsClient } from '../../src/relay/index.js';
+import { storeBackends } from '../helpers/backends.js';
 
 const postgresUrl = inject('postgresUrl');
-const stores: Array<[string, () => Promise<RelayStore>]> = [
-  [
-    'SQLite',
-    async () => {
-      const s = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rewardbus-prizes-')), 'ledger.sqlite'));
-      await s.opened;
-      return s;
-    },
-  ],
-  ...(postgresUrl
-    ? [['PostgreSQL', async () => openPgStore(await freshDatabase(postgresUrl, { migrated: true }), { owner: 'test', leaseMs: 60_000 })] as [string, () => Promise<RelayStore>]]
-    : []),
-];
+const stores = storeBackends(postgresUrl, 'prizes');
 
 /** The payments service, out of reach until `up`; what it paid, by gamertag. */
 function service() {
