@@ -2,7 +2,8 @@
 // other build of it, to A/B a change) loaded in turns, a fixed number of rewards each, and the CPU
 // each server's process spent per reward. Quicker than npm run bench, and only these scenarios.
 // `node --import tsx bench/own-path.ts [label=entry.ts ...]` (default: the no-ledger relay here).
-// OWN_REWARDS (per load, default 4000), OWN_ROUNDS (default 5), OWN_NODE_ARGS (every server's, e.g. --cpu-prof).
+// OWN_REWARDS (per load, default 4000), OWN_ROUNDS (default 5), OWN_NODE_ARGS (every server's, e.g. --cpu-prof),
+// OWN_RATE (requests a second offered to each, as the bench's one-rate rows; default: as fast as each goes).
 
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { benchRelayEnv, cpuSeconds, median } from './relay-load.js';
 
 const REWARDS = Number(process.env.OWN_REWARDS ?? 4000);
 const ROUNDS = Number(process.env.OWN_ROUNDS ?? 5);
+const RATE = Number(process.env.OWN_RATE ?? 0);
 const NODE_ARGS = (process.env.OWN_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CONNECTIONS = 64;
 const KEY = 'bench-sandbox-key';
@@ -60,6 +62,7 @@ try {
       url: t.url,
       connections: CONNECTIONS,
       amount,
+      ...(RATE ? { overallRate: RATE } : {}),
       method: 'POST',
       body: t.body,
       requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { 'content-type': 'application/json', ...t.headers() } }) }],
