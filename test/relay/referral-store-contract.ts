@@ -1,4 +1,5 @@
 // What every backend's referral tables keep and forget (sqlite-ledger.test.ts, pg-ledger.test.ts).
+import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RelayStore } from '../../src/relay/index.js';
 
@@ -30,18 +31,43 @@ export function referralStoreContract(name: string, open: () => Promise<RelaySto
       expect(await r.seenSince('alice', '203.0.113.2', 0)).toBe(true);
     });
 
-    it('lists for the sweep the qualified referrals still owed their rewards before the pending ones, so newer pending ones past its limit never starve them', async () => {
+    it('lists for the sweep, page by page, the referrals owed their rewards and the pending ones whose referee has earned since the link, never those of referees who did not', async () => {
       const store = await open();
       opened.push(store);
       const r = store.referrals!;
+      const earn = (userId: string, at: number) =>
+        store.ledger.claim(
+          { id: randomUUID(), userId, idempotencyKey: randomUUID(), requestHash: 'h', achievementId: 'coin', sats: 10, repeat: { kind: 'cooldown', seconds: 0 }, credit: true },
+          { userDailyCapSats: 0, dailyBudgetSats: 0 },
+          at,
+        );
       // Qualified 20 days ago; its rewards were not made (a crash, a price missing, a payment deferred).
       await r.refer([{ programId: 'invite', refereeId: 'owed', referrerId: 'alice', state: 'pending', linkedAt: T0 - 21 * DAY }]);
       expect(await r.qualify('invite', 'owed', T0 - 20 * DAY, undefined)).toMatchObject({ fresh: true });
-      // Newer referees who never played enough to qualify: more than the sweep reads.
-      await r.refer(Array.from({ length: 3 }, (_, i) => ({ programId: 'invite', refereeId: `idle-${i}`, referrerId: 'alice', state: 'pending' as const, linkedAt: T0 - i * DAY })));
-      expect((await r.unfinished(T0 - 30 * DAY, 2)).map((x) => x.refereeId)).toEqual(['owed', 'idle-0']);
+      // Referees credited after their link, whose qualification a crash left undone.
+      await r.refer(
+        Array.from({ length: 3 }, (_, i) => ({ programId: 'invite', refereeId: `earned-${i}`, referrerId: 'alice', state: 'pending' as const, linkedAt: T0 - (10 + i) * DAY })),
+      );
+      for (let i = 0; i < 3; i++) await earn(`earned-${i}`, T0 - (10 + i) * DAY + 60_000);
+      // Newer referees who never earned (far more of them, in a real game, than a page), one who
+      // earned only before its link, and one who earned past the 30 days the sweep looks back.
+      await r.refer([
+        ...Array.from({ length: 5 }, (_, i) => ({ programId: 'invite', refereeId: `idle-${i}`, referrerId: 'alice', state: 'pending' as const, linkedAt: T0 - i * DAY })),
+        { programId: 'invite', refereeId: 'before', referrerId: 'alice', state: 'pending', linkedAt: T0 - 5 * DAY },
+        { programId: 'invite', refereeId: 'old', referrerId: 'alice', state: 'pending', linkedAt: T0 - 40 * DAY },
+      ]);
+      await earn('before', T0 - 6 * DAY);
+      await earn('old', T0 - 39 * DAY);
+
+      const since = T0 - 30 * DAY;
+      const first = await r.unfinished(since, 2);
+      expect(first.map((x) => x.refereeId)).toEqual(['earned-0', 'earned-1']);
+      const second = await r.unfinished(since, 2, first.at(-1));
+      expect(second.map((x) => x.refereeId)).toEqual(['earned-2', 'owed']);
+      expect(await r.unfinished(since, 2, second.at(-1))).toEqual([]);
+      // Once rewarded, a referral is not listed again.
       await r.rewarded('invite', 'owed');
-      expect((await r.unfinished(T0 - 30 * DAY, 2)).map((x) => x.refereeId)).toEqual(['idle-0', 'idle-1']);
+      expect((await r.unfinished(since, 10)).map((x) => x.refereeId)).toEqual(['earned-0', 'earned-1', 'earned-2']);
     });
   });
 }

@@ -44,8 +44,8 @@ export interface ReferralsDeps {
   prices?: Pick<Prices, 'forClaim' | 'forValue'> | undefined;
 }
 
-/** Pending referrals the sweep looks at per run, newest first. */
-const SWEEP_MAX = 1_000;
+/** Referrals the sweep reads at a time (newest link first), page after page until none is left. */
+const SWEEP_PAGE = 1_000;
 /** A referee's entries the sweep reads for a qualifying payment. */
 const HISTORY_MAX = 200;
 
@@ -189,19 +189,25 @@ export function createReferrals(deps: ReferralsDeps) {
    * referee was paid a qualifying claim, and qualified ones whose rewards are missing or deferred.
    */
   async function sweep(): Promise<number> {
+    const since = now() - SELF_REFERRAL_WINDOW_MS;
     let done = 0;
-    for (const r of await store.unfinished(now() - SELF_REFERRAL_WINDOW_MS, SWEEP_MAX)) {
-      const program = byId.get(r.programId);
-      if (!program) continue;
-      try {
-        if (r.state === 'qualified' && r.referrerId !== undefined) await reward(program, r.refereeId, { referrerId: r.referrerId, referrerCapped: r.referrerCapped === true });
-        else if ((await ledger.history(r.refereeId, HISTORY_MAX)).some((e) => qualifies(program, r.linkedAt, e, ids))) await qualify(program, r.refereeId);
-        else continue;
-        done++;
-      } catch (err) {
-        logger.error({ err, event: 'referral_sweep_failed', programId: r.programId, refereeId: r.refereeId }, 'a referral could not be finished: the next sweep tries again');
+    let page: Referral[] | undefined;
+    // Every page: a referral finished is not listed again, one left over stays behind the cursor.
+    do {
+      page = await store.unfinished(since, SWEEP_PAGE, page?.at(-1));
+      for (const r of page) {
+        const program = byId.get(r.programId);
+        if (!program) continue;
+        try {
+          if (r.state === 'qualified' && r.referrerId !== undefined) await reward(program, r.refereeId, { referrerId: r.referrerId, referrerCapped: r.referrerCapped === true });
+          else if ((await ledger.history(r.refereeId, HISTORY_MAX)).some((e) => qualifies(program, r.linkedAt, e, ids))) await qualify(program, r.refereeId);
+          else continue;
+          done++;
+        } catch (err) {
+          logger.error({ err, event: 'referral_sweep_failed', programId: r.programId, refereeId: r.refereeId }, 'a referral could not be finished: the next sweep tries again');
+        }
       }
-    }
+    } while (page.length === SWEEP_PAGE);
     return done;
   }
 

@@ -16,6 +16,16 @@ export interface ReferralRow<Flag extends boolean | number = boolean | number> {
   rewarded: Flag;
 }
 
+/**
+ * The sweep's test for a pending referral (the same SQL on both backends, the referral aliased
+ * `f`): its referee was paid or credited, not a withdrawal, after the link. Only the program's
+ * rule (core/referral-decision.ts) says whether that payment qualifies.
+ */
+export const REFEREE_EARNED = `EXISTS (SELECT 1 FROM rewards r WHERE r.user_id = f.referee_id AND r.state IN ('paid', 'credited') AND r.kind <> 'withdrawal' AND r.created_at >= f.linked_at)`;
+
+/** The sweep's first page: every referral sorts before it (ReferralStore.unfinished's `after`). */
+export const FIRST_PAGE = { linkedAt: Number.MAX_SAFE_INTEGER, programId: '', refereeId: '' };
+
 /** A row as the port says it. */
 export const referralOf = (r: ReferralRow): Referral => ({
   programId: r.program_id,

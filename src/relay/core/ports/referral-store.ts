@@ -61,8 +61,13 @@ export interface ReferralStore {
   qualify(programId: string, refereeId: string, at: number, perReferrerDaily: number | undefined): Promise<Qualification | undefined>;
   /** Both rewards are recorded and decided. */
   rewarded(programId: string, refereeId: string): Promise<void>;
-  /** Qualified referrals not yet rewarded, then pending ones linked since `since` (newest first): for the sweep. */
-  unfinished(since: number, limit: number): Promise<Referral[]>;
+  /**
+   * The sweep's work, a page at a time, newest link first: qualified referrals not yet rewarded,
+   * and pending ones linked since `since` whose referee has since been paid or credited (a
+   * candidate: the program's own rule decides). `after`: the last of the page before. Referees
+   * who never earned are not listed, however many there are.
+   */
+  unfinished(since: number, limit: number, after?: Pick<Referral, 'linkedAt' | 'programId' | 'refereeId'>): Promise<Referral[]>;
   /** The newest referrals, for the operator. */
   recent(limit: number): Promise<Referral[]>;
 }

@@ -3,7 +3,7 @@ import { utcDay } from '../../../wire/earning-rules.js';
 import { PRUNE_CHUNK } from '../../core/ports/ledger.js';
 import type { ReferralStore } from '../../core/ports/referral-store.js';
 import { referrerCapped } from '../../core/referral-decision.js';
-import { type ReferralRow, referralOf } from '../referral-row.js';
+import { FIRST_PAGE, REFEREE_EARNED, type ReferralRow, referralOf } from '../referral-row.js';
 import { pruneInChunks } from './prune.js';
 import { inTransaction } from './transaction.js';
 
@@ -98,10 +98,13 @@ export function pgReferrals(pool: Pool): ReferralStore {
       await pool.query('UPDATE referrals SET rewarded = true WHERE program_id = $1 AND referee_id = $2', [programId, refereeId]);
     },
     // Those owed their rewards first: newer pending ones past the limit must not starve them.
-    unfinished: (since, limit) =>
+    unfinished: (since, limit, after = FIRST_PAGE) =>
       rows(
-        `SELECT * FROM referrals WHERE (state = 'pending' AND linked_at >= $1) OR (state = 'qualified' AND NOT rewarded) ORDER BY state = 'qualified' DESC, linked_at DESC LIMIT $2`,
-        [since, limit],
+        `SELECT * FROM referrals f
+         WHERE ((f.state = 'qualified' AND NOT f.rewarded) OR (f.state = 'pending' AND f.linked_at >= $1 AND ${REFEREE_EARNED}))
+           AND (f.linked_at, f.program_id, f.referee_id) < ($2, $3, $4)
+         ORDER BY f.linked_at DESC, f.program_id DESC, f.referee_id DESC LIMIT $5`,
+        [since, after.linkedAt, after.programId, after.refereeId, limit],
       ),
     recent: (limit) => rows('SELECT * FROM referrals ORDER BY linked_at DESC LIMIT $1', [limit]),
   };

@@ -2,7 +2,7 @@ import { utcDay } from '../../../wire/earning-rules.js';
 import { inChunks, PRUNE_CHUNK } from '../../core/ports/ledger.js';
 import type { ReferralState, ReferralStore } from '../../core/ports/referral-store.js';
 import { referrerCapped } from '../../core/referral-decision.js';
-import { type ReferralRow, referralOf } from '../referral-row.js';
+import { FIRST_PAGE, REFEREE_EARNED, type ReferralRow, referralOf } from '../referral-row.js';
 import type { SqliteDb } from './db.js';
 
 /** The referral programs' tables on SQLite (migration 9): every write in the store's one thread, so a qualification's count is never raced. */
@@ -30,9 +30,11 @@ export function sqliteReferrals({ db, write }: SqliteDb): ReferralStore {
       "UPDATE referrals SET state = 'qualified', qualified_at = ?, qualified_day = ?, referrer_capped = ? WHERE program_id = ? AND referee_id = ? AND state = 'pending'",
     ),
     rewarded: db.prepare<[string, string]>('UPDATE referrals SET rewarded = 1 WHERE program_id = ? AND referee_id = ?'),
-    // Those owed their rewards first: newer pending ones past the limit must not starve them.
-    unfinished: db.prepare<[number, number], ReferralRow<number>>(
-      "SELECT * FROM referrals WHERE (state = 'pending' AND linked_at >= ?) OR (state = 'qualified' AND rewarded = 0) ORDER BY state = 'qualified' DESC, linked_at DESC LIMIT ?",
+    unfinished: db.prepare<[number, number, string, string, number], ReferralRow<number>>(
+      `SELECT * FROM referrals f
+       WHERE ((f.state = 'qualified' AND f.rewarded = 0) OR (f.state = 'pending' AND f.linked_at >= ? AND ${REFEREE_EARNED}))
+         AND (f.linked_at, f.program_id, f.referee_id) < (?, ?, ?)
+       ORDER BY f.linked_at DESC, f.program_id DESC, f.referee_id DESC LIMIT ?`,
     ),
     recent: db.prepare<[number], ReferralRow<number>>('SELECT * FROM referrals ORDER BY linked_at DESC LIMIT ?'),
   };
@@ -70,7 +72,7 @@ export function sqliteReferrals({ db, write }: SqliteDb): ReferralStore {
         return { referrerId: r.referrer_id, referrerCapped: capped, fresh: true };
       }),
     rewarded: (programId, refereeId) => write(() => void q.rewarded.run(programId, refereeId)),
-    unfinished: async (since, limit) => q.unfinished.all(since, limit).map(referralOf),
+    unfinished: async (since, limit, after = FIRST_PAGE) => q.unfinished.all(since, after.linkedAt, after.programId, after.refereeId, limit).map(referralOf),
     recent: async (limit) => q.recent.all(limit).map(referralOf),
   };
 }
