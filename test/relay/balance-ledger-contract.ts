@@ -261,6 +261,15 @@ export function balanceLedgerContract(name: string, open: () => Promise<RelaySto
       expect((await l.balance!(USER, T0 + 20)).creditedSats).toBe(7 + 10 + 11 + 13 + 14);
       expect(await l.find(USER, shared)).toMatchObject({ id: mine.entry.id, sats: 7 });
       expect(await l.mergeGuest(guest, USER, rules, { actor: 'player:ada', action: `merge ${guest}` }, T0 + 30)).toMatchObject({ merged: false, moved: [], dropped: [] });
+      // A claim of the guest's committed after the merge (it was on its way when the guest linked):
+      // merged again into the same player, it moves; into another player, nothing does.
+      const late = await l.claim(credit({ userId: guest, sats: 20 }), NO_LIMITS, T0 + 40);
+      expect(await l.mergeGuest(guest, 'someone-else', rules, { actor: 'relay', action: `merge ${guest}` }, T0 + 41)).toMatchObject({ merged: false, moved: [], dropped: [] });
+      const again = await l.mergeGuest(guest, USER, rules, { actor: 'relay', action: `merge ${guest}` }, T0 + 42);
+      expect(again).toMatchObject({ merged: false, dropped: [] });
+      expect(again.moved.map((s) => [s.entry.id, s.entry.userId, s.entry.state])).toEqual([[late.entry.id, USER, 'credited']]);
+      expect((await l.balance!(USER, T0 + 42)).creditedSats).toBe(7 + 10 + 11 + 13 + 14 + 20);
+      expect(await l.mergedInto!(guest)).toBe(USER);
     });
 
     it("moves a guest's credit held for an operator to the player, still held: approved later, it is the player's", async () => {

@@ -11,6 +11,7 @@ import { type SandboxOptions, TEST_GAMERTAGS } from '../../src/sandbox/index.js'
 import type { BalanceView, PlayerSession, WithdrawalList, WithdrawalView } from '../../src/wire/relay-api.js';
 import { relayBackends } from '../helpers/backends.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { readSse } from '../helpers/sse.js';
 
 const postgresUrl = inject('postgresUrl');
 const dir = mkdtempSync(join(tmpdir(), 'rewardbus-balance-'));
@@ -216,6 +217,45 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     expect((await balanceOf(relay, session.token)).sats).toBe(121);
     expect((await withdraw(relay, session.token, 121)).body).toMatchObject({ status: 'paid', sats: 121 });
     expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '121000']]);
+  });
+
+  it("moves a guest's claim committed after the guest linked (past its token check when the merge committed) to the player, told to the player", async () => {
+    // The guest's claim is held at the relay, past its token check, while the guest links.
+    let atRelay!: () => void;
+    const claimHeld = new Promise<void>((r) => (atRelay = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const relay = await startTestRelay(
+      { RELAY_CATALOG: CATALOG, RELAY_PAYOUT_MODE: 'balance', ...(await backend.env()) },
+      {
+        relay: {
+          verifyClaim: async () => {
+            atRelay();
+            await released;
+            return true;
+          },
+        },
+      },
+    );
+    relays.push(relay);
+    const guest = (await (await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as PlayerSession;
+    const claiming = relay.claim(guest.token, { achievementId: 'coin' });
+    await claimHeld;
+    const linked = await fetch(`${relay.url}/v1/players`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ gamertag: 'ada', guestToken: guest.token }),
+    });
+    const session = (await linked.json()) as PlayerSession;
+    expect(session.merge).toMatchObject({ moved: 0 });
+    release();
+    const claimed = await claiming;
+    expect(claimed.body).toMatchObject({ status: 'credited', sats: 50, userId: session.userId });
+    expect(await balanceOf(relay, session.token)).toMatchObject({ sats: 50 });
+    // In the player's history, and heard on the player's stream.
+    const history = await call<{ rewards: Array<{ id: string; status: string }> }>(relay, session.token, 'GET', '/v1/rewards');
+    expect(history.body.rewards.map((r) => [r.id, r.status])).toContainEqual([claimed.body.id, 'credited']);
+    expect((await readSse(relay.url, session.token, 1, '0')).map((e) => [e.event, e.data.id, e.data.userId])).toEqual([['reward', claimed.body.id, session.userId]]);
   });
 
   it("holds the player to its daily cap across the guests it links: what does not fit stays the guest's, reported as dropped", async () => {

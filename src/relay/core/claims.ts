@@ -57,6 +57,8 @@ export interface ClaimsDeps {
   prices?: Pick<Prices, 'forClaim' | 'forValue'> | undefined;
   /** Referral programs: remembers the address a player claimed from (a referral from it is a self-referral). Absent without programs. */
   seen?: ((userId: string, address: string) => Promise<void>) | undefined;
+  /** Balance mode's guests: a guest's credit committed after the guest linked moves to its player (core/guests.ts `claimed`). */
+  guestClaimed?: ((guestId: string, entry: LedgerEntry) => Promise<LedgerEntry>) | undefined;
 }
 
 // The proof is part of what was asked: a retry of the same intent (same key, same proof) replays.
@@ -80,6 +82,7 @@ export function createClaims({
   payoutMode = 'instant',
   prices,
   seen,
+  guestClaimed,
 }: ClaimsDeps) {
   const valued = countsDollars(limits);
   /** An intent already known under this key: replay it, or say why not (undefined: claim it afresh). */
@@ -166,8 +169,11 @@ export function createClaims({
     const result = await settlements.claim(recorded, limits);
     if (result.kind === 'existing') return known(result.entry, hash) ?? { kind: 'answered', entry: result.entry, replayed: true };
     if (result.entry.state === 'deferred' && result.entry.reason === 'too_early') return { kind: 'too_early', retryAt: player.iat + minPlayMs };
+    // A guest's claim already past its token when the guest linked: its credit follows the others.
+    const claimed =
+      player.guest && guestClaimed && (result.entry.state === 'credited' || result.entry.state === 'held') ? await guestClaimed(player.userId, result.entry) : result.entry;
     // Refused, held for an operator or credited to a balance: nothing goes to the service now.
-    const entry = result.entry.state === 'sending' ? await payouts.pay(result.entry, achievement.title) : result.entry;
+    const entry = claimed.state === 'sending' ? await payouts.pay(claimed, achievement.title) : claimed;
     return entry.state === 'deferred' ? { kind: 'deferred' } : { kind: 'answered', entry, replayed: false };
   };
 }

@@ -148,6 +148,7 @@ export function createCore(deps: CoreDeps) {
       payoutMode,
       prices: deps.prices,
       ...(programs.length && referrals ? { seen: referrals.seen } : {}),
+      ...(guests ? { guestClaimed: guests.claimed } : {}),
     }),
     /** An operator's decision on an intent in review or held (core/reviews.ts). */
     decide: createReviews(settlements, ledger.get, payouts.settleByStatus, payApproved, limits),

@@ -1,7 +1,7 @@
 import type { GuestMerge as GuestMergeView } from '../../wire/relay-api.js';
 import { achievementsOf, type Catalog } from './catalog.js';
 import type { PlayerClaims, PlayerTokens } from './player-tokens.js';
-import type { ClaimLimits } from './ports/ledger.js';
+import type { ClaimLimits, LedgerEntry } from './ports/ledger.js';
 import type { Settlements } from './settlements.js';
 import { uuid7 } from './uuid7.js';
 
@@ -58,10 +58,23 @@ export function createGuests({ settlements, tokens, catalog, limits, mergedInto 
     };
   }
 
+  /**
+   * A guest's claim committed. A claim already past its token check when the guest's link merged
+   * it commits afterwards, the guest's: it is merged now, into the same player by the same rules
+   * (it moves, or stays the guest's, rejected), and told to that player. Costs a guest's claim one
+   * read; a player's nothing.
+   */
+  async function claimed(guestId: string, entry: LedgerEntry): Promise<LedgerEntry> {
+    const userId = await mergedInto(guestId);
+    if (userId === undefined) return entry;
+    const r = await settlements.merge(guestId, userId, rules, { actor: 'relay', action: `merge ${guestId} (a claim committed after its link)` });
+    return [...r.moved, ...r.dropped].find((s) => s.entry.id === entry.id)?.entry ?? entry;
+  }
+
   /** Whether a guest's token no longer works: the guest linked a gamertag. */
   const retired = async (guest: PlayerClaims) => guest.guest === true && (await mergedInto(guest.userId)) !== undefined;
 
-  return { start, guestOf, renew, merge, retired };
+  return { start, guestOf, renew, merge, claimed, retired };
 }
 
 export type Guests = ReturnType<typeof createGuests>;

@@ -59,7 +59,7 @@ export interface MergeRules {
 
 /** What a guest's merge did: the settled changes (each with its player's event), in order. */
 export interface GuestMerge {
-  /** False when the guest was merged before (nothing moved this time). */
+  /** False when the guest was merged before (then only what it still held moved: see mergeGuest). */
   merged: boolean;
   moved: Settled[];
   dropped: Settled[];
@@ -98,7 +98,9 @@ export interface BalanceLedger {
    * with core/claim-decision.ts mergeDecider's reason) when the player's entries of that
    * achievement already hold it (`rules.repeats`: each achievement's policy; one not listed is
    * moved) or the player's cap on the credit's day is full (`rules.limits`). The guest is recorded
-   * as merged: from then on `mergedInto(guestId)` names the player. A guest merged before moves nothing.
+   * as merged: from then on `mergedInto(guestId)` names the player. A guest merged before into the
+   * same player moves what it still holds, by the same rules (a claim committed after the merge:
+   * it was on its way when the guest linked); merged into another player, nothing.
    */
   mergeGuest?(guestId: string, userId: string, rules: MergeRules, audit: AuditNote, now: number): Promise<GuestMerge>;
   /** The player a guest was merged into, if it was. */

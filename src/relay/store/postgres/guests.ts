@@ -6,8 +6,13 @@ import { MERGED_SQL, RESERVING_SQL } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, settledOf, type UpdateChange } from './apply.js';
 import { BEGIN, inTransaction } from './transaction.js';
 
-/** A row of the merge's facts: the guest marked merged, one of its credits, one of the player's own reserving claims, or a day the player reserved. */
-type Fact = { what: 'merged' } | Credit | { what: 'theirs'; achievement_id: string; created_at: string } | { what: 'day'; day: string; sats: string; usd_micros: string };
+/** A row of the merge's facts: the guest marked merged (or merged before into this player: `again`), one of its credits, one of the player's own reserving claims, or a day the player reserved. */
+type Fact =
+  | { what: 'merged' }
+  | { what: 'again' }
+  | Credit
+  | { what: 'theirs'; achievement_id: string; created_at: string }
+  | { what: 'day'; day: string; sats: string; usd_micros: string };
 type Credit = {
   what: 'credit';
   id: string;
@@ -63,13 +68,15 @@ export function pgGuests(pool: Pool) {
         const facts = (
           await c.query<Fact>(
             `WITH m AS (INSERT INTO merged_guests (guest_id, user_id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1),
+             again AS (SELECT 1 FROM merged_guests x WHERE x.guest_id = $1 AND x.user_id = $2),
              g AS (
                SELECT g.id, g.achievement_id, g.created_at, g.day, g.sats, rewardbus_usd_micros(g.terms) AS usd_micros, g.state,
                  row_number() OVER (ORDER BY g.created_at, g.seq) AS n,
                  EXISTS (SELECT 1 FROM rewards p WHERE p.user_id = $2 AND p.idempotency_key = g.idempotency_key) AS used
-               FROM rewards g WHERE EXISTS (SELECT 1 FROM m) AND g.user_id = $1 AND g.kind = 'credit' AND g.${MERGED_SQL})
+               FROM rewards g WHERE (EXISTS (SELECT 1 FROM m) OR EXISTS (SELECT 1 FROM again)) AND g.user_id = $1 AND g.kind = 'credit' AND g.${MERGED_SQL})
              SELECT 'merged' AS what, NULL AS id, NULL AS achievement_id, NULL::bigint AS created_at, NULL::boolean AS used, NULL::bigint AS n,
                NULL::text AS day, NULL::bigint AS sats, NULL::bigint AS usd_micros, NULL::text AS state FROM m
+             UNION ALL SELECT 'again', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM again
              UNION ALL SELECT 'credit', g.id, g.achievement_id, g.created_at, g.used, g.n, g.day, g.sats, g.usd_micros, g.state FROM g
              UNION ALL SELECT 'theirs', NULL, r.achievement_id, r.created_at, NULL, NULL, NULL, NULL, NULL, NULL FROM rewards r
                WHERE r.user_id = $2 AND r.achievement_id IN (SELECT g.achievement_id FROM g) AND r.kind <> 'withdrawal' AND r.${RESERVING_SQL}
@@ -78,7 +85,9 @@ export function pgGuests(pool: Pool) {
             [guestId, userId, now, mergeReadsDays(limits)],
           )
         ).rows;
-        if (!facts.some((f) => f.what === 'merged')) return { rollback: { merged: false, moved: [], dropped: [] } };
+        // Merged before into this player: what the guest still holds moves (a claim committed after the link).
+        const fresh = facts.some((f) => f.what === 'merged');
+        if (!fresh && !facts.some((f) => f.what === 'again')) return { rollback: { merged: false, moved: [], dropped: [] } };
         const times = new Map<string, number[]>();
         const days = new Map<string, { userSats: number; userUsdMicros: number }>();
         for (const f of facts) {
@@ -134,7 +143,7 @@ export function pgGuests(pool: Pool) {
         });
         const applied = changes.length ? (await c.query<AppliedRow>(APPLY_SQL, applyParams(changes, true))).rows.sort((a, b) => a.i - b.i) : [];
         if (applied.length < changes.length) return { rollback: MOVED_MEANWHILE };
-        const out: GuestMerge = { merged: true, moved: [], dropped: [] };
+        const out: GuestMerge = { merged: fresh, moved: [], dropped: [] };
         for (const a of applied) {
           const s = settledOf(a);
           if (s) (s.entry.state === 'rejected' ? out.dropped : out.moved).push(s);

@@ -34,8 +34,11 @@ export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestPar
   };
 
   function mergeNow(guestId: string, userId: string, { repeats, limits }: MergeRules, audit: AuditNote, now: number): GuestMerge {
-    if (q.mergedInto.get(guestId) !== undefined) return { merged: false, moved: [], dropped: [] };
-    q.merged.run(guestId, userId, now);
+    // Merged before: into this player, what the guest still holds moves (a claim committed after
+    // the link); into another, nothing.
+    const into = q.mergedInto.get(guestId);
+    if (into !== undefined && into !== userId) return { merged: false, moved: [], dropped: [] };
+    if (into === undefined) q.merged.run(guestId, userId, now);
     const moved: Settled[] = [];
     const dropped: Settled[] = [];
     const decide = mergeDecider(repeats, limits, {
@@ -65,7 +68,7 @@ export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestPar
       const event = commit(row, after, now, audit);
       (reason ? dropped : moved).push({ entry: toLedgerEntry(after), from: row.state, ...(event ? { event } : {}) });
     }
-    return { merged: true, moved, dropped };
+    return { merged: into === undefined, moved, dropped };
   }
 
   return {
