@@ -3,29 +3,12 @@
 // post that made it, a player's cap never refuses it (the game's server awarded it, no client claimed it).
 import { describe, expect, inject, it } from 'vitest';
 import { createCore } from '../../src/relay/core/create-core.js';
-import { createCatalog, createLogger, type PaymentsClient } from '../../src/relay/index.js';
+import { createCatalog, createLogger } from '../../src/relay/index.js';
 import { storeBackends } from '../helpers/backends.js';
+import { memoryService } from '../helpers/memory-service.js';
 
 const postgresUrl = inject('postgresUrl');
 const stores = storeBackends(postgresUrl, 'prize-approval');
-
-/** The payments service: pays every payment; what it paid, by gamertag, and the descriptions. */
-function service() {
-  const paid: string[] = [];
-  const descriptions: string[] = [];
-  const ok = <T>(data: T) => Promise.resolve({ kind: 'ok' as const, data });
-  const client = {
-    gamertagByUserId: (userId: string) => ok({ gamertag: `tag-${userId}` }),
-    sendPayment: (b: { gamertag: string; amount: string; description?: string }) => {
-      paid.push(b.gamertag);
-      descriptions.push(b.description ?? '');
-      const id = `tx-${paid.length}`;
-      return ok({ id, status: 'settled', transactionId: id, receiverId: b.gamertag.slice(4), amount: b.amount, comment: b.description ?? '', settledAt: new Date().toISOString() });
-    },
-    close: () => undefined,
-  } as unknown as PaymentsClient;
-  return { paid, descriptions, client };
-}
 
 const DAY = 86_400_000;
 
@@ -33,7 +16,10 @@ describe.each(stores)('a held prize on %s', (_name, open) => {
   it("approved on a later UTC day is paid: the day's player cap does not refuse it", async () => {
     const store = await open();
     try {
-      const { paid, descriptions, client } = service();
+      const {
+        state: { paid, descriptions },
+        client,
+      } = memoryService();
       const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [5_000, 50] }]);
       let t = Date.parse('2026-11-25T20:00:00Z');
       // A player's cap far below the first prize, which is held above 1,000 sats.

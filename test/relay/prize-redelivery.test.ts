@@ -3,41 +3,18 @@
 // at start and every five minutes): once the service answers, each such prize is paid, once.
 import { describe, expect, inject, it } from 'vitest';
 import { createCore } from '../../src/relay/core/create-core.js';
-import { createCatalog, createLogger, type PaymentsClient } from '../../src/relay/index.js';
+import { createCatalog, createLogger } from '../../src/relay/index.js';
 import { storeBackends } from '../helpers/backends.js';
+import { memoryService } from '../helpers/memory-service.js';
 
 const postgresUrl = inject('postgresUrl');
 const stores = storeBackends(postgresUrl, 'prizes');
-
-/** The payments service, out of reach until `up`; what it paid, by gamertag. */
-function service() {
-  const state = { up: false, paid: [] as string[] };
-  const ok = <T>(data: T) => Promise.resolve({ kind: 'ok' as const, data });
-  const down = () => Promise.resolve({ kind: 'unavailable' as const, reason: 'connection refused' });
-  const client = {
-    gamertagByUserId: (userId: string) => (state.up ? ok({ gamertag: `tag-${userId}` }) : down()),
-    sendPayment: (b: { gamertag: string; amount: string; description?: string }) => {
-      if (!state.up) return down();
-      state.paid.push(b.gamertag);
-      const id = `tx-${state.paid.length}`;
-      return ok({ id, status: 'settled', transactionId: id, receiverId: b.gamertag.slice(4), amount: b.amount, comment: b.description ?? '', settledAt: new Date().toISOString() });
-    },
-    userIdByGamertag: down,
-    transaction: down,
-    withdrawalRequest: down,
-    rampWidget: down,
-    wallet: () => ok(1_000_000),
-    btcUsd: () => ok(65_000),
-    close: () => undefined,
-  } as unknown as PaymentsClient;
-  return { state, client };
-}
 
 describe.each(stores)('deferred prizes on %s', (_name, open) => {
   it('are sent again by the relay once the service answers: each paid once, never refused by a player cap', async () => {
     const store = await open();
     try {
-      const { state, client } = service();
+      const { state, client } = memoryService(false);
       const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [50, 20] }]);
       // A player's cap below the prizes: a prize counts on it but is never refused by it.
       const core = createCore({ store, payments: client, catalog, limits: { userDailyCapSats: 10, dailyBudgetSats: 0 }, logger: createLogger('silent') });
@@ -72,7 +49,7 @@ describe.each(stores)('deferred prizes on %s', (_name, open) => {
   it("are decided again as they were posted, on the day's budget alone: an operator's denial of the player's earlier prize (RELAY_DENIAL_COOLDOWN_HOURS) does not refuse one", async () => {
     const store = await open();
     try {
-      const { state, client } = service();
+      const { state, client } = memoryService(false);
       const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [50, 20] }]);
       const limits = { userDailyCapSats: 0, dailyBudgetSats: 0, denialCooldownHours: 24 };
       const core = createCore({ store, payments: client, catalog, limits, holdAboveSats: 30, logger: createLogger('silent') });
@@ -105,7 +82,7 @@ describe.each(stores)('deferred prizes on %s', (_name, open) => {
   it("survive the prune of deferred claims (a relay down for more than a day): no client claims a prize again, so it is the prize's only record", async () => {
     const store = await open();
     try {
-      const { state, client } = service();
+      const { state, client } = memoryService(false);
       const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [50] }]);
       const core = createCore({ store, payments: client, catalog, limits: { userDailyCapSats: 0, dailyBudgetSats: 0 }, logger: createLogger('silent') });
       await store.ledger.rememberPlayer!('ann', 'tag-ann', Date.now());

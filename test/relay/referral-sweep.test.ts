@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { createCore } from '../../src/relay/core/create-core.js';
-import { createCatalog, createLogger, type PaymentsClient } from '../../src/relay/index.js';
+import { createCatalog, createLogger } from '../../src/relay/index.js';
 import { storeBackends } from '../helpers/backends.js';
+import { memoryService } from '../helpers/memory-service.js';
 
 const postgresUrl = inject('postgresUrl');
 const stores = storeBackends(postgresUrl, 'referral-sweep');
@@ -14,26 +15,14 @@ const DAY = 86_400_000;
 /** More than one page of the sweep (SWEEP_PAGE). */
 const NEWER = 1_001;
 
-/** The payments service: pays every gamertag it is asked to, and keeps who. */
-function service() {
-  const paid: string[] = [];
-  const ok = <T>(data: T) => Promise.resolve({ kind: 'ok' as const, data });
-  const client = {
-    gamertagByUserId: (userId: string) => ok({ gamertag: `tag-${userId}` }),
-    sendPayment: (b: { gamertag: string; amount: string; description?: string }) => {
-      paid.push(b.gamertag);
-      const id = `tx-${paid.length}`;
-      return ok({ id, status: 'settled', transactionId: id, receiverId: b.gamertag.slice(4), amount: b.amount, comment: b.description ?? '', settledAt: new Date().toISOString() });
-    },
-  } as unknown as PaymentsClient;
-  return { paid, client };
-}
-
 describe.each(stores)('the referral sweep on %s', (_name, open) => {
   it('qualifies a referral a crash left undone behind more than a page of newer referees who earned nothing that qualifies, and rewards both sides once', async () => {
     const store = await open();
     try {
-      const { paid, client } = service();
+      const {
+        state: { paid },
+        client,
+      } = memoryService();
       const catalog = createCatalog([
         { id: 'coin', title: 'Coin', sats: 10, repeat: { kind: 'cooldown', seconds: 0 } },
         { id: 'level', title: 'Level', sats: 20, repeat: { kind: 'once' } },
