@@ -185,6 +185,27 @@ describe('the reward bus', () => {
     expect(heard).toEqual(['second listener']);
   });
 
+  it('keeps paying when its error listener throws too: that throw goes to the console, not round the bus again', async () => {
+    relay = await startTestRelay();
+    const b = bus();
+    await b.link('alice');
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      b.on('error', (e) => {
+        throw new Error(`loud: ${e.message}`);
+      });
+      b.on('reward:queued', () => {
+        throw new Error('game bug');
+      });
+      const paid = next(b, 'reward:paid');
+      expect(b.unlock('first-coin')).toBeTypeOf('string');
+      await paid;
+      expect(logged.mock.calls.map(([, e]) => (e as Error).message)).toEqual(['loud: game bug']);
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it('lets two tabs on one store send each intent once, and both hear every outcome', async () => {
     relay = await startTestRelay({}, noPlayTime);
     const net = controlledFetch();
