@@ -61,6 +61,33 @@ describe('the reward bus', () => {
     expect(second.player?.gamertag).toBe('alice');
   });
 
+  it('keeps and sends again an intent whose claim a captive portal answered 200 with its own page (no reward record), under the same key', async () => {
+    relay = await startTestRelay();
+    const keys: string[] = [];
+    let portal = 2;
+    const b = bus({
+      fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+        if (String(input).endsWith('/v1/rewards') && init?.method === 'POST') {
+          keys.push(new Headers(init.headers).get('idempotency-key')!);
+          if (portal-- > 0) return new Response(portal ? '<html>Sign in to the hotel wifi</html>' : '{}', { status: 200, headers: { 'content-type': 'text/html' } });
+        }
+        return fetch(input, init);
+      }) as typeof fetch,
+    });
+    await b.link('alice');
+    const errors: Error[] = [];
+    b.on('error', (e) => errors.push(e));
+    const heard: string[] = [];
+    for (const e of ['reward:review', 'reward:rejected', 'reward:failed'] as const) b.on(e, () => heard.push(e));
+    const paid = next(b, 'reward:paid');
+    const id = b.unlock('first-coin');
+    expect((await paid).intent.id).toBe(id);
+    expect(keys).toEqual([id, id, id]);
+    expect(heard).toEqual([]);
+    expect(errors).toEqual([]);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+
   it('tells the player once when the tab dies between the final answer and its deletion: the next bus sends it again and says it then', async () => {
     relay = await startTestRelay();
     const storage = freshStore();

@@ -276,7 +276,8 @@ export class IntentQueue {
     if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
     this.setOnline(true);
     if (a.ok) {
-      const event = eventOf(a.body.status);
+      // A 2xx that is no reward record (a captive portal's page, a proxy's) is no answer: sent again.
+      const event = typeof a.body?.status === 'string' ? eventOf(a.body.status) : undefined;
       return event ? this.#finish(intent, event, a.body, a.body.reason) : this.#retry(intent);
     }
     if (a.status === 401) {
