@@ -88,6 +88,29 @@ describe('the reward bus', () => {
     expect(relay.sandbox!.payments()).toHaveLength(1);
   });
 
+  it("says a reward paid to the player who earned it: one still queued for alice after the device switched to bob and reloaded is alice's", async () => {
+    relay = await startTestRelay();
+    let claimsGo = false;
+    const fetchClaimsWhen = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (!claimsGo && String(input).endsWith('/v1/rewards') && init?.method === 'POST') throw new TypeError('fetch failed: offline');
+      return fetch(input, init);
+    }) as typeof fetch;
+    const storage = freshStore();
+    const first = bus({ storage, fetch: fetchClaimsWhen });
+    await first.link('alice');
+    const id = first.unlock('first-coin');
+    await first.flush();
+    await first.link('bob');
+    first.destroy();
+
+    claimsGo = true;
+    const reloaded = bus({ storage, fetch: fetchClaimsWhen });
+    const paid = await next(reloaded, 'reward:paid');
+    expect(paid.intent.id).toBe(id);
+    expect(reloaded.player?.gamertag).toBe('bob');
+    expect(paid).toMatchObject({ gamertag: 'alice', record: { userId: paid.intent.userId } });
+  });
+
   it('tells the player once when the tab dies between the final answer and its deletion: the next bus sends it again and says it then', async () => {
     relay = await startTestRelay();
     const storage = freshStore();
