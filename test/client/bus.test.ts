@@ -1,6 +1,6 @@
 import 'fake-indexeddb/auto';
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -473,6 +473,23 @@ describe('the reward bus', () => {
     const paid = await next(b, 'reward:paid');
     expect(paid.intent.id).toBe(id);
     expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+
+  it('keeps in its file what two buses of one Node process on that file each queued: neither overwrites the other', async () => {
+    relay = await startTestRelay();
+    const file = join(mkdtempSync(join(tmpdir(), 'rewardbus-client-')), 'queue.json');
+    const net = controlledFetch();
+    const a = bus({ storage: fileStorage(file), fetch: net.fetch });
+    const b = bus({ storage: fileStorage(file), fetch: net.fetch });
+    await a.link('alice');
+    await b.ready;
+    net.offline = true;
+    const first = a.unlock('first-coin')!;
+    await a.flush();
+    const second = b.unlock('level-complete')!;
+    await b.flush();
+    const stored = Object.keys(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>);
+    expect(stored).toEqual(expect.arrayContaining([`intent:${first}`, `intent:${second}`]));
   });
 
   it('reuses a ramp session while it lives and asks for a new one after its 15 minutes', async () => {
