@@ -74,7 +74,11 @@ export class PlayerStream {
 
   /** The streamed player's session was renewed: listen on its new token. */
   renewed(player: PlayerSession) {
-    if (player.token !== this.#token) this.open(player);
+    if (player.token === this.#token) return;
+    const resume = this.#lastEventId;
+    this.open(player);
+    // The same player: resume after the last event heard, or what was said in between is lost.
+    this.#lastEventId = resume;
   }
 
   close() {
