@@ -5,8 +5,11 @@ import type { RewardStorage, WriteBatch } from '../storage/index.js';
 import type { TabChannel } from '../tabs/index.js';
 
 const HISTORY_KEPT = 100;
-/** Outcomes remembered for dedupe: far more than can be in flight at once. */
-const SAID_KEPT = 1000;
+/**
+ * Outcomes remembered for dedupe (each by its intent id and its record id): more than a backlog
+ * drained while the event stream was away, which, back, resumes with a copy of each of them.
+ */
+const SAID_KEPT = 5000;
 /** Storage key prefix of the player's history, `reward:<userId>:<recordId>`: an outcome writes one small key. */
 const REWARD = 'reward:';
 
@@ -123,7 +126,7 @@ export class Outcomes {
       this.#said.delete(id);
       this.#said.set(id, event);
     }
-    while (this.#said.size > SAID_KEPT) this.#said.delete(this.#said.keys().next().value!);
+    while (this.#said.size > 2 * SAID_KEPT) this.#said.delete(this.#said.keys().next().value!);
     if (outcome.record) this.#remember(outcome.record);
     void this.o.writes.written.then(() => {
       this.o.emit(event, outcome);

@@ -167,6 +167,16 @@ describe('Outcomes', () => {
     expect(o.posted).toHaveLength(1);
   });
 
+  it('says each outcome of a 1,000-intent backlog once, when the stream reconnects and resumes with copies of all of them', async () => {
+    const o = await outcomesOn();
+    const records = Array.from({ length: 1000 }, (_, i) => record(`r${i}`, 'paid'));
+    // The queue drains the backlog while the stream is away: each is said on its HTTP answer.
+    for (const r of records) o.outcomes.settle({ intent: intentFor(r), record: r, sats: 21, gamertag: 'alice', remote: false }, 'reward:paid');
+    // The stream comes back and resumes after the last event it heard: every payment again.
+    for (const r of records) o.outcomes.heardRecord(r);
+    expect(await o.settledSaid()).toHaveLength(1000);
+  });
+
   it('keeps the newest 100 records, writing one small key per outcome, and reloads them newest first', async () => {
     const storage = memoryStorage();
     const o = await outcomesOn(storage);
