@@ -5,6 +5,17 @@ import { mapStorage, type RewardStorage } from './storage/index.js';
  * rename), so a crash leaves the old queue or the new one, never half of one.
  */
 export function fileStorage(path = '.rewardbus/client-queue.json'): RewardStorage {
+  // One store per file in a process: two, each with its own copy of the file in memory, would
+  // each write theirs over the other's (two buses, or a bus made again while the last one wrote).
+  let storage = opened.get(path);
+  if (!storage) opened.set(path, (storage = openFile(path)));
+  return storage;
+}
+
+/** The stores of this process, by path. */
+const opened = new Map<string, RewardStorage>();
+
+function openFile(path: string): RewardStorage {
   // node:fs is loaded only when a Node game uses this store, so browser bundles never see it.
   const fs = () => import('node:fs/promises');
 

@@ -8,6 +8,8 @@ type Listener = (...args: never[]) => unknown;
  */
 export class GuardedEmitter<Events extends { error: (error: Error) => void }> extends EventEmitter<Events> {
   readonly #guards = new WeakMap<Listener, Listener>();
+  /** A listener's throw is being told to the `error` listeners. */
+  #reporting = false;
 
   #guard(fn: Listener): Listener {
     let g = this.#guards.get(fn);
@@ -29,9 +31,15 @@ export class GuardedEmitter<Events extends { error: (error: Error) => void }> ex
 
   #report(err: unknown) {
     const error = err instanceof Error ? err : new Error(String(err));
-    // An error listener that throws itself has nowhere left to go.
-    if (this.listenerCount('error' as EventEmitter.EventNames<Events>) === 0) console.error('rewardbus: a listener threw', error);
-    else super.emit('error' as EventEmitter.EventNames<Events>, ...([error] as unknown as EventEmitter.EventArgs<Events, EventEmitter.EventNames<Events>>));
+    // An error listener that throws itself (while reporting) has nowhere left to go: reported on
+    // `error` again, it would throw again, until the stack overflowed out of the emit.
+    if (this.#reporting || this.listenerCount('error' as EventEmitter.EventNames<Events>) === 0) return console.error('rewardbus: a listener threw', error);
+    this.#reporting = true;
+    try {
+      super.emit('error' as EventEmitter.EventNames<Events>, ...([error] as unknown as EventEmitter.EventArgs<Events, EventEmitter.EventNames<Events>>));
+    } finally {
+      this.#reporting = false;
+    }
   }
 
   override on<T extends EventEmitter.EventNames<Events>>(event: T, fn: EventEmitter.EventListener<Events, T>, context?: unknown): this {

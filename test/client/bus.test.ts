@@ -1,6 +1,6 @@
 import 'fake-indexeddb/auto';
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -59,6 +59,56 @@ describe('the reward bus', () => {
     expect(relay.sandbox!.payments()).toHaveLength(1);
     expect(second.pending()).toEqual([]);
     expect(second.player?.gamertag).toBe('alice');
+  });
+
+  it('keeps and sends again an intent whose claim a captive portal answered 200 with its own page (no reward record), under the same key', async () => {
+    relay = await startTestRelay();
+    const keys: string[] = [];
+    let portal = 2;
+    const b = bus({
+      fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+        if (String(input).endsWith('/v1/rewards') && init?.method === 'POST') {
+          keys.push(new Headers(init.headers).get('idempotency-key')!);
+          if (portal-- > 0) return new Response(portal ? '<html>Sign in to the hotel wifi</html>' : '{}', { status: 200, headers: { 'content-type': 'text/html' } });
+        }
+        return fetch(input, init);
+      }) as typeof fetch,
+    });
+    await b.link('alice');
+    const errors: Error[] = [];
+    b.on('error', (e) => errors.push(e));
+    const heard: string[] = [];
+    for (const e of ['reward:review', 'reward:rejected', 'reward:failed'] as const) b.on(e, () => heard.push(e));
+    const paid = next(b, 'reward:paid');
+    const id = b.unlock('first-coin');
+    expect((await paid).intent.id).toBe(id);
+    expect(keys).toEqual([id, id, id]);
+    expect(heard).toEqual([]);
+    expect(errors).toEqual([]);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+
+  it("says a reward paid to the player who earned it: one still queued for alice after the device switched to bob and reloaded is alice's", async () => {
+    relay = await startTestRelay();
+    let claimsGo = false;
+    const fetchClaimsWhen = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (!claimsGo && String(input).endsWith('/v1/rewards') && init?.method === 'POST') throw new TypeError('fetch failed: offline');
+      return fetch(input, init);
+    }) as typeof fetch;
+    const storage = freshStore();
+    const first = bus({ storage, fetch: fetchClaimsWhen });
+    await first.link('alice');
+    const id = first.unlock('first-coin');
+    await first.flush();
+    await first.link('bob');
+    first.destroy();
+
+    claimsGo = true;
+    const reloaded = bus({ storage, fetch: fetchClaimsWhen });
+    const paid = await next(reloaded, 'reward:paid');
+    expect(paid.intent.id).toBe(id);
+    expect(reloaded.player?.gamertag).toBe('bob');
+    expect(paid).toMatchObject({ gamertag: 'alice', record: { userId: paid.intent.userId } });
   });
 
   it('tells the player once when the tab dies between the final answer and its deletion: the next bus sends it again and says it then', async () => {
@@ -183,6 +233,27 @@ describe('the reward bus', () => {
     await paid;
     expect(errors.map((e) => e.message)).toEqual(['game bug']);
     expect(heard).toEqual(['second listener']);
+  });
+
+  it('keeps paying when its error listener throws too: that throw goes to the console, not round the bus again', async () => {
+    relay = await startTestRelay();
+    const b = bus();
+    await b.link('alice');
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      b.on('error', (e) => {
+        throw new Error(`loud: ${e.message}`);
+      });
+      b.on('reward:queued', () => {
+        throw new Error('game bug');
+      });
+      const paid = next(b, 'reward:paid');
+      expect(b.unlock('first-coin')).toBeTypeOf('string');
+      await paid;
+      expect(logged.mock.calls.map(([, e]) => (e as Error).message)).toEqual(['loud: game bug']);
+    } finally {
+      logged.mockRestore();
+    }
   });
 
   it('lets two tabs on one store send each intent once, and both hear every outcome', async () => {
@@ -402,6 +473,23 @@ describe('the reward bus', () => {
     const paid = await next(b, 'reward:paid');
     expect(paid.intent.id).toBe(id);
     expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+
+  it('keeps in its file what two buses of one Node process on that file each queued: neither overwrites the other', async () => {
+    relay = await startTestRelay();
+    const file = join(mkdtempSync(join(tmpdir(), 'rewardbus-client-')), 'queue.json');
+    const net = controlledFetch();
+    const a = bus({ storage: fileStorage(file), fetch: net.fetch });
+    const b = bus({ storage: fileStorage(file), fetch: net.fetch });
+    await a.link('alice');
+    await b.ready;
+    net.offline = true;
+    const first = a.unlock('first-coin')!;
+    await a.flush();
+    const second = b.unlock('level-complete')!;
+    await b.flush();
+    const stored = Object.keys(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>);
+    expect(stored).toEqual(expect.arrayContaining([`intent:${first}`, `intent:${second}`]));
   });
 
   it('reuses a ramp session while it lives and asks for a new one after its 15 minutes', async () => {

@@ -55,6 +55,62 @@ describe("the client's event stream", () => {
     expect(second!.searchParams.get('lastEventId')).toMatch(/^\d+$/);
   });
 
+  it('reopens the stream on a renewed token resuming after the last event heard, so nothing said between the two is lost', async () => {
+    // Tokens that live 30 s: the bus renews one within its last minute, so every claim links again first.
+    relay = await startTestRelay({}, { relay: { tokenTtlMs: 30_000 } });
+    const stream = fetchEventSource();
+    const b = createRewardBus({ relayUrl: relay.url, storage: memoryStorage(), eventSource: stream.Source });
+    buses.push(b);
+    const heard: RewardOutcome[] = [];
+    b.on('reward:paid', (o) => heard.push(o));
+    const { token } = await b.link('alice');
+    const other = await relay.link('alice');
+    await expect.poll(() => stream.urls.length).toBe(1);
+    await expect
+      .poll(
+        async () =>
+          (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${relay!.adminToken}` } }).then((r) => r.text())).match(
+            /rewardbus_event_streams_open (\d+)/,
+          )?.[1],
+      )
+      .toBe('1');
+    expect((await relay.claim(other.token, { achievementId: 'first-coin' })).status).toBe(201);
+    await expect.poll(() => heard.map((o) => o.record?.achievementId)).toEqual(['first-coin']);
+
+    b.unlock('daily-login');
+    await expect.poll(() => heard.map((o) => o.record?.achievementId)).toEqual(['first-coin', 'daily-login']);
+    expect(b.player?.token).not.toBe(token);
+    await expect.poll(() => stream.urls.length).toBe(2);
+    expect(new URL(stream.urls[1]!).searchParams.get('lastEventId')).toMatch(/^\d+$/);
+  });
+
+  it('reopens the stream when the game links the same player again, resuming after the last event heard', async () => {
+    relay = await startTestRelay();
+    const stream = fetchEventSource();
+    const b = createRewardBus({ relayUrl: relay.url, storage: memoryStorage(), eventSource: stream.Source });
+    buses.push(b);
+    const heard: RewardOutcome[] = [];
+    b.on('reward:paid', (o) => heard.push(o));
+    await b.link('alice');
+    const other = await relay.link('alice');
+    await expect.poll(() => stream.urls.length).toBe(1);
+    await expect
+      .poll(
+        async () =>
+          (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${relay!.adminToken}` } }).then((r) => r.text())).match(
+            /rewardbus_event_streams_open (\d+)/,
+          )?.[1],
+      )
+      .toBe('1');
+    expect((await relay.claim(other.token, { achievementId: 'first-coin' })).status).toBe(201);
+    await expect.poll(() => heard.map((o) => o.record?.achievementId)).toEqual(['first-coin']);
+
+    // A game that calls link() on each start, or again from its menu.
+    await b.link('alice');
+    await expect.poll(() => stream.urls.length).toBe(2);
+    expect(new URL(stream.urls[1]!).searchParams.get('lastEventId')).toMatch(/^\d+$/);
+  });
+
   it('Tokens in logs: against a relay without tickets (before 0.3) the bus still streams, with the token (deprecated)', async () => {
     relay = await startTestRelay();
     const stream = fetchEventSource();

@@ -50,6 +50,8 @@ const RECONNECT_MAX_MS = 30_000;
 export class PlayerStream {
   #stream: EventSource | undefined;
   #token: string | undefined;
+  /** Whose stream it is: opened again for the same player, it resumes. */
+  #userId: string | undefined;
   #lastEventId: string | undefined;
   #attempt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -65,9 +67,13 @@ export class PlayerStream {
 
   /** Listens for this player, and for no one else. */
   open(player: PlayerSession | undefined) {
+    // The same player again (a renewed token, a link again): resume after the last event heard,
+    // or what was said in between is lost. Another player's stream starts from now.
+    const resume = player && player.userId === this.#userId ? this.#lastEventId : undefined;
     this.close();
     this.#token = player?.token;
-    this.#lastEventId = undefined;
+    this.#userId = player?.userId;
+    this.#lastEventId = resume;
     this.#attempt = 0;
     if (player && this.Source !== false && (this.Source ?? globalThis.EventSource)) void this.#connect(player.token, this.#generation);
   }

@@ -5,8 +5,11 @@ import type { RewardStorage, WriteBatch } from '../storage/index.js';
 import type { TabChannel } from '../tabs/index.js';
 
 const HISTORY_KEPT = 100;
-/** Outcomes remembered for dedupe: far more than can be in flight at once. */
-const SAID_KEPT = 1000;
+/**
+ * Outcomes remembered for dedupe (each by its intent id and its record id): more than a backlog
+ * drained while the event stream was away, which, back, resumes with a copy of each of them.
+ */
+const SAID_KEPT = 5000;
 /** Storage key prefix of the player's history, `reward:<userId>:<recordId>`: an outcome writes one small key. */
 const REWARD = 'reward:';
 
@@ -108,7 +111,10 @@ export class Outcomes {
     const later = !own && this.#wasWaiting(intent ?? intentOf(record), record);
     // A tournament's prize (its `place`) is no device's intent: said as this tab's own where it is seen.
     const prize = record.place !== undefined;
-    this.#say(this.o.describe(intent ?? intentOf(record), record, record.reason, !own && !((later || prize) && shownHere())), event);
+    // One this tab had queued (`intent`) but was not sending: its HTTP answer was lost, or another
+    // tab sends it. Said as this tab's own where it is seen too, or no tab might show it.
+    const queued = intent !== undefined;
+    this.#say(this.o.describe(intent ?? intentOf(record), record, record.reason, !own && !((later || prize || queued) && shownHere())), event);
   }
 
   #say(outcome: RewardOutcome, event: FinalEvent) {
@@ -123,7 +129,7 @@ export class Outcomes {
       this.#said.delete(id);
       this.#said.set(id, event);
     }
-    while (this.#said.size > SAID_KEPT) this.#said.delete(this.#said.keys().next().value!);
+    while (this.#said.size > 2 * SAID_KEPT) this.#said.delete(this.#said.keys().next().value!);
     if (outcome.record) this.#remember(outcome.record);
     void this.o.writes.written.then(() => {
       this.o.emit(event, outcome);

@@ -71,7 +71,12 @@ export class PlayerSessions {
    * when the relay cannot say (out of reach, failing, or too busy to answer: 408, 429).
    */
   async forUser(userId: string): Promise<PlayerSession | undefined | 'unreachable'> {
-    const s = this.#byUser.get(userId) ?? (await this.storage.get<PlayerSession>(`session:${userId}`));
+    let s = this.#byUser.get(userId);
+    if (!s) {
+      s = await this.storage.get<PlayerSession>(`session:${userId}`);
+      // Kept: the outcome of this player's intent is said with their gamertag (gamertagOf), not the current player's.
+      if (s) this.#byUser.set(userId, s);
+    }
     if (!s || Date.parse(s.expiresAt) - RENEW_BEFORE_MS > Date.now()) return s;
     // One renewal at a time per player: the queue and the account (balance, play) find a lapsed
     // token together, and each asking would link (or renew a guest) twice.

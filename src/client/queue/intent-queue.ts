@@ -227,9 +227,12 @@ export class IntentQueue {
 
   /** Takes in what the store has: intents other tabs queued, and lets go of those they finished. */
   async #readStore() {
+    // Only what this tab had before the read can have been finished by another: one unlocked
+    // while the store is read may be stored after what the read sees (IndexedDB orders them so).
+    const known = new Set(this.#intents().keys());
     const stored = new Map((await this.o.storage.entries<RewardIntent>(INTENT)).map(([, i]) => [i.id, i]));
     for (const [id, i] of this.#intents()) {
-      if (!stored.has(id) && !this.o.writes.pending(INTENT + id)) this.#drop(i);
+      if (known.has(id) && !stored.has(id) && !this.o.writes.pending(INTENT + id)) this.#drop(i);
     }
     for (const [id, i] of stored) {
       if (!this.#intents().has(id)) {
@@ -273,7 +276,8 @@ export class IntentQueue {
     if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
     this.setOnline(true);
     if (a.ok) {
-      const event = eventOf(a.body.status);
+      // A 2xx that is no reward record (a captive portal's page, a proxy's) is no answer: sent again.
+      const event = typeof a.body?.status === 'string' ? eventOf(a.body.status) : undefined;
       return event ? this.#finish(intent, event, a.body, a.body.reason) : this.#retry(intent);
     }
     if (a.status === 401) {

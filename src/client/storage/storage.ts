@@ -31,12 +31,16 @@ export function mapStorage(load: () => Promise<Map<string, unknown>>, save?: (ma
   let writing: Promise<void> = Promise.resolve();
   const loaded = () => (map ??= load());
   const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
-  const write = (change: (m: Map<string, unknown>) => void) =>
-    (writing = writing.then(async () => {
+  const write = (change: (m: Map<string, unknown>) => void) => {
+    const done = writing.then(async () => {
       const m = await loaded();
       change(m);
       await save?.(m);
-    }));
+    });
+    // A failed save fails its own write only: the next one runs, and saves the map with its change.
+    writing = done.catch(() => undefined);
+    return done;
+  };
   return {
     get: async (key) => copy((await loaded()).get(key)) as never,
     setMany: (list) => write((m) => list.forEach(([k, v]) => m.set(k, copy(v)))),

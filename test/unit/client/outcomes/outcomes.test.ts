@@ -155,16 +155,40 @@ describe('Outcomes', () => {
     expect(o.outcomes.history.map((r) => r.id)).toEqual(['r1', 'r2', 'r3']);
   });
 
-  it("says the stream's copy as this tab's own only while this tab sends it, with the intent the queue let go", async () => {
+  it("says the stream's copy as this tab's own while this tab sends it, with the intent the queue let go; another device's as heard", async () => {
     const mine = record('r1', 'paid');
     const theirs = record('r2', 'paid');
     const o = await outcomesOn();
     o.outcomes.heardRecord(mine, intentFor(mine), true);
-    o.outcomes.heardRecord(theirs, intentFor(theirs), false);
+    o.outcomes.heardRecord(theirs);
     expect(await o.settledSaid()).toEqual(['reward:paid', 'reward:paid (remote)']);
     expect(o.said[0]!.outcome.intent.attempts).toBe(1);
     // Only this tab's own outcome is told to the other tabs.
     expect(o.posted).toHaveLength(1);
+  });
+
+  it("says the stream's copy of an intent queued here but not being sent (its answer lost) as its own where the tab is seen, as heard where it is hidden", async () => {
+    const seen = record('r1', 'paid');
+    const hidden = record('r2', 'paid');
+    const o = await outcomesOn();
+    o.outcomes.heardRecord(seen, intentFor(seen), false);
+    vi.stubGlobal('document', { visibilityState: 'hidden' });
+    try {
+      o.outcomes.heardRecord(hidden, intentFor(hidden), false);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(await o.settledSaid()).toEqual(['reward:paid', 'reward:paid (remote)']);
+  });
+
+  it('says each outcome of a 1,000-intent backlog once, when the stream reconnects and resumes with copies of all of them', async () => {
+    const o = await outcomesOn();
+    const records = Array.from({ length: 1000 }, (_, i) => record(`r${i}`, 'paid'));
+    // The queue drains the backlog while the stream is away: each is said on its HTTP answer.
+    for (const r of records) o.outcomes.settle({ intent: intentFor(r), record: r, sats: 21, gamertag: 'alice', remote: false }, 'reward:paid');
+    // The stream comes back and resumes after the last event it heard: every payment again.
+    for (const r of records) o.outcomes.heardRecord(r);
+    expect(await o.settledSaid()).toHaveLength(1000);
   });
 
   it('keeps the newest 100 records, writing one small key per outcome, and reloads them newest first', async () => {

@@ -139,4 +139,69 @@ describe('IntentQueue keeping the lock', () => {
     expect(await storage.entries('intent:')).toEqual([]);
     queue.stop();
   });
+
+  it('keeps what it unlocks while it reads the store back: an intent the read could not see yet is sent, not let go as finished by another tab', async () => {
+    const { locks } = fakeLocks();
+    vi.stubGlobal('navigator', { locks });
+    const storage = memoryStorage();
+    // The store's read of the queue sees it as it was when asked (an IndexedDB transaction begun
+    // before the write that follows it), and answers when let go.
+    let letRead: (() => void) | undefined;
+    const reading = new Promise<void>((r) => (letRead = r));
+    let asked!: () => void;
+    const readAsked = new Promise<void>((r) => (asked = r));
+    let reads = 0;
+    const slow: RewardStorage = {
+      ...storage,
+      entries: async (prefix) => {
+        const seen = await storage.entries(prefix);
+        if (prefix === 'intent:' && ++reads === 1) {
+          asked();
+          await reading;
+        }
+        return seen as never;
+      },
+    };
+    const claim = vi.fn(async (_token: string, key: string) => ({
+      ok: true,
+      status: 201,
+      body: { id: `r-${key}`, idempotencyKey: key, achievementId: 'coin', userId: 'u1', sats: 1, status: 'paid', createdAt: '' } as RewardRecord,
+    }));
+    const settled: string[] = [];
+    const queue: IntentQueue = new IntentQueue(
+      {
+        storage: slow,
+        writes: createWriteBatch(slow, (err) => {
+          throw err;
+        }),
+        relay: { claim, batchMax: 1 } as unknown as RelayClient,
+        sessions: { current: player, forUser: async () => player, expire: () => undefined },
+        earned: new LastEarned(() => undefined),
+        lockName: 'game',
+        tab: 'tab-1',
+        knock: () => undefined,
+        concurrency: 6,
+        retry: { baseMs: 5, maxMs: 20 },
+      },
+      {
+        sent: () => undefined,
+        waiting: () => undefined,
+        settled: (i) => settled.push(i.id),
+        reachable: () => undefined,
+        error: (err) => {
+          throw err;
+        },
+      },
+    );
+    const first = intent();
+    queue.add(first);
+    await readAsked;
+    // Unlocked while the lock's first read of the store is under way: stored after the read began.
+    const second = intent();
+    queue.add(second);
+    await storage.setMany([]);
+    letRead!();
+    await vi.waitFor(() => expect(settled.sort()).toEqual([first.id, second.id].sort()));
+    queue.stop();
+  });
 });

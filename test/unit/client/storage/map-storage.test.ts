@@ -16,3 +16,19 @@ describe('mapStorage', () => {
     expect(await storage.entries('')).toEqual([['reward:u:a', { n: 2 }]]);
   });
 });
+
+describe('mapStorage after a failed save', () => {
+  it('saves the next writes: one failed save (a full disk, a file busy for a moment) does not leave every later intent unsaved', async () => {
+    let failures = 1;
+    const saved: Array<string[]> = [];
+    const save = async (m: Map<string, unknown>) => {
+      if (failures-- > 0) throw new Error('EBUSY');
+      saved.push([...m.keys()]);
+    };
+    const storage = mapStorage(async () => new Map<string, unknown>(), save);
+    await expect(storage.setMany([['intent:a', { n: 1 }]])).rejects.toThrow('EBUSY');
+    await storage.setMany([['intent:b', { n: 2 }]]);
+    // The failed write's change is saved too, with the next one: nothing in memory is left unsaved.
+    expect(saved).toEqual([['intent:a', 'intent:b']]);
+  });
+});
