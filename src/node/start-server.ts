@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
+import { getPath } from 'hono/utils/url';
 import type { Logger } from 'pino';
 import { signingSecret } from '../relay/http/routes/webhooks.js';
 import { createLogger, createRelay, openConfiguredStore, type Relay, type RelayConfig, type RelayOptions, relayOptions, SECURITY_HEADERS } from '../relay/index.js';
@@ -104,7 +105,8 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
       if (drain?.draining && !isSandbox && !(pathname === '/v1/ready' && relay)) return drain.refusal();
       if (sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`))) {
         // The test controls (rename any player, list payments) are for this machine only.
-        if (pathname.startsWith(SANDBOX_CONTROLS) && !isLoopback(env.incoming?.socket?.remoteAddress)) return notHere();
+        // Checked on the path as the sandbox's router reads it (decoded): `/sandbox/%5Fsandbox/` is a control too.
+        if (getPath(request).startsWith(SANDBOX_CONTROLS) && !isLoopback(env.incoming?.socket?.remoteAddress)) return notHere();
         return sandbox.fetch(request);
       }
       if (!pathname.startsWith('/v1/') && options.fallback) {
