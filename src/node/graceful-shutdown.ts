@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { getPath } from 'hono/utils/url';
 import type { Logger } from 'pino';
 import { SECURITY_HEADERS } from '../relay/index.js';
 
@@ -29,7 +30,14 @@ export interface GracefulShutdown {
   shutdown(options: { graceMs: number; keepListening?: boolean; closeRelay: () => Promise<void> }): Promise<ShutdownReport>;
 }
 
-const isStream = (req: IncomingMessage) => req.method === 'GET' && /^\/v1\/events(\/|\?|$)/.test(req.url ?? '');
+/**
+ * An event stream: a GET of /v1/events as the router reads the path (Hono's getPath: decoded, and
+ * from an absolute-form target too), so `/v1/%65vents` is ended as a stream, not waited for.
+ */
+const isStream = (req: IncomingMessage) => {
+  const url = req.url ?? '';
+  return req.method === 'GET' && /^\/v1\/events\/?$/.test(getPath({ url: /^https?:\/\//i.test(url) ? url : `http://relay${url}` } as Request));
+};
 
 /** Watches a Node server's requests so that it can stop without losing one. */
 export function gracefulShutdown(server: Server, logger: Logger): GracefulShutdown {

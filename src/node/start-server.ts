@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { serve } from '@hono/node-server';
+import { getRequestListener, RequestError, serve } from '@hono/node-server';
+import { getPath } from 'hono/utils/url';
 import type { Logger } from 'pino';
 import { signingSecret } from '../relay/http/routes/webhooks.js';
 import { createLogger, createRelay, openConfiguredStore, type Relay, type RelayConfig, type RelayOptions, relayOptions, SECURITY_HEADERS } from '../relay/index.js';
@@ -29,6 +30,19 @@ const notHere = () =>
     status: 404,
     headers: [['content-type', 'application/problem+json'], ...SECURITY_HEADERS.map(([k, v]): [string, string] => [k, v])],
   });
+
+const problem = (status: number, title: string, code: string) =>
+  new Response(JSON.stringify({ type: 'about:blank', title, status, code }), {
+    status,
+    headers: [['content-type', 'application/problem+json'], ...SECURITY_HEADERS.map(([k, v]): [string, string] => [k, v])],
+  });
+
+/** What the adapter cannot hand the relay: a request no URL can be made of is the client's (400), anything else a 500, as problems. */
+const adapterRefusal = (logger: Logger) => (err: unknown) => {
+  if (err instanceof RequestError) return problem(400, 'Bad Request', 'bad_request');
+  logger.error({ err }, 'relay error');
+  return problem(500, 'Internal Server Error', 'internal');
+};
 
 /** Node's own refusals (400, 408, 431) as problem+json, with the relay's security headers. */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex) {
@@ -90,6 +104,23 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
   let sandbox: Sandbox | undefined;
   let drain: ReturnType<typeof gracefulShutdown> | undefined;
 
+  const handle = async (request: Request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
+    const pathname = pathOf(request.url);
+    const isSandbox = sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`));
+    // A probe of /v1/ready is answered by the relay itself: 503 not_ready, draining.
+    if (drain?.draining && !isSandbox && !(pathname === '/v1/ready' && relay)) return drain.refusal();
+    if (sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`))) {
+      // The test controls (rename any player, list payments) are for this machine only.
+      // Checked on the path as the sandbox's router reads it (decoded): `/sandbox/%5Fsandbox/` is a control too.
+      if (getPath(request).startsWith(SANDBOX_CONTROLS) && !isLoopback(env.incoming?.socket?.remoteAddress)) return notHere();
+      return sandbox.fetch(request);
+    }
+    if (!pathname.startsWith('/v1/') && options.fallback) {
+      const answer = await options.fallback(request);
+      if (answer) return answer;
+    }
+    return relay ? relay.fetch(request, env) : new Response('starting', { status: 503 });
+  };
   const server = serve({
     hostname: config.host,
     port: config.port,
@@ -97,22 +128,11 @@ export async function startServer(config: RelayConfig, options: ServeOptions = {
     // request. Headers in 10 s, a request in 30 s (the relay cuts bodies off at 10 s itself),
     // checked every second; a response (an event stream) is not bound by these.
     serverOptions: { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 },
-    fetch: async (request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
-      const pathname = pathOf(request.url);
-      const isSandbox = sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`));
-      // A probe of /v1/ready is answered by the relay itself: 503 not_ready, draining.
-      if (drain?.draining && !isSandbox && !(pathname === '/v1/ready' && relay)) return drain.refusal();
-      if (sandbox && (pathname === SANDBOX_PREFIX || pathname.startsWith(`${SANDBOX_PREFIX}/`))) {
-        // The test controls (rename any player, list payments) are for this machine only.
-        if (pathname.startsWith(SANDBOX_CONTROLS) && !isLoopback(env.incoming?.socket?.remoteAddress)) return notHere();
-        return sandbox.fetch(request);
-      }
-      if (!pathname.startsWith('/v1/') && options.fallback) {
-        const answer = await options.fallback(request);
-        if (answer) return answer;
-      }
-      return relay ? relay.fetch(request, env) : new Response('starting', { status: 503 });
-    },
+    fetch: handle,
+    // The adapter answers a request it can make no URL of (`*`, a backslash, a bad Host) with an
+    // empty 400 unless given an error handler, which serve() does not pass on: its listener, with one.
+    createServer: ((options: ServerOptions) =>
+      createServer(options, getRequestListener(handle, { hostname: config.host, errorHandler: adapterRefusal(logger) }))) as typeof createServer,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

@@ -306,6 +306,8 @@ export function createRelay(options: RelayOptions): Relay {
     },
     async close() {
       draining = true;
+      // Streams first, as a Node server's shutdown does: nothing else ends them when embedded.
+      app.endStreams();
       await ready.catch(() => undefined);
       await reconciling;
       clearInterval(sweeper);

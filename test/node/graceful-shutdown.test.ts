@@ -9,6 +9,7 @@ import { serve } from '@hono/node-server';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PATHS } from '../../src/contract/payments-api.js';
 import { createSandbox } from '../../src/sandbox/index.js';
+import { startTestRelay } from '../helpers/relay.js';
 import { startRelayCommand } from '../helpers/relay-command.js';
 
 const KEY = `shutdown_${randomUUID()}`;
@@ -100,5 +101,27 @@ describe('rewardbus-relay start on SIGTERM', () => {
     expect(done.map((l) => l.event)).toEqual(['shutdown', 'shutdown_done']);
     expect(done[0]).toMatchObject({ inFlight: 1, streams: 1 });
     expect(done[1]).toMatchObject({ cut: 0, refused: 1 });
+  });
+});
+
+describe('an event stream opened by another spelling of its path', () => {
+  // The route sees the path as Hono decodes it; the shutdown must know the stream by the same path,
+  // or it waits the whole grace for it (every deploy held up by one player) and then cuts it.
+  it.each(['/v1/%65vents', 'http://relay/v1/events'])('%s is ended at once as a stream, not waited for and cut', async (target) => {
+    const relay = await startTestRelay();
+    cleanup.push(() => rmSync(relay.dataDir, { recursive: true, force: true }));
+    const { token } = await relay.link('streamer');
+    const { hostname, port } = new URL(relay.url);
+    const socket = connect(Number(port), hostname);
+    cleanup.push(() => socket.destroy());
+    let raw = '';
+    socket.on('data', (d) => void (raw += d.toString()));
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(`GET ${target}?token=${token} HTTP/1.1\r\nHost: relay\r\n\r\n`);
+    await expect.poll(() => raw).toMatch(/^HTTP\/1\.1 200 [\s\S]*text\/event-stream/);
+    const report = await relay.close({ graceMs: 2000 });
+    expect(report).toMatchObject({ streams: 1, inFlight: 0, cut: 0 });
+    // Ended as a response ends: the last chunk.
+    expect(raw).toMatch(/\r\n0\r\n\r\n$/);
   });
 });

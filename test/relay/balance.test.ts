@@ -197,6 +197,8 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     // The player already earned first-coin (once only): the guest's is dropped, the coins move.
     const before = await relay.link('ada');
     expect((await relay.claim(before.token, { achievementId: 'first-coin' })).body.status).toBe('credited');
+    // A stream ticket the guest took just before it links: it must stop working with the guest's token.
+    const { ticket } = (await call<{ ticket: string }>(relay, guest.token, 'POST', '/v1/events/ticket')).body;
     const linked = await fetch(`${relay.url}/v1/players`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -208,6 +210,9 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     expect(await balanceOf(relay, session.token)).toMatchObject({ sats: 121 });
     // The guest's token stops working; linking with it again moves nothing.
     expect((await call(relay, guest.token, 'GET', '/v1/balance')).status).toBe(401);
+    const stream = await fetch(`${relay.url}/v1/events?ticket=${encodeURIComponent(ticket)}`);
+    await stream.body?.cancel();
+    expect(stream.status).toBe(401);
     const again = await fetch(`${relay.url}/v1/players`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

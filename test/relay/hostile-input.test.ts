@@ -58,6 +58,16 @@ describe('hostile input gets a clear 4xx and changes nothing', () => {
     }
   });
 
+  it('answers a request Node parses but no URL can be made of (`*`, a backslash in the path, a bad Host) as a problem+json 400 too', async () => {
+    for (const head of ['GET * HTTP/1.1\r\nHost: relay', 'OPTIONS * HTTP/1.1\r\nHost: relay', 'GET /v1\\health HTTP/1.1\r\nHost: relay', 'GET /v1/health HTTP/1.1\r\nHost: a/b']) {
+      const answer = await rawExchange(`${head}\r\n\r\n`);
+      expect([head, answer.split('\r\n')[0]]).toEqual([head, 'HTTP/1.1 400 Bad Request']);
+      expect(answer.toLowerCase()).toContain('content-type: application/problem+json');
+      expect(answer.toLowerCase()).toContain('x-content-type-options: nosniff');
+      expect(answer).toContain('"code":"bad_request"');
+    }
+  });
+
   it('stops reading a 96 MB chunked webhook at its limit, without buffering it', async () => {
     const before = process.memoryUsage().rss;
     const { port } = new URL(relay.url);

@@ -97,4 +97,17 @@ describe('off Node: requests without a socket', () => {
     expect(await link('quiet')).toBe(201);
     expect(warnings(logs)).toEqual([]);
   });
+
+  it('Off Node: relay.close() ends the event streams it opened, so their clients reconnect to another relay (nothing else can end them)', async () => {
+    const { relay } = await relayWithoutSocket({ rateLimitPerMinute: 0 });
+    const linked = await relay.fetch(new Request('http://relay.test/v1/players', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"gamertag":"zed"}' }));
+    const { token } = (await linked.json()) as { token: string };
+    const stream = await relay.fetch(new Request('http://relay.test/v1/events', { headers: { authorization: `Bearer ${token}` } }));
+    expect(stream.status).toBe(200);
+    let state = 'open';
+    void stream.body!.pipeTo(new WritableStream()).then(() => (state = 'ended'));
+    await relay.close();
+    // Left open, it would hear nothing more (its hub is gone) and its client would never reconnect.
+    await expect.poll(() => state).toBe('ended');
+  });
 });

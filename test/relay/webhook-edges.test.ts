@@ -86,6 +86,25 @@ describe.each([['SQLite'], ['PostgreSQL']])('ids the database could not keep, on
     }
     expect((await deliver({ id: 'x'.repeat(512), type: 'ramp.kyc.completed', data: {} })).status).toBe(200);
   });
+
+  it.runIf(store === 'SQLite' || postgresUrl)('refuses an amount nested deeper than anything the event could hold (within 64 KiB) with 400, not 500', async () => {
+    const database: Record<string, string> =
+      store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl, { migrated: true }), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
+    relay = await startTestRelay({ WEBHOOK_SECRET: SECRET, ...database });
+    const player = await relay.link('buyer');
+    const r = await fetch(`${relay.url}/v1/ramp-sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}` },
+      body: '{"email":"b@example.com"}',
+    });
+    const reference_id = relay.sandbox!.rampSessions.get(((await r.json()) as RampSession).widgetUrl.split('/').pop()!)!.referenceId!;
+    const raw = `{"id":"evt-deep","type":"ramp.purchase.completed","data":{"reference_id":"${reference_id}","currency":"SATS","amount":${'['.repeat(20_000)}${']'.repeat(20_000)}}}`;
+    const answer = await deliverRaw(raw);
+    expect([answer.status, answer.body.code]).toEqual([400, 'bad_request']);
+    // An amount with some structure is still taken, and the relay still writes.
+    const shaped = await deliver({ id: 'evt-shaped', type: 'ramp.purchase.completed', data: { reference_id, currency: 'SATS', amount: { value: '1', unit: 'sats' } } });
+    expect(shaped).toEqual({ status: 200, body: { received: true, duplicate: false } });
+  });
 });
 
 describe('unsigned webhooks', () => {

@@ -158,6 +158,10 @@ describe("the sandbox's test controls", () => {
     const { port } = new URL(relay.url);
     expect((await fetch(`http://127.0.0.1:${port}/sandbox/_sandbox/payments`)).status).toBe(200);
     expect((await fetch(`http://${outside}:${port}/sandbox/_sandbox/payments`)).status).toBe(404);
+    // Nor by another spelling of the path, which the sandbox's router decodes to the same control.
+    for (const spelling of ['/sandbox/%5Fsandbox/payments', '/sandbox/_%73andbox/payments', '/%73andbox/_sandbox/payments', '/sandbox//_sandbox/payments']) {
+      expect([spelling, (await fetch(`http://${outside}:${port}${spelling}`)).status]).toEqual([spelling, 404]);
+    }
     expect((await fetch(`http://${outside}:${port}/v1/health`)).status).toBe(200);
     expect(relay.logs.join('')).toContain('"event":"sandbox_controls"');
   });

@@ -62,8 +62,9 @@ export function createStreamTickets(secrets: string | readonly string[], ttlMs =
       // Forgetting a live nonce would let its ticket be used again: refuse new ones instead.
       if (redeemed.size >= MAX_REDEEMED) return { refused: 'busy' };
       redeemed.set(claims.nonce, claims.until);
-      const { userId, gamertag, exp, iat } = claims;
-      return { player: { userId, gamertag, exp, iat } };
+      // A guest's ticket stays a guest's: once the guest linked, it is refused as its token is.
+      const { userId, gamertag, exp, iat, guest } = claims;
+      return { player: { userId, gamertag, exp, iat, ...(guest === true ? { guest } : {}) } };
     },
   };
 

@@ -14,6 +14,7 @@ import type { WalletBalance } from '../ops/wallet-balance.js';
 import { VERSION } from '../version.js';
 import { ADMIN_PAGE_CSP, adminAssets } from './admin/assets.js';
 import { type RelayEnv, requirePlayer } from './context.js';
+import type { PlayerStream } from './event-stream/player-stream.js';
 import { requireAdmin } from './middleware/admin-auth.js';
 import { originAllowed } from './middleware/cors.js';
 import { door } from './middleware/door.js';
@@ -92,7 +93,8 @@ export function createApp(d: HttpDeps) {
   app.use('/v1/rewards/*', requirePlayer(tokens, limiter, undefined, retired));
   app.route('/v1/rewards', rewardsRoute({ ledger, claim: core.claim, recordOf: core.recordOf, limiter, logger }));
   for (const path of ['/v1/events', '/v1/ramp-sessions', '/v1/withdrawal-requests']) app.use(`${path}/*`, requirePlayer(tokens, limiter, d.tickets, retired));
-  app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(settings.streamCaps), d.tickets));
+  const streams = new Set<PlayerStream>();
+  app.route('/v1/events', eventsRoute(events, d.hub, metrics?.streams ?? NO_GAUGE, createStreamCaps(settings.streamCaps), d.tickets, undefined, streams));
   app.route('/v1/ramp-sessions', rampRoute(core.openRampSession));
   app.route('/v1/withdrawal-requests', withdrawalsRoute(core.withdrawalRequest));
   if (core.referrals?.programs.length) {
@@ -149,5 +151,9 @@ export function createApp(d: HttpDeps) {
 
   return {
     fetch: (request: Request, env?: unknown) => app.fetch(request, env as RelayEnv['Bindings']),
+    /** Ends every open event stream (the relay is closing): each client reconnects, to another relay. */
+    endStreams: () => {
+      for (const s of [...streams]) s.end();
+    },
   };
 }

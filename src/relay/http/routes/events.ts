@@ -31,6 +31,8 @@ export function eventsRoute(
   caps: StreamCaps = createStreamCaps(),
   tickets?: StreamTickets,
   keepAlives: KeepAlives = createKeepAlives(KEEP_ALIVE_MS),
+  /** The streams open now, each until it closes: the relay's close() ends them. */
+  live: Set<PlayerStream> = new Set(),
 ) {
   const app = new Hono<RelayEnv>();
   if (tickets) {
@@ -54,9 +56,11 @@ export function eventsRoute(
     c.header('Transfer-Encoding', 'chunked');
     open.inc();
     const stream = new PlayerStream(userId, Number(lastEventId ?? 0), hub, keepAlives, () => {
+      live.delete(stream);
       release();
       open.dec();
     });
+    live.add(stream);
     // A first connection starts from now; a reconnection (any Last-Event-ID, 0 for all) first
     // gets everything it missed.
     const backlog = lastEventId !== undefined ? events : undefined;

@@ -47,6 +47,12 @@ export function signatureValid(secret: string, rawBody: string, header: string |
 
 const kindOf = (type: string) => (Object.keys(RAMP_EVENTS) as Array<keyof typeof RAMP_EVENTS>).find((k) => (RAMP_EVENTS[k] as readonly string[]).includes(type));
 
+/** How deep a delivery's JSON may nest: an event is a few levels; 20,000 (64 KiB of brackets) overflows the stack writing it. */
+const MAX_DEPTH = 32;
+
+/** Whether `v` nests deeper than `max` levels (looks no deeper than that). */
+const deeperThan = (v: unknown, max: number): boolean => typeof v === 'object' && v !== null && (max === 0 || Object.values(v).some((x) => deeperThan(x, max - 1)));
+
 const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
 
 /** An id the service gave: a non-empty string no longer than MAX_ID_LENGTH, else 400. (NUL never gets this far: see parseJsonObject.) */
@@ -92,6 +98,7 @@ export function webhooksRoute(events: EventLog, hub: EventHub, logger: Logger, l
       throw new RelayProblem('webhook_unauthorized', 'Bad or missing webhook signature');
     }
     const body = parseJsonObject(raw);
+    if (deeperThan(body, MAX_DEPTH)) throw new RelayProblem('bad_request', `An event nests no deeper than ${MAX_DEPTH} levels`);
     const type = idOf('type', body.type) ?? idOf('event', body.event);
     if (!type || typeof body.data !== 'object' || body.data === null || Array.isArray(body.data)) {
       throw new RelayProblem('bad_request', 'An event has a type (or event) and a data object');
