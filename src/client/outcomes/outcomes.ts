@@ -111,10 +111,7 @@ export class Outcomes {
     const later = !own && this.#wasWaiting(intent ?? intentOf(record), record);
     // A tournament's prize (its `place`) is no device's intent: said as this tab's own where it is seen.
     const prize = record.place !== undefined;
-    // One this tab had queued (`intent`) but was not sending: its HTTP answer was lost, or another
-    // tab sends it. Said as this tab's own where it is seen too, or no tab might show it.
-    const queued = intent !== undefined;
-    this.#say(this.o.describe(intent ?? intentOf(record), record, record.reason, !own && !((later || prize || queued) && shownHere())), event);
+    this.#say(this.o.describe(intent ?? intentOf(record), record, record.reason, !own && !((later || prize) && shownHere())), event);
   }
 
   #say(outcome: RewardOutcome, event: FinalEvent) {
