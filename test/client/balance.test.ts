@@ -13,7 +13,8 @@ function recordingFetch() {
     keys: [] as string[],
     /** Answers the next n withdrawals with 503 (nothing paid), or loses the network. */
     failWithdrawals: 0,
-    failWith: 'status' as 'status' | 'network',
+    /** `gateway`: the request reaches the relay, and a proxy in front answers 502 (the relay's answer lost). */
+    failWith: 'status' as 'status' | 'network' | 'gateway',
     /** Answers the next n `POST /v1/players` with 429 (the door's rate limit: nothing was decided). */
     limitPlayers: 0,
     fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -29,6 +30,10 @@ function recordingFetch() {
         if (r.failWithdrawals > 0) {
           r.failWithdrawals--;
           if (r.failWith === 'network') throw new TypeError('fetch failed');
+          if (r.failWith === 'gateway') {
+            await fetch(input, init);
+            return new Response('<html><body>502 Bad Gateway</body></html>', { status: 502, headers: { 'content-type': 'text/html' } });
+          }
           return new Response(JSON.stringify({ code: 'service_unavailable', status: 503 }), { status: 503, headers: { 'content-type': 'application/problem+json' } });
         }
       }
@@ -154,6 +159,22 @@ describe('balance mode on the game side', () => {
     const refused = b.withdraw();
     await expect(refused).rejects.toMatchObject({ code: 'below_minimum' });
     expect(new Set(net.keys).size).toBe(2);
+    expect(relay.sandbox!.payments().filter((p) => p.gamertag === 'ada')).toHaveLength(1);
+  });
+
+  it('sends a withdrawal again under the same key when a proxy answers 5xx after the relay paid it, and is answered paid: one payment', async () => {
+    const relay = await start(balanceMode);
+    const net = recordingFetch();
+    const b = bus({ fetch: net.fetch });
+    await b.link('ada');
+    const credited = next(b, 'reward:credited');
+    b.unlock('first-coin');
+    await credited;
+    net.failWithdrawals = 1;
+    net.failWith = 'gateway';
+    expect(await b.withdraw()).toMatchObject({ sats: 21, status: 'paid' });
+    expect(net.keys).toHaveLength(2);
+    expect(new Set(net.keys).size).toBe(1);
     expect(relay.sandbox!.payments().filter((p) => p.gamertag === 'ada')).toHaveLength(1);
   });
 

@@ -128,8 +128,9 @@ export class Wallet {
         return a.body;
       }
       if (a.status === 401) this.p.expire(player.userId);
-      // Nothing was paid yet (out of reach, the service out of reach, the same key still at work): the same key again.
-      const again = a.status === 0 || a.status === 401 || a.status === 408 || a.status === 429 || a.status === 503 || ('problem' in a && a.problem?.code === 'request_in_flight');
+      // The same key again: nothing was decided (out of reach, 408, 429, the same key still at work), or
+      // a 5xx (a proxy's 502 or 504 may hide the relay's answer; the key replays whatever it decided).
+      const again = a.status === 0 || a.status === 401 || a.status === 408 || a.status === 429 || a.status >= 500 || ('problem' in a && a.problem?.code === 'request_in_flight');
       if (!again || attempt >= WITHDRAW_TRIES - 1 || this.#stopped) return answer(a);
       await sleep(backoffDelay(attempt, this.p.retry, 'retryAfterMs' in a ? a.retryAfterMs : undefined));
     }
