@@ -96,6 +96,8 @@ export function pgEventLog(
       return event;
     },
     since,
+    // A player's ids commit in order (the append lock): every event up to the latest is committed.
+    latestId: async (userId) => Number((await pool.query<{ m: string | null }>('SELECT max(id) AS m FROM events WHERE user_id = $1', [userId])).rows[0]?.m ?? 0),
     async receiveWebhook(eventId, type, referenceId, e) {
       const r = await transaction(async (c) => {
         const fresh =
