@@ -59,7 +59,7 @@ export async function openSse(relayUrl: string, token: string, lastEventId = '0'
 }
 
 /** The messages of an event stream's body, as they come. */
-async function* sseMessages(res: Response): AsyncGenerator<SseMessage> {
+export async function* sseMessages(res: Response): AsyncGenerator<SseMessage> {
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   for (;;) {

@@ -92,15 +92,21 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
     const to = r.kind === 'ok' || r.kind === 'refused' ? answered(entry, r) : undefined;
     if (!to || to.state === 'deferred') return;
     if (await settlements.settle(entry.id, { transition: 'late_answer', to, cause: 'late_answer' })) return;
-    // Settled meanwhile (an operator, the payment-status endpoint). When the service's own answer
-    // says otherwise, the record must not stay wrong in silence: back to review, marked, audited.
+    await contradictIfWrong(entry, to, 'late_answer', `late answer: ${to.state}`);
+  }
+
+  /**
+   * Settled meanwhile (an operator, the payment-status endpoint). When the service's own answer
+   * says otherwise, the record must not stay wrong in silence: back to review, marked, audited.
+   */
+  async function contradictIfWrong(entry: LedgerEntry, to: Settlement, cause: 'late_answer' | 'payout', action: string) {
     const now = await ledger.get(entry.id);
     if (!now || !contradicts(now, to)) return;
     await settlements.settle(entry.id, {
       transition: 'contradict',
       to: { state: 'needs_review', reason: 'contradicted', ...('paymentId' in to && to.paymentId ? { paymentId: to.paymentId } : {}) },
-      cause: 'late_answer',
-      audit: { actor: 'payments-service', action: `late answer: ${to.state}` },
+      cause,
+      audit: { actor: 'payments-service', action },
     });
   }
 
@@ -147,6 +153,9 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
       try {
         // Recovery may have put it in review meanwhile: what the service said still settles it.
         if (await settlements.settle(entry.id, { transition: 'record', to, cause: 'payout' })) return;
+        // Decided meanwhile (another relay's recovery put it in review, then an operator): the
+        // service's answer, when it says otherwise, sends it back to review, as a late answer does.
+        await contradictIfWrong(entry, to, 'payout', `answer recorded late: ${to.state}`);
         return;
       } catch {
         // Still down: wait longer.

@@ -21,6 +21,11 @@ export interface EventLog {
   /** A player's events after `afterId`, oldest first. */
   since(userId: string, afterId: number, limit?: number): Promise<PlayerEvent[]>;
   /**
+   * The id of the player's latest event (0: none), for a ledger shared by several relays: a first
+   * connection to the stream starts after it. Absent: a relay's own events reach its streams only live.
+   */
+  latestId?(userId: string): Promise<number>;
+  /**
    * Records a webhook delivery by its event id and, the first time only and when `referenceId`
    * names a player's ramp session, `playerEvent` for that player (in the same transaction).
    * `fresh` is false for a repeated delivery.

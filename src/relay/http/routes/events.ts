@@ -42,7 +42,7 @@ export function eventsRoute(
       return c.json({ ticket: tickets.issue(c.get('player')), expiresIn: tickets.ttlSeconds } satisfies EventStreamTicket);
     });
   }
-  return app.get('/', (c) => {
+  return app.get('/', async (c) => {
     const { userId } = c.get('player');
     const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
     // An id this relay never gave is not "replay everything": say so.
@@ -51,11 +51,15 @@ export function eventsRoute(
     // Hono answers HEAD with GET's response less its body, which a stream written to Node's
     // response would already have sent.
     if (c.req.method === 'HEAD') return c.body(null, 200, streamHeaders);
+    // A first connection starts from now. On a ledger shared by relays, the listener reads a player
+    // it has no stream for from where it started: the stream starts after the player's latest event
+    // instead (read before it subscribes, and caught up from there, so nothing committed meanwhile is missed).
+    const latest = lastEventId === undefined ? await events.latestId?.(userId) : undefined;
     const release = caps.open(userId, clientKey(c));
     for (const [name, value] of Object.entries(streamHeaders)) c.header(name, value);
     c.header('Transfer-Encoding', 'chunked');
     open.inc();
-    const stream = new PlayerStream(userId, Number(lastEventId ?? 0), hub, keepAlives, () => {
+    const stream = new PlayerStream(userId, Number(lastEventId ?? latest ?? 0), hub, keepAlives, () => {
       live.delete(stream);
       release();
       open.dec();
@@ -63,7 +67,7 @@ export function eventsRoute(
     live.add(stream);
     // A first connection starts from now; a reconnection (any Last-Event-ID, 0 for all) first
     // gets everything it missed.
-    const backlog = lastEventId !== undefined ? events : undefined;
+    const backlog = lastEventId !== undefined || latest !== undefined ? events : undefined;
     const out = nodeOutgoing(c.env);
     if (out) {
       // Under Node: written to the response itself, with the headers every answer gets.

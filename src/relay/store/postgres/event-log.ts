@@ -16,6 +16,8 @@ const USERS_PER_NOTIFY = 200;
 const PROBE_WAIT_MS = 3_000;
 /** Other relays hear of new events within this (their streams then read them by id). */
 const NOTIFY_EVERY_MS = 10;
+/** How late an append may commit after its event's time: ids commit in any order across players, within this. */
+const LATE_COMMIT_MS = 30_000;
 
 interface Row {
   id: string;
@@ -94,6 +96,8 @@ export function pgEventLog(
       return event;
     },
     since,
+    // A player's ids commit in order (the append lock): every event up to the latest is committed.
+    latestId: async (userId) => Number((await pool.query<{ m: string | null }>('SELECT max(id) AS m FROM events WHERE user_id = $1', [userId])).rows[0]?.m ?? 0),
     async receiveWebhook(eventId, type, referenceId, e) {
       const r = await transaction(async (c) => {
         const fresh =
@@ -140,8 +144,10 @@ export function pgEventLog(
      * Returns a function that stops listening.
      */
     async subscribe(fn, listening = () => true) {
-      // Handed on so far, per player; players not seen yet start after what existed at subscription.
-      const floor = Number((await pool.query<{ m: string | null }>('SELECT max(id) AS m FROM events')).rows[0]?.m ?? 0);
+      // Handed on so far, per player; players not seen yet start after what existed shortly before
+      // the subscription: an append under way elsewhere took its id before the highest committed
+      // one, and commits after it (a stream here dedupes by id what is read again).
+      const floor = Number((await pool.query<{ m: string | null }>('SELECT max(id) AS m FROM events WHERE created_at < $1', [Date.now() - LATE_COMMIT_MS])).rows[0]?.m ?? 0);
       const last = new Map<string, number>();
       let chain = Promise.resolve();
       const deliver = (users: Iterable<string>) => {
@@ -239,7 +245,7 @@ export function pgEventLog(
             }
             // Whatever was appended while nobody listened (and a little before: commits land in
             // any order across players) is read now, per player from where each was.
-            const since = (lostAt ?? Date.now()) - 30_000;
+            const since = (lostAt ?? Date.now()) - LATE_COMMIT_MS;
             lostAt = undefined;
             const { rows } = await pool
               .query<{ user_id: string }>('SELECT DISTINCT user_id FROM events WHERE id > (SELECT coalesce(max(id), 0) FROM events WHERE created_at < $1)', [since])

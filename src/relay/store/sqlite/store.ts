@@ -52,7 +52,7 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   rememberPlayer: true,
   knownPlayers: true,
 };
-const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe'>, true> = {
+const EVENT_LOG_METHODS: Record<Exclude<keyof EventLog, 'subscribe' | 'latestId'>, true> = {
   append: true,
   since: true,
   receiveWebhook: true,
