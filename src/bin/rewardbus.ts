@@ -166,9 +166,19 @@ async function sandboxAlone(port: number): Promise<number> {
   // Its widget_url names the port it listens on, known only once it listens (`sandbox 0` picks
   // one): made then, before any connection can be taken.
   let sandbox: Sandbox | undefined;
-  serve({ fetch: (request) => sandbox!.fetch(request), port, hostname: '127.0.0.1' }, (info) => {
+  const server = serve({ fetch: (request) => sandbox!.fetch(request), port, hostname: '127.0.0.1' }, (info) => {
     sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://127.0.0.1:${info.port}`, ...(webhookSecret ? { webhookSecret } : {}) });
     console.log(`rewardbus sandbox on http://127.0.0.1:${info.port} (webhooks ${webhookSecret ? 'signed with SANDBOX_WEBHOOK_SECRET' : 'unsigned: no SANDBOX_WEBHOOK_SECRET'})`);
+  });
+  // A port it cannot listen on is said plainly, not thrown as an unhandled 'error' with a stack.
+  server.once('error', (err: NodeJS.ErrnoException) => {
+    const where = `The sandbox port ${port}`;
+    console.error(
+      err.code === 'EADDRINUSE'
+        ? `${where} is in use on 127.0.0.1: stop what runs there, or choose another (npm run sandbox -- PORT, or SANDBOX_PORT).`
+        : `${where}: cannot listen on 127.0.0.1 (${err.code ?? err.message}); choose another (npm run sandbox -- PORT, or SANDBOX_PORT).`,
+    );
+    process.exit(1);
   });
   return -1;
 }

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -83,6 +84,31 @@ describe('the standalone sandbox in front of a live-mode relay', () => {
       expect(JSON.parse(got[0]!.raw)).toMatchObject({ id, status: 'completed', callbackUrl });
     } finally {
       await new Promise((r) => game.close(r));
+    }
+  });
+});
+
+/** `rewardbus-relay sandbox …args` run to its end: its exit code and what it said. */
+function sandbox(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, relayCommand('sandbox', ...args), { env: { ...process.env, ...env }, timeout: 30_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? (child.exitCode ?? null) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('the standalone sandbox that cannot listen', () => {
+  it('on a port in use says so, naming the port, and exits 1 without a stack trace', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = String((taken.address() as AddressInfo).port);
+    try {
+      const r = await sandbox([port]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr.split('\n')[0]).toBe(`The sandbox port ${port} is in use on 127.0.0.1: stop what runs there, or choose another (npm run sandbox -- PORT, or SANDBOX_PORT).`);
+      expect(r.stderr).not.toContain('    at ');
+    } finally {
+      await new Promise((r) => taken.close(r));
     }
   });
 });
