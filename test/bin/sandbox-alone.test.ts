@@ -111,4 +111,12 @@ describe('the standalone sandbox that cannot listen', () => {
       await new Promise((r) => taken.close(r));
     }
   });
+
+  it('given a port that is no port, names where it came from (SANDBOX_PORT or the command line) and the value', async () => {
+    const [fromEnv, fromArgs] = await Promise.all([sandbox([], { SANDBOX_PORT: 'abc' }), sandbox(['99999'])]);
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr.split('\n')[0]).toBe('SANDBOX_PORT "abc" is not accepted: it must be a whole number from 0 to 65535.');
+    expect(fromArgs.code).toBe(2);
+    expect(fromArgs.stderr.split('\n')[0]).toBe('The sandbox port "99999" is not accepted: it must be a whole number from 0 to 65535. See rewardbus-relay --help.');
+  });
 });
