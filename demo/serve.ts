@@ -63,7 +63,13 @@ export function payoutFromArgs(args: string[], env: NodeJS.ProcessEnv) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { existsSync } = await import('node:fs');
   if (existsSync('.env')) process.loadEnvFile('.env');
-  payoutFromArgs(process.argv.slice(2), process.env);
+  try {
+    payoutFromArgs(process.argv.slice(2), process.env);
+  } catch (err) {
+    // A wrong command line is said in a line, not thrown with a stack.
+    console.error((err as Error).message);
+    process.exit(1);
+  }
   // The demo's daily high-score tournament: demo/tournament.ts posts its results as the game's server.
   process.env.RELAY_CATALOG ??= DEMO_CATALOG;
   process.env.RELAY_GAME_SERVER_SECRET ??= DEMO_GAME_SERVER_SECRET;

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,4 +26,18 @@ it("lets the demo frame the service's ramp widget when it pays through the servi
   const offline = await policy();
   expect(offline).toMatch(/frame-src 'self';/);
   expect(offline).toContain("frame-ancestors 'none'");
+});
+
+/** `npm start -- …args` (node --import tsx demo/serve.ts) run to its end: its exit code and what it said. */
+const npmStart = (args: string[], env: Record<string, string> = {}) =>
+  new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = execFile(process.execPath, ['--import', 'tsx', 'demo/serve.ts', ...args], { env: { ...process.env, PORT: '0', ...env }, timeout: 60_000 }, (err, _out, stderr) =>
+      resolve({ code: err ? (child.exitCode ?? null) : 0, stderr }),
+    );
+  });
+
+it('npm start -- --payout with a mode it does not know says which it takes and exits 1, without a stack trace', { timeout: 60_000 }, async () => {
+  const r = await npmStart(['--payout', 'bogus']);
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim()).toBe('--payout takes balance or instant, not bogus');
 });
