@@ -4,7 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { build } from 'esbuild';
 import { demoBuild } from '../esbuild.config.mjs';
 import { type RunningServer, type ServeOptions, startServer } from '../src/node/start-server.js';
-import { DEFAULT_CATALOG, DEFAULTS, loadConfig, type RelayConfig } from '../src/relay/index.js';
+import { DEFAULT_CATALOG, DEFAULTS, loadConfig, type RelayConfig, SETTINGS } from '../src/relay/index.js';
+import { listenErrorMessage } from '../src/relay/settings-errors.js';
 import type { ReferralProgram } from '../src/wire/relay-api.js';
 import { DEMO_CATALOG, DEMO_GAME_SERVER_SECRET } from './game-server.js';
 
@@ -74,7 +75,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   process.env.RELAY_CATALOG ??= DEMO_CATALOG;
   process.env.RELAY_GAME_SERVER_SECRET ??= DEMO_GAME_SERVER_SECRET;
   const server = await startDemo().catch((err: NodeJS.ErrnoException) => {
-    console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT || DEFAULTS.port} is in use: stop what runs there, or set PORT=…` : err.message);
+    // A listen error names HOST or PORT as the relay's own command does.
+    const port = process.env.PORT || DEFAULTS.port;
+    const listen = listenErrorMessage(err, process.env.HOST || SETTINGS.HOST.default, String(port));
+    console.error(err.code === 'EADDRINUSE' ? `Port ${port} is in use: stop what runs there, or set PORT=…` : (listen ?? err.message));
     process.exit(1);
   });
   console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/${process.env.RELAY_PAYOUT_MODE === 'balance' ? '  (balance mode: earn as a guest, withdraw later)' : ''}`);

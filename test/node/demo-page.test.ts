@@ -41,3 +41,9 @@ it('npm start -- --payout with a mode it does not know says which it takes and e
   expect(r.code).toBe(1);
   expect(r.stderr.trim()).toBe('--payout takes balance or instant, not bogus');
 });
+
+it('npm start on a HOST that is no address of this machine names HOST, as the relay does', { timeout: 60_000 }, async () => {
+  const r = await npmStart([], { HOST: '192.0.2.1' });
+  expect(r.code).toBe(1);
+  expect(r.stderr.split('\n')[0]).toMatch(/^HOST 192\.0\.2\.1 is not an address of this machine/);
+});
