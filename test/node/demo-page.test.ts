@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { startDemo } from '../../demo/serve.js';
 import { createLogger, loadConfig } from '../../src/relay/index.js';
+import { freePort } from '../helpers/processes.js';
 
 const config = (env: Record<string, string> = {}) =>
   loadConfig({ PORT: '0', RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-demo-page-')), WEBHOOK_SECRET: 'whsec_demo-page-test', ...env });
@@ -46,4 +47,19 @@ it('npm start on a HOST that is no address of this machine names HOST, as the re
   const r = await npmStart([], { HOST: '192.0.2.1' });
   expect(r.code).toBe(1);
   expect(r.stderr.split('\n')[0]).toMatch(/^HOST 192\.0\.2\.1 is not an address of this machine/);
+});
+
+// The script npm start prints for today's high scores, run with no relay where it posts: it said only "fetch failed".
+it('demo/tournament.ts with no relay at RELAY_URL names RELAY_URL and where it looked', { timeout: 60_000 }, async () => {
+  const port = await freePort();
+  const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', 'demo/tournament.ts', 'ada:1200'],
+      { env: { ...process.env, RELAY_URL: `http://127.0.0.1:${port}` }, timeout: 60_000 },
+      (err, _out, stderr) => resolve({ code: err ? (child.exitCode ?? null) : 0, stderr }),
+    );
+  });
+  expect(r.code).toBe(1);
+  expect(r.stderr.split('\n')[0]).toMatch(new RegExp(`^No relay answers at RELAY_URL http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`));
 });
