@@ -54,9 +54,9 @@ export async function startDemo(config: RelayConfig = loadConfig(), options: Ser
  */
 export function payoutFromArgs(args: string[], env: NodeJS.ProcessEnv) {
   const i = args.indexOf('--payout');
-  const mode = i < 0 ? undefined : args[i + 1];
-  if (mode === undefined) return;
-  if (mode !== 'balance' && mode !== 'instant') throw new Error(`--payout takes balance or instant, not ${mode}`);
+  if (i < 0) return;
+  const mode = args[i + 1];
+  if (mode !== 'balance' && mode !== 'instant') throw new Error(`--payout takes balance or instant, not ${mode ?? 'nothing'}`);
   env.RELAY_PAYOUT_MODE = mode;
   if (mode === 'balance') env.RELAY_MIN_WITHDRAWAL_SATS ??= '20';
 }

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { startDemo } from '../../demo/serve.js';
+import { payoutFromArgs, startDemo } from '../../demo/serve.js';
 import { createLogger, loadConfig } from '../../src/relay/index.js';
 import { freePort } from '../helpers/processes.js';
 
@@ -62,4 +62,12 @@ it('demo/tournament.ts with no relay at RELAY_URL names RELAY_URL and where it l
   });
   expect(r.code).toBe(1);
   expect(r.stderr.split('\n')[0]).toMatch(new RegExp(`^No relay answers at RELAY_URL http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`));
+});
+
+// `npm start -- --payout` with its value left off started the demo in instant mode, saying nothing.
+it('npm start -- --payout with no mode after it is refused, as an unknown mode is', () => {
+  expect(() => payoutFromArgs(['--payout'], {})).toThrow('--payout takes balance or instant, not nothing');
+  const env: NodeJS.ProcessEnv = {};
+  payoutFromArgs(['--payout', 'balance'], env);
+  expect(env).toEqual({ RELAY_PAYOUT_MODE: 'balance', RELAY_MIN_WITHDRAWAL_SATS: '20' });
 });
