@@ -4,7 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { build } from 'esbuild';
 import { demoBuild } from '../esbuild.config.mjs';
 import { type RunningServer, type ServeOptions, startServer } from '../src/node/start-server.js';
-import { DEFAULT_CATALOG, DEFAULTS, loadConfig, type RelayConfig } from '../src/relay/index.js';
+import { DEFAULT_CATALOG, DEFAULTS, loadConfig, type RelayConfig, SETTINGS } from '../src/relay/index.js';
+import { listenErrorMessage } from '../src/relay/settings-errors.js';
 import type { ReferralProgram } from '../src/wire/relay-api.js';
 import { DEMO_CATALOG, DEMO_GAME_SERVER_SECRET } from './game-server.js';
 
@@ -53,9 +54,9 @@ export async function startDemo(config: RelayConfig = loadConfig(), options: Ser
  */
 export function payoutFromArgs(args: string[], env: NodeJS.ProcessEnv) {
   const i = args.indexOf('--payout');
-  const mode = i < 0 ? undefined : args[i + 1];
-  if (mode === undefined) return;
-  if (mode !== 'balance' && mode !== 'instant') throw new Error(`--payout takes balance or instant, not ${mode}`);
+  if (i < 0) return;
+  const mode = args[i + 1];
+  if (mode !== 'balance' && mode !== 'instant') throw new Error(`--payout takes balance or instant, not ${mode ?? 'nothing'}`);
   env.RELAY_PAYOUT_MODE = mode;
   if (mode === 'balance') env.RELAY_MIN_WITHDRAWAL_SATS ??= '20';
 }
@@ -63,12 +64,21 @@ export function payoutFromArgs(args: string[], env: NodeJS.ProcessEnv) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { existsSync } = await import('node:fs');
   if (existsSync('.env')) process.loadEnvFile('.env');
-  payoutFromArgs(process.argv.slice(2), process.env);
+  try {
+    payoutFromArgs(process.argv.slice(2), process.env);
+  } catch (err) {
+    // A wrong command line is said in a line, not thrown with a stack.
+    console.error((err as Error).message);
+    process.exit(1);
+  }
   // The demo's daily high-score tournament: demo/tournament.ts posts its results as the game's server.
   process.env.RELAY_CATALOG ??= DEMO_CATALOG;
   process.env.RELAY_GAME_SERVER_SECRET ??= DEMO_GAME_SERVER_SECRET;
   const server = await startDemo().catch((err: NodeJS.ErrnoException) => {
-    console.error(err.code === 'EADDRINUSE' ? `Port ${process.env.PORT || DEFAULTS.port} is in use: stop what runs there, or set PORT=…` : err.message);
+    // A listen error names HOST or PORT as the relay's own command does.
+    const port = process.env.PORT || DEFAULTS.port;
+    const listen = listenErrorMessage(err, process.env.HOST || SETTINGS.HOST.default, String(port));
+    console.error(err.code === 'EADDRINUSE' ? `Port ${port} is in use: stop what runs there, or set PORT=…` : (listen ?? err.message));
     process.exit(1);
   });
   console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/${process.env.RELAY_PAYOUT_MODE === 'balance' ? '  (balance mode: earn as a guest, withdraw later)' : ''}`);

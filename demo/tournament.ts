@@ -38,7 +38,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.log(`${posted.tournamentId} ${posted.period}:`);
     for (const r of posted.rewards) console.log(`  ${r.place}. ${r.userId}  ${r.sats} sats  ${r.status}`);
   } catch (err) {
-    console.error((err as Error).message);
+    // fetch says only "fetch failed" when nothing answers: say where it looked, and what to do.
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    const unreached = err instanceof TypeError && err.message === 'fetch failed';
+    console.error(
+      unreached ? `No relay answers at RELAY_URL ${url} (${cause ?? 'fetch failed'}): start it with npm start, or set RELAY_URL to where it runs.` : (err as Error).message,
+    );
     process.exit(1);
   }
 }

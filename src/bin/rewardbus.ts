@@ -93,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
       }
       return start();
     case 'sandbox':
-      return sandboxAlone(Number(sub ?? values.port ?? (process.env.SANDBOX_PORT || SANDBOX_SETTINGS.SANDBOX_PORT.default)));
+      return sandboxAlone(sub ?? values.port, process.env.SANDBOX_PORT || SANDBOX_SETTINGS.SANDBOX_PORT.default);
     case 'review':
       return review(sub, rest, values.by);
     case 'tournament':
@@ -153,11 +153,16 @@ async function start(): Promise<number> {
   return -1;
 }
 
-async function sandboxAlone(port: number): Promise<number> {
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    console.error('The sandbox port is a number from 0 to 65535.');
+/** `given`: the command line's port, if any (--port is checked already); else `setting`, SANDBOX_PORT's. */
+async function sandboxAlone(given: string | undefined, setting: string): Promise<number> {
+  const raw = given ?? setting;
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
+    // Named as it was given, so the one to fix is plain.
+    const accepted = 'is not accepted: it must be a whole number from 0 to 65535.';
+    console.error(given === undefined ? `SANDBOX_PORT ${JSON.stringify(raw)} ${accepted}` : `The sandbox port ${JSON.stringify(raw)} ${accepted} See rewardbus-relay --help.`);
     return 2;
   }
+  const port = Number(raw);
   // Several keys, comma-separated, while one is rotated out: all are accepted.
   const [apiKey = SANDBOX_SETTINGS.SANDBOX_API_KEY.default, ...moreApiKeys] = secretList(process.env.SANDBOX_API_KEY);
   // Signs its webhooks and withdrawal callbacks as the relay's WEBHOOK_SECRET verifies them; a
@@ -166,9 +171,19 @@ async function sandboxAlone(port: number): Promise<number> {
   // Its widget_url names the port it listens on, known only once it listens (`sandbox 0` picks
   // one): made then, before any connection can be taken.
   let sandbox: Sandbox | undefined;
-  serve({ fetch: (request) => sandbox!.fetch(request), port, hostname: '127.0.0.1' }, (info) => {
+  const server = serve({ fetch: (request) => sandbox!.fetch(request), port, hostname: '127.0.0.1' }, (info) => {
     sandbox = createSandbox({ apiKey, moreApiKeys, publicUrl: `http://127.0.0.1:${info.port}`, ...(webhookSecret ? { webhookSecret } : {}) });
     console.log(`rewardbus sandbox on http://127.0.0.1:${info.port} (webhooks ${webhookSecret ? 'signed with SANDBOX_WEBHOOK_SECRET' : 'unsigned: no SANDBOX_WEBHOOK_SECRET'})`);
+  });
+  // A port it cannot listen on is said plainly, not thrown as an unhandled 'error' with a stack.
+  server.once('error', (err: NodeJS.ErrnoException) => {
+    const where = `The sandbox port ${port}`;
+    console.error(
+      err.code === 'EADDRINUSE'
+        ? `${where} is in use on 127.0.0.1: stop what runs there, or choose another (npm run sandbox -- PORT, or SANDBOX_PORT).`
+        : `${where}: cannot listen on 127.0.0.1 (${err.code ?? err.message}); choose another (npm run sandbox -- PORT, or SANDBOX_PORT).`,
+    );
+    process.exit(1);
   });
   return -1;
 }

@@ -70,9 +70,12 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
 
   override stop() {
     this.#unsubscribe.splice(0).forEach((off) => off());
-    if (this.#toastsOn) this.game.scene?.remove(TOAST_SCENE_KEY);
+    // game.destroy() destroys the scenes and their manager before the plugins: then there is
+    // nothing to remove, and removing from it throws (leaving the bus running and the canvas up).
+    const scenes = this.game.scene?.game ? this.game.scene : undefined;
+    if (this.#toastsOn) scenes?.remove(TOAST_SCENE_KEY);
     this.#toastsOn = false;
-    if (this.#badge) this.game.scene?.remove(BALANCE_SCENE_KEY);
+    if (this.#badge) scenes?.remove(BALANCE_SCENE_KEY);
     this.#badge = false;
     this.#bus?.destroy();
     this.#bus = undefined;

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -84,5 +85,38 @@ describe('the standalone sandbox in front of a live-mode relay', () => {
     } finally {
       await new Promise((r) => game.close(r));
     }
+  });
+});
+
+/** `rewardbus-relay sandbox …args` run to its end: its exit code and what it said. */
+function sandbox(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, relayCommand('sandbox', ...args), { env: { ...process.env, ...env }, timeout: 30_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? (child.exitCode ?? null) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('the standalone sandbox that cannot listen', () => {
+  it('on a port in use says so, naming the port, and exits 1 without a stack trace', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = String((taken.address() as AddressInfo).port);
+    try {
+      const r = await sandbox([port]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr.split('\n')[0]).toBe(`The sandbox port ${port} is in use on 127.0.0.1: stop what runs there, or choose another (npm run sandbox -- PORT, or SANDBOX_PORT).`);
+      expect(r.stderr).not.toContain('    at ');
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
+  });
+
+  it('given a port that is no port, names where it came from (SANDBOX_PORT or the command line) and the value', async () => {
+    const [fromEnv, fromArgs] = await Promise.all([sandbox([], { SANDBOX_PORT: 'abc' }), sandbox(['99999'])]);
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr.split('\n')[0]).toBe('SANDBOX_PORT "abc" is not accepted: it must be a whole number from 0 to 65535.');
+    expect(fromArgs.code).toBe(2);
+    expect(fromArgs.stderr.split('\n')[0]).toBe('The sandbox port "99999" is not accepted: it must be a whole number from 0 to 65535. See rewardbus-relay --help.');
   });
 });

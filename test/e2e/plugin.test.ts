@@ -10,7 +10,12 @@ let server: RunningServer;
 let browser: Browser;
 
 type PageWindow = typeof globalThis & {
-  game: { scene: { isActive(key: string): boolean; start(key: string): void; getScene(key: string): unknown }; plugins: { stop(key: string): void; start(key: string): unknown } };
+  game: {
+    scene: { isActive(key: string): boolean; start(key: string): void; getScene(key: string): unknown };
+    plugins: { stop(key: string): void; start(key: string): unknown };
+    destroy(removeCanvas: boolean): void;
+  };
+  destroyed?: RewardBusPlugin;
   topScene(): string | undefined;
   rewardsOf(key: string): unknown;
   plugin(): RewardBusPlugin | null;
@@ -112,6 +117,33 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
     await page.evaluate(() => (globalThis as PageWindow).game.plugins.start('rewards'));
     await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
     expect(await page.evaluate(() => (globalThis as PageWindow).plugin()!.bus.eventNames().length)).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  // game.destroy(true): Phaser destroys the scenes, then the plugins; the plugin's stop removed its
+  // toast scene from a scene manager already destroyed, threw, and left the bus running and the canvas on the page.
+  it('stops its bus when the game is destroyed, and lets Phaser finish destroying the game', async () => {
+    const page = await open();
+    const errors = watchPageErrors(page);
+    await page.evaluate(() => {
+      const w = globalThis as PageWindow;
+      w.destroyed = w.plugin()!;
+      w.game.destroy(true);
+    });
+    await expect
+      .poll(() =>
+        page.evaluate(() => {
+          let bus = 'running';
+          try {
+            (globalThis as PageWindow).destroyed!.bus;
+          } catch (err) {
+            bus = (err as Error).message;
+          }
+          return { canvas: document.querySelector('canvas') !== null, bus };
+        }),
+      )
+      .toEqual({ canvas: false, bus: 'RewardBusPlugin is not started' });
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -1,9 +1,11 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { startDemo } from '../../demo/serve.js';
+import { payoutFromArgs, startDemo } from '../../demo/serve.js';
 import { createLogger, loadConfig } from '../../src/relay/index.js';
+import { freePort } from '../helpers/processes.js';
 
 const config = (env: Record<string, string> = {}) =>
   loadConfig({ PORT: '0', RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-demo-page-')), WEBHOOK_SECRET: 'whsec_demo-page-test', ...env });
@@ -25,4 +27,47 @@ it("lets the demo frame the service's ramp widget when it pays through the servi
   const offline = await policy();
   expect(offline).toMatch(/frame-src 'self';/);
   expect(offline).toContain("frame-ancestors 'none'");
+});
+
+/** `npm start -- …args` (node --import tsx demo/serve.ts) run to its end: its exit code and what it said. */
+const npmStart = (args: string[], env: Record<string, string> = {}) =>
+  new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = execFile(process.execPath, ['--import', 'tsx', 'demo/serve.ts', ...args], { env: { ...process.env, PORT: '0', ...env }, timeout: 60_000 }, (err, _out, stderr) =>
+      resolve({ code: err ? (child.exitCode ?? null) : 0, stderr }),
+    );
+  });
+
+it('npm start -- --payout with a mode it does not know says which it takes and exits 1, without a stack trace', { timeout: 60_000 }, async () => {
+  const r = await npmStart(['--payout', 'bogus']);
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim()).toBe('--payout takes balance or instant, not bogus');
+});
+
+it('npm start on a HOST that is no address of this machine names HOST, as the relay does', { timeout: 60_000 }, async () => {
+  const r = await npmStart([], { HOST: '192.0.2.1' });
+  expect(r.code).toBe(1);
+  expect(r.stderr.split('\n')[0]).toMatch(/^HOST 192\.0\.2\.1 is not an address of this machine/);
+});
+
+// The script npm start prints for today's high scores, run with no relay where it posts: it said only "fetch failed".
+it('demo/tournament.ts with no relay at RELAY_URL names RELAY_URL and where it looked', { timeout: 60_000 }, async () => {
+  const port = await freePort();
+  const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', 'demo/tournament.ts', 'ada:1200'],
+      { env: { ...process.env, RELAY_URL: `http://127.0.0.1:${port}` }, timeout: 60_000 },
+      (err, _out, stderr) => resolve({ code: err ? (child.exitCode ?? null) : 0, stderr }),
+    );
+  });
+  expect(r.code).toBe(1);
+  expect(r.stderr.split('\n')[0]).toMatch(new RegExp(`^No relay answers at RELAY_URL http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`));
+});
+
+// `npm start -- --payout` with its value left off started the demo in instant mode, saying nothing.
+it('npm start -- --payout with no mode after it is refused, as an unknown mode is', () => {
+  expect(() => payoutFromArgs(['--payout'], {})).toThrow('--payout takes balance or instant, not nothing');
+  const env: NodeJS.ProcessEnv = {};
+  payoutFromArgs(['--payout', 'balance'], env);
+  expect(env).toEqual({ RELAY_PAYOUT_MODE: 'balance', RELAY_MIN_WITHDRAWAL_SATS: '20' });
 });
