@@ -140,7 +140,8 @@ describe('balance mode on the game side', () => {
     await expect(b.withdraw(50)).rejects.toMatchObject({ code: 'insufficient_balance' });
   });
 
-  it('sends a withdrawal again under the same key while nothing was paid, and pays it once', async () => {
+  /** Ada's bus, its requests through a recordingFetch, with first-coin's 21 sats credited. */
+  async function adaCredited() {
     const relay = await start(balanceMode);
     const net = recordingFetch();
     const b = bus({ fetch: net.fetch });
@@ -148,6 +149,11 @@ describe('balance mode on the game side', () => {
     const credited = next(b, 'reward:credited');
     b.unlock('first-coin');
     await credited;
+    return { relay, net, b };
+  }
+
+  it('sends a withdrawal again under the same key while nothing was paid, and pays it once', async () => {
+    const { relay, net, b } = await adaCredited();
     net.failWithdrawals = 2;
     net.failWith = 'status';
     const w = await b.withdraw();
@@ -163,13 +169,7 @@ describe('balance mode on the game side', () => {
   });
 
   it('sends a withdrawal again under the same key when a proxy answers 5xx after the relay paid it, and is answered paid: one payment', async () => {
-    const relay = await start(balanceMode);
-    const net = recordingFetch();
-    const b = bus({ fetch: net.fetch });
-    await b.link('ada');
-    const credited = next(b, 'reward:credited');
-    b.unlock('first-coin');
-    await credited;
+    const { relay, net, b } = await adaCredited();
     net.failWithdrawals = 1;
     net.failWith = 'gateway';
     expect(await b.withdraw()).toMatchObject({ sats: 21, status: 'paid' });

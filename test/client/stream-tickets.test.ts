@@ -16,32 +16,37 @@ afterEach(async () => {
   relay = undefined;
 });
 
+/**
+ * Alice's bus listening on its stream (the relay counts it open), and her other device, whose
+ * first-coin the bus has heard on it.
+ */
+async function aliceListening(options?: Parameters<typeof startTestRelay>[1]) {
+  const r = await startTestRelay({}, options);
+  relay = r;
+  const stream = fetchEventSource();
+  const b = createRewardBus({ relayUrl: r.url, storage: memoryStorage(), eventSource: stream.Source });
+  buses.push(b);
+  const heard: RewardOutcome[] = [];
+  b.on('reward:paid', (o) => heard.push(o));
+  const { token } = await b.link('alice');
+  const other = await r.link('alice');
+  await expect.poll(() => stream.urls.length).toBe(1);
+  const open = async () =>
+    (await fetch(`${r.url}/metrics`, { headers: { authorization: `Bearer ${r.adminToken}` } }).then((x) => x.text())).match(/rewardbus_event_streams_open (\d+)/)?.[1];
+  await expect.poll(open).toBe('1');
+  expect((await r.claim(other.token, { achievementId: 'first-coin' })).status).toBe(201);
+  await expect.poll(() => heard.map((o) => o.record?.achievementId)).toEqual(['first-coin']);
+  return { stream, b, heard, token, other };
+}
+
 describe("the client's event stream", () => {
   it('Tokens in logs: the bus opens its stream with a ticket, never its token in the URL; a dropped stream reconnects with a new ticket and resumes', async () => {
-    relay = await startTestRelay();
-    const stream = fetchEventSource();
-    const b = createRewardBus({ relayUrl: relay.url, storage: memoryStorage(), eventSource: stream.Source });
-    buses.push(b);
-    const heard: RewardOutcome[] = [];
-    b.on('reward:paid', (o) => heard.push(o));
-    const { token } = await b.link('alice');
     // Another device of the same player claims: this bus hears it on its stream.
-    const other = await relay.link('alice');
-    await expect.poll(() => stream.urls.length).toBe(1);
-    await expect
-      .poll(
-        async () =>
-          (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${relay!.adminToken}` } }).then((r) => r.text())).match(
-            /rewardbus_event_streams_open (\d+)/,
-          )?.[1],
-      )
-      .toBe('1');
-    expect((await relay.claim(other.token, { achievementId: 'first-coin' })).status).toBe(201);
-    await expect.poll(() => heard.map((o) => o.record?.achievementId)).toEqual(['first-coin']);
+    const { stream, heard, token, other } = await aliceListening();
 
     stream.drop();
     await expect.poll(() => stream.urls.length, { timeout: 10_000 }).toBe(2);
-    expect((await relay.claim(other.token, { achievementId: 'daily-login' })).status).toBe(201);
+    expect((await relay!.claim(other.token, { achievementId: 'daily-login' })).status).toBe(201);
     await expect.poll(() => heard.map((o) => o.record?.achievementId), { timeout: 10_000 }).toEqual(['first-coin', 'daily-login']);
 
     const [first, second] = stream.urls.map((u) => new URL(u));
@@ -57,25 +62,7 @@ describe("the client's event stream", () => {
 
   it('reopens the stream on a renewed token resuming after the last event heard, so nothing said between the two is lost', async () => {
     // Tokens that live 30 s: the bus renews one within its last minute, so every claim links again first.
-    relay = await startTestRelay({}, { relay: { tokenTtlMs: 30_000 } });
-    const stream = fetchEventSource();
-    const b = createRewardBus({ relayUrl: relay.url, storage: memoryStorage(), eventSource: stream.Source });
-    buses.push(b);
-    const heard: RewardOutcome[] = [];
-    b.on('reward:paid', (o) => heard.push(o));
-    const { token } = await b.link('alice');
-    const other = await relay.link('alice');
-    await expect.poll(() => stream.urls.length).toBe(1);
-    await expect
-      .poll(
-        async () =>
-          (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${relay!.adminToken}` } }).then((r) => r.text())).match(
-            /rewardbus_event_streams_open (\d+)/,
-          )?.[1],
-      )
-      .toBe('1');
-    expect((await relay.claim(other.token, { achievementId: 'first-coin' })).status).toBe(201);
-    await expect.poll(() => heard.map((o) => o.record?.achievementId)).toEqual(['first-coin']);
+    const { b, stream, heard, token } = await aliceListening({ relay: { tokenTtlMs: 30_000 } });
 
     b.unlock('daily-login');
     await expect.poll(() => heard.map((o) => o.record?.achievementId)).toEqual(['first-coin', 'daily-login']);
@@ -85,25 +72,7 @@ describe("the client's event stream", () => {
   });
 
   it('reopens the stream when the game links the same player again, resuming after the last event heard', async () => {
-    relay = await startTestRelay();
-    const stream = fetchEventSource();
-    const b = createRewardBus({ relayUrl: relay.url, storage: memoryStorage(), eventSource: stream.Source });
-    buses.push(b);
-    const heard: RewardOutcome[] = [];
-    b.on('reward:paid', (o) => heard.push(o));
-    await b.link('alice');
-    const other = await relay.link('alice');
-    await expect.poll(() => stream.urls.length).toBe(1);
-    await expect
-      .poll(
-        async () =>
-          (await fetch(`${relay!.url}/metrics`, { headers: { authorization: `Bearer ${relay!.adminToken}` } }).then((r) => r.text())).match(
-            /rewardbus_event_streams_open (\d+)/,
-          )?.[1],
-      )
-      .toBe('1');
-    expect((await relay.claim(other.token, { achievementId: 'first-coin' })).status).toBe(201);
-    await expect.poll(() => heard.map((o) => o.record?.achievementId)).toEqual(['first-coin']);
+    const { b, stream } = await aliceListening();
 
     // A game that calls link() on each start, or again from its menu.
     await b.link('alice');

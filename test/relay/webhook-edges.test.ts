@@ -61,18 +61,24 @@ describe('webhook timestamps are a real time or a 400', () => {
   });
 });
 
+/** A relay on this store (its webhook secret set) with a player's ramp session open: the session's reference id. */
+async function rampSessionOn(store: string): Promise<string> {
+  const database: Record<string, string> =
+    store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl, { migrated: true }), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
+  const r = await startTestRelay({ WEBHOOK_SECRET: SECRET, ...database });
+  relay = r;
+  const player = await r.link('buyer');
+  const opened = await fetch(`${r.url}/v1/ramp-sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}` },
+    body: '{"email":"b@example.com"}',
+  });
+  return r.sandbox!.rampSessions.get(((await opened.json()) as RampSession).widgetUrl.split('/').pop()!)!.referenceId!;
+}
+
 describe.each([['SQLite'], ['PostgreSQL']])('ids the database could not keep, on %s', (store) => {
   it.runIf(store === 'SQLite' || postgresUrl)('refuses a NUL byte in the id, type, reference or data, and an id over 512 characters, with 400', async () => {
-    const database: Record<string, string> =
-      store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl, { migrated: true }), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
-    relay = await startTestRelay({ WEBHOOK_SECRET: SECRET, ...database });
-    const player = await relay.link('buyer');
-    const r = await fetch(`${relay.url}/v1/ramp-sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}` },
-      body: '{"email":"b@example.com"}',
-    });
-    const reference_id = relay.sandbox!.rampSessions.get(((await r.json()) as RampSession).widgetUrl.split('/').pop()!)!.referenceId!;
+    const reference_id = await rampSessionOn(store);
     for (const body of [
       { id: 'evt\u0000', type: 'ramp.kyc.completed', data: {} },
       { id: 'evt-t', type: 'ramp.kyc.completed\u0000', data: {} },
@@ -88,16 +94,7 @@ describe.each([['SQLite'], ['PostgreSQL']])('ids the database could not keep, on
   });
 
   it.runIf(store === 'SQLite' || postgresUrl)('refuses an amount nested deeper than anything the event could hold (within 64 KiB) with 400, not 500', async () => {
-    const database: Record<string, string> =
-      store === 'PostgreSQL' ? { RELAY_DATABASE_URL: await freshDatabase(postgresUrl, { migrated: true }), RELAY_SECRET: 'pg-relay-secret-of-at-least-32-characters' } : {};
-    relay = await startTestRelay({ WEBHOOK_SECRET: SECRET, ...database });
-    const player = await relay.link('buyer');
-    const r = await fetch(`${relay.url}/v1/ramp-sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${player.token}` },
-      body: '{"email":"b@example.com"}',
-    });
-    const reference_id = relay.sandbox!.rampSessions.get(((await r.json()) as RampSession).widgetUrl.split('/').pop()!)!.referenceId!;
+    const reference_id = await rampSessionOn(store);
     const raw = `{"id":"evt-deep","type":"ramp.purchase.completed","data":{"reference_id":"${reference_id}","currency":"SATS","amount":${'['.repeat(20_000)}${']'.repeat(20_000)}}}`;
     const answer = await deliverRaw(raw);
     expect([answer.status, answer.body.code]).toEqual([400, 'bad_request']);

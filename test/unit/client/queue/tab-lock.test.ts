@@ -15,6 +15,37 @@ function tabs(n: number) {
   return all;
 }
 
+const player: PlayerSession = { userId: 'u1', gamertag: 'alice', token: 'tok', expiresAt: '2999-01-01T00:00:00.000Z' };
+
+/** One tab's queue on `storage`, claiming through `claim` (one intent a request), telling `settled` what it settled. */
+function queueOn(storage: RewardStorage, claim: RelayClient['claim'], settled: string[]): IntentQueue {
+  return new IntentQueue(
+    {
+      storage,
+      writes: createWriteBatch(storage, (err) => {
+        throw err;
+      }),
+      relay: { claim, batchMax: 1 } as unknown as RelayClient,
+      sessions: { current: player, forUser: async () => player, expire: () => undefined },
+      earned: new LastEarned(() => undefined),
+      lockName: 'game',
+      tab: 'tab-1',
+      knock: () => undefined,
+      concurrency: 6,
+      retry: { baseMs: 5, maxMs: 20 },
+    },
+    {
+      sent: () => undefined,
+      waiting: () => undefined,
+      settled: (i) => settled.push(i.id),
+      reachable: () => undefined,
+      error: (err) => {
+        throw err;
+      },
+    },
+  );
+}
+
 afterEach(() => vi.unstubAllGlobals());
 
 describe('TabLock (Web Locks, and a channel to knock on)', () => {
@@ -67,7 +98,6 @@ describe('TabLock (Web Locks, and a channel to knock on)', () => {
 });
 
 describe('IntentQueue keeping the lock', () => {
-  const player: PlayerSession = { userId: 'u1', gamertag: 'alice', token: 'tok', expiresAt: '2999-01-01T00:00:00.000Z' };
   let n = 0;
   const intent = (): RewardIntent => ({ id: `i-${++n}`, achievementId: 'coin', occurredAt: new Date().toISOString(), userId: 'u1', attempts: 0, nextAttemptAt: 0 });
 
@@ -101,31 +131,7 @@ describe('IntentQueue keeping the lock', () => {
       return { ok: true, status: 201, body: { id: `r-${key}`, idempotencyKey: key, achievementId: 'coin', userId: 'u1', sats: 1, status: 'paid', createdAt: '' } as RewardRecord };
     });
     const settled: string[] = [];
-    const queue: IntentQueue = new IntentQueue(
-      {
-        storage: counted,
-        writes: createWriteBatch(counted, (err) => {
-          throw err;
-        }),
-        relay: { claim, batchMax: 1 } as unknown as RelayClient,
-        sessions: { current: player, forUser: async () => player, expire: () => undefined },
-        earned: new LastEarned(() => undefined),
-        lockName: 'game',
-        tab: 'tab-1',
-        knock: () => undefined,
-        concurrency: 6,
-        retry: { baseMs: 5, maxMs: 20 },
-      },
-      {
-        sent: () => undefined,
-        waiting: () => undefined,
-        settled: (i) => settled.push(i.id),
-        reachable: () => undefined,
-        error: (err) => {
-          throw err;
-        },
-      },
-    );
+    const queue = queueOn(counted, claim, settled);
     for (let i = 0; i < 3; i++) {
       const one = intent();
       // The first takes the lock, so the queue is read back after the write: only later ones go as they are stored.
@@ -168,31 +174,7 @@ describe('IntentQueue keeping the lock', () => {
       body: { id: `r-${key}`, idempotencyKey: key, achievementId: 'coin', userId: 'u1', sats: 1, status: 'paid', createdAt: '' } as RewardRecord,
     }));
     const settled: string[] = [];
-    const queue: IntentQueue = new IntentQueue(
-      {
-        storage: slow,
-        writes: createWriteBatch(slow, (err) => {
-          throw err;
-        }),
-        relay: { claim, batchMax: 1 } as unknown as RelayClient,
-        sessions: { current: player, forUser: async () => player, expire: () => undefined },
-        earned: new LastEarned(() => undefined),
-        lockName: 'game',
-        tab: 'tab-1',
-        knock: () => undefined,
-        concurrency: 6,
-        retry: { baseMs: 5, maxMs: 20 },
-      },
-      {
-        sent: () => undefined,
-        waiting: () => undefined,
-        settled: (i) => settled.push(i.id),
-        reachable: () => undefined,
-        error: (err) => {
-          throw err;
-        },
-      },
-    );
+    const queue = queueOn(slow, claim, settled);
     const first = intent();
     queue.add(first);
     await readAsked;
