@@ -126,7 +126,7 @@ export class Courier {
       },
       {
         sent: (intent, attempt) => this.#bus.emit('reward:sent', { intent, attempt }),
-        waiting: (intent, retryAt) => this.#bus.emit('reward:waiting', { intent, retryAt, reason: 'too_early' }),
+        waiting: (e) => this.#bus.emit('reward:waiting', e),
         settled: (intent, event, record, reason) => this.#outcomes.settle(this.#outcome(intent, record, reason, false), event),
         reachable: (online) => {
           // A catalog the relay could not give at start comes now (and with it, batched claims).

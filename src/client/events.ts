@@ -24,6 +24,12 @@ export interface RewardIntent {
    * played long enough yet (`too_early`). Coming back online does not hurry it.
    */
   notBefore?: number;
+  /**
+   * Balance mode: the relay said a guest cannot claim this achievement, paid at once to a
+   * gamertag (`gamertag_required`). Kept, and not sent while the player is that guest; link()
+   * makes it the player's and sends it again, with the same key.
+   */
+  waitsForGamertag?: true;
 }
 
 /** `link()`'s options. */
@@ -87,6 +93,12 @@ export interface WithdrawalOutcome {
 /** How the ramp widget ended: from openRamp(), or told by rampEnded(). */
 export type RampResult = { type: 'success'; data: unknown } | { type: 'error'; error: unknown } | { type: 'close' };
 
+/**
+ * An intent kept and sent again later (`reward:waiting`), by `reason`: `too_early`, at `retryAt`
+ * (ms since the epoch, this device's clock); `gamertag_required`, once the guest links a gamertag.
+ */
+export type RewardWaiting = { intent: RewardIntent; retryAt: number; reason: 'too_early' } | { intent: RewardIntent; reason: 'gamertag_required' };
+
 /** Every event the bus emits, and its listener's signature. */
 export interface RewardBusEvents {
   /** Stored on this device; `offline` when the relay cannot be reached right now. */
@@ -117,11 +129,13 @@ export interface RewardBusEvents {
    */
   'reward:held': (e: RewardOutcome) => void;
   /**
-   * The relay said the player has not played long enough for it yet (the catalog's
-   * `minPlaySeconds`; 425 `too_early`): the intent stays queued and is sent again, with the same
-   * key, at `retryAt` (ms since the epoch, this device's clock). Nothing is lost; not an error.
+   * The intent stays queued and is sent again, with the same key; nothing is lost, not an error.
+   * `too_early`: the player has not played long enough for it yet (the catalog's
+   * `minPlaySeconds`; 425), sent at `retryAt` (ms since the epoch, this device's clock).
+   * `gamertag_required` (balance mode): a guest unlocked an achievement paid at once, to a
+   * gamertag (403); sent once the player links one with link(). Read `retryAt` after `reason`.
    */
-  'reward:waiting': (e: { intent: RewardIntent; retryAt: number; reason: 'too_early' }) => void;
+  'reward:waiting': (e: RewardWaiting) => void;
   /** unlock() made no request: the player cannot earn it now (once-only, daily, cooldown, unknown). */
   'reward:skipped': (e: { achievementId: string; reason: string; retryAt?: number }) => void;
   'player:linked': (player: PlayerSession) => void;

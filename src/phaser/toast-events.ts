@@ -4,7 +4,7 @@ import type { Toast, ToastEvent } from './toast-types.js';
 
 export type { ToastEvent } from './toast-types.js';
 
-import { toastText, waitingText, withdrawalText } from './toast-text.js';
+import { gamertagWaitText, toastText, waitingText, withdrawalText } from './toast-text.js';
 
 /** A credit's toast waits this long for the balance after it, then goes without. */
 const CREDIT_WAITS_MS = 3000;
@@ -40,7 +40,8 @@ export function toastEvents(p: ToastSource) {
       ...(o.reason ? { reason: o.reason } : {}),
     });
   };
-  // Sent before the player's play time: said once per intent, with when it will be paid.
+  // Sent before the player's play time, or by a guest for a gamertag's payout: said once per
+  // intent, with when it will be paid.
   const waited = new Set<string>();
   // Each intent that has to wait for the network says so once: at unlock when the relay is
   // known to be out of reach, or when its first send finds that out.
@@ -78,18 +79,19 @@ export function toastEvents(p: ToastSource) {
     'reward:failed': (o) => outcome(o, 'reward:failed'),
     'reward:review': (o) => outcome(o, 'reward:review'),
     'reward:held': (o) => outcome(o, 'reward:held'),
-    'reward:waiting': ({ intent, retryAt }) => {
+    'reward:waiting': (e) => {
+      const { intent } = e;
       if (waited.has(intent.id)) return;
       waited.add(intent.id);
       const id = intent.achievementId;
       const entry = p.entry(id);
       p.toast({
         variant: 'waiting',
-        text: waitingText(title(id), retryAt, Date.now(), entry?.minPlaySeconds),
+        text: e.reason === 'too_early' ? waitingText(title(id), e.retryAt, Date.now(), entry?.minPlaySeconds) : gamertagWaitText(title(id)),
         sats: entry?.sats ?? 0,
         gamertag: p.gamertag(),
         achievementId: id,
-        reason: 'too_early',
+        reason: e.reason,
       });
     },
     'reward:queued': ({ intent }) => queued(intent),

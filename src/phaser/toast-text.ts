@@ -57,6 +57,9 @@ export function waitingText(title: string, retryAt: number, now: number, minPlay
   return minPlaySeconds ? `${title}: ${minPlaySeconds} s of play needed` : `${title}: paid in ${Math.max(1, Math.ceil((retryAt - now) / 1000))} s`;
 }
 
+/** What a guest's unlock of an achievement paid at once says (`reward:waiting`, `gamertag_required`): kept until it links one. */
+export const gamertagWaitText = (title: string) => `${title}: saved, paid once you claim your sats with a gamertag`;
+
 /** What a withdrawal's toast says: "Withdrew 500 sats → ada", or why it failed or waits. */
 export function withdrawalText(event: 'withdrawal:paid' | 'withdrawal:failed' | 'withdrawal:review', { withdrawal: w, gamertag }: WithdrawalOutcome): string {
   if (event === 'withdrawal:paid') return `Withdrew ${w.sats} sats → ${gamertag}`;

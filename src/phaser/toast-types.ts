@@ -3,7 +3,7 @@ import type * as Phaser from 'phaser';
 // What a toast is, and the stack the scene keeps them in: shared by the scene (toast-scene.ts) and
 // the drawing it loads with the first toast (toast-drawing.ts), so neither imports the other.
 
-/** `held`: waiting for an operator's approval; `waiting`: for the player's play time; `credited`: to the balance (balance mode). */
+/** `held`: waiting for an operator's approval; `waiting`: for the player's play time, or a guest's gamertag; `credited`: to the balance (balance mode). */
 export type ToastVariant = 'queued' | 'paid' | 'credited' | 'rejected' | 'failed' | 'review' | 'held' | 'waiting' | 'info';
 
 /** What a toast says; a custom renderer draws it its own way. */

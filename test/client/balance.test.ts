@@ -1,10 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryStorage, RewardBusError, type RewardBusEvents } from '../../src/client/node.js';
-import { busesOnTestRelay, fetchEventSource, next } from '../helpers/client.js';
+import { DEFAULT_CATALOG } from '../../src/relay/index.js';
+import { busesOnTestRelay, controlledFetch, fetchEventSource, next } from '../helpers/client.js';
 import { fakeLocks } from '../helpers/web-locks.js';
 
 const balanceMode = { RELAY_PAYOUT_MODE: 'balance', RELAY_MIN_WITHDRAWAL_SATS: '10' };
+/** A mixed catalog: the demo's, credited, and one achievement paid at once, to a gamertag. */
+const mixed = { relay: { catalog: [...DEFAULT_CATALOG, { id: 'gem', title: 'Gem', sats: 5, repeat: { kind: 'cooldown' as const, seconds: 0 }, payout: 'instant' as const }] } };
 
 /** A fetch that records each request as `METHOD /path` and can answer the next withdrawals itself. */
 function recordingFetch() {
@@ -277,6 +280,79 @@ describe('balance mode on the game side', () => {
     expect(b.pending()).toEqual([]);
     expect((await b.balance()).sats).toBe(31);
     expect(net.seen.filter((l) => l === 'POST /v1/players')).toHaveLength(2);
+  });
+
+  it("keeps a guest's achievement paid at once, parked and asked once, across a reload, and has it paid to the player once the guest links", async () => {
+    const relay = await start(balanceMode, mixed);
+    const storage = memoryStorage();
+    const net = controlledFetch();
+    const said: string[] = [];
+    const listen = (b: ReturnType<typeof bus>) => {
+      b.on('reward:credited', (o) => said.push(`credited ${o.intent.achievementId}`));
+      b.on('reward:rejected', (o) => said.push(`rejected ${o.intent.achievementId} ${o.reason}`));
+      b.on('reward:paid', (o) => said.push(`paid ${o.intent.achievementId} ${o.sats} ${o.gamertag}`));
+      b.on('reward:waiting', (e) => said.push(`waiting ${e.intent.achievementId} ${e.reason}`));
+    };
+    const first = bus({ storage, fetch: net.fetch });
+    listen(first);
+    first.unlock('first-coin');
+    await expect.poll(() => said).toContain('credited first-coin');
+    const id = first.unlock('gem')!;
+    await expect.poll(() => said).toContain('waiting gem gamertag_required');
+    expect(first.pending().map((i) => [i.id, i.waitsForGamertag])).toEqual([[id, true]]);
+    // The guest plays on: other claims go, the parked one is not asked again (its retry time long past).
+    first.unlock('daily-login');
+    await expect.poll(() => said).toContain('credited daily-login');
+    await first.flush();
+    await delay(300);
+    await first.flush();
+    expect(net.claims.get(id)).toBe(1);
+
+    // A reload: the same storage, a new bus. Still parked, still not asked.
+    first.destroy();
+    const b = bus({ storage, fetch: net.fetch });
+    listen(b);
+    await b.ready;
+    await b.flush();
+    await delay(300);
+    expect(b.pending().map((i) => [i.id, i.waitsForGamertag])).toEqual([[id, true]]);
+    expect(net.claims.get(id)).toBe(1);
+    expect(relay.sandbox!.payments()).toEqual([]);
+
+    // Linked: the same intent, under the same key, is the player's and paid to the gamertag once.
+    const player = await b.link('ada');
+    expect(player.merge).toMatchObject({ moved: 2, movedSats: 31 });
+    await expect.poll(() => said).toContain('paid gem 5 ada');
+    expect(net.claims.get(id)).toBe(2);
+    expect(b.pending()).toEqual([]);
+    expect((await b.history()).find((r) => r.idempotencyKey === id)).toMatchObject({ status: 'paid', userId: player.userId, sats: 5 });
+    expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '5000']]);
+    expect(said.filter((s) => s.startsWith('rejected'))).toEqual([]);
+    expect(said.filter((s) => s.includes('gem'))).toEqual(['waiting gem gamertag_required', 'paid gem 5 ada']);
+  });
+
+  it("has a guest's achievement paid at once, parked in one tab, paid once when another tab links the gamertag", async () => {
+    vi.stubGlobal('navigator', { locks: fakeLocks().locks });
+    const relay = await start(balanceMode, mixed);
+    const storage = memoryStorage();
+    const net = controlledFetch();
+    const [a, b] = [bus({ storage, fetch: net.fetch }), bus({ storage, fetch: net.fetch })];
+    await Promise.all([a.ready, b.ready]);
+    const said: string[] = [];
+    for (const tab of [a, b]) {
+      tab.on('reward:waiting', (e) => said.push(`waiting ${e.intent.achievementId} ${e.reason}`));
+      tab.on('reward:paid', (o) => said.push(`paid ${o.intent.achievementId} ${o.gamertag} ${o.remote ? 'remote' : 'own'}`));
+    }
+    const credited = next(a, 'reward:credited');
+    a.unlock('first-coin');
+    await credited;
+    const id = a.unlock('gem')!;
+    await expect.poll(() => said).toContain('waiting gem gamertag_required');
+    await b.link('ada');
+    await expect.poll(() => relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '5000']]);
+    await expect.poll(() => said.filter((s) => s.startsWith('paid')).sort()).toEqual(['paid gem ada own', 'paid gem ada remote']);
+    expect(net.claims.get(id)).toBe(2);
+    expect([a.pending(), b.pending()]).toEqual([[], []]);
   });
 
   it("renews a guest's lapsed token before its next claim: the same guest earns on, its balance whole", async () => {

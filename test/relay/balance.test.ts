@@ -224,6 +224,34 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '121000']]);
   });
 
+  it("pays a guest's refused claim of an achievement paid at once, sent again under its key once the guest linked, as the player's: once, by the player's rules", async () => {
+    const relay = await start({ RELAY_USER_DAILY_CAP_SATS: '59' });
+    const guest = (await (await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as PlayerSession;
+    expect((await relay.claim(guest.token, { achievementId: 'coin' })).body.status).toBe('credited');
+    const occurredAt = new Date().toISOString();
+    const [parked, overCap] = [randomUUID(), randomUUID()];
+    for (const key of [parked, overCap]) {
+      const refused = await relay.claim(guest.token, { achievementId: 'instant-coin', occurredAt }, key);
+      expect([refused.status, refused.body.code]).toEqual([403, 'gamertag_required']);
+    }
+    // The refusals recorded nothing: the merge moves the coin, and nothing else.
+    const linked = await fetch(`${relay.url}/v1/players`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ gamertag: 'ada', guestToken: guest.token }),
+    });
+    const player = (await linked.json()) as PlayerSession;
+    expect(player.merge).toMatchObject({ moved: 1, movedSats: 50, dropped: [] });
+    // The same intent, the same key and body, with the player's token: decided now, paid to ada.
+    const paid = await relay.claim(player.token, { achievementId: 'instant-coin', occurredAt }, parked);
+    expect([paid.status, paid.body]).toMatchObject([201, { status: 'paid', sats: 5, userId: player.userId, idempotencyKey: parked }]);
+    const again = await relay.claim(player.token, { achievementId: 'instant-coin', occurredAt }, parked);
+    expect([again.status, again.headers.get('idempotent-replayed'), again.body.id]).toEqual([201, 'true', paid.body.id]);
+    // Limits are the player's: the merged coin (50) and the gem (5) leave no room for another 5 under a 59-sat cap.
+    expect((await relay.claim(player.token, { achievementId: 'instant-coin', occurredAt }, overCap)).body).toMatchObject({ status: 'rejected', reason: 'user_daily_cap' });
+    expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['ada', '5000']]);
+  });
+
   it("moves a guest's claim committed after the guest linked (past its token check when the merge committed) to the player, told to the player", async () => {
     // The guest's claim is held at the relay, past its token check, while the guest links.
     let atRelay!: () => void;

@@ -97,10 +97,24 @@ export class IntentQueue {
     this.o.earned.drop();
   }
 
-  /** A guest linked a gamertag (its token stops working): its intents still queued are the player's now. */
+  /**
+   * A guest linked a gamertag (its token stops working): its intents still queued are the
+   * player's now, those that waited for a gamertag too: sent now, same key. From this tab too
+   * when another linked (it had no timer for those, and the linking tab may not know of them).
+   */
   reassign(from: string, to: string) {
-    for (const i of this.#intents().values()) if (i.userId === from) this.#save(Object.assign(i, { userId: to }));
+    let moved = false;
+    for (const i of this.#intents().values()) {
+      if (i.userId !== from) continue;
+      if (i.waitsForGamertag) {
+        delete i.waitsForGamertag;
+        i.nextAttemptAt = i.notBefore ?? 0;
+      }
+      this.#save(Object.assign(i, { userId: to }));
+      moved = true;
+    }
     this.o.earned.drop();
+    if (moved) this.#timer.schedule(0);
   }
 
   /** Another tab asked for the lock: this one lets go of it once its send in progress is done. */
@@ -199,7 +213,7 @@ export class IntentQueue {
       read = false;
       const now = Date.now();
       const player = this.o.sessions.current;
-      const sendable = [...this.#intents().values()].filter((i) => i.userId ?? player);
+      const sendable = [...this.#intents().values()].filter((i) => sendableBy(i, player));
       let due = sendable.filter((i) => i.nextAttemptAt <= now);
       if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
       this.#probe = false;
@@ -217,11 +231,11 @@ export class IntentQueue {
       await this.o.writes.written;
       if (unreachable) break;
     }
-    // Intents unlocked before any player wait for link(), which flushes: no timer for them, or
-    // it would go off at once, again and again.
+    // Intents unlocked before any player, or waiting for the guest's gamertag, wait for link(),
+    // which flushes: no timer for them, or it would go off at once, again and again.
     const player = this.o.sessions.current;
     let next = Infinity;
-    for (const i of this.#intents().values()) if ((i.userId ?? player) && i.nextAttemptAt < next) next = i.nextAttemptAt;
+    for (const i of this.#intents().values()) if (sendableBy(i, player) && i.nextAttemptAt < next) next = i.nextAttemptAt;
     if (next < Infinity) this.#timer.schedule(Math.max(0, next - Date.now()));
   }
 
@@ -286,6 +300,10 @@ export class IntentQueue {
       return this.#retry(intent);
     }
     if (a.status === 425) return this.#tooEarly(intent, a.problem?.retryAt, a.retryAfterMs);
+    // A guest's claim of an achievement paid at once: nothing was recorded, and the same intent is
+    // payable once the player has a gamertag. Kept, not sent again until then (no answer but the
+    // link changes this one).
+    if (a.status === 403 && a.problem?.code === 'gamertag_required') return this.#waitForGamertag(intent);
     if (a.status === 408 || a.status === 409 || a.status === 429 || a.status >= 500) return this.#retry(intent, a.retryAfterMs);
     return this.#finish(intent, 'reward:rejected', undefined, a.problem?.code ?? `http_${a.status}`);
   }
@@ -303,7 +321,17 @@ export class IntentQueue {
     const at = tooEarlyUntil(Date.now(), retryAt, retryAfterMs, backoffDelay(intent.attempts, this.o.retry));
     intent.nextAttemptAt = intent.notBefore = at;
     this.#save(intent);
-    this.events.waiting(intent, at);
+    this.events.waiting({ intent, retryAt: at, reason: 'too_early' });
+    return 'retry';
+  }
+
+  #waitForGamertag(intent: RewardIntent): 'retry' {
+    intent.waitsForGamertag = true;
+    // A backoff too: should it be sent while still a guest's (its guest no longer this device's
+    // player, sendableBy), it is asked again later, not in a loop.
+    intent.nextAttemptAt = Date.now() + backoffDelay(intent.attempts, this.o.retry);
+    this.#save(intent);
+    this.events.waiting({ intent, reason: 'gamertag_required' });
     return 'retry';
   }
 
@@ -319,3 +347,11 @@ export class IntentQueue {
     if (this.#intents().get(intent.id) === intent) this.o.writes.write([[INTENT + intent.id, intent]]);
   }
 }
+
+/**
+ * Whether an intent may be sent now: it has a player (its own, or the current one for an intent
+ * unlocked before any), and is not waiting for that guest to link a gamertag. One a guest no
+ * longer current left waiting is sent: its guest is gone (its token lapsed past renewal), and
+ * the relay's answer ends it as any of that guest's intents.
+ */
+const sendableBy = (i: RewardIntent, player: { userId: string } | undefined) => !!(i.userId ?? player) && !(i.waitsForGamertag && i.userId === player?.userId);

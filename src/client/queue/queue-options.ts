@@ -1,7 +1,7 @@
 // What the queue is given, and what it tells the bus around it.
 import type { RewardRecord } from '../../wire/relay-api.js';
 import type { RelayClient, RetryOptions } from '../delivery/index.js';
-import type { FinalEvent, RewardIntent } from '../events.js';
+import type { FinalEvent, RewardIntent, RewardWaiting } from '../events.js';
 import type { PlayerSessions } from '../players/index.js';
 import type { LastEarned } from '../rules/index.js';
 import type { RewardStorage, WriteBatch } from '../storage/index.js';
@@ -9,8 +9,8 @@ import type { RewardStorage, WriteBatch } from '../storage/index.js';
 /** What the queue tells the bus around it. */
 export interface QueueEvents {
   sent(intent: RewardIntent, attempt: number): void;
-  /** The relay said it is too early (425 `too_early`): the intent stays queued until `retryAt` (ms). */
-  waiting(intent: RewardIntent, retryAt: number): void;
+  /** The intent stays queued: too early (425) until `retryAt` (ms), or until the guest links a gamertag (403 `gamertag_required`). */
+  waiting(e: RewardWaiting): void;
   /** The relay answered for good: the intent has left the queue (its deletion is in the write batch). */
   settled(intent: RewardIntent, event: FinalEvent, record: RewardRecord | undefined, reason: string | undefined): void;
   reachable(online: boolean): void;

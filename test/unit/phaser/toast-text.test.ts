@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RewardOutcome } from '../../../src/client/events.js';
-import { refusalText, toastText, waitingText, withdrawalText } from '../../../src/phaser/toast-text.js';
+import { gamertagWaitText, refusalText, toastText, waitingText, withdrawalText } from '../../../src/phaser/toast-text.js';
 
 const outcome = (o: Partial<RewardOutcome> = {}): RewardOutcome => ({
   intent: { id: 'k1', achievementId: 'first-coin', occurredAt: '2026-11-23T10:00:00.000Z', attempts: 1, nextAttemptAt: 0 },
@@ -106,5 +106,9 @@ describe("the Phaser plugin's toast text", () => {
     expect(waitingText('Level complete', 12_000, 400, 20)).toBe('Level complete: 20 s of play needed');
     expect(waitingText('Level complete', 12_000, 400)).toBe('Level complete: paid in 12 s');
     expect(waitingText('Level complete', 1_000, 999)).toBe('Level complete: paid in 1 s');
+  });
+
+  it("says a guest's reward paid at once is kept for the gamertag it has yet to claim its sats with", () => {
+    expect(gamertagWaitText('Gem')).toBe('Gem: saved, paid once you claim your sats with a gamertag');
   });
 });

@@ -68,7 +68,7 @@ function queueOn(
   });
   const settled: Array<{ id: string; event: FinalEvent; reason: string | undefined }> = [];
   const reachable: boolean[] = [];
-  const waiting: Array<{ id: string; retryAt: number }> = [];
+  const waiting: Array<{ id: string; retryAt?: number; reason?: string }> = [];
   const writes = createWriteBatch(storage, (err) => {
     throw err;
   });
@@ -89,7 +89,7 @@ function queueOn(
     },
     {
       sent: (i, attempt) => onSent?.(i, attempt),
-      waiting: (i, retryAt) => waiting.push({ id: i.id, retryAt }),
+      waiting: (e) => waiting.push({ id: e.intent.id, ...(e.reason === 'too_early' ? { retryAt: e.retryAt } : { reason: e.reason }) }),
       settled: (i, event, _record, reason) => {
         onSettled?.(i);
         settled.push({ id: i.id, event, reason });
@@ -233,6 +233,27 @@ describe('IntentQueue', () => {
     expect(againAt - retryAt).toBeLessThan(500);
     const calls = q.claim.mock.calls as unknown as Array<[string, string, unknown]>;
     expect(calls.map(([, key, body]) => [key, body])).toEqual([1, 2].map(() => [i.id, { achievementId: 'coin', occurredAt: i.occurredAt, proof: 'signed-by-the-game-server' }]));
+  });
+
+  it("keeps a guest's intent answered gamertag_required, unsent however often it flushes, until the guest links; then claims it again with the same key", async () => {
+    const refused = { ok: false as const, status: 403, problem: { type: 'about:blank', title: 'Link a gamertag first', status: 403, code: 'gamertag_required' } };
+    const q = queueOn((key, attempt) => (attempt === 1 ? refused : answer(key, 'paid')));
+    const i = intent();
+    q.queue.add(i);
+    await vi.waitFor(() => expect(q.waiting).toEqual([{ id: i.id, reason: 'gamertag_required' }]));
+    await q.writes.written;
+    expect(await q.storage.entries('intent:')).toEqual([[`intent:${i.id}`, expect.objectContaining({ waitsForGamertag: true })]]);
+    // No timer goes off for it, and neither a flush nor coming back online sends it.
+    q.queue.setOnline(false);
+    q.queue.setOnline(true);
+    await q.queue.flush();
+    await new Promise((r) => setTimeout(r, 100));
+    expect([q.claims.get(i.id), q.settled, q.queue.list().length]).toEqual([1, [], 1]);
+
+    q.queue.reassign('u1', 'u2');
+    await q.queue.flush();
+    expect(q.settled).toEqual([{ id: i.id, event: 'reward:paid', reason: undefined }]);
+    expect(q.claim.mock.calls.map(([, key]) => key)).toEqual([i.id, i.id]);
   });
 
   it('keeps intents through a reload of the same storage while the relay is out of reach, and sends them once it is back', async () => {
