@@ -1,7 +1,8 @@
 import { GROUPS, SANDBOX_SETTINGS, SETTINGS, type Setting } from './schema.js';
 
 // docs/configuration.md and the environment part of `rewardbus-relay --help`, written from the
-// schema: a setting's name, default and words are stated once, in settings/schema.ts.
+// schema: a setting's name, default and words are stated once, in settings/schema/ (the file of its
+// concern), and settings/schema.ts puts them in order.
 
 const entries = Object.entries(SETTINGS) as [string, Setting][];
 

@@ -8,7 +8,7 @@ import { isStoreOutage } from '../../core/ports/outage.js';
  * settings (startup `options`, a SET) stay with a server connection other clients use next, or
  * are refused: only what a transaction sets for itself holds. A statement sent alone, outside a
  * transaction, is bounded by the relay's own answer (PG_BOUNDS.query_timeout), and the functions
- * that wait for locks by their own lock_timeout (store/postgres/migrations.ts).
+ * that wait for locks by their own lock_timeout (store/postgres/migrations/).
  */
 export const BEGIN = "BEGIN; SET LOCAL lock_timeout = '5s'; SET LOCAL statement_timeout = '10s'; SET LOCAL idle_in_transaction_session_timeout = '30s'";
 

@@ -1,8 +1,5 @@
 import type Database from 'better-sqlite3';
-import { ALL_STATES } from '../../core/lifecycle.js';
-
-/** The lifecycle's states as a SQL list (written into the migration that constrains `state`). */
-const STATE_LIST = ALL_STATES.map((s) => `'${s}'`).join(', ');
+import { STATE_LIST } from '../state-lists.js';
 
 /**
  * The SQLite file's schema, versioned like PostgreSQL's (postgres/migrations.ts): each step runs
