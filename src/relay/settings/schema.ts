@@ -321,7 +321,7 @@ export const SETTINGS = {
     field: 'withdrawalDailyLimitSats',
     option: true,
     group: 'balance',
-    docs: "what a player may withdraw per UTC day: the Earn SDK's most important fraud control, best set from day one",
+    docs: "what a player may withdraw per UTC day: the Earn SDK's most important fraud control, best set from day one; at least `RELAY_MIN_WITHDRAWAL_SATS`",
     help: 'sats a player may withdraw per UTC day; 0: no limit',
   },
   RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: {
