@@ -106,6 +106,22 @@ describe.each(relayBackends(postgresUrl))('tournaments on $name', (backend) => {
     expect((await post(relay, 'cup', { period: '2026-W48', ranking: [a!.userId, b!.userId] })).status).toBe(201);
   });
 
+  it('names a player by the gamertag in any case, as the service does (gamertags are case-insensitive): the same results whatever the case', async () => {
+    const relay = await start();
+    const ada = await relay.link('Ada-Lovelace');
+    const bob = await relay.link('bob');
+    const first = await post(relay, 'cup', { period: '2026-W48', ranking: ['ada-lovelace', 'BOB'] });
+    expect([first.status, first.body.code]).toEqual([201, undefined]);
+    expect(first.body.rewards.map((r) => [r.userId, r.place])).toEqual([
+      [ada.userId, 1],
+      [bob.userId, 2],
+    ]);
+    // As linked, or by userId: the same results again.
+    expect((await post(relay, 'cup', { period: '2026-W48', ranking: ['Ada-Lovelace', bob.userId] })).status).toBe(200);
+    // One player named in two cases is one player listed twice.
+    expect((await post(relay, 'daily', { period: '2026-11-26', ranking: ['bob', 'Bob'] })).body.code).toBe('duplicate_player');
+  });
+
   it('20 concurrent posts of the same results record and pay each place exactly once', async () => {
     const relay = await start();
     const racers = await players(relay, 5);
