@@ -156,6 +156,8 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     });
     expect(approve.status).toBe(200);
     expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['hopper', '150000']]);
+    // Under the title any withdrawal's payment has, in the player's wallet as in the service's records.
+    expect(relay.sandbox!.payments()[0]!.comment).toBe(`Withdrawal (rewardbus ${w.body.id})`);
     const list = await call<WithdrawalList>(relay, token, 'GET', '/v1/withdrawals');
     expect(list.body.withdrawals[0]).toMatchObject({ id: w.body.id, status: 'paid' });
     // The operator sees what the relay owes beside the wallet, and withdrawals by status.

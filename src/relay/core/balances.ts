@@ -25,8 +25,8 @@ export interface BalancesDeps {
   limits: WithdrawalLimits;
 }
 
-/** The title a withdrawal's payment carries (with its id) in the service's records. */
-const WITHDRAWAL_TITLE = 'Withdrawal';
+/** The title a withdrawal's payment carries (with its id) in the service's records, approved by an operator or not. */
+export const WITHDRAWAL_TITLE = 'Withdrawal';
 
 const requestHash = (w: WithdrawalRequest) =>
   createHash('sha256')

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { PayoutMode } from '../../wire/relay-api.js';
 import type { PaymentsClient } from '../payments/client.js';
-import { createBalances } from './balances.js';
+import { createBalances, WITHDRAWAL_TITLE } from './balances.js';
 import { achievementsOf, type Catalog, referralPrograms } from './catalog.js';
 import { createClaims, type VerifyClaim } from './claims.js';
 import { createGuests } from './guests.js';
@@ -100,8 +100,9 @@ export function createCore(deps: CoreDeps) {
     ...(programs.length && store.referrals ? { onFinal: (entry: LedgerEntry) => void referrals?.settled(entry) } : {}),
   });
   const payouts = createPayouts(ledger, settlements, payments, logger, deps.wallet);
-  // The payment's description: an achievement's title, or a program's (an approved prize, a held referral reward).
-  const title = ({ achievementId: id }: LedgerEntry) => (catalog.get(id) ?? catalog.tournaments?.get(id) ?? catalog.referrals?.get(id))?.title ?? id;
+  // The payment's description: an achievement's title, or a program's (an approved prize, a held referral reward), or a withdrawal's.
+  const title = ({ achievementId: id, kind }: LedgerEntry) =>
+    kind === 'withdrawal' ? WITHDRAWAL_TITLE : ((catalog.get(id) ?? catalog.tournaments?.get(id) ?? catalog.referrals?.get(id))?.title ?? id);
   const payApproved = deps.payments ? (entry: LedgerEntry) => payouts.pay(entry, title(entry)) : undefined;
   const tokens = deps.tokens;
   const payoutMode = deps.payoutMode ?? 'instant';
