@@ -105,6 +105,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
         'no withdrawal could ever be made; set it to at least RELAY_MIN_WITHDRAWAL_SATS (or 0: no daily limit).',
     );
   }
+  // The allowance is kept only with a rate per minute of play: a start alone would limit nothing.
+  if (fields.withdrawalAllowanceStartSats > 0 && fields.withdrawalAllowancePerPlayMinuteSats === 0) {
+    fail(
+      'RELAY_WITHDRAWAL_ALLOWANCE_START_SATS',
+      `RELAY_WITHDRAWAL_ALLOWANCE_START_SATS (${fields.withdrawalAllowanceStartSats}) is set but RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS is 0: ` +
+        'the relay keeps no withdrawal allowance then, so it would limit nothing; set RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS too (or leave the start at 0).',
+    );
+  }
   if (e.RELAY_DATABASE_LISTEN_URL && !e.RELAY_DATABASE_URL) {
     fail('RELAY_DATABASE_LISTEN_URL', 'RELAY_DATABASE_LISTEN_URL is set without RELAY_DATABASE_URL: it is the session connection beside the database of RELAY_DATABASE_URL.');
   }

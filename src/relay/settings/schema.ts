@@ -340,7 +340,7 @@ export const SETTINGS = {
     field: 'withdrawalAllowanceStartSats',
     option: true,
     group: 'balance',
-    docs: 'the allowance before any play (with an allowance per play minute)',
+    docs: 'the allowance before any play; only with `RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS` (alone it is a start error: there is no allowance without it)',
     help: 'the withdrawal allowance before any play',
   },
   RELAY_GAME_SERVER_SECRET: {
