@@ -97,6 +97,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RelayConfig {
         'the price is read only that often, so claims in dollars would be refused between reads; set it to at least RELAY_PRICE_TTL_SECONDS.',
     );
   }
+  // A day's limit under the smallest withdrawal refuses every withdrawal, every day.
+  if (fields.withdrawalDailyLimitSats > 0 && fields.withdrawalDailyLimitSats < fields.minWithdrawalSats) {
+    fail(
+      'RELAY_WITHDRAWAL_DAILY_LIMIT_SATS',
+      `RELAY_WITHDRAWAL_DAILY_LIMIT_SATS (${fields.withdrawalDailyLimitSats}) is below RELAY_MIN_WITHDRAWAL_SATS (${fields.minWithdrawalSats}): ` +
+        'no withdrawal could ever be made; set it to at least RELAY_MIN_WITHDRAWAL_SATS (or 0: no daily limit).',
+    );
+  }
+  // The allowance is kept only with a rate per minute of play: a start alone would limit nothing.
+  if (fields.withdrawalAllowanceStartSats > 0 && fields.withdrawalAllowancePerPlayMinuteSats === 0) {
+    fail(
+      'RELAY_WITHDRAWAL_ALLOWANCE_START_SATS',
+      `RELAY_WITHDRAWAL_ALLOWANCE_START_SATS (${fields.withdrawalAllowanceStartSats}) is set but RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS is 0: ` +
+        'the relay keeps no withdrawal allowance then, so it would limit nothing; set RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS too (or leave the start at 0).',
+    );
+  }
   if (e.RELAY_DATABASE_LISTEN_URL && !e.RELAY_DATABASE_URL) {
     fail('RELAY_DATABASE_LISTEN_URL', 'RELAY_DATABASE_LISTEN_URL is set without RELAY_DATABASE_URL: it is the session connection beside the database of RELAY_DATABASE_URL.');
   }

@@ -100,8 +100,12 @@ const CASES: Case[] = [
   { setting: 'RELAY_PAYOUT_MODE', env: { RELAY_PAYOUT_MODE: 'later' } },
   { setting: 'RELAY_MIN_WITHDRAWAL_SATS', env: { RELAY_MIN_WITHDRAWAL_SATS: '0' } },
   { setting: 'RELAY_WITHDRAWAL_DAILY_LIMIT_SATS', env: { RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: '-1' } },
+  // Under the smallest withdrawal (100 by default), no withdrawal could ever be made.
+  { setting: 'RELAY_WITHDRAWAL_DAILY_LIMIT_SATS', env: { RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: '50' }, says: 'below RELAY_MIN_WITHDRAWAL_SATS (100)' },
   { setting: 'RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS', env: { RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: '2.5' } },
   { setting: 'RELAY_WITHDRAWAL_ALLOWANCE_START_SATS', env: { RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: 'lots' } },
+  // Alone it would be ignored: no allowance is kept without one per minute of play, so nothing would limit withdrawals.
+  { setting: 'RELAY_WITHDRAWAL_ALLOWANCE_START_SATS', env: { RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: '500' }, says: 'RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS is 0' },
   { setting: 'RELAY_GAME_SERVER_SECRET', env: { RELAY_GAME_SERVER_SECRET: 'short-game-secret' }, says: 'at least 32 characters', hidden: 'short-game-secret' },
   {
     setting: 'RELAY_GAME_SERVER_SECRET',

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryStorage, RewardBusError, type RewardBusEvents } from '../../src/client/node.js';
@@ -420,6 +423,23 @@ describe('balance mode on the game side', () => {
     await b.link('ada');
     await next(b, 'reward:paid');
     expect(net.seen.filter((l) => /players|balance|play|withdrawals/.test(l))).toEqual(['POST /v1/players']);
+  });
+
+  it('keeps the balance and sends heartbeats on an instant relay whose tournament credits its prizes: the winner can withdraw them', async () => {
+    const catalog = join(mkdtempSync(join(tmpdir(), 'rewardbus-client-cup-')), 'catalog.json');
+    writeFileSync(
+      catalog,
+      JSON.stringify([
+        { id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' } },
+        { id: 'season', kind: 'tournament', title: 'Season', prizes: [400], payout: 'balance' },
+      ]),
+    );
+    await start({ RELAY_CATALOG: catalog, RELAY_GAME_SERVER_SECRET: 'game-server-secret-0123456789abcdefghij' });
+    const net = recordingFetch();
+    const b = bus({ fetch: net.fetch });
+    await b.link('ada');
+    // Witnessed play is what an allowance grows by: without heartbeats the prize could never be withdrawn under one.
+    await expect.poll(() => net.seen.filter((l) => l === 'POST /v1/play')).toHaveLength(1);
   });
 
   it('sends a heartbeat every 20 s in balance mode while the bus lives, and none after destroy()', async () => {

@@ -115,6 +115,20 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     expect((await balanceOf(relay, token)).sats).toBe(0);
   });
 
+  it('lists a player’s withdrawals however many credits came after them', async () => {
+    const relay = await start();
+    const { token } = await earner(relay, 'babbage', 2);
+    const w = await withdraw(relay, token, 100);
+    expect(w.body.status).toBe('paid');
+    // A season of play after it: more credits than the relay reads of a player's history at once.
+    for (let b = 0; b < 41; b++) {
+      const claims = Array.from({ length: 25 }, () => ({ idempotencyKey: randomUUID(), achievementId: 'coin' }));
+      expect((await call<unknown>(relay, token, 'POST', '/v1/rewards/batch', { claims })).status).toBe(200);
+    }
+    const list = await call<WithdrawalList>(relay, token, 'GET', '/v1/withdrawals');
+    expect(list.body.withdrawals.map((x) => [x.id, x.status])).toEqual([[w.body.id, 'paid']]);
+  });
+
   it('refuses below the minimum, past the balance and past the day’s limit as problems that change nothing and call no service', async () => {
     const relay = await start({ RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: '120' });
     const { token } = await earner(relay, 'linus', 4);
@@ -156,6 +170,8 @@ describe.each(relayBackends(postgresUrl))('balance mode on $name', (backend) => 
     });
     expect(approve.status).toBe(200);
     expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['hopper', '150000']]);
+    // Under the title any withdrawal's payment has, in the player's wallet as in the service's records.
+    expect(relay.sandbox!.payments()[0]!.comment).toBe(`Withdrawal (rewardbus ${w.body.id})`);
     const list = await call<WithdrawalList>(relay, token, 'GET', '/v1/withdrawals');
     expect(list.body.withdrawals[0]).toMatchObject({ id: w.body.id, status: 'paid' });
     // The operator sees what the relay owes beside the wallet, and withdrawals by status.

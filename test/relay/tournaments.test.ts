@@ -106,6 +106,22 @@ describe.each(relayBackends(postgresUrl))('tournaments on $name', (backend) => {
     expect((await post(relay, 'cup', { period: '2026-W48', ranking: [a!.userId, b!.userId] })).status).toBe(201);
   });
 
+  it('names a player by the gamertag in any case, as the service does (gamertags are case-insensitive): the same results whatever the case', async () => {
+    const relay = await start();
+    const ada = await relay.link('Ada-Lovelace');
+    const bob = await relay.link('bob');
+    const first = await post(relay, 'cup', { period: '2026-W48', ranking: ['ada-lovelace', 'BOB'] });
+    expect([first.status, first.body.code]).toEqual([201, undefined]);
+    expect(first.body.rewards.map((r) => [r.userId, r.place])).toEqual([
+      [ada.userId, 1],
+      [bob.userId, 2],
+    ]);
+    // As linked, or by userId: the same results again.
+    expect((await post(relay, 'cup', { period: '2026-W48', ranking: ['Ada-Lovelace', bob.userId] })).status).toBe(200);
+    // One player named in two cases is one player listed twice.
+    expect((await post(relay, 'daily', { period: '2026-11-26', ranking: ['bob', 'Bob'] })).body.code).toBe('duplicate_player');
+  });
+
   it('20 concurrent posts of the same results record and pay each place exactly once', async () => {
     const relay = await start();
     const racers = await players(relay, 5);
@@ -161,5 +177,25 @@ describe.each(relayBackends(postgresUrl))('tournaments on $name', (backend) => {
     const r = await post(relay, 'daily', { period: '2026-11-26', ranking: [a!.userId] });
     expect(r.body.rewards.map((x) => [x.status, x.sats, x.place])).toEqual([['credited', 300, 1]]);
     expect(relay.sandbox!.payments()).toHaveLength(0);
+  });
+
+  it('a tournament credited to the balance on an instant relay: its winner sees the prize on GET /v1/balance and withdraws it', async () => {
+    // Every achievement paid at once; only this tournament's prizes go to a balance.
+    const catalog = join(dir, 'balance-cup.json');
+    writeFileSync(catalog, JSON.stringify({ achievements: [...ENTRIES, { id: 'season', kind: 'tournament', title: 'Season', prizes: [400], payout: 'balance' }] }));
+    const relay = await start({ RELAY_CATALOG: catalog });
+    const [a] = await players(relay, 1);
+    const r = await post(relay, 'season', { period: '2026-S1', ranking: [a!.userId] });
+    expect(r.body.rewards.map((x) => [x.status, x.sats])).toEqual([['credited', 400]]);
+    const auth = { authorization: `Bearer ${a!.token}` };
+    const balance = await fetch(`${relay.url}/v1/balance`, { headers: auth });
+    expect([balance.status, ((await balance.json()) as { sats?: number }).sats]).toEqual([200, 400]);
+    const w = await fetch(`${relay.url}/v1/withdrawals`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+      body: JSON.stringify({ sats: 400 }),
+    });
+    expect([w.status, ((await w.json()) as { status?: string }).status]).toEqual([201, 'paid']);
+    expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['racer-1', '400000']]);
   });
 });

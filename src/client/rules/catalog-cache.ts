@@ -32,9 +32,12 @@ export class CatalogCache {
     if (stored) this.payoutMode = mode ?? 'instant';
   }
 
-  /** Some of it is credited to a balance (the relay's mode, or an achievement's own `payout`): the bus keeps a balance and sends heartbeats. */
+  /**
+   * Some of it is credited to a balance (the relay's mode, an achievement's own `payout`, or a
+   * tournament's, whose prizes a winner withdraws): the bus keeps a balance and sends heartbeats.
+   */
   get credits(): boolean {
-    return this.payoutMode === 'balance' || [...(this.byId?.values() ?? [])].some((c) => c.payout === 'balance');
+    return this.payoutMode === 'balance' || [...(this.byId?.values() ?? []), ...this.tournaments].some((c) => c.payout === 'balance');
   }
 
   /**

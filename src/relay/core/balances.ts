@@ -25,8 +25,8 @@ export interface BalancesDeps {
   limits: WithdrawalLimits;
 }
 
-/** The title a withdrawal's payment carries (with its id) in the service's records. */
-const WITHDRAWAL_TITLE = 'Withdrawal';
+/** The title a withdrawal's payment carries (with its id) in the service's records, approved by an operator or not. */
+export const WITHDRAWAL_TITLE = 'Withdrawal';
 
 const requestHash = (w: WithdrawalRequest) =>
   createHash('sha256')
@@ -107,14 +107,10 @@ export function createBalances({ ledger, settlements, payouts, limits }: Balance
     return entry.state === 'deferred' ? { kind: 'deferred' } : { kind: 'answered', entry, replayed: false };
   }
 
-  /** The player's withdrawals, newest first. */
+  /** The player's withdrawals, newest first (read by themselves: a season of credits after them hides none). */
   async function withdrawals(userId: string, limit = 50): Promise<WithdrawalView[]> {
-    // A player's history holds rewards and withdrawals; withdrawals are the fewer.
-    const entries = await ledger.history(userId, 1_000);
-    return entries
-      .filter((e) => e.kind === 'withdrawal' && e.state !== 'deferred')
-      .slice(0, limit)
-      .map(toWithdrawalView);
+    if (!ledger.withdrawals) throw new Error('this ledger keeps no balances: balance mode needs the SQLite or PostgreSQL store');
+    return (await ledger.withdrawals(userId, limit)).map(toWithdrawalView);
   }
 
   /** Witnessed play: a heartbeat from the player's visible game. Returns the play time, ms. */

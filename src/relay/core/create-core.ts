@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { PayoutMode } from '../../wire/relay-api.js';
 import type { PaymentsClient } from '../payments/client.js';
-import { createBalances } from './balances.js';
+import { createBalances, WITHDRAWAL_TITLE } from './balances.js';
 import { achievementsOf, type Catalog, referralPrograms } from './catalog.js';
 import { createClaims, type VerifyClaim } from './claims.js';
 import { createGuests } from './guests.js';
@@ -100,13 +100,17 @@ export function createCore(deps: CoreDeps) {
     ...(programs.length && store.referrals ? { onFinal: (entry: LedgerEntry) => void referrals?.settled(entry) } : {}),
   });
   const payouts = createPayouts(ledger, settlements, payments, logger, deps.wallet);
-  // The payment's description: an achievement's title, or a program's (an approved prize, a held referral reward).
-  const title = ({ achievementId: id }: LedgerEntry) => (catalog.get(id) ?? catalog.tournaments?.get(id) ?? catalog.referrals?.get(id))?.title ?? id;
+  // The payment's description: an achievement's title, or a program's (an approved prize, a held referral reward), or a withdrawal's.
+  const title = ({ achievementId: id, kind }: LedgerEntry) =>
+    kind === 'withdrawal' ? WITHDRAWAL_TITLE : ((catalog.get(id) ?? catalog.tournaments?.get(id) ?? catalog.referrals?.get(id))?.title ?? id);
   const payApproved = deps.payments ? (entry: LedgerEntry) => payouts.pay(entry, title(entry)) : undefined;
   const tokens = deps.tokens;
   const payoutMode = deps.payoutMode ?? 'instant';
-  // Balance mode is on for the relay, or for one achievement: then balances, withdrawals and guests are.
-  const balanceMode = payoutMode === 'balance' || achievementsOf(catalog).some((a) => a.payout === 'balance');
+  // Balance mode is on for the relay, or for one achievement: then guests are. Balances and
+  // withdrawals are on whenever anything credits one: a tournament paid to the balance too, or
+  // its winners could never see nor withdraw their prizes.
+  const guestPlay = payoutMode === 'balance' || achievementsOf(catalog).some((a) => a.payout === 'balance');
+  const balanceMode = guestPlay || [...(catalog.tournaments?.values() ?? [])].some((t) => t.payout === 'balance');
   const holdAboveSats = deps.holdAboveSats ?? 0;
   referrals = store.referrals
     ? createReferrals({
@@ -126,7 +130,7 @@ export function createCore(deps: CoreDeps) {
     : undefined;
   const balances = balanceMode ? createBalances({ ledger, settlements, payouts, limits: { ...NO_WITHDRAWAL_LIMITS, ...deps.withdrawals, holdAboveSats } }) : undefined;
   const guests =
-    balanceMode && tokens ? createGuests({ settlements, tokens, catalog, limits, mergedInto: (id) => ledger.mergedInto?.(id) ?? Promise.resolve(undefined) }) : undefined;
+    guestPlay && tokens ? createGuests({ settlements, tokens, catalog, limits, mergedInto: (id) => ledger.mergedInto?.(id) ?? Promise.resolve(undefined) }) : undefined;
   const players: Players = tokens
     ? createPlayers({ payments, tokens, ledger, verifyLink: deps.verifyLink, linksPerAddressPerDay: deps.linksPerAddressPerDay ?? 0, logger, guests, referrals })
     : { link: () => Promise.reject(new Error('linking players needs player tokens')) };

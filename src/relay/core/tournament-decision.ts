@@ -49,6 +49,13 @@ export function prizeLimits(limits: ClaimLimits): ClaimLimits {
   return { ...budgets, userDailyCapSats: 0, addressDailyCapSats: 0, denialCooldownHours: 0 };
 }
 
+/**
+ * A gamertag as the relay files its linked players under: the service's gamertags are
+ * case-insensitive, so a ranking naming a player in another case than the one they linked with
+ * still names them. A ledger matches a name as written too (players filed before this, as linked).
+ */
+export const gamertagKey = (gamertag: string): string => gamertag.toLowerCase();
+
 /** The ranking (as userIds, so a gamertag and its userId are the same results), as the post records it. */
 export const rankingHash = (userIds: readonly string[]): string => createHash('sha256').update(userIds.join('\n')).digest('base64url');
 

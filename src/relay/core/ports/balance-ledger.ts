@@ -85,6 +85,11 @@ export interface BalanceLedger {
   withdraw?(w: NewWithdrawal, limits: WithdrawalLimits, now?: number): Promise<ClaimResult>;
   /** A player's balance facts, as of now. */
   balance?(userId: string, now?: number): Promise<BalanceFacts>;
+  /**
+   * A player's withdrawals, newest first, but those deferred (nothing was paid: asked again under
+   * their key, or never): read by themselves, however many rewards the player has.
+   */
+  withdrawals?(userId: string, limit: number): Promise<LedgerEntry[]>;
   /** Witnessed play: a heartbeat at `now`; the time since the last one counts when at most `maxGapMs`. Returns the play time. */
   beat?(userId: string, now: number, maxGapMs: number): Promise<number>;
   /**

@@ -31,7 +31,7 @@ export const BALANCE_SETTINGS = {
     field: 'withdrawalDailyLimitSats',
     option: true,
     group: 'balance',
-    docs: "what a player may withdraw per UTC day: the Earn SDK's most important fraud control, best set from day one",
+    docs: "what a player may withdraw per UTC day: the Earn SDK's most important fraud control, best set from day one; at least `RELAY_MIN_WITHDRAWAL_SATS`",
     help: 'sats a player may withdraw per UTC day; 0: no limit',
   },
   RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: {
@@ -50,7 +50,7 @@ export const BALANCE_SETTINGS = {
     field: 'withdrawalAllowanceStartSats',
     option: true,
     group: 'balance',
-    docs: 'the allowance before any play (with an allowance per play minute)',
+    docs: 'the allowance before any play; only with `RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS` (alone it is a start error: there is no allowance without it)',
     help: 'the withdrawal allowance before any play',
   },
 } as const satisfies Record<string, Setting>;

@@ -4,6 +4,7 @@ import {
   type AllowanceRaise,
   type BalanceFacts,
   type ClaimResult,
+  type LedgerEntry,
   type NewWithdrawal,
   WITHDRAWAL_ACHIEVEMENT,
   type WithdrawalLimits,
@@ -129,6 +130,11 @@ export function pgBalances(pool: Pool, { owner, leaseMs }: { owner: string; leas
   return {
     withdraw,
     balance: async (userId: string, now = Date.now()): Promise<BalanceFacts> => factsOf((await pool.query<FactsRow>(FACTS, [userId, utcDay(now)])).rows[0]!),
+    // By the balance's index (kind <> 'payout'): the player's withdrawals alone, not their rewards.
+    withdrawals: async (userId: string, limit: number): Promise<LedgerEntry[]> =>
+      (await pool.query<Row>(`SELECT * FROM rewards WHERE user_id = $1 AND kind = 'withdrawal' AND state <> 'deferred' ORDER BY seq DESC LIMIT $2`, [userId, limit])).rows.map(
+        toLedgerEntry,
+      ),
     beat: async (userId: string, now: number, maxGapMs: number): Promise<number> => Number((await pool.query<{ play_ms: string }>(BEAT, [userId, now, maxGapMs])).rows[0]!.play_ms),
     raiseAllowance: async (r: AllowanceRaise, now: number) => {
       const inserted = await pool.query('INSERT INTO allowance_raises (user_id, idempotency_key, sats, reason, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [

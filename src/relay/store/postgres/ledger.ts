@@ -201,6 +201,7 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     abandoned: (now) => one(`SELECT * FROM rewards WHERE state = 'sending' AND lease_until < $1 ORDER BY created_at`, [now]),
     withdraw: (w, limits, now) => balances.withdraw(w, limits, now).then(heard),
     balance: balances.balance,
+    withdrawals: balances.withdrawals,
     beat: balances.beat,
     raiseAllowance: balances.raiseAllowance,
     mergeGuest: async (guestId, userId, rules, audit, now) => {

@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { utcDay } from '../../../wire/earning-rules.js';
 import { claimedState } from '../../core/claim-decision.js';
 import type { ClaimLimits, LedgerEntry, TournamentLedger, TournamentPost, TournamentPostResult } from '../../core/ports/ledger.js';
-import { poolRefusal, resultsDecision } from '../../core/tournament-decision.js';
+import { gamertagKey, poolRefusal, resultsDecision } from '../../core/tournament-decision.js';
 import { toLedgerEntry } from '../ledger-row.js';
 import { APPLY_SQL, type AppliedRow, applyParams, type InsertChange } from './apply.js';
 import { eventOf, RESERVING, type Row } from './rows.js';
@@ -118,17 +118,18 @@ export function pgTournaments(pool: Pool, { owner, leaseMs }: { owner: string; l
     rememberPlayer: async (userId, gamertag, now) => {
       await pool.query(
         'INSERT INTO linked_players (user_id, gamertag, linked_at) VALUES ($1, $2, $3) ON CONFLICT (user_id) DO UPDATE SET gamertag = excluded.gamertag, linked_at = excluded.linked_at',
-        [userId, gamertag, now],
+        [userId, gamertagKey(gamertag), now],
       );
     },
-    // A name is a userId, or else the gamertag a player last linked with (the latest link wins a name two players held).
+    // A name is a userId, or else the gamertag a player last linked with, in any case (gamertagKey;
+    // or as written, for a player filed before); the latest link wins a name two players held.
     knownPlayers: async (names) => {
       const { rows } = await pool.query<{ name: string; user_id: string }>(
         `SELECT n.name, coalesce(
            (SELECT p.user_id FROM linked_players p WHERE p.user_id = n.name),
-           (SELECT p.user_id FROM linked_players p WHERE p.gamertag = n.name ORDER BY p.linked_at DESC LIMIT 1)) AS user_id
-         FROM unnest($1::text[]) AS n(name)`,
-        [names],
+           (SELECT p.user_id FROM linked_players p WHERE p.gamertag IN (n.name, n.key) ORDER BY p.linked_at DESC LIMIT 1)) AS user_id
+         FROM unnest($1::text[], $2::text[]) AS n(name, key)`,
+        [names, names.map(gamertagKey)],
       );
       return rows.flatMap((r): Array<[string, string]> => (r.user_id === null ? [] : [[r.name, r.user_id]]));
     },

@@ -19,7 +19,7 @@ export interface SqliteBalanceParts {
 export function sqliteBalances(
   { db, write }: SqliteDb,
   { commit }: SqliteBalanceParts,
-): Required<Pick<Ledger, 'withdraw' | 'balance' | 'beat' | 'balancesOwed' | 'raiseAllowance'>> {
+): Required<Pick<Ledger, 'withdraw' | 'balance' | 'withdrawals' | 'beat' | 'balancesOwed' | 'raiseAllowance'>> {
   const q = {
     byKey: db.prepare<[string, string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND idempotency_key = ?`).raw(),
     // A player's balance: credits, and withdrawals paid or under way (all time, and today's).
@@ -29,6 +29,10 @@ export function sqliteBalances(
               coalesce(sum(CASE WHEN kind = 'withdrawal' AND ${RESERVING_SQL} AND day = ? THEN sats END), 0) AS today
        FROM rewards WHERE user_id = ? AND kind <> 'payout'`,
     ),
+    // By the balance's index (kind <> 'payout'): the player's withdrawals alone, not their rewards.
+    withdrawals: db
+      .prepare<[string, number], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND kind = 'withdrawal' AND state <> 'deferred' ORDER BY seq DESC LIMIT ?`)
+      .raw(),
     play: db.prepare<[string], { play_ms: number; last_beat_at: number }>('SELECT play_ms, last_beat_at FROM play_time WHERE user_id = ?'),
     beat: db.prepare<[string, number, number]>(
       'INSERT INTO play_time (user_id, play_ms, last_beat_at) VALUES (?, ?, ?)' +
@@ -91,6 +95,7 @@ export function sqliteBalances(
       return r;
     },
     balance: async (userId, now) => balanceFacts(userId, now ?? Date.now()),
+    withdrawals: async (userId, limit) => q.withdrawals.all(userId, limit).map((r) => toLedgerEntry(rowOf(r))),
     beat: (userId, now, maxGapMs) =>
       write(() => {
         const last = q.play.get(userId);

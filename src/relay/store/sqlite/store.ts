@@ -43,6 +43,7 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   prune: true,
   withdraw: true,
   balance: true,
+  withdrawals: true,
   beat: true,
   raiseAllowance: true,
   mergeGuest: true,

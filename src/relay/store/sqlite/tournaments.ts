@@ -2,7 +2,7 @@ import { utcDay } from '../../../wire/earning-rules.js';
 import { claimedState } from '../../core/claim-decision.js';
 import type { PlayerEvent } from '../../core/ports/event-log.js';
 import type { ClaimLimits, TournamentLedger, TournamentPost, TournamentPostResult } from '../../core/ports/ledger.js';
-import { poolRefusal, resultsDecision } from '../../core/tournament-decision.js';
+import { gamertagKey, poolRefusal, resultsDecision } from '../../core/tournament-decision.js';
 import { type LedgerRow, toLedgerEntry } from '../ledger-row.js';
 import type { SqliteDb } from './db.js';
 import { type RawRow, ROW_COLUMNS, rowOf } from './reward-rows.js';
@@ -28,11 +28,12 @@ export function sqliteTournaments({ db, write }: SqliteDb, { commit, reservedSat
     remember: db.prepare<[string, string, number]>(
       'INSERT INTO linked_players (user_id, gamertag, linked_at) VALUES (?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET gamertag = excluded.gamertag, linked_at = excluded.linked_at',
     ),
-    // A name is a userId, or else the gamertag a player last linked with (the latest link wins a name two players held).
+    // A name is a userId, or else the gamertag a player last linked with, in any case (gamertagKey;
+    // or as written, for a player filed before); the latest link wins a name two players held.
     known: db
-      .prepare<[string, string], string>(
+      .prepare<[string, string, string], string>(
         `SELECT user_id FROM (SELECT user_id, 0 AS o, 0 AS t FROM linked_players WHERE user_id = ?
-           UNION ALL SELECT user_id, 1, -linked_at FROM linked_players WHERE gamertag = ?) ORDER BY o, t LIMIT 1`,
+           UNION ALL SELECT user_id, 1, -linked_at FROM linked_players WHERE gamertag IN (?, ?)) ORDER BY o, t LIMIT 1`,
       )
       .pluck(),
   };
@@ -82,10 +83,10 @@ export function sqliteTournaments({ db, write }: SqliteDb, { commit, reservedSat
 
   return {
     postTournament: (post, limits, now) => write(() => postNow(post, limits, now)),
-    rememberPlayer: (userId, gamertag, now) => write(() => void q.remember.run(userId, gamertag, now)),
+    rememberPlayer: (userId, gamertag, now) => write(() => void q.remember.run(userId, gamertagKey(gamertag), now)),
     knownPlayers: async (names) =>
       names.flatMap((n): Array<[string, string]> => {
-        const userId = q.known.get(n, n);
+        const userId = q.known.get(n, n, gamertagKey(n));
         return userId === undefined ? [] : [[n, userId]];
       }),
   };

@@ -108,7 +108,8 @@ describe('relayOptions', () => {
     RELAY_DENIAL_COOLDOWN_HOURS: '7',
     RELAY_PAYOUT_MODE: 'balance',
     RELAY_MIN_WITHDRAWAL_SATS: '7',
-    RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: '7',
+    // At least the default RELAY_MIN_WITHDRAWAL_SATS (100): under it, a start error.
+    RELAY_WITHDRAWAL_DAILY_LIMIT_SATS: '700',
     RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: '7',
     RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: '7',
     RELAY_GAME_SERVER_SECRET: SECRET,
@@ -134,10 +135,15 @@ describe('relayOptions', () => {
     // A Map (the catalog) is written as its entries.
     const options = (env: Record<string, string>) => JSON.stringify(relayOptions(loadConfig({ ...base, ...env })), (_, v) => (v instanceof Map ? [...v.entries()] : v));
     const before = options({});
+    // A setting read only beside another (a start error alone), changed with it.
+    const BESIDE: Record<string, Record<string, string>> = {
+      RELAY_PAYMENT_LEASE_MS: { RELAY_DATABASE_URL: CHANGED.RELAY_DATABASE_URL! },
+      RELAY_WITHDRAWAL_ALLOWANCE_START_SATS: { RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS: CHANGED.RELAY_WITHDRAWAL_ALLOWANCE_PER_PLAY_MINUTE_SATS! },
+    };
     for (const [name, value] of Object.entries(CHANGED)) {
-      const env = { [name]: value, ...(name === 'RELAY_PAYMENT_LEASE_MS' ? { RELAY_DATABASE_URL: CHANGED.RELAY_DATABASE_URL! } : {}) };
-      const after = options(env);
-      const without = name === 'RELAY_PAYMENT_LEASE_MS' ? options({ RELAY_DATABASE_URL: CHANGED.RELAY_DATABASE_URL! }) : before;
+      const beside = BESIDE[name];
+      const after = options({ [name]: value, ...beside });
+      const without = beside ? options(beside) : before;
       expect(after, `${name}=${value} reaches createRelay`).not.toBe(without);
     }
   });
