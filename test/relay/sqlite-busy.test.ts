@@ -24,6 +24,14 @@ function holdWriteLock(dataDir: string) {
 }
 
 describe('the SQLite ledger locked by another process', () => {
+  it('waits for a moment another process writes the file, within its busy timeout, and pays the claim', async () => {
+    relay = await startTestRelay();
+    const { token } = await relay.link('alice');
+    setTimeout(holdWriteLock(relay.dataDir), 300);
+    const r = await relay.claim(token, { achievementId: 'first-coin' });
+    expect([r.status, r.body.status ?? r.body.code]).toEqual([201, 'paid']);
+  });
+
   it('answers a claim it cannot write before its busy timeout 503 store_unavailable with Retry-After, as an outage, not 500', async () => {
     relay = await startTestRelay();
     const { token } = await relay.link('alice');
