@@ -46,9 +46,12 @@ function openFile(path: string): RewardStorage {
   let unsaved: Change[] = [];
   let writing: Promise<void> = Promise.resolve();
 
-  /** The file's entries now: read again only when another writer (or this one) replaced it. */
-  async function onDisk(): Promise<Entries> {
-    const { fs } = await node();
+  /**
+   * The file's entries now: read again only when another writer (or this one) replaced it.
+   * `locked`: this process holds the file's lock (it is writing).
+   */
+  async function onDisk(locked = false): Promise<Entries> {
+    const { fs, host } = await node();
     let file: Fs.FileHandle;
     try {
       file = await fs.open(path, 'r');
@@ -57,13 +60,34 @@ function openFile(path: string): RewardStorage {
       if (seen?.stamp !== '') seen = { stamp: '', entries: new Map() };
       return seen.entries;
     }
+    let stamp: string;
+    let text: string;
     try {
-      const stamp = stampOf(await file.stat());
-      if (seen?.stamp !== stamp) seen = { stamp, entries: new Map(Object.entries(JSON.parse(await file.readFile('utf8')) as Record<string, unknown>)) };
-      return seen.entries;
+      stamp = stampOf(await file.stat());
+      if (seen?.stamp === stamp) return seen.entries;
+      text = await file.readFile('utf8');
     } finally {
       await file.close();
     }
+    const entries = queueOf(text);
+    if (entries) {
+      seen = { stamp, entries };
+      return entries;
+    }
+    // No queue can be read from it whatever is done: set aside, it would refuse every intent from now on.
+    await (locked ? setAside(stamp) : withFileLock(fs, path, host, () => setAside(stamp)));
+    return onDisk(locked);
+  }
+
+  /** Moves the file that is no queue aside (kept for whoever can mend it), unless a writer replaced it meanwhile. */
+  async function setAside(stamp: string) {
+    const { fs, dirname } = await node();
+    const now = await fs.stat(path).catch(() => undefined);
+    if (!now || stampOf(now) !== stamp) return;
+    const aside = `${path}.corrupt-${Date.now()}`;
+    await fs.rename(path, aside);
+    await syncFolder(fs, dirname(path));
+    console.warn(`rewardbus: ${path} is no queue file (not a JSON object): kept as ${aside}; a new queue starts in ${path}`);
   }
 
   /** What a read sees: the file, and the writes of this process not yet on disk. */
@@ -86,7 +110,7 @@ function openFile(path: string): RewardStorage {
       const made = await fs.mkdir(dir, { recursive: true });
       if (made !== undefined) await syncFolder(fs, dirname(made));
       await withFileLock(fs, path, host, async () => {
-        const entries = new Map(await onDisk());
+        const entries = new Map(await onDisk(true));
         const changes = unsaved.slice();
         for (const c of changes) apply(entries, c);
         await replace(fs, entries);
@@ -121,6 +145,17 @@ function openFile(path: string): RewardStorage {
     write: (sets, dels) => write({ sets: sets.map(([k, v]) => [k, copy(v)]), dels: [...dels] }),
     entries: async (prefix) => [...(await view())].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k, copy(v)] as [string, never]),
   };
+}
+
+/** The entries a queue file holds; undefined if it holds none (not JSON, or not an object of them). */
+function queueOf(text: string): Entries | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? new Map(Object.entries(parsed)) : undefined;
 }
 
 function apply(entries: Entries, { sets, dels }: Change) {

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { dirname, join, relative } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fileStorage, type RewardOutcome } from '../../src/client/node.js';
 import { busMaker, controlledFetch } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
@@ -136,5 +136,30 @@ describe("the queue file's lock", () => {
     rmSync(`${file}.lock`);
     await write;
     expect(storedIntents(file)).toEqual(['intent:a']);
+  });
+});
+
+// A queue file that is no queue (cut short by a disk, edited by hand): its intents cannot be read
+// whatever is done, but it must not also lose every intent from now on.
+describe('a queue file that is not JSON', () => {
+  it('is set aside (kept, with a warning naming both files), and the bus stores, sends and pays from a new one', async () => {
+    relay = await startTestRelay();
+    const file = queueFile();
+    writeFileSync(file, '{"intent:x":{"id":');
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const b = bus({ storage: fileStorage(file) });
+      await b.link('alice');
+      const paid = paidIds(b, 1);
+      const id = b.unlock('first-coin')!;
+      expect(await paid).toEqual([id]);
+      const aside = readdirSync(dirname(file)).filter((f) => f.startsWith('queue.json.corrupt-'));
+      expect(aside).toHaveLength(1);
+      expect(readFileSync(join(dirname(file), aside[0]!), 'utf8')).toBe('{"intent:x":{"id":');
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining(file));
+      expect(String(warn.mock.calls[0]![0])).toContain(aside[0]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 });
