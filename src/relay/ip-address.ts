@@ -39,6 +39,20 @@ export function parse(a: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   return parsed;
 }
 
+/**
+ * An X-Forwarded-For entry's address, in one spelling: written as a socket's (`203.0.113.7`,
+ * `2001:db8::1`) or with the port some proxies add (`203.0.113.7:4711`, `[2001:db8::1]:4711`,
+ * `[2001:db8::1]`; Azure's among them). Undefined: not an address.
+ */
+export function forwardedAddress(entry: string): string | undefined {
+  const withPort = /^\[([^\]]*)\](?::(\d{1,5}))?$/.exec(entry) ?? /^([\d.]+):(\d{1,5})$/.exec(entry);
+  if (!withPort) return parse(entry)?.toString();
+  const [, address = '', port] = withPort;
+  // Brackets hold IPv6 only; a port is 0 to 65535.
+  if ((entry.startsWith('[') && isIP(address) !== 6) || (port !== undefined && Number(port) > 65_535)) return undefined;
+  return parse(address)?.toString();
+}
+
 export const family = (a: string) => (isIP(a) === 6 ? 'ipv6' : 'ipv4');
 
 /** `RELAY_TRUST_PROXY`: a hop count (`1`), or a comma-separated list of proxy addresses and CIDR ranges. */

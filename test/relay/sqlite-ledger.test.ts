@@ -120,3 +120,20 @@ describe('SQLite row update', () => {
     await sqlite.close();
   });
 });
+
+// The relay and the operator's commands (`review`, `tournament`) each open the ledger file, each
+// migrating it: starting together on a new file, or on one a new version migrates, none may fail.
+describe('SQLite migrations', () => {
+  it('migrate a file that three stores open at once, each opening it whole', async () => {
+    for (let round = 0; round < 8; round++) {
+      const file = join(mkdtempSync(join(tmpdir(), 'rewardbus-migrate-')), 'ledger.sqlite');
+      const stores = [openSqliteStore(file), openSqliteStore(file), openSqliteStore(file)];
+      const opened = await Promise.allSettled(stores.map((s) => s.opened));
+      await Promise.all(stores.map((s) => s.close().catch(() => undefined)));
+      expect([round, opened.map((o) => (o.status === 'fulfilled' ? 'open' : String((o.reason as Error).message ?? JSON.stringify(o.reason))))]).toEqual([
+        round,
+        ['open', 'open', 'open'],
+      ]);
+    }
+  });
+});

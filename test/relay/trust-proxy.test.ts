@@ -60,3 +60,40 @@ describe('addresses as limits count them', () => {
     expect(addressKey('local')).toBeUndefined();
   });
 });
+
+// Some proxies (Azure's among them) write each X-Forwarded-For entry with its port: `ip:port`,
+// `[ipv6]:port`. The client is that address, whatever its port; an entry that is no address at
+// all where the client's should be is refused, never skipped (skipping it made the entry to its
+// left, which the client writes itself, the address believed).
+describe('X-Forwarded-For entries written with a port', () => {
+  const ask = (xff: string) =>
+    fetch(`${relay!.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': xff }, body: '{"gamertag":"nobody"}' });
+  const status = (xff: string) => ask(xff).then((r) => r.status);
+
+  for (const trust of ['1', '127.0.0.0/8']) {
+    it(`counts each client by its address, port or none (RELAY_TRUST_PROXY=${trust})`, async () => {
+      relay = await startTestRelay({ RELAY_RATE_LIMIT_PER_MINUTE: '2', RELAY_TRUST_PROXY: trust });
+      // Two clients behind the proxy, each with its own bucket: not the proxy's one for all.
+      expect([await status('203.0.113.7:4711'), await status('203.0.113.7:4712')]).toEqual([404, 404]);
+      expect([await status('203.0.113.8:4711'), await status('[2001:db8::1]:4711'), await status('[2001:db8::2]')]).toEqual([404, 404, 404]);
+      // The same clients again, however their address is written (IPv6 by its /64): the third of each is limited.
+      expect([await status('203.0.113.7'), await status('[2001:db8::3]:80'), await status('[2001:db8:0:1::4]:80')]).toEqual([429, 429, 404]);
+    });
+
+    it(`does not believe the entry the client wrote left of the proxy's ip:port (RELAY_TRUST_PROXY=${trust})`, async () => {
+      relay = await startTestRelay({ RELAY_RATE_LIMIT_PER_MINUTE: '2', RELAY_TRUST_PROXY: trust });
+      expect([await status('1.1.1.1, 203.0.113.7:4711'), await status('2.2.2.2, 203.0.113.7:4711'), await status('3.3.3.3, 203.0.113.7:4711')]).toEqual([404, 404, 429]);
+    });
+
+    it(`refuses an entry that is no address where the client's should be, as a 400 that says so (RELAY_TRUST_PROXY=${trust})`, async () => {
+      relay = await startTestRelay({ RELAY_RATE_LIMIT_PER_MINUTE: '2', RELAY_TRUST_PROXY: trust });
+      for (const bad of ['203.0.113.7:99999', 'proxy.internal', '203.0.113.7:', '[203.0.113.7]:80', '2001:db8::1:4711x', '1.1.1.1, unknown']) {
+        const r = await ask(bad);
+        expect([bad, r.status, r.headers.get('content-type')]).toEqual([bad, 400, 'application/problem+json']);
+        expect(((await r.json()) as { detail: string }).detail).toMatch(/X-Forwarded-For/);
+      }
+      // Garbage the client wrote left of the proxy's entry is never read.
+      expect(await status('not-an-address, 203.0.113.9:1')).toBe(404);
+    });
+  }
+});

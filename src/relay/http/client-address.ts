@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { family, normalize, parse, type TrustProxy } from '../ip-address.js';
+import { family, forwardedAddress, normalize, parse, type TrustProxy } from '../ip-address.js';
+import { RelayProblem } from './problems.js';
 
 export { parseTrustProxy, type TrustProxy } from '../ip-address.js';
 
@@ -26,19 +27,28 @@ for (const [net, prefix] of [
 
 /**
  * The client's address: the socket's, or, when that socket is a trusted proxy, the address the
- * proxies say they forwarded for (see TrustProxy).
+ * proxies say they forwarded for (see TrustProxy). Every entry is read where it stands: one
+ * that is no address, where an address the relay believes should be, is a 400 that says so.
+ * Skipping it instead made the entry left of it, which the client writes itself, the client's
+ * address; and an entry written with its port (`203.0.113.7:4711`) was such an entry.
  */
 export function clientAddress(socketAddress: string, forwardedFor: string | undefined, trust: TrustProxy | undefined): string {
   const socket = normalize(socketAddress);
   if (!trust || !forwardedFor) return socket;
-  const hops = forwardedFor
-    .split(',')
-    .map((a) => normalize(a.trim()))
-    .filter((a) => isIP(a));
-  if ('hops' in trust) return trust.hops > 0 && holds(PRIVATE, socket) ? (hops[Math.max(0, hops.length - trust.hops)] ?? socket) : socket;
+  const entries = forwardedFor.split(',').map((a) => a.trim());
+  if ('hops' in trust) return trust.hops > 0 && holds(PRIVATE, socket) ? believed(entries[Math.max(0, entries.length - trust.hops)]!) : socket;
   let address = socket;
-  while (holds(trust.proxies, address) && hops.length) address = hops.pop()!;
+  while (holds(trust.proxies, address) && entries.length) address = believed(entries.pop()!);
   return address;
+}
+
+function believed(entry: string): string {
+  const address = forwardedAddress(entry);
+  if (address !== undefined) return address;
+  throw new RelayProblem(
+    'bad_request',
+    `X-Forwarded-For names the client ${JSON.stringify(entry.slice(0, 64))}, which is not an IP address (203.0.113.7, 203.0.113.7:4711, 2001:db8::1 or [2001:db8::1]:4711). RELAY_TRUST_PROXY says to believe this entry`,
+  );
 }
 
 /**

@@ -55,12 +55,16 @@ export function openSqliteDb(file: string): SqliteDb {
     queue = [];
     try {
       let results: ReturnType<typeof apart>;
+      // BEGIN IMMEDIATE: the file's write lock is taken first, waiting up to the busy timeout
+      // for another process writing it (`rewardbus-relay review` on the file). A deferred BEGIN
+      // read first (a claim looks its key up), and SQLite does not wait to turn a reader into
+      // the writer: SQLITE_BUSY at once, and every write of the batch failed.
       try {
-        results = together(ops);
+        results = together.immediate(ops);
       } catch (error) {
         // Only a write's own throw is tried again: a failed commit is every write's failure.
         if (error !== thrown) throw error;
-        results = apart(ops);
+        results = apart.immediate(ops);
       }
       results.forEach((r, i) => (r.ok ? ops[i]!.resolve(r.value as never) : ops[i]!.reject(r.error)));
     } catch (error) {

@@ -177,14 +177,22 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [
   (db) => db.exec('CREATE INDEX player_addresses_by_at ON player_addresses (at)'),
 ];
 
-/** Brings the file's schema up to date; returns its version. */
+/**
+ * Brings the file's schema up to date; returns its version. Other processes may open the file at
+ * the same moment (the relay, `review`, `tournament`): each step holds the write lock from its
+ * start (BEGIN IMMEDIATE, waiting its turn) and reads the version under it, so a step another
+ * process took meanwhile is not run again (it failed that open: "duplicate column name: address").
+ */
 export function migrate(db: Database.Database): number {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  for (let v = current + 1; v <= MIGRATIONS.length; v++) {
-    db.transaction(() => {
-      MIGRATIONS[v - 1]!(db);
-      db.pragma(`user_version = ${v}`);
-    })();
-  }
+  const version = () => db.pragma('user_version', { simple: true }) as number;
+  const step = db.transaction((): boolean => {
+    const v = version();
+    if (v >= MIGRATIONS.length) return false;
+    MIGRATIONS[v]!(db);
+    db.pragma(`user_version = ${v + 1}`);
+    return true;
+  });
+  // Up to date, as nearly every open finds it: no write lock taken.
+  if (version() < MIGRATIONS.length) while (step.immediate()) {}
   return MIGRATIONS.length;
 }

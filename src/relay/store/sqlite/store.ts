@@ -77,12 +77,21 @@ const REFERRAL_METHODS: Record<keyof ReferralStore, true> = {
   recent: true,
 };
 
-/** A DayLimitRefusal as the thread sends it (worker.ts), made whole again. */
-function refusalOf(e: unknown) {
-  if (!e || typeof e !== 'object') return undefined;
+/**
+ * An error as the thread sends it (worker.ts `crossing`), made whole again: a refusal as its
+ * class; any other error an Error with its name, message, code and the thread's stack. A bare
+ * object is no error to Hono, whose error handler let it through to the adapter's 500: a busy or
+ * full file was then a 500 internal, not the store outage (503) it is.
+ */
+function errorOf(e: unknown): unknown {
+  if (!e || typeof e !== 'object') return e;
   if ('dayLimit' in e) return new DayLimitRefusal(e.dayLimit as DayLimit);
   if ('withdrawalRefusal' in e && 'facts' in e) return new WithdrawalRefusal(e.withdrawalRefusal as WithdrawalRefusal['reason'], e.facts as BalanceFacts);
-  return undefined;
+  if ('storeError' in e) {
+    const { name, message, stack, code } = e.storeError as { name: string; message: string; stack?: string; code?: string };
+    return Object.assign(new Error(message), { name, ...(stack === undefined ? {} : { stack }), ...(code === undefined ? {} : { code }) });
+  }
+  return e;
 }
 
 export interface SqliteStore extends RelayStore {
@@ -107,7 +116,7 @@ export function openSqliteStore(file: string): SqliteStore {
       const p = pending.get(reply.id);
       if (!p) continue;
       pending.delete(reply.id);
-      if ('error' in reply) p.reject(refusalOf(reply.error) ?? reply.error);
+      if ('error' in reply) p.reject(errorOf(reply.error));
       else p.resolve(reply.value);
     }
     // The thread keeps the process alive only while an answer is awaited (a CLI command exits when done).

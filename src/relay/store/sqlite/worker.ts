@@ -15,6 +15,20 @@ const db = openSqliteDb((workerData as { file: string }).file);
 const targets = { ledger: sqliteLedger(db), events: sqliteEventLog(db), referrals: sqliteReferrals(db) };
 type Method = (...args: unknown[]) => Promise<unknown>;
 
+/**
+ * An error as it can cross to the relay's thread (store.ts makes it whole again). A thread's
+ * structured clone keeps no error's class: a refusal crosses as its reason, and better-sqlite3's
+ * SqliteError (no error to the clone) came over as a bare `{ code }`, without its message.
+ */
+function crossing(error: unknown): unknown {
+  if (error instanceof DayLimitRefusal) return { dayLimit: error.reason };
+  if (error instanceof WithdrawalRefusal) return { withdrawalRefusal: error.reason, facts: error.facts };
+  if (!(error instanceof Error)) return error;
+  const { name, message, stack } = error;
+  const code = (error as { code?: unknown }).code;
+  return { storeError: { name, message, stack, ...(typeof code === 'string' ? { code } : {}) } };
+}
+
 let replies: StoreReply[] = [];
 function reply(r: StoreReply) {
   if (replies.push(r) === 1) queueMicrotask(sendReplies);
@@ -35,20 +49,14 @@ port.on('message', (calls: StoreCall[]) => {
       try {
         reply({ id: call.id, value: db.db.prepare('SELECT 1').pluck().get() });
       } catch (error) {
-        reply({ id: call.id, error });
+        reply({ id: call.id, error: crossing(error) });
       }
       continue;
     }
     const method = (targets[call.target] as unknown as Record<string, Method>)[call.method]!;
     method(...call.args).then(
       (value) => reply({ id: call.id, value }),
-      // A refusal crosses as its reason: a thread's structured clone keeps no error's class.
-      (error: unknown) =>
-        reply({
-          id: call.id,
-          error:
-            error instanceof DayLimitRefusal ? { dayLimit: error.reason } : error instanceof WithdrawalRefusal ? { withdrawalRefusal: error.reason, facts: error.facts } : error,
-        }),
+      (error: unknown) => reply({ id: call.id, error: crossing(error) }),
     );
   }
 });
