@@ -47,6 +47,7 @@ export function memoryStore(): RelayStore {
     },
     get: async (id) => byId.get(id),
     history: none,
+    earnedSince: none,
     inState: none,
     abandoned: none,
     budgetUsed: async () => 0,

@@ -57,4 +57,40 @@ describe.each(stores)('the referral sweep on %s', (_name, open) => {
       await store.close();
     }
   });
+
+  it('qualifies a referral a crash left undone however much the referee earned after the qualifying payment', async () => {
+    const store = await open();
+    try {
+      const {
+        state: { paid },
+        client,
+      } = memoryService();
+      const catalog = createCatalog([
+        { id: 'coin', title: 'Coin', sats: 10, repeat: { kind: 'cooldown', seconds: 0 } },
+        { id: 'level', title: 'Level', sats: 20, repeat: { kind: 'once' } },
+        { id: 'invite', kind: 'referral', title: 'Invite a friend', referrerSats: 100, refereeSats: 50, afterPlaySeconds: 0, afterAchievement: 'level' },
+      ]);
+      const core = createCore({ store, payments: client, catalog, limits: { userDailyCapSats: 0, dailyBudgetSats: 0 }, logger: createLogger('silent') });
+      const now = Date.now();
+      const earn = (achievementId: string, at: number) =>
+        store.ledger.claim(
+          { id: randomUUID(), userId: 'bob', idempotencyKey: randomUUID(), requestHash: 'h', achievementId, sats: 10, repeat: { kind: 'cooldown', seconds: 0 }, credit: true },
+          { userDailyCapSats: 0, dailyBudgetSats: 0 },
+          at,
+        );
+      // Bob reached the level, the relay died before it qualified him, and he played on: a season
+      // of coins came after it (the sweep read his newest 200 entries, and missed it).
+      await store.referrals!.refer([{ programId: 'invite', refereeId: 'bob', referrerId: 'alice', state: 'pending', linkedAt: now - 20 * DAY }]);
+      await earn('coin', now - 19 * DAY - 1);
+      await earn('level', now - 19 * DAY);
+      for (let i = 0; i < 250; i++) await earn('coin', now - 18 * DAY + i);
+
+      expect(await core.referrals!.sweep()).toBe(1);
+      await core.payouts.drain();
+      expect(paid.sort()).toEqual(['tag-alice', 'tag-bob']);
+      expect(await core.referrals!.sweep()).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
 });

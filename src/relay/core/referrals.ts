@@ -29,7 +29,7 @@ export interface ReferralMetrics {
 
 export interface ReferralsDeps {
   store: ReferralStore;
-  ledger: Pick<Ledger, 'history'>;
+  ledger: Pick<Ledger, 'earnedSince'>;
   settlements: Settlements;
   payouts: Pick<Payouts, 'pay'>;
   /** The catalog's referral programs (none: links record first links only, and the claim path is untouched). */
@@ -46,8 +46,12 @@ export interface ReferralsDeps {
 
 /** Referrals the sweep reads at a time (newest link first), page after page until none is left. */
 const SWEEP_PAGE = 1_000;
-/** A referee's entries the sweep reads for a qualifying payment. */
-const HISTORY_MAX = 200;
+/**
+ * A referee's payments the sweep reads for a qualifying one, oldest first from when one can
+ * qualify (of the program's achievement, if it names one): only the programs' own rewards come
+ * before it (a few), however much came after.
+ */
+const EARNED_MAX = 200;
 
 /** How often a player's address is written again while it claims from it: the 30-day window needs no finer time. */
 const SEEN_AGAIN_MS = 3_600_000;
@@ -200,7 +204,12 @@ export function createReferrals(deps: ReferralsDeps) {
         if (!program) continue;
         try {
           if (r.state === 'qualified' && r.referrerId !== undefined) await reward(program, r.refereeId, { referrerId: r.referrerId, referrerCapped: r.referrerCapped === true });
-          else if ((await ledger.history(r.refereeId, HISTORY_MAX)).some((e) => qualifies(program, r.linkedAt, e, ids))) await qualify(program, r.refereeId);
+          else if (
+            (await ledger.earnedSince(r.refereeId, r.linkedAt + program.afterPlaySeconds * 1000, program.afterAchievement, EARNED_MAX)).some((e) =>
+              qualifies(program, r.linkedAt, e, ids),
+            )
+          )
+            await qualify(program, r.refereeId);
           else continue;
           done++;
         } catch (err) {

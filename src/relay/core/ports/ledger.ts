@@ -54,6 +54,12 @@ export interface Ledger extends TournamentLedger, BalanceLedger {
   get(id: string): Promise<LedgerEntry | undefined>;
   /** A player's entries, newest first. */
   history(userId: string, limit: number): Promise<LedgerEntry[]>;
+  /**
+   * A player's entries paid or credited (no withdrawal) at or after `since` (ms), of one
+   * achievement if given, oldest first: the referral sweep's candidates for a qualifying payment,
+   * however much the player earned since.
+   */
+  earnedSince(userId: string, since: number, achievementId: string | undefined, limit: number): Promise<LedgerEntry[]>;
   inState(state: LedgerState): Promise<LedgerEntry[]>;
   /**
    * `sending` entries no live relay is working on: for recovery. SQLite (one process): those

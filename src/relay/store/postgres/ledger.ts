@@ -142,6 +142,12 @@ export function pgLedger(pool: Pool, { owner, leaseMs, announce, groups = pool }
     markSent: settlements.markSent,
     get: async (id) => (await one('SELECT * FROM rewards WHERE id = $1', [id]))[0],
     history: (userId, limit) => one('SELECT * FROM rewards WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, limit]),
+    earnedSince: (userId, since, achievementId, limit) =>
+      one(
+        `SELECT * FROM rewards WHERE user_id = $1 AND state IN ('paid', 'credited') AND kind <> 'withdrawal' AND created_at >= $2
+         AND ($3::text IS NULL OR achievement_id = $3) ORDER BY created_at, seq LIMIT $4`,
+        [userId, since, achievementId ?? null, limit],
+      ),
     inState: (state) => one('SELECT * FROM rewards WHERE state = $1 ORDER BY created_at', [state]),
     linkAddress: (address, day, userId, max) =>
       transaction(async (c) => {

@@ -52,6 +52,12 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
       )
       .pluck(),
     history: db.prepare<[string, number], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? ORDER BY seq DESC LIMIT ?`).raw(),
+    earnedSince: db
+      .prepare<[string, number, string | null, string | null, number], RawRow>(
+        `SELECT ${ROW_COLUMNS} FROM rewards WHERE user_id = ? AND state IN ('paid', 'credited') AND kind <> 'withdrawal' AND created_at >= ?
+         AND (? IS NULL OR achievement_id = ?) ORDER BY created_at, seq LIMIT ?`,
+      )
+      .raw(),
     inState: db.prepare<[string], RawRow>(`SELECT ${ROW_COLUMNS} FROM rewards WHERE state = ? ORDER BY created_at`).raw(),
     // Positional parameters: binding by name looks every name up afresh, at twice the cost.
     insert: db.prepare<
@@ -267,6 +273,7 @@ export function sqliteLedger(sqlite: SqliteDb): Ledger {
       return r && toLedgerEntry(r);
     },
     history: async (userId, limit) => entries(q.history.all(userId, limit)),
+    earnedSince: async (userId, since, achievementId, limit) => entries(q.earnedSince.all(userId, since, achievementId ?? null, achievementId ?? null, limit)),
     inState: async (state) => entries(q.inState.all(state)),
     budgetUsed: async (day) => reservedSats('*', day),
     budgetUsedUsd: async (day) => reservedSats('$*', day) / 1_000_000,

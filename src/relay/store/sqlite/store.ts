@@ -31,6 +31,7 @@ const LEDGER_METHODS: Record<Exclude<keyof Ledger, 'close'>, true> = {
   settle: true,
   get: true,
   history: true,
+  earnedSince: true,
   inState: true,
   abandoned: true,
   budgetUsed: true,
