@@ -13,6 +13,6 @@ try {
   npx ${RELAY} start            run it once (the demo catalog, the embedded sandbox, no key)
   npm install -D ${RELAY}       keep it in your project; then npx rewardbus-relay start
 
-See https://github.com/rewardbus/rewardbus#the-relay`);
+See https://github.com/rewardbus/rewardbus#install-before-the-packages-are-published`);
   process.exit(2);
 }
