@@ -13,7 +13,9 @@ export const CATALOG_SETTINGS = {
       'a JSON file of achievements: a list, or `{ "achievements": [...] }`. Each entry: `id`, `title`, `sats`, `repeat` ' +
       '(`{ "kind": "once" }`, `{ "kind": "daily" }`, `{ "kind": "cooldown", "seconds": N }` or `{ "kind": "streak", "sats": [10, 20, 30] }`, ' +
       'a login streak, written without `sats`), and optionally `minPlaySeconds`, ' +
-      '`"proof": "server"`, `"hold": true`. An error names the entry and the field: `achievements[1] (id "coin-streak"): sats must be at least 1`',
+      '`"proof": "server"`, `"hold": true`; `"usd": 0.05` in place of `sats` (README, Prices in dollars); `"payout": "balance"` or `"instant"` ' +
+      'to credit it or pay it at once whatever `RELAY_PAYOUT_MODE` says (docs/balance.md). Other kinds of entry: `"kind": "tournament"` and `"kind": "referral"` ' +
+      '(README, Tournaments and Referrals). An error names the entry and the field: `achievements[1] (id "coin-streak"): sats must be at least 1`',
     help: 'a JSON file of achievements (default: the demo catalog)',
   },
   RELAY_SECRET: {
