@@ -7,7 +7,7 @@ import { getRequestListener, RequestError, serve } from '@hono/node-server';
 import { getPath } from 'hono/utils/url';
 import type { Logger } from 'pino';
 import { signingSecret } from '../relay/http/routes/webhooks.js';
-import { createLogger, createRelay, openConfiguredStore, type Relay, type RelayConfig, type RelayOptions, relayOptions, SECURITY_HEADERS } from '../relay/index.js';
+import { createLogger, createRelay, openConfiguredStore, PROBLEMS, type Relay, type RelayConfig, type RelayOptions, relayOptions, SECURITY_HEADERS } from '../relay/index.js';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { gracefulShutdown, type ShutdownReport } from './graceful-shutdown.js';
 
@@ -47,15 +47,17 @@ const adapterRefusal = (logger: Logger) => (err: unknown) => {
 /** Node's own refusals (400, 408, 431) as problem+json, with the relay's security headers. */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex) {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-  const [status, title, code] =
+  const [reason, code] =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', 'headers_too_large']
+      ? (['Request Header Fields Too Large', 'headers_too_large'] as const)
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'request_timeout']
-        : [400, 'Bad Request', 'bad_request'];
+        ? (['Request Timeout', 'request_timeout'] as const)
+        : (['Bad Request', 'bad_request'] as const);
+  // The status and title the relay's list gives the code (docs/relay-api.md#errors lists it).
+  const [status, title] = PROBLEMS[code];
   const body = JSON.stringify({ type: 'about:blank', title, status, code });
   const headers = [['Content-Type', 'application/problem+json'], ['Content-Length', String(Buffer.byteLength(body))], ...SECURITY_HEADERS, ['Connection', 'close']];
-  socket.end(`HTTP/1.1 ${status} ${title}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
 }
 
 /** `http://host:port/path…`'s path as far as a plain one goes: no dot, `%` or backslash in it. */

@@ -52,6 +52,8 @@ describe('hostile input gets a clear 4xx and changes nothing', () => {
     expect(bad).toMatch(/^HTTP\/1\.1 400 /);
     const huge = await rawExchange(`GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+    // The code docs/relay-api.md#errors lists, as a client reads it from the body.
+    expect(JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 431, code: 'headers_too_large' });
     for (const answer of [bad, huge]) {
       expect(answer).toContain('Content-Type: application/problem+json');
       expect(answer).toContain('X-Content-Type-Options: nosniff');

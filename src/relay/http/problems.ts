@@ -32,8 +32,10 @@ export const PROBLEMS = {
   daily_budget: [409, "Today's budget has no room for this claim; it stays held"],
   user_daily_cap: [409, "The player's daily cap has no room for this claim today; it stays held"],
   address_daily_cap: [409, "The address's daily cap has no room for this claim today; it stays held"],
-  request_timeout: [408, 'The request body did not arrive in time'],
+  request_timeout: [408, 'The request (its headers or its body) did not arrive in time'],
   payload_too_large: [413, 'The request body is too large'],
+  // Node's parser refuses these before the relay sees the request (src/node/start-server.ts answers it).
+  headers_too_large: [431, "The request's headers are over Node's limit (16 KB)"],
   unsupported_media_type: [415, 'Send the body as application/json'],
   idempotency_key_reused: [422, 'This Idempotency-Key was used with a different request'],
   too_early: [425, 'The player has not played long enough for this achievement yet; claim it again at retryAt'],
