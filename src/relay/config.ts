@@ -193,6 +193,14 @@ function keptSecret(dataDir: string): string {
 
 export const ledgerFile = (config: RelayConfig): string => join(config.dataDir, 'ledger.sqlite');
 
+/** What to do about a ledger file that will not open: a file that is no database is never the directory's permissions. */
+function remedyOf(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT')
+    return 'the file is not a SQLite database, or it is damaged. It holds every reward the relay recorded: restore it from a backup (docs/deploy.md#6-backups), never delete it to start over.';
+  return 'it must be a directory this user can write.';
+}
+
 /**
  * How long a relay's claim on a payment in flight lasts on a shared ledger: past both calls to
  * the service (lookup, payment) with room to spare. After it, another relay may recover it.
@@ -213,11 +221,7 @@ export async function openConfiguredStore(config: RelayConfig, logger?: StoreLog
       await store.opened;
       return store;
     } catch (err) {
-      throw new SettingError(
-        'RELAY_DATA_DIR',
-        `RELAY_DATA_DIR ${config.dataDir}: cannot open the ledger ${ledgerFile(config)} (${reason(err)}): it must be a directory this user can write.`,
-        { cause: err },
-      );
+      throw new SettingError('RELAY_DATA_DIR', `RELAY_DATA_DIR ${config.dataDir}: cannot open the ledger ${ledgerFile(config)} (${reason(err)}): ${remedyOf(err)}`, { cause: err });
     }
   }
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -213,6 +213,20 @@ describe('a setting the relay cannot run with', () => {
     for (const r of [port, host, bogus, missing]) expect(r!.code).toBe(2);
   });
 
+  it('a ledger file that is no database is said as such, with the backup to restore, and left as it was', { timeout: 30_000 }, async () => {
+    const data = mkdtempSync(join(dir, 'data-'));
+    const garbage = 'not a ledger '.repeat(400);
+    writeFileSync(join(data, 'ledger.sqlite'), garbage);
+    const r = await start({ RELAY_DATA_DIR: data });
+    const first = r.stderr.split('\n')[0]!;
+    expect(r.code).toBe(1);
+    // Once it said "(SQLITE_NOTADB): it must be a directory this user can write", a wrong cause.
+    expect(first).toMatch(/^RELAY_DATA_DIR .*: cannot open the ledger .*ledger\.sqlite \(file is not a database\): the file is not a SQLite database, or it is damaged\./);
+    expect(first).toContain('restore it from a backup (docs/deploy.md#6-backups)');
+    expect(first).not.toContain('this user can write');
+    expect(readFileSync(join(data, 'ledger.sqlite'), 'utf8')).toBe(garbage);
+  });
+
   it('a host that is no address of this machine or does not resolve, or a port in use, names HOST or PORT', { timeout: 60_000 }, async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

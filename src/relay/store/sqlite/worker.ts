@@ -11,9 +11,12 @@ import { sqliteReferrals } from './referrals.js';
 import type { StoreCall, StoreReply } from './store.js';
 
 const port = parentPort!;
-const db = openSqliteDb((workerData as { file: string }).file);
-const targets = { ledger: sqliteLedger(db), events: sqliteEventLog(db), referrals: sqliteReferrals(db) };
 type Method = (...args: unknown[]) => Promise<unknown>;
+
+function open() {
+  const db = openSqliteDb((workerData as { file: string }).file);
+  return { db, targets: { ledger: sqliteLedger(db), events: sqliteEventLog(db), referrals: sqliteReferrals(db) } };
+}
 
 /**
  * An error as it can cross to the relay's thread (store.ts makes it whole again). A thread's
@@ -38,26 +41,39 @@ function sendReplies() {
   replies = [];
 }
 
-port.on('message', (calls: StoreCall[]) => {
-  for (const call of calls) {
-    if (call.target === 'close') {
-      void db.close().then(() => reply({ id: call.id, value: undefined }));
-      continue;
-    }
-    if (call.target === 'ping') {
-      // Readiness: the thread answers and the file reads.
-      try {
-        reply({ id: call.id, value: db.db.prepare('SELECT 1').pluck().get() });
-      } catch (error) {
-        reply({ id: call.id, error: crossing(error) });
+let opened: ReturnType<typeof open> | undefined;
+try {
+  opened = open();
+  reply({ id: 0, value: 'open' });
+} catch (error) {
+  // Why the file cannot be opened (not a database, no permission), whole: as the thread's own
+  // uncaught error it reached the relay as a bare code, and the operator was told a wrong cause.
+  // With nothing listening on the port, the thread then ends.
+  reply({ id: 0, error: crossing(error) });
+}
+if (opened) serve(opened.db, opened.targets);
+
+function serve(db: ReturnType<typeof open>['db'], targets: ReturnType<typeof open>['targets']) {
+  port.on('message', (calls: StoreCall[]) => {
+    for (const call of calls) {
+      if (call.target === 'close') {
+        void db.close().then(() => reply({ id: call.id, value: undefined }));
+        continue;
       }
-      continue;
+      if (call.target === 'ping') {
+        // Readiness: the thread answers and the file reads.
+        try {
+          reply({ id: call.id, value: db.db.prepare('SELECT 1').pluck().get() });
+        } catch (error) {
+          reply({ id: call.id, error: crossing(error) });
+        }
+        continue;
+      }
+      const method = (targets[call.target] as unknown as Record<string, Method>)[call.method]!;
+      method(...call.args).then(
+        (value) => reply({ id: call.id, value }),
+        (error: unknown) => reply({ id: call.id, error: crossing(error) }),
+      );
     }
-    const method = (targets[call.target] as unknown as Record<string, Method>)[call.method]!;
-    method(...call.args).then(
-      (value) => reply({ id: call.id, value }),
-      (error: unknown) => reply({ id: call.id, error: crossing(error) }),
-    );
-  }
-});
-reply({ id: 0, value: 'open' });
+  });
+}
