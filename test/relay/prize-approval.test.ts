@@ -48,4 +48,61 @@ describe.each(stores)('a held prize on %s', (_name, open) => {
       await store.close();
     }
   });
+
+  it('approved while the service was out of reach is deferred, then sent again by the relay without a second approval', async () => {
+    const store = await open();
+    try {
+      const { state, client } = memoryService();
+      const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [5_000] }]);
+      const t = Date.parse('2026-11-25T20:00:00Z');
+      const core = createCore({
+        store,
+        payments: client,
+        catalog,
+        limits: { userDailyCapSats: 0, dailyBudgetSats: 0 },
+        holdAboveSats: 1_000,
+        clock: () => t,
+        logger: createLogger('silent'),
+      });
+      await store.ledger.rememberPlayer!('ann', 'tag-ann', t);
+      const [prize] = (await core.postResults!('cup', { period: '2026-W48', ranking: ['ann'] }, 'test')).entries;
+      expect(prize!.state).toBe('held');
+
+      // The operator approves during an outage: nothing could leave, so the prize is deferred.
+      state.up = false;
+      expect(await core.decide(prize!.id, 'approve', 'ops')).toMatchObject({ kind: 'settled', entry: { state: 'deferred' } });
+      state.up = true;
+      // The relay's redelivery sends it: the operator approved these sats already.
+      expect(await core.redeliverPrizes!()).toBe(1);
+      await core.payouts.drain();
+      expect(await store.ledger.get(prize!.id)).toMatchObject({ state: 'paid', sats: 5_000 });
+      expect(state.paid).toEqual(['tag-ann']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('deferred with no approval is decided on the hold in force when sent again', async () => {
+    const store = await open();
+    try {
+      const { state, client } = memoryService(false);
+      const catalog = createCatalog([{ id: 'cup', kind: 'tournament', title: 'Cup', prizes: [5_000] }]);
+      const t = Date.parse('2026-11-25T20:00:00Z');
+      const options = { store, payments: client, catalog, limits: { userDailyCapSats: 0, dailyBudgetSats: 0 }, clock: () => t, logger: createLogger('silent') };
+      // Posted with no hold while the service is out of reach: deferred, never sent.
+      const before = createCore({ ...options, holdAboveSats: 0 });
+      await store.ledger.rememberPlayer!('ann', 'tag-ann', t);
+      const [prize] = (await before.postResults!('cup', { period: '2026-W48', ranking: ['ann'] }, 'test')).entries;
+      await before.payouts.drain();
+      expect(await store.ledger.get(prize!.id)).toMatchObject({ state: 'deferred' });
+      // The operator has since set a hold: no one approved these sats, so they wait for one.
+      state.up = true;
+      const after = createCore({ ...options, holdAboveSats: 1_000 });
+      expect(await after.redeliverPrizes!()).toBe(0);
+      expect(await store.ledger.get(prize!.id)).toMatchObject({ state: 'held' });
+      expect(state.paid).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -7,6 +7,7 @@ import type { PlayerClaims } from './player-tokens.js';
 import type { ClaimLimits, Ledger, LedgerEntry, NewClaim } from './ports/ledger.js';
 import { inDollars, satsAt } from './price.js';
 import type { Prices } from './prices.js';
+import { approvedBefore } from './reviews.js';
 import type { Settlements } from './settlements.js';
 import { stepsInDollars } from './streak.js';
 import { checkUnlock } from './unlock-proof.js';
@@ -93,6 +94,15 @@ export function createClaims({
     return { kind: 'answered', entry, replayed: true };
   }
 
+  /**
+   * The key's entry was approved by an operator, then deferred by an outage before it left: its
+   * client's retry is not held again, unless it is now decided at more sats than were approved.
+   */
+  async function approvedAndDeferred(userId: string, key: string, sats: number): Promise<boolean> {
+    const before = await ledger.find(userId, key);
+    return before?.state === 'deferred' && sats <= before.sats && approvedBefore(ledger, before.id);
+  }
+
   /** `address`: the client's, as the relay resolved it (grouped: IPv6 by /64). */
   return async function claim(player: PlayerClaims, key: string, body: RewardClaim, request: Request, address?: string): Promise<ClaimOutcome> {
     const achievement = catalog.get(body.achievementId);
@@ -163,7 +173,7 @@ export function createClaims({
     }
     if (proofNonce) recorded.proofNonce = proofNonce;
     // A streak's sats are the ledger's to decide (core/streak.ts): it holds one above the limit.
-    if (achievement.hold || (holdAboveSats > 0 && !streak && sats > holdAboveSats)) recorded.hold = true;
+    if ((achievement.hold || (holdAboveSats > 0 && !streak && sats > holdAboveSats)) && !(await approvedAndDeferred(player.userId, key, sats))) recorded.hold = true;
     if (streak && holdAboveSats > 0) recorded.holdAboveSats = holdAboveSats;
     if (credit) recorded.credit = true;
     const result = await settlements.claim(recorded, limits);

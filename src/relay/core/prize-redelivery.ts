@@ -3,11 +3,12 @@ import type { PayoutMode } from '../../wire/relay-api.js';
 import type { Catalog } from './catalog.js';
 import type { Payouts } from './payouts.js';
 import type { ClaimLimits, Ledger } from './ports/ledger.js';
+import { approvedBefore } from './reviews.js';
 import type { Settlements } from './settlements.js';
 import { PRIZE_KEY_PREFIX, prizeLimits } from './tournament-decision.js';
 
 export interface PrizeRedeliveryDeps {
-  ledger: Pick<Ledger, 'inState'>;
+  ledger: Pick<Ledger, 'inState' | 'audits'>;
   settlements: Pick<Settlements, 'claim'>;
   payouts: Pick<Payouts, 'pay'>;
   catalog: Catalog;
@@ -24,7 +25,9 @@ export interface PrizeRedeliveryDeps {
  * ledger claims the deferred key again (the lifecycle's `claim` from `deferred`), decided whole on
  * today's budget, and pays it. Never a second payment: the key is the prize's, and only a deferred
  * entry (one that was never sent) is claimed again. A player's cap never refuses a prize (the
- * game's server awarded it), as when it was posted.
+ * game's server awarded it), as when it was posted. A prize an operator approved is not held
+ * again: its sats are the ones approved (a prize keeps its amount), and only the service's outage
+ * stopped it.
  */
 export function createPrizeRedelivery({ ledger, settlements, payouts, catalog, limits, logger, holdAboveSats, payoutMode }: PrizeRedeliveryDeps) {
   // The day's budget alone, as the post decided it: no player's cap, nor an operator's denial of another prize (denied_recently).
@@ -35,6 +38,7 @@ export function createPrizeRedelivery({ ledger, settlements, payouts, catalog, l
       const tournament = e.idempotencyKey.startsWith(PRIZE_KEY_PREFIX) ? catalog.tournaments?.get(e.achievementId) : undefined;
       if (!tournament) continue;
       const credit = (tournament.payout ?? payoutMode) === 'balance';
+      const hold = (tournament.hold || (holdAboveSats > 0 && e.sats > holdAboveSats)) && !(await approvedBefore(ledger, e.id));
       const r = await settlements.claim(
         {
           id: e.id,
@@ -46,7 +50,7 @@ export function createPrizeRedelivery({ ledger, settlements, payouts, catalog, l
           // The prize's place decides it, not a repeat rule: a player may win every period.
           repeat: { kind: 'cooldown', seconds: 0 },
           ...(e.terms ? { terms: e.terms } : {}),
-          ...(tournament.hold || (holdAboveSats > 0 && e.sats > holdAboveSats) ? { hold: true } : {}),
+          ...(hold ? { hold: true } : {}),
           ...(credit ? { credit: true } : {}),
         },
         limitsOfPrizes,

@@ -1,6 +1,15 @@
-import type { AuditNote, ClaimLimits, LedgerEntry } from './ports/ledger.js';
+import type { AuditNote, ClaimLimits, Ledger, LedgerEntry } from './ports/ledger.js';
 import type { Settlements } from './settlements.js';
 import { isPrize, prizeLimits } from './tournament-decision.js';
+
+/**
+ * Whether an operator approved the entry (its audit trail says so). An approved entry that the
+ * service's outage deferred before it left is not held again for the sats approved: read only
+ * when a hold would stop an entry sent again.
+ */
+export async function approvedBefore(ledger: Pick<Ledger, 'audits'>, id: string): Promise<boolean> {
+  return (await ledger.audits(id)).some((a) => a.fromState === 'held' && a.action === 'approve');
+}
 
 /** Asks the payment-status endpoint and settles the entry when the service knows (payouts.settleByStatus). */
 export type SettleByStatus = (entry: LedgerEntry, audit: AuditNote) => Promise<LedgerEntry | undefined>;
