@@ -29,7 +29,8 @@ export interface GuestsDeps {
  * the credits move to the player's balance when the guest links one.
  */
 export function createGuests({ settlements, tokens, catalog, limits, mergedInto }: GuestsDeps) {
-  const rules = { repeats: new Map(achievementsOf(catalog).map((a) => [a.id, a.repeat])), limits };
+  // A tournament's prize moves whatever the player's cap: the game's server awarded it (a post is never refused by a cap).
+  const rules = { repeats: new Map(achievementsOf(catalog).map((a) => [a.id, a.repeat])), limits, prizes: new Set(catalog.tournaments?.keys()) };
 
   /** A new guest and its token. */
   const start = (now = Date.now()) => tokens.issue(guestId(), '', now, true);
