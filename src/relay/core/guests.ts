@@ -14,6 +14,9 @@ export const GUEST_RENEWABLE_MS = 30 * 86_400_000;
 /** A guest's id: made by the relay, never a userId of the service's (those are UUIDs). */
 const guestId = () => `guest_${uuid7()}`;
 
+/** Whether a name is a guest's id exactly as guestId makes it (`guest_` and a lowercase UUIDv7). */
+export const isGuestId = (name: string): boolean => /^guest_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(name);
+
 export interface GuestsDeps {
   settlements: Settlements;
   tokens: PlayerTokens;
