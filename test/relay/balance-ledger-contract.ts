@@ -290,6 +290,26 @@ export function balanceLedgerContract(name: string, open: () => Promise<RelaySto
       expect((await l.balance!(USER, T0 + 20)).creditedSats).toBe(510);
     });
 
+    it("moves a guest's tournament prize past the player's cap (counted on its day), and then names the merged guest's id as its player", async () => {
+      const s = await store();
+      const l = s.ledger;
+      if (!l.mergeGuest || !l.knownPlayers || !l.rememberPlayer) return;
+      const limits = { userDailyCapSats: 100, dailyBudgetSats: 0 };
+      const guest = 'guest_0193f1a2-7b4c-7d5e-8f60-123456789abc';
+      const prize = await l.claim(credit({ userId: guest, achievementId: 'cup', sats: 5_000, repeat: { kind: 'once' } }), NO_LIMITS, T0);
+      const coin = await l.claim(credit({ userId: guest, sats: 50 }), NO_LIMITS, T0 + 1);
+      await l.rememberPlayer(USER, 'ada', T0 + 2);
+      expect(await l.knownPlayers([guest, 'ada'])).toEqual([['ada', USER]]);
+      const rules = { repeats: new Map([['coin', { kind: 'cooldown', seconds: 0 } as const]]), limits, prizes: new Set(['cup']) };
+      const merged = await l.mergeGuest(guest, USER, rules, { actor: 'player:ada', action: `merge ${guest}` }, T0 + 10);
+      expect([merged.moved.map((m) => m.entry.id), merged.dropped.map((m) => [m.entry.id, m.entry.reason])]).toEqual([[prize.entry.id], [[coin.entry.id, 'user_daily_cap']]]);
+      expect((await l.balance!(USER, T0 + 10)).creditedSats).toBe(5_000);
+      expect(await l.knownPlayers([guest, 'ada', 'guest_0193f1a2-7b4c-7d5e-8f60-000000000000'])).toEqual([
+        [guest, USER],
+        ['ada', USER],
+      ]);
+    });
+
     it("holds the player to its cap on each credit's day across guests merged into it: what does not fit stays the guest's, rejected", async () => {
       const l = await ledger();
       if (!l.mergeGuest) return;

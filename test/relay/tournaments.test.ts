@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { CatalogEntry } from '../../src/relay/index.js';
-import type { RewardHistory, TournamentCatalogEntry, TournamentPosted } from '../../src/wire/relay-api.js';
+import type { BalanceView, PlayerSession, RewardHistory, TournamentCatalogEntry, TournamentPosted } from '../../src/wire/relay-api.js';
 import { relayBackends } from '../helpers/backends.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
@@ -41,6 +41,14 @@ async function post(relay: TestRelay, id: string, body: unknown, secret = SERVER
 }
 const history = async (relay: TestRelay, token: string) =>
   ((await (await fetch(`${relay.url}/v1/rewards`, { headers: { authorization: `Bearer ${token}` } })).json()) as RewardHistory).rewards;
+const balanceOf = async (relay: TestRelay, token: string) =>
+  ((await (await fetch(`${relay.url}/v1/balance`, { headers: { authorization: `Bearer ${token}` } })).json()) as BalanceView).sats;
+/** POST /v1/players: `{}` makes a guest; a gamertag with the guest's token links and merges it. */
+async function session(relay: TestRelay, body: { gamertag?: string; guestToken?: string }) {
+  const r = await fetch(`${relay.url}/v1/players`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(r.status).toBe(201);
+  return (await r.json()) as PlayerSession;
+}
 
 describe.each(relayBackends(postgresUrl))('tournaments on $name', (backend) => {
   async function start(env: Record<string, string> = {}) {
@@ -197,5 +205,94 @@ describe.each(relayBackends(postgresUrl))('tournaments on $name', (backend) => {
     });
     expect([w.status, ((await w.json()) as { status?: string }).status]).toEqual([201, 'paid']);
     expect(relay.sandbox!.payments().map((p) => [p.gamertag, p.amount])).toEqual([['racer-1', '400000']]);
+  });
+
+  it('balance mode: a guest who placed is credited its prize (held above the threshold), sees it, and keeps it when it links; its id then names the player', async () => {
+    // A cap below the prize: a prize is never refused by its player's cap, at the post nor at the link.
+    const relay = await start({ RELAY_PAYOUT_MODE: 'balance', RELAY_HOLD_ABOVE_SATS: '4000', RELAY_USER_DAILY_CAP_SATS: '100' });
+    const [a] = await players(relay, 1);
+    const guest = await session(relay, {});
+    const ranking = [guest.userId, a!.userId];
+    const first = await post(relay, 'daily', { period: '2026-11-26', ranking });
+    expect([first.status, first.body.code]).toEqual([201, undefined]);
+    expect(first.body.rewards.map((r) => [r.userId, r.status, r.sats, r.place])).toEqual([
+      [guest.userId, 'credited', 300, 1],
+      [a!.userId, 'credited', 200, 2],
+    ]);
+    expect(await balanceOf(relay, guest.token)).toBe(300);
+    expect((await history(relay, guest.token)).map((r) => [r.status, r.place, r.period])).toEqual([['credited', 1, '2026-11-26']]);
+    const again = await post(relay, 'daily', { period: '2026-11-26', ranking });
+    expect([again.status, again.body.rewards.map((r) => r.id)]).toEqual([200, first.body.rewards.map((r) => r.id)]);
+    // Above RELAY_HOLD_ABOVE_SATS: held for an operator, as any prize.
+    const cup = await post(relay, 'cup', { period: '2026-W48', ranking: [guest.userId] });
+    expect(cup.body.rewards.map((r) => [r.userId, r.status, r.sats])).toEqual([[guest.userId, 'held', 10_000]]);
+
+    const ada = await session(relay, { gamertag: 'ada', guestToken: guest.token });
+    expect(ada.merge).toMatchObject({ guestId: guest.userId, moved: 2, movedSats: 10_300, dropped: [] });
+    expect(await balanceOf(relay, ada.token)).toBe(300);
+    expect((await history(relay, ada.token)).map((r) => [r.id, r.status, r.place]).sort()).toEqual(
+      [
+        [first.body.rewards[0]!.id, 'credited', 1],
+        [cup.body.rewards[0]!.id, 'held', 1],
+      ].sort(),
+    );
+    // The game's server retries after the link: the same results, the prize as it is now (the player's).
+    const retried = await post(relay, 'daily', { period: '2026-11-26', ranking });
+    expect([retried.status, retried.body.rewards.map((r) => [r.id, r.userId])]).toEqual([
+      200,
+      [
+        [first.body.rewards[0]!.id, ada.userId],
+        [first.body.rewards[1]!.id, a!.userId],
+      ],
+    ]);
+    // A merged guest's id names its player: its prize is the player's; listed beside the player, twice.
+    const next = await post(relay, 'daily', { period: '2026-11-27', ranking: [guest.userId] });
+    expect([next.status, next.body.rewards.map((r) => [r.userId, r.status, r.sats])]).toEqual([201, [[ada.userId, 'credited', 300]]]);
+    expect(await balanceOf(relay, ada.token)).toBe(600);
+    for (const name of ['ada', ada.userId]) {
+      const twice = await post(relay, 'daily', { period: '2026-11-28', ranking: [guest.userId, a!.userId, name] });
+      expect([twice.status, twice.body.code]).toEqual([422, 'duplicate_player']);
+    }
+    // Only a guest's id as the relay makes it is a guest: any other unknown name is still refused.
+    const shapes = [guest.userId.toUpperCase(), `guest_${guest.userId.slice(6, -1)}`, 'guest_ada'];
+    const unknown = await post(relay, 'daily', { period: '2026-11-28', ranking: shapes });
+    expect([unknown.status, unknown.body.code, unknown.body.detail]).toEqual([422, 'unknown_player', `Never linked with this relay: ${shapes.join(', ')}`]);
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+  });
+
+  it('a tournament paid at once cannot pay a guest (422 unknown_player naming it as a guest), records and pays nothing; once it links, its id names the player', async () => {
+    const catalog = join(dir, 'instant-sprint.json');
+    writeFileSync(catalog, JSON.stringify({ achievements: [...ENTRIES, { id: 'sprint', kind: 'tournament', title: 'Sprint', prizes: [50, 20], payout: 'instant' }] }));
+    // Guest play is on (the relay credits), this tournament pays at once.
+    const relay = await start({ RELAY_CATALOG: catalog, RELAY_PAYOUT_MODE: 'balance' });
+    const [a] = await players(relay, 1);
+    const guest = await session(relay, {});
+    const refused = await post(relay, 'sprint', { period: '2026-11-26', ranking: [a!.userId, guest.userId] });
+    expect([refused.status, refused.body.code, refused.type]).toEqual([422, 'unknown_player', 'application/problem+json']);
+    expect(refused.body.detail).toBe(`Guests have no gamertag to be paid at once: ${guest.userId}`);
+    expect(await history(relay, a!.token)).toEqual([]);
+    expect(await history(relay, guest.token)).toEqual([]);
+    expect(relay.sandbox!.payments()).toHaveLength(0);
+    // Nothing was recorded: once the guest linked, the same period is posted, the guest's place paid to its player.
+    const ada = await session(relay, { gamertag: 'ada', guestToken: guest.token });
+    const paid = await post(relay, 'sprint', { period: '2026-11-26', ranking: [a!.userId, guest.userId] });
+    expect([paid.status, paid.body.rewards.map((r) => [r.userId, r.sats])]).toEqual([
+      201,
+      [
+        [a!.userId, 50],
+        [ada.userId, 20],
+      ],
+    ]);
+    await expect.poll(() => relay.sandbox!.payments().length).toBe(2);
+    expect(
+      relay
+        .sandbox!.payments()
+        .map((p) => [p.gamertag, Number(p.amount) / 1000])
+        .sort(),
+    ).toEqual([
+      ['ada', 20],
+      ['racer-1', 50],
+    ]);
+    expect((await post(relay, 'sprint', { period: '2026-11-26', ranking: [a!.userId, guest.userId] })).status).toBe(200);
   });
 });

@@ -202,7 +202,7 @@ export const mergeReadsDays = (limits: ClaimLimits): boolean => limits.userDaily
  * a day's cap (the budget counted each credit when the guest earned it). What a moved credit holds
  * counts for the next.
  */
-export function mergeDecider(repeats: ReadonlyMap<string, Repeat>, limits: ClaimLimits, holds: PlayerHolds) {
+export function mergeDecider(repeats: ReadonlyMap<string, Repeat>, limits: ClaimLimits, holds: PlayerHolds, prizes: ReadonlySet<string> = new Set()) {
   const times = new Map<string, number[]>();
   const days = new Map<string, { userSats: number; userUsdMicros: number }>();
   const capped = mergeReadsDays(limits);
@@ -217,7 +217,7 @@ export function mergeDecider(repeats: ReadonlyMap<string, Repeat>, limits: Claim
     if (!mine) times.set(c.achievementId, (mine = [...holds.times(c.achievementId)]));
     let day = capped ? days.get(c.day) : undefined;
     if (capped && !day) days.set(c.day, (day = { ...holds.day(c.day) }));
-    const reason = (c.used ? 'already_claimed' : mergeRefusal(repeats.get(c.achievementId), c.at, mine)) ?? (day && overCap(c, day));
+    const reason = (c.used ? 'already_claimed' : mergeRefusal(repeats.get(c.achievementId), c.at, mine)) ?? (day && !prizes.has(c.achievementId) ? overCap(c, day) : undefined);
     if (reason) return reason;
     mine.push(c.at);
     if (day) {

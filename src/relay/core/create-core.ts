@@ -169,7 +169,7 @@ export function createCore(deps: CoreDeps) {
     guests,
     /** The game's server posts a tournament's results (core/tournaments.ts); undefined when the catalog has no tournament. */
     postResults: catalog.tournaments?.size
-      ? createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode, prices: deps.prices })
+      ? createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode, prices: deps.prices, guests })
       : undefined,
     /** Deferred prizes sent again by the relay (core/prize-redelivery.ts); undefined when the catalog has no tournament. */
     redeliverPrizes: catalog.tournaments?.size ? createPrizeRedelivery({ ledger, settlements, payouts, catalog, limits, logger, holdAboveSats, payoutMode }) : undefined,

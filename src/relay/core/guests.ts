@@ -14,6 +14,9 @@ export const GUEST_RENEWABLE_MS = 30 * 86_400_000;
 /** A guest's id: made by the relay, never a userId of the service's (those are UUIDs). */
 const guestId = () => `guest_${uuid7()}`;
 
+/** Whether a name is a guest's id exactly as guestId makes it (`guest_` and a lowercase UUIDv7). */
+export const isGuestId = (name: string): boolean => /^guest_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(name);
+
 export interface GuestsDeps {
   settlements: Settlements;
   tokens: PlayerTokens;
@@ -29,7 +32,8 @@ export interface GuestsDeps {
  * the credits move to the player's balance when the guest links one.
  */
 export function createGuests({ settlements, tokens, catalog, limits, mergedInto }: GuestsDeps) {
-  const rules = { repeats: new Map(achievementsOf(catalog).map((a) => [a.id, a.repeat])), limits };
+  // A tournament's prize moves whatever the player's cap: the game's server awarded it (a post is never refused by a cap).
+  const rules = { repeats: new Map(achievementsOf(catalog).map((a) => [a.id, a.repeat])), limits, prizes: new Set(catalog.tournaments?.keys()) };
 
   /** A new guest and its token. */
   const start = (now = Date.now()) => tokens.issue(guestId(), '', now, true);

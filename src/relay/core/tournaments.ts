@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { PayoutMode, TournamentResults } from '../../wire/relay-api.js';
 import type { Catalog } from './catalog.js';
 import { countsDollars } from './claim-decision.js';
+import { type Guests, isGuestId } from './guests.js';
 import type { Payouts } from './payouts.js';
 import type { ClaimLimits, Ledger, LedgerEntry, NewClaim } from './ports/ledger.js';
 import { entryUsdMicros, inDollars } from './price.js';
@@ -24,12 +25,20 @@ export interface TournamentsDeps {
   payoutMode: PayoutMode;
   /** The BTC/USD price (core/prices.ts): needed when a prize is in dollars, or the budget is. */
   prices?: Pick<Prices, 'forClaim' | 'forValue'> | undefined;
+  /** Guest play's (core/guests.ts): a guest's prize committed after its link moves to the player. */
+  guests?: Pick<Guests, 'claimed'> | undefined;
 }
 
 /** A post answered: its prizes in ranking order, recorded now (`created`) or by the same results before. */
 export interface TournamentPosting {
   created: boolean;
   entries: LedgerEntry[];
+}
+
+/** A ranking as the relay reads it: each name's player (userIds), and what the ranking's hash is of (the same results posted again hash alike). */
+interface Ranked {
+  userIds: string[];
+  hashed: string[];
 }
 
 /** The most names a refusal's detail lists (a ranking of strangers is said in one line). */
@@ -41,29 +50,36 @@ const named = (names: readonly string[]) => names.slice(0, NAMED).join(', ') + (
  * that wins one, decided and recorded in one transaction of the store (all, or nothing), once per
  * tournament and period. A browser never can: the route is behind RELAY_GAME_SERVER_SECRET.
  * Refusals (a Refusal, nothing recorded): `unknown_tournament`, `duplicate_player`,
- * `unknown_player` (never linked with this relay), `results_already_posted`, `daily_budget`,
+ * `unknown_player` (never linked with this relay; a guest, in a tournament paid at once), `results_already_posted`, `daily_budget`,
  * `price_unavailable` (a prize in dollars, or a dollar budget, and no price; a post already recorded is
  * answered as it stands, needing none).
  */
-export function createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode, prices }: TournamentsDeps) {
+export function createTournaments({ ledger, settlements, catalog, payouts, limits, logger, holdAboveSats, payoutMode, prices, guests }: TournamentsDeps) {
   /**
    * A ranking's names as userIds. A player is known once linked with this relay (recorded at each
    * link): by userId, or by the gamertag they last linked with. The relay's own record, not the
    * service's lookup: a post of a thousand places costs one read, and answers the same when the
    * service is out of reach; the payment itself still goes to the userId's gamertag of the moment.
+   * A guest's id (as the relay makes it) is a guest, known without a row (it may have earned
+   * nothing yet): once merged, its player (the same read); else itself, when the prizes credit, and
+   * never when they are paid at once (a guest has no gamertag). The hash takes a guest by its id,
+   * merged or not: the same results posted again after the guest linked are the same results.
    */
-  async function userIdsOf(ranking: readonly string[]): Promise<string[]> {
+  async function ranked(ranking: readonly string[], credit: boolean): Promise<Ranked> {
     const twice = listedTwice(ranking);
     if (twice.length) throw new Refusal('duplicate_player', `Listed more than once: ${named(twice)}`);
     if (!ledger.knownPlayers) throw new Error('this ledger keeps no players: tournaments need the SQLite or PostgreSQL store');
     const known = new Map(await ledger.knownPlayers(ranking));
-    const unknown = ranking.filter((n) => !known.has(n));
+    const unknown = ranking.filter((n) => !known.has(n) && !isGuestId(n));
     if (unknown.length) throw new Refusal('unknown_player', `Never linked with this relay: ${named(unknown)}`);
-    const userIds = ranking.map((n) => known.get(n)!);
-    // A player listed by userId and by gamertag.
+    const guestsOnly = ranking.filter((n) => !known.has(n));
+    if (guestsOnly.length && !credit) throw new Refusal('unknown_player', `Guests have no gamertag to be paid at once: ${named(guestsOnly)}`);
+    const userIds = ranking.map((n) => known.get(n) ?? n);
+    // A player listed by userId and by gamertag (or by a guest's id merged into it).
     const same = listedTwice(userIds);
-    if (same.length) throw new Refusal('duplicate_player', `Listed more than once (by userId and gamertag): ${named(ranking.filter((n) => same.includes(known.get(n)!)))}`);
-    return userIds;
+    if (same.length)
+      throw new Refusal('duplicate_player', `Listed more than once (by userId, gamertag or a guest's id): ${named(ranking.filter((n) => same.includes(known.get(n) ?? n)))}`);
+    return { userIds, hashed: ranking.map((n, i) => (isGuestId(n) ? n : userIds[i]!)) };
   }
 
   /**
@@ -88,9 +104,9 @@ export function createTournaments({ ledger, settlements, catalog, payouts, limit
   return async function postResults(tournamentId: string, results: TournamentResults, by: string): Promise<TournamentPosting> {
     const tournament = catalog.tournaments?.get(tournamentId);
     if (!tournament) throw new Refusal('unknown_tournament', `No tournament ${tournamentId}`);
-    const userIds = await userIdsOf(results.ranking);
-    const hash = rankingHash(userIds);
     const credit = (tournament.payout ?? payoutMode) === 'balance';
+    const { userIds, hashed } = await ranked(results.ranking, credit);
+    const hash = rankingHash(hashed);
     // Prizes in dollars are turned into sats at the post's price, once (issue 38): the price young
     // enough for a dollar claim, recorded on each prize's terms (usd, btcUsd) with the sats ones'.
     // Under a dollar budget, sats prizes are valued too (at the last price known, as a sats claim
@@ -135,7 +151,10 @@ export function createTournaments({ ledger, settlements, catalog, payouts, limit
         // Paid after the commit, by the one post that recorded them (a replay pays nothing), as any claim is.
         for (const { entry } of r.prizes)
           if (entry.state === 'sending') void payouts.pay(entry, tournament.title).catch((err: unknown) => logger.error({ err, rewardId: entry.id }, 'prize payment not settled'));
-        return { created: true, entries: r.prizes.map((p) => p.entry) };
+        // A guest that linked between the read and the commit: its prize is merged now, as a guest's
+        // claim committed after its link is (a read per guest's prize, none for a player's).
+        const entries = await Promise.all(r.prizes.map(({ entry }) => (guests && isGuestId(entry.userId) ? guests.claimed(entry.userId, entry) : entry)));
+        return { created: true, entries };
       }
     }
   };

@@ -55,6 +55,8 @@ export class WithdrawalRefusal extends Error {
 export interface MergeRules {
   repeats: ReadonlyMap<string, Repeat>;
   limits: ClaimLimits;
+  /** Tournaments: their prizes move whatever the player's cap (still counted on its day), as a post is never refused by it. */
+  prizes?: ReadonlySet<string>;
 }
 
 /** What a guest's merge did: the settled changes (each with its player's event), in order. */

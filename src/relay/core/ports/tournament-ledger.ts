@@ -39,6 +39,9 @@ export interface TournamentLedger {
   postTournament?(post: TournamentPost, limits: ClaimLimits, now: number): Promise<TournamentPostResult>;
   /** A player linked with this relay (by this gamertag): a ranking may name them from now on. */
   rememberPlayer?(userId: string, gamertag: string, now: number): Promise<void>;
-  /** The players these names are (a userId, or the gamertag a player last linked with), as [name, userId]; a name not known is left out. */
+  /**
+   * The players these names are (a userId, a guest's id merged into its player, or the gamertag a
+   * player last linked with), as [name, userId]; a name not known is left out.
+   */
   knownPlayers?(names: readonly string[]): Promise<Array<[string, string]>>;
 }

@@ -51,7 +51,7 @@ export function pgGuests(pool: Pool) {
     }
   }
 
-  async function mergeOnce(guestId: string, userId: string, { repeats, limits }: MergeRules, audit: AuditNote, now: number): Promise<GuestMerge | typeof MOVED_MEANWHILE> {
+  async function mergeOnce(guestId: string, userId: string, { repeats, limits, prizes }: MergeRules, audit: AuditNote, now: number): Promise<GuestMerge | typeof MOVED_MEANWHILE> {
     const locks = [guestId, userId]
       .sort()
       .map((u) => `SELECT pg_advisory_xact_lock(hashtextextended(${escapeLiteral(`u:${u}`)}, 0))`)
@@ -98,10 +98,15 @@ export function pgGuests(pool: Pool) {
           }
           if (f.what === 'day') days.set(f.day, { userSats: Number(f.sats), userUsdMicros: Number(f.usd_micros) });
         }
-        const decide = mergeDecider(repeats, limits, {
-          times: (achievementId) => times.get(achievementId) ?? [],
-          day: (day) => days.get(day) ?? { userSats: 0, userUsdMicros: 0 },
-        });
+        const decide = mergeDecider(
+          repeats,
+          limits,
+          {
+            times: (achievementId) => times.get(achievementId) ?? [],
+            day: (day) => days.get(day) ?? { userSats: 0, userUsdMicros: 0 },
+          },
+          prizes,
+        );
         // The credits in the order they were earned (the order the decision takes them in).
         const credits = facts.filter((f): f is Credit => f.what === 'credit').sort((a, b) => Number(a.n) - Number(b.n));
         const changes: UpdateChange[] = credits.map((row) => {

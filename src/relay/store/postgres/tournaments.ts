@@ -121,12 +121,14 @@ export function pgTournaments(pool: Pool, { owner, leaseMs }: { owner: string; l
         [userId, gamertagKey(gamertag), now],
       );
     },
-    // A name is a userId, or else the gamertag a player last linked with, in any case (gamertagKey;
-    // or as written, for a player filed before); the latest link wins a name two players held.
+    // A name is a userId, or else a guest's id merged into its player, or else the gamertag a player
+    // last linked with, in any case (gamertagKey; or as written, for a player filed before); the
+    // latest link wins a name two players held.
     knownPlayers: async (names) => {
       const { rows } = await pool.query<{ name: string; user_id: string }>(
         `SELECT n.name, coalesce(
            (SELECT p.user_id FROM linked_players p WHERE p.user_id = n.name),
+           (SELECT m.user_id FROM merged_guests m WHERE m.guest_id = n.name),
            (SELECT p.user_id FROM linked_players p WHERE p.gamertag IN (n.name, n.key) ORDER BY p.linked_at DESC LIMIT 1)) AS user_id
          FROM unnest($1::text[], $2::text[]) AS n(name, key)`,
         [names, names.map(gamertagKey)],

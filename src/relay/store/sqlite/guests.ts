@@ -33,7 +33,7 @@ export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestPar
     merged: db.prepare<[string, string, number]>('INSERT INTO merged_guests (guest_id, user_id, at) VALUES (?, ?, ?)'),
   };
 
-  function mergeNow(guestId: string, userId: string, { repeats, limits }: MergeRules, audit: AuditNote, now: number): GuestMerge {
+  function mergeNow(guestId: string, userId: string, { repeats, limits, prizes }: MergeRules, audit: AuditNote, now: number): GuestMerge {
     // Merged before: into this player, what the guest still holds moves (a claim committed after
     // the link); into another, nothing.
     const into = q.mergedInto.get(guestId);
@@ -41,17 +41,22 @@ export function sqliteGuests({ db, write }: SqliteDb, { commit }: SqliteGuestPar
     if (into === undefined) q.merged.run(guestId, userId, now);
     const moved: Settled[] = [];
     const dropped: Settled[] = [];
-    const decide = mergeDecider(repeats, limits, {
-      times: (achievementId) => q.reservingTimes.all(userId, achievementId),
-      day: (day) => {
-        const held = { userSats: 0, userUsdMicros: 0 };
-        for (const [sats, terms] of q.dayEntries.all(userId, day)) {
-          held.userSats += sats;
-          held.userUsdMicros += entryUsdMicros(terms === null ? null : (JSON.parse(terms) as RewardTerms));
-        }
-        return held;
+    const decide = mergeDecider(
+      repeats,
+      limits,
+      {
+        times: (achievementId) => q.reservingTimes.all(userId, achievementId),
+        day: (day) => {
+          const held = { userSats: 0, userUsdMicros: 0 };
+          for (const [sats, terms] of q.dayEntries.all(userId, day)) {
+            held.userSats += sats;
+            held.userUsdMicros += entryUsdMicros(terms === null ? null : (JSON.parse(terms) as RewardTerms));
+          }
+          return held;
+        },
       },
-    });
+      prizes,
+    );
     for (const raw of q.guestCredits.all(guestId)) {
       const row = rowOf(raw);
       const reason = decide({

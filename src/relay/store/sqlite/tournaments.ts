@@ -28,12 +28,14 @@ export function sqliteTournaments({ db, write }: SqliteDb, { commit, reservedSat
     remember: db.prepare<[string, string, number]>(
       'INSERT INTO linked_players (user_id, gamertag, linked_at) VALUES (?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET gamertag = excluded.gamertag, linked_at = excluded.linked_at',
     ),
-    // A name is a userId, or else the gamertag a player last linked with, in any case (gamertagKey;
-    // or as written, for a player filed before); the latest link wins a name two players held.
+    // A name is a userId, or else a guest's id merged into its player, or else the gamertag a player
+    // last linked with, in any case (gamertagKey; or as written, for a player filed before); the
+    // latest link wins a name two players held.
     known: db
-      .prepare<[string, string, string], string>(
+      .prepare<[string, string, string, string], string>(
         `SELECT user_id FROM (SELECT user_id, 0 AS o, 0 AS t FROM linked_players WHERE user_id = ?
-           UNION ALL SELECT user_id, 1, -linked_at FROM linked_players WHERE gamertag IN (?, ?)) ORDER BY o, t LIMIT 1`,
+           UNION ALL SELECT user_id, 1, 0 FROM merged_guests WHERE guest_id = ?
+           UNION ALL SELECT user_id, 2, -linked_at FROM linked_players WHERE gamertag IN (?, ?)) ORDER BY o, t LIMIT 1`,
       )
       .pluck(),
   };
@@ -86,7 +88,7 @@ export function sqliteTournaments({ db, write }: SqliteDb, { commit, reservedSat
     rememberPlayer: (userId, gamertag, now) => write(() => void q.remember.run(userId, gamertagKey(gamertag), now)),
     knownPlayers: async (names) =>
       names.flatMap((n): Array<[string, string]> => {
-        const userId = q.known.get(n, n, gamertagKey(n));
+        const userId = q.known.get(n, n, n, gamertagKey(n));
         return userId === undefined ? [] : [[n, userId]];
       }),
   };

@@ -111,6 +111,9 @@ describe('the claim decision', () => {
     expect(sats(credit({ used: true }))).toBe('already_claimed');
     expect(sats(credit({ achievementId: 'first', sats: 1_000 }))).toBe('already_claimed');
     // In dollars: $0.05 a day, $0.015 held: $0.02 moves, the next $0.02 does not fit.
+    // A tournament's prize moves past the cap (never refused by it), and is counted: a credit after it no longer fits.
+    const prized = mergeDecider(repeats, { userDailyCapSats: 100, dailyBudgetSats: 0 }, holds, new Set(['cup']));
+    expect([credit({ achievementId: 'cup', sats: 1_000 }), credit({ sats: 1 })].map(prized)).toEqual([undefined, 'user_daily_cap']);
     const usd = mergeDecider(repeats, { userDailyCapSats: 0, dailyBudgetSats: 0, userDailyCapUsd: 0.05 }, holds);
     expect([credit(), credit(), credit({ usdMicros: 15_000 })].map(usd)).toEqual([undefined, 'user_daily_cap', undefined]);
     // No cap: every day is left unread, and everything moves.
