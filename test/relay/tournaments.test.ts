@@ -294,5 +294,9 @@ describe.each(relayBackends(postgresUrl))('tournaments on $name', (backend) => {
       ['racer-1', 50],
     ]);
     expect((await post(relay, 'sprint', { period: '2026-11-26', ranking: [a!.userId, guest.userId] })).status).toBe(200);
+    // A guest placed past the prizes wins nothing, so needs no gamertag: the post stands.
+    const other = await session(relay, {});
+    const past = await post(relay, 'sprint', { period: '2026-11-27', ranking: [ada.userId, a!.userId, other.userId] });
+    expect([past.status, past.body.rewards.map((r) => r.userId)]).toEqual([201, [ada.userId, a!.userId]]);
   });
 });

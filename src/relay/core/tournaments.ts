@@ -62,18 +62,19 @@ export function createTournaments({ ledger, settlements, catalog, payouts, limit
    * service is out of reach; the payment itself still goes to the userId's gamertag of the moment.
    * A guest's id (as the relay makes it) is a guest, known without a row (it may have earned
    * nothing yet): once merged, its player (the same read); else itself, when the prizes credit, and
-   * never when they are paid at once (a guest has no gamertag). The hash takes a guest by its id,
+   * never in a prize's place when they are paid at once (a guest has no gamertag). The hash takes a guest by its id,
    * merged or not: the same results posted again after the guest linked are the same results.
    */
-  async function ranked(ranking: readonly string[], credit: boolean): Promise<Ranked> {
+  async function ranked(ranking: readonly string[], credit: boolean, prizePlaces: number): Promise<Ranked> {
     const twice = listedTwice(ranking);
     if (twice.length) throw new Refusal('duplicate_player', `Listed more than once: ${named(twice)}`);
     if (!ledger.knownPlayers) throw new Error('this ledger keeps no players: tournaments need the SQLite or PostgreSQL store');
     const known = new Map(await ledger.knownPlayers(ranking));
     const unknown = ranking.filter((n) => !known.has(n) && !isGuestId(n));
     if (unknown.length) throw new Refusal('unknown_player', `Never linked with this relay: ${named(unknown)}`);
-    const guestsOnly = ranking.filter((n) => !known.has(n));
-    if (guestsOnly.length && !credit) throw new Refusal('unknown_player', `Guests have no gamertag to be paid at once: ${named(guestsOnly)}`);
+    // Only a place that wins a prize needs a gamertag to be paid at once.
+    const unpayable = credit ? [] : ranking.slice(0, prizePlaces).filter((n) => !known.has(n));
+    if (unpayable.length) throw new Refusal('unknown_player', `Guests have no gamertag to be paid at once: ${named(unpayable)}`);
     const userIds = ranking.map((n) => known.get(n) ?? n);
     // A player listed by userId and by gamertag (or by a guest's id merged into it).
     const same = listedTwice(userIds);
@@ -105,7 +106,7 @@ export function createTournaments({ ledger, settlements, catalog, payouts, limit
     const tournament = catalog.tournaments?.get(tournamentId);
     if (!tournament) throw new Refusal('unknown_tournament', `No tournament ${tournamentId}`);
     const credit = (tournament.payout ?? payoutMode) === 'balance';
-    const { userIds, hashed } = await ranked(results.ranking, credit);
+    const { userIds, hashed } = await ranked(results.ranking, credit, tournament.prizes.length);
     const hash = rankingHash(hashed);
     // Prizes in dollars are turned into sats at the post's price, once (issue 38): the price young
     // enough for a dollar claim, recorded on each prize's terms (usd, btcUsd) with the sats ones'.
