@@ -62,12 +62,15 @@ export function createPrices(source: PriceSource, options: PricesOptions): Price
     } catch (err) {
       r = { kind: 'unavailable', reason: err instanceof Error ? err.message : String(err) };
     }
-    if (r.kind === 'ok' && 'data' in r && Number.isFinite(r.data) && r.data > 0) {
-      if (reading.error) logger?.info({ event: 'price_ok', btcUsd: r.data }, 'the BTC/USD price is read again');
-      reading = { btcUsd: toCents(r.data), at: now() };
+    // Kept to the cent: an answer under half a cent would be held as 0, which prices nothing (and
+    // made every dollar amount throw), so it is no price, as 0 or NaN are.
+    const cents = r.kind === 'ok' && 'data' in r && Number.isFinite(r.data) ? toCents(r.data) : 0;
+    if (cents > 0) {
+      if (reading.error) logger?.info({ event: 'price_ok', btcUsd: cents }, 'the BTC/USD price is read again');
+      reading = { btcUsd: cents, at: now() };
       return;
     }
-    const error = 'status' in r && r.status !== undefined ? `refused_${r.status}` : ('reason' in r && r.reason) || r.kind;
+    const error = r.kind === 'ok' ? 'not_a_price' : 'status' in r && r.status !== undefined ? `refused_${r.status}` : ('reason' in r && r.reason) || r.kind;
     if (!reading.error) logger?.warn({ event: 'price_refresh_failed', reason: error }, 'could not read the BTC/USD price: the last one ages');
     reading = { ...reading, error };
   }

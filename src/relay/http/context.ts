@@ -34,6 +34,7 @@ export interface NodeOutgoing {
   flushHeaders(): void;
   write(chunk: string): boolean;
   end(): unknown;
+  destroy(): unknown;
   on(event: 'drain' | 'close', listener: () => void): unknown;
   readonly writableEnded: boolean;
   readonly destroyed: boolean;

@@ -28,5 +28,9 @@ export function nodeSink(out: NodeOutgoing, headers: Record<string, string>, lis
       if (open()) out.end();
       close();
     },
+    drop() {
+      out.destroy();
+      close();
+    },
   };
 }

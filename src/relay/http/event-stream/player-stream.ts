@@ -6,6 +6,13 @@ import type { EventSink, SinkListener } from './sink.js';
 /** Events read from the log at a time while a reconnecting stream catches up. */
 const PAGE = 500;
 const KEEP_ALIVE = ': keep-alive\n\n';
+/**
+ * The text that may wait for one stream (its client behind, or its backlog being read), in
+ * characters. Past it the connection is cut: a client that never reads would otherwise hold every
+ * event its player gets, for as long as it keeps the socket open. It loses nothing: back with its
+ * Last-Event-ID, it reads the rest from the log.
+ */
+const MAX_WAITING_CHARS = 1 << 20;
 
 /** One Server-Sent Event, as Hono's writeSSE writes it: each line of the data its own `data:` line. */
 export const sseText = (e: PlayerEvent): string =>
@@ -24,8 +31,10 @@ export class PlayerStream implements KeepAliveStream, SinkListener {
   lastWrite = 0;
   #sink: EventSink | undefined;
   #lastSent: number;
-  /** Events waiting while the backlog is read or the client is behind; undefined: send at once. */
-  #waiting: PlayerEvent[] | undefined;
+  /** Events waiting (as their text) while the backlog is read or the client is behind; undefined: send at once. */
+  #waiting: Array<{ id: number; text: string }> | undefined;
+  /** The length of the text waiting. */
+  #waitingChars = 0;
   #catchingUp = false;
   #behind = false;
   #closed = false;
@@ -86,6 +95,7 @@ export class PlayerStream implements KeepAliveStream, SinkListener {
     if (this.#closed) return;
     this.#closed = true;
     this.#waiting = undefined;
+    this.#waitingChars = 0;
     this.keepAlives.remove(this);
     this.#unsubscribe();
     this.#onDrained?.();
@@ -100,14 +110,23 @@ export class PlayerStream implements KeepAliveStream, SinkListener {
 
   #hear(e: PlayerEvent): void {
     if (this.#closed) return;
-    if (this.#waiting) this.#waiting.push(e);
-    else this.#send(e);
+    const text = sseText(e);
+    if (!this.#waiting) {
+      this.#send(e.id, text);
+      return;
+    }
+    this.#waiting.push({ id: e.id, text });
+    this.#waitingChars += text.length;
+    if (this.#waitingChars > MAX_WAITING_CHARS) {
+      this.#sink?.drop();
+      this.closed();
+    }
   }
 
-  #send(e: PlayerEvent): void {
-    if (e.id <= this.#lastSent) return;
-    this.#lastSent = e.id;
-    this.#write(sseText(e));
+  #send(id: number, text: string): void {
+    if (id <= this.#lastSent) return;
+    this.#lastSent = id;
+    this.#write(text);
   }
 
   #write(text: string): void {
@@ -124,8 +143,15 @@ export class PlayerStream implements KeepAliveStream, SinkListener {
   #flush(): void {
     const waiting = this.#waiting;
     if (!waiting || this.#catchingUp) return;
-    while (waiting.length && !this.#behind && !this.#closed) this.#send(waiting.shift()!);
-    if (!this.#behind) this.#waiting = undefined;
+    while (waiting.length && !this.#behind && !this.#closed) {
+      const { id, text } = waiting.shift()!;
+      this.#waitingChars -= text.length;
+      this.#send(id, text);
+    }
+    if (!this.#behind) {
+      this.#waiting = undefined;
+      this.#waitingChars = 0;
+    }
   }
 
   async #catchUp(events: EventLog): Promise<void> {
@@ -133,7 +159,7 @@ export class PlayerStream implements KeepAliveStream, SinkListener {
       for (const e of page) {
         if (this.#behind) await new Promise<void>((resolve) => (this.#onDrained = resolve));
         if (this.#closed) return;
-        this.#send(e);
+        this.#send(e.id, sseText(e));
       }
       if (page.length < PAGE) break;
     }

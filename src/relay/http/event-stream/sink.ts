@@ -7,6 +7,11 @@ export interface EventSink {
   write(text: string): boolean;
   /** Ends the response as a response ends (the client sees the stream end and may reconnect). */
   end(): void;
+  /**
+   * Cuts the connection, dropping what was written and not read (a client that does not read
+   * would otherwise hold its socket open on it): the client resumes from its Last-Event-ID.
+   */
+  drop(): void;
 }
 
 /** What a sink tells its stream. */

@@ -39,5 +39,14 @@ export function webSink(listener: SinkListener): EventSink & { body: ReadableStr
       }
       close();
     },
+    drop() {
+      if (closed) return;
+      try {
+        controller.error(new Error('the client was too far behind'));
+      } catch {
+        // already closed or errored by the runtime
+      }
+      close();
+    },
   };
 }
