@@ -92,7 +92,9 @@ export interface GamertagData {
   gamertag: string;
 }
 
-export type TransactionStatus = 'TRANSACTION_STATUS_COMPLETED' | 'TRANSACTION_STATUS_PENDING' | 'TRANSACTION_STATUS_FAILED';
+/** The payment-status endpoint's statuses (upstream-facts.md): any other answer is none of these. */
+export const TRANSACTION_STATUSES = ['TRANSACTION_STATUS_COMPLETED', 'TRANSACTION_STATUS_PENDING', 'TRANSACTION_STATUS_FAILED'] as const;
+export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 
 /** `GET /v0/gamertag/transaction/{id}`: "Get Reward Status". */
 export interface TransactionData {

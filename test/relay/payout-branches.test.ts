@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ServerType, serve } from '@hono/node-server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Envelope, MESSAGES, PATHS, type SendPaymentData } from '../../src/contract/payments-api.js';
+import { type Envelope, MESSAGES, PATHS, type SendPaymentData, type TransactionData } from '../../src/contract/payments-api.js';
 import { createLogger, createRelay, DEFAULT_CATALOG, openSqliteStore, type PlayerSession, type RelayOptions, type RelayStore, type RewardRecord } from '../../src/relay/index.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 
@@ -65,7 +65,7 @@ async function start(answer: Answer, store: (s: RelayStore) => RelayStore = (s) 
     logger.flush();
     return logs.filter((l) => l.event === event);
   };
-  return { sandbox, player, claim, record, logged };
+  return { relay, sandbox, player, claim, record, logged };
 }
 
 const isPayment = (r: Request) => r.method === 'POST' && new URL(r.url).pathname === PATHS.sendPayment;
@@ -137,6 +137,49 @@ describe('a payout the service answers in an unexpected way', () => {
     malformed = false;
     expect((await relay.claim(key)).body.status).toBe('paid');
     expect(relay.sandbox.payments()).toHaveLength(1);
+  });
+});
+
+describe('the payment-status endpoint on a payment in review', () => {
+  // The send answers a status other than settled (review, with its transaction id); the status
+  // endpoint then answers `status` as each case says, until the test lets the sandbox answer.
+  async function inReview(status: unknown) {
+    let rewrite = true;
+    const relay = await start(async (request, sandbox) => {
+      const path = new URL(request.url).pathname;
+      if (isPayment(request)) {
+        const paid = (await (await sandbox.fetch(request)).json()) as Envelope<SendPaymentData>;
+        return Response.json({ ...paid, data: { ...paid.data, status: 'processing' } });
+      }
+      if (!rewrite || request.method !== 'GET' || !path.startsWith(PATHS.transaction(''))) return undefined;
+      const found = (await (await sandbox.fetch(request)).json()) as Envelope<TransactionData>;
+      return Response.json({ ...found, data: { ...found.data, status } });
+    });
+    const first = await relay.claim();
+    expect(first.body).toMatchObject({ status: 'needs_review', reason: 'payment_processing' });
+    return { ...relay, first: first.body, answerAsTheSandbox: () => (rewrite = false) };
+  }
+
+  it.each([
+    ['a status the contract does not list', 'TRANSACTION_STATUS_PROCESSING'],
+    ['a lower-case spelling', 'completed'],
+    ['no status at all', undefined],
+  ])('%s: the payment may have left, so it stays in review (never failed, never sent again) until the service says', async (_, status) => {
+    const r = await inReview(status);
+    expect(await r.relay.reconcile()).toEqual({ settled: 0, open: 1 });
+    expect(await r.record(r.first.id)).toMatchObject({ status: 'needs_review', reason: 'payment_processing' });
+    expect(r.logged('unknown_payment_status')).toEqual([expect.objectContaining({ level: ERROR, rewardId: r.first.id, paymentId: r.first.paymentId })]);
+    // The sandbox's own answer (completed) settles it: paid, once.
+    r.answerAsTheSandbox();
+    expect(await r.relay.reconcile()).toEqual({ settled: 1, open: 0 });
+    expect(await r.record(r.first.id)).toMatchObject({ status: 'paid', paymentId: r.sandbox.payments()[0]!.transactionId });
+    expect(r.sandbox.payments()).toHaveLength(1);
+  });
+
+  it('TRANSACTION_STATUS_FAILED: nothing left, so it fails', async () => {
+    const r = await inReview('TRANSACTION_STATUS_FAILED');
+    expect(await r.relay.reconcile()).toEqual({ settled: 1, open: 0 });
+    expect(await r.record(r.first.id)).toMatchObject({ status: 'failed', reason: 'payment_failed' });
   });
 });
 

@@ -1,4 +1,4 @@
-import { type GamertagData, MESSAGES, type SendPaymentData, type TransactionData } from '../../contract/payments-api.js';
+import { type GamertagData, MESSAGES, type SendPaymentData, TRANSACTION_STATUSES, type TransactionData } from '../../contract/payments-api.js';
 import type { Outcome } from '../payments/client.js';
 import type { Settlement } from './ports/ledger.js';
 
@@ -57,11 +57,17 @@ export function settlementOf(r: Outcome<SendPaymentData>, paid: { userId: string
   }
 }
 
+/** Whether the payment-status endpoint answered a status the contract lists (the caller logs one it does not). */
+export const knownStatus = (r: Outcome<TransactionData>): boolean => r.kind !== 'ok' || (TRANSACTION_STATUSES as readonly unknown[]).includes(r.data.status);
+
 /**
  * What the payment-status endpoint says of a payment in review: paid, failed, or nothing yet
- * (undefined: pending, or the service did not answer).
+ * (undefined: pending, the service did not answer, or a status the contract does not list). Only
+ * the service's own `TRANSACTION_STATUS_FAILED` fails it: any other word may mean it left.
  */
 export function statusSettlement(r: Outcome<TransactionData>, paymentId: string): Settlement | undefined {
-  if (r.kind !== 'ok' || r.data.status === 'TRANSACTION_STATUS_PENDING') return undefined;
-  return r.data.status === 'TRANSACTION_STATUS_COMPLETED' ? { state: 'paid', paymentId } : { state: 'failed', reason: 'payment_failed' };
+  if (r.kind !== 'ok') return undefined;
+  if (r.data.status === 'TRANSACTION_STATUS_COMPLETED') return { state: 'paid', paymentId };
+  if (r.data.status === 'TRANSACTION_STATUS_FAILED') return { state: 'failed', reason: 'payment_failed' };
+  return undefined;
 }

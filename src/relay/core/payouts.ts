@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { DESCRIPTION_MAX_LENGTH, msatsFromSats, type SendPaymentData } from '../../contract/payments-api.js';
 import type { Outcome, PaymentsClient } from '../payments/client.js';
-import { recipientOf, settlementOf, statusSettlement } from './payout-outcome.js';
+import { knownStatus, recipientOf, settlementOf, statusSettlement } from './payout-outcome.js';
 import type { AuditNote, Ledger, LedgerEntry, Settlement } from './ports/ledger.js';
 import type { Settlements } from './settlements.js';
 
@@ -201,7 +201,14 @@ export function createPayouts(ledger: Ledger, settlements: Settlements, payments
    */
   async function settleByStatus(entry: LedgerEntry, audit?: AuditNote): Promise<LedgerEntry | undefined> {
     if (!entry.paymentId) return undefined;
-    const to = statusSettlement(await payments.transaction(entry.paymentId), entry.paymentId);
+    const r = await payments.transaction(entry.paymentId);
+    if (r.kind === 'ok' && !knownStatus(r))
+      // Stays in review: a word the relay does not know may mean the payment left.
+      logger.error(
+        { event: 'unknown_payment_status', rewardId: entry.id, paymentId: entry.paymentId, status: JSON.stringify(r.data.status ?? null).slice(0, 100) },
+        'the payment-status endpoint answered a status the relay does not know: the reward stays in review',
+      );
+    const to = statusSettlement(r, entry.paymentId);
     if (!to) return undefined;
     return settlements.settle(entry.id, { transition: 'reconcile', to, cause: 'reconcile', ...(audit ? { audit } : {}) });
   }

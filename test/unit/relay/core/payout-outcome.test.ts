@@ -2,7 +2,7 @@
 // payouts' tests over the sandbox show the answers reach it; these show what every kind becomes.
 import { describe, expect, it } from 'vitest';
 import { MESSAGES, type SendPaymentData, type TransactionData } from '../../../../src/contract/payments-api.js';
-import { clean, recipientOf, settlementOf, statusSettlement } from '../../../../src/relay/core/payout-outcome.js';
+import { clean, knownStatus, recipientOf, settlementOf, statusSettlement } from '../../../../src/relay/core/payout-outcome.js';
 import type { Outcome } from '../../../../src/relay/payments/client.js';
 
 const paid = { userId: 'u-1', gamertag: 'alice' };
@@ -89,6 +89,15 @@ describe('the payment-status endpoint on a payment in review', () => {
     expect(statusSettlement(status('TRANSACTION_STATUS_PENDING'), 'tx-1')).toBeUndefined();
     expect(statusSettlement({ kind: 'unavailable', reason: 'timeout' }, 'tx-1')).toBeUndefined();
     expect(statusSettlement(refused(404), 'tx-1')).toBeUndefined();
+  });
+
+  it('a status the contract does not list (or none): nothing yet, never failed, since the payment may have left', () => {
+    for (const s of ['TRANSACTION_STATUS_PROCESSING', 'completed', 'failed', '', undefined]) {
+      const r = status(s as TransactionData['status']);
+      expect(statusSettlement(r, 'tx-1')).toBeUndefined();
+      expect(knownStatus(r)).toBe(false);
+    }
+    expect(knownStatus(status('TRANSACTION_STATUS_PENDING'))).toBe(true);
   });
 });
 
