@@ -140,6 +140,40 @@ describe('a payout the service answers in an unexpected way', () => {
   });
 });
 
+describe('a redirect from the service (PAYMENTS_BASE_URL on http:// or an old host)', () => {
+  const redirect = (request: Request, status: number) => {
+    const to = new URL(request.url);
+    to.protocol = 'https:';
+    return new Response(null, { status, headers: { location: to.href } });
+  };
+
+  it.each([301, 308])('%i to the gamertag lookup: nothing was sent, so the claim is deferred (503), logged, and the same key pays once it is mended', async (status) => {
+    let redirecting = true;
+    const relay = await start((request) => (redirecting && new URL(request.url).pathname.startsWith(PATHS.gamertagByUserId('')) ? redirect(request, status) : undefined));
+    const key = randomUUID();
+    const deferred = await relay.claim(key);
+    expect(deferred.status).toBe(503);
+    expect(relay.sandbox.payments()).toHaveLength(0);
+    expect(relay.logged('service_redirected')).toEqual([expect.objectContaining({ level: ERROR, status, call: 'gamertagByUserId' })]);
+    redirecting = false;
+    expect((await relay.claim(key)).body.status).toBe('paid');
+    expect(relay.sandbox.payments()).toHaveLength(1);
+  });
+
+  it('303 to a payment (which may follow the payment made): review, never failed, never sent again', async () => {
+    const relay = await start(async (request, sandbox) => {
+      if (!isPayment(request)) return undefined;
+      await sandbox.fetch(request);
+      return redirect(request, 303);
+    });
+    const key = randomUUID();
+    const first = await relay.claim(key);
+    expect(first.body).toMatchObject({ status: 'needs_review', reason: 'redirected_303' });
+    expect((await relay.claim(key)).body).toEqual(first.body);
+    expect(relay.sandbox.payments()).toHaveLength(1);
+  });
+});
+
 describe('the payment-status endpoint on a payment in review', () => {
   // The send answers a status other than settled (review, with its transaction id); the status
   // endpoint then answers `status` as each case says, until the test lets the sandbox answer.

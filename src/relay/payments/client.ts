@@ -63,7 +63,7 @@ export interface PaymentsClient {
   close(): void;
 }
 
-type Answer = { status: number; body: unknown; retryAfterMs?: number };
+type Answer = { status: number; body: unknown; retryAfterMs?: number; location?: string };
 // `connect`: nothing reached the service. `sent`: the request may have been acted on; `late`
 // is its answer should it still come after a timeout.
 type TransportFailure = { failed: 'connect' | 'sent'; reason: string; late?: Promise<Answer | TransportFailure> };
@@ -113,7 +113,13 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
               parsed = undefined;
             }
             const retryAfter = Number(res.headers['retry-after']);
-            settle({ status: res.statusCode ?? 0, body: parsed, ...(retryAfter >= 0 ? { retryAfterMs: retryAfter * 1000 } : {}) });
+            const location = res.headers.location;
+            settle({
+              status: res.statusCode ?? 0,
+              body: parsed,
+              ...(retryAfter >= 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+              ...(location ? { location } : {}),
+            });
           });
         },
       );
@@ -179,6 +185,14 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
         if (env?.success === true && env.data !== undefined) return { kind: 'ok', data: env.data };
         if (!idempotent) return { kind: 'unclear', reason: 'malformed_answer' };
         last = { kind: 'unavailable', reason: 'malformed_answer' };
+      } else if (r.status >= 300 && r.status < 400) {
+        // Not followed, and no refusal: the address is wrong (http:// for https://, an old host), or,
+        // after a send, a 303 may point at the payment it made. Asking again changes nothing.
+        options.logger?.error(
+          { event: 'service_redirected', call: name, status: r.status, location: r.location ? scrub(r.location, [options.apiKey]).slice(0, 300) : undefined },
+          'the payments service answered a redirect: check PAYMENTS_BASE_URL (the https:// address the redirect names), then restart',
+        );
+        return idempotent ? { kind: 'unavailable', reason: `redirected_${r.status}` } : { kind: 'unclear', reason: `redirected_${r.status}` };
       } else if (r.status === 429) {
         last = { kind: 'unavailable', reason: 'rate_limited' };
         if (r.retryAfterMs !== undefined) waitMs = Math.max(waitMs, r.retryAfterMs);
