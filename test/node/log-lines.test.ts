@@ -134,6 +134,21 @@ describe("the README's Troubleshooting, scenario by scenario (finding 11)", () =
       expect(refused.slice(1).map((l) => [l.level, l.call, l.status])).toEqual(Array.from({ length: 3 }, () => [50, 'gamertagByUserId', 401]));
       return refused;
     },
+    // PAYMENTS_BASE_URL on the service's old address (here: a server that redirects everything).
+    service_redirected: async () => {
+      const first = await relayWith({});
+      const { token } = await first.link('redirected');
+      await first.stop();
+      const moved = serve({ fetch: () => new Response(null, { status: 301, headers: { location: 'https://api.example.com/v0' } }), port: 0, hostname: '127.0.0.1' });
+      await new Promise((r) => moved.once('listening', r));
+      cleanup.push(() => moved.close());
+      const relay = await relayWith({ PAYMENTS_BASE_URL: `http://127.0.0.1:${(moved.address() as AddressInfo).port}` }, first.dataDir);
+      // Answered 503 service_unavailable: nothing paid, the client sends the same key again.
+      expect((await relay.claim(token, { achievementId: 'first-coin' })).body).toMatchObject({ status: 503, code: 'service_unavailable' });
+      const redirected = events(relay.logs, 'service_redirected').filter((l) => l.call === 'gamertagByUserId');
+      expect(redirected.map((l) => [l.level, l.status, l.location])).toEqual([[50, 301, 'https://api.example.com/v0']]);
+      return redirected;
+    },
     // A link the service cannot answer (here: it refuses the key).
     link_failed: async () => {
       const relay = await relayWith({ PAYMENTS_API_KEY: `wrong_${randomUUID()}` });
