@@ -47,6 +47,13 @@ describe('the relay command', () => {
     expect(option.stderr.trim()).toBe('Unknown option --prot. See rewardbus-relay --help.');
   });
 
+  // docs/operating.md and relay-api.md say reconcile needs the key; with the embedded sandbox it says who reconciles.
+  it('review reconcile without PAYMENTS_API_KEY says the relay reconciles the embedded sandbox at start, and exits 1', async () => {
+    const r = await run(['review', 'reconcile'], { PAYMENTS_API_KEY: '', PAYMENTS_BASE_URL: '', RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-cli-')) });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe('No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process, which reconciles at start.');
+  });
+
   it('names the setting when the catalog file is missing', async () => {
     const r = await run(['start', '--port', '0'], { RELAY_CATALOG: '/nowhere/catalog.json', RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-cli-')) });
     expect(r.code).toBe(1);
