@@ -47,10 +47,6 @@ export async function review(sub: string | undefined, rest: string[], by: string
     console.error('No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process, which reconciles at start.');
     return 1;
   }
-  if (sub === 'approve' && !config.payments) {
-    console.error("No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process; approve on the operator's page (/admin).");
-    return 1;
-  }
   // The relay's own limits: an approval on a later day is decided again against today's budget and cap, in sats or dollars.
   const limits = claimLimits(config);
   const store = await openConfiguredStore(config);
@@ -81,6 +77,12 @@ export async function review(sub: string | undefined, rest: string[], by: string
       const r = await core.payouts.reconcile();
       console.log(`settled ${r.settled}, still open ${r.open}`);
       return 0;
+    }
+    // A held payment is paid through the service; a held credit (balance mode) only changes the ledger.
+    const held = sub === 'approve' && !payments ? await ledger.get(id!) : undefined;
+    if (held?.state === 'held' && held.kind !== 'credit') {
+      console.error("No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process; approve on the operator's page (/admin).");
+      return 1;
     }
     const r = await core.decide(id!, sub as 'mark-paid' | 'mark-failed' | 'approve' | 'deny', operator(by), paymentId);
     if (r.kind === 'refused') {

@@ -28,7 +28,8 @@ Commands:
   review mark-paid <id> [transactionId]   you checked: it was paid
   review mark-failed <id>                 you checked: nothing was paid (frees its reservation)
   review held                             claims held for an operator's approval
-  review approve <id>                     pay a held claim through the service (once, whoever else approves)
+  review approve <id>                     pay a held claim through the service, or credit it in balance mode
+                                          (once, whoever else approves)
   review deny <id>                        refuse a held claim (denied_by_operator; frees its reservation)
                                           (--by NAME: the operator in the audit trail; default: your user)
   tournament post FILE                    a tournament's results, as the game's server posts them
