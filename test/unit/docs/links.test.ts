@@ -71,6 +71,22 @@ describe('the docs', () => {
   });
 });
 
+describe('the relay command the docs name', () => {
+  // .env.example said `rewardbus review`: the client package's forwarder, absent where only the relay is installed.
+  it('is rewardbus-relay, with a command its --help lists', () => {
+    const help = readFileSync('src/bin/rewardbus.ts', 'utf8');
+    const commands = new Set([...help.slice(help.indexOf('Commands:'), help.indexOf('Options:')).matchAll(/^ {2}([a-z]+)/gm)].map((m) => m[1]!));
+    expect([...commands].sort()).toEqual(['backup', 'review', 'sandbox', 'start', 'tournament']);
+    const named = [...DOCS, '.env.example'].flatMap((doc) =>
+      // "rewardbus sandbox on http://…" is the sandbox's first line, quoted: not a command.
+      [...readFileSync(doc, 'utf8').matchAll(/\brewardbus(-relay)? ([a-z][\w-]*)(?! on http)/g)].map((m) => [doc, m[0], m[1], m[2]!] as const),
+    );
+    expect(named.length).toBeGreaterThan(10);
+    const wrong = named.filter(([, , relay, command]) => (relay ? !commands.has(command) : commands.has(command)));
+    expect(wrong.map(([doc, said]) => `${doc}: ${said}`)).toEqual([]);
+  });
+});
+
 describe('links into the docs from the code', () => {
   /** Every `github.com/rewardbus/rewardbus…#anchor` written out in src/: the README's, or a doc's on main. */
   function linksInCode(dir: string): [string, string][] {
