@@ -87,6 +87,23 @@ describe('the relay command the docs name', () => {
   });
 });
 
+describe("the relay package's own texts", () => {
+  // `rewardbus-relay --help` sent an installed relay's operator to docs/configuration.md, which the package did not ship.
+  it('name only docs the package ships (its --help, .env.example, README and the docs it carries)', () => {
+    const shipped = new Set(RELAY_PACKAGE_FILES.map(([, to]) => to.replace(/^packages\/relay\//, '')));
+    const texts = [
+      'src/bin/rewardbus.ts',
+      'src/bin/backup.ts',
+      '.env.example',
+      'packages/relay/README.md',
+      ...RELAY_PACKAGE_FILES.flatMap(([from]) => (from.endsWith('.md') ? [from] : [])),
+    ];
+    const named = texts.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bdocs\/[\w/-]+\.(?:md|conf|service)\b/g)].map((m) => [file, m[0]] as const));
+    expect(named.length).toBeGreaterThan(5);
+    expect(named.filter(([, doc]) => !shipped.has(doc)).map(([file, doc]) => `${file}: ${doc}`)).toEqual([]);
+  });
+});
+
 describe('links into the docs from the code', () => {
   /** Every `github.com/rewardbus/rewardbus…#anchor` written out in src/: the README's, or a doc's on main. */
   function linksInCode(dir: string): [string, string][] {
