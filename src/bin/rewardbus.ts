@@ -14,6 +14,9 @@ import { backup } from './backup.js';
 import { review } from './review.js';
 import { tournament } from './tournament.js';
 
+/** The commands besides start, which a `start` given one of them as an argument was meant to be. */
+const COMMANDS = ['sandbox', 'review', 'tournament', 'backup'];
+
 const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
 
 Usage: rewardbus-relay [command] [options]        (npx @rewardbus/relay …; in this repository: npm run relay)
@@ -84,12 +87,13 @@ async function main(argv: string[]): Promise<number> {
   const [command = 'start', sub, ...rest] = positionals;
   switch (command) {
     case 'start':
-      // `npm run relay -- backup x` is `start backup x`: say so rather than start a relay.
+      // `npm run relay -- backup x` is `start backup x`, and `npm run relay -- 9999` (as the sandbox
+      // takes its port) is `start 9999`: say what was meant rather than start a relay.
       if (sub !== undefined) {
-        console.error(
-          `start takes no arguments (given: ${[sub, ...rest].join(' ')}).` +
-            ` Other commands: rewardbus-relay ${sub} … (in this repository: npm run review -- …, npm run backup -- FILE).`,
-        );
+        const given = `start takes no arguments (given: ${[sub, ...rest].join(' ')})`;
+        if (/^\d+$/.test(sub)) console.error(`${given}: for the port, --port ${sub} (npm run relay -- --port ${sub}).`);
+        else if (COMMANDS.includes(sub)) console.error(`${given}. Other commands: rewardbus-relay ${sub} … (in this repository: npm run review -- …, npm run backup -- FILE).`);
+        else console.error(`${given}. See rewardbus-relay --help.`);
         return 2;
       }
       return start();

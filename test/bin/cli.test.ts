@@ -54,6 +54,16 @@ describe('the relay command', () => {
     expect(r.stderr.trim()).toBe('No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process, which reconciles at start.');
   });
 
+  // `npm run relay -- 9999`, by analogy with `npm run sandbox -- 8790`, was told to run `rewardbus-relay 9999 …`.
+  it('start with a port as an argument says to pass it as --port, and exits 2', async () => {
+    const r = await run(['start', '9999']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe('start takes no arguments (given: 9999): for the port, --port 9999 (npm run relay -- --port 9999).');
+    const other = await run(['start', 'nonsense']);
+    expect(other.code).toBe(2);
+    expect(other.stderr.trim()).toBe('start takes no arguments (given: nonsense). See rewardbus-relay --help.');
+  });
+
   it('names the setting when the catalog file is missing', async () => {
     const r = await run(['start', '--port', '0'], { RELAY_CATALOG: '/nowhere/catalog.json', RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-cli-')) });
     expect(r.code).toBe(1);
