@@ -14,6 +14,16 @@ import {
 
 const USAGE = 'Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id> | held | approve <id> | deny <id>  [--by NAME]';
 const SUBCOMMANDS = ['list', 'reconcile', 'mark-paid', 'mark-failed', 'held', 'approve', 'deny'];
+/** How many arguments each subcommand reads, and how to say it: one more was ignored, and `approve a b` left b undecided unsaid. */
+const ARGUMENTS: Record<string, readonly [number, string]> = {
+  list: [0, 'no arguments'],
+  held: [0, 'no arguments'],
+  reconcile: [0, 'no arguments'],
+  'mark-paid': [2, 'one id and its transactionId'],
+  'mark-failed': [1, 'one id'],
+  approve: [1, 'one id'],
+  deny: [1, 'one id'],
+};
 
 const show = (e: LedgerEntry) =>
   console.log([e.id, new Date(e.createdAt).toISOString(), e.userId, e.gamertag ?? '-', e.achievementId, `${e.sats} sats`, e.state, e.reason ?? '', e.paymentId ?? ''].join('\t'));
@@ -40,6 +50,11 @@ export async function review(sub: string | undefined, rest: string[], by: string
   const needsId = sub === 'mark-paid' || sub === 'mark-failed' || sub === 'approve' || sub === 'deny';
   if (!SUBCOMMANDS.includes(sub ?? '') || (needsId && !id)) {
     console.error(USAGE);
+    return 2;
+  }
+  const [most, takes] = ARGUMENTS[sub!]!;
+  if (rest.length > most) {
+    console.error(`review ${sub} takes ${takes} (given: ${rest.join(' ')})${most ? ': one decision per command' : ''}.\n${USAGE}`);
     return 2;
   }
   const config = loadConfig();

@@ -104,6 +104,10 @@ async function main(argv: string[]): Promise<number> {
     case 'tournament':
       return tournament(sub, rest, values.by);
     case 'backup':
+      if (rest.length) {
+        console.error(`backup takes one FILE (given: ${[sub, ...rest].join(' ')}).`);
+        return 2;
+      }
       return backup(sub, values.force);
     case 'help':
       return say(HELP);

@@ -48,6 +48,10 @@ export async function tournament(sub: string | undefined, rest: string[], by: st
     console.error(USAGE);
     return 2;
   }
+  if (rest.length > 1) {
+    console.error(`tournament post takes one FILE (given: ${rest.join(' ')}).\n${USAGE}`);
+    return 2;
+  }
   const results = resultsOf(file);
   if (typeof results === 'string') {
     console.error(results);

@@ -64,6 +64,25 @@ describe('the relay command', () => {
     expect(other.stderr.trim()).toBe('start takes no arguments (given: nonsense). See rewardbus-relay --help.');
   });
 
+  // `review approve a b` approved a alone and said nothing of b: an operator took both as decided.
+  it('refuses arguments a command would ignore, before it changes anything, and exits 2', async () => {
+    const env = { RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-cli-')) };
+    const approve = await run(['review', 'approve', 'id-1', 'id-2'], env);
+    expect(approve.code).toBe(2);
+    expect(approve.stderr.split('\n')[0]).toBe('review approve takes one id (given: id-1 id-2): one decision per command.');
+    const list = await run(['review', 'list', 'everything'], env);
+    expect(list.code).toBe(2);
+    expect(list.stderr.split('\n')[0]).toBe('review list takes no arguments (given: everything).');
+    const markPaid = await run(['review', 'mark-paid', 'id-1', 'tx-1', 'id-2'], env);
+    expect(markPaid.stderr.split('\n')[0]).toBe('review mark-paid takes one id and its transactionId (given: id-1 tx-1 id-2): one decision per command.');
+    const backup = await run(['backup', 'a.sqlite', 'b.sqlite'], env);
+    expect(backup.code).toBe(2);
+    expect(backup.stderr.split('\n')[0]).toBe('backup takes one FILE (given: a.sqlite b.sqlite).');
+    const post = await run(['tournament', 'post', 'a.json', 'b.json'], env);
+    expect(post.code).toBe(2);
+    expect(post.stderr.split('\n')[0]).toBe('tournament post takes one FILE (given: a.json b.json).');
+  });
+
   it('names the setting when the catalog file is missing', async () => {
     const r = await run(['start', '--port', '0'], { RELAY_CATALOG: '/nowhere/catalog.json', RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-cli-')) });
     expect(r.code).toBe(1);
