@@ -1,16 +1,7 @@
 import { userInfo } from 'node:os';
 import { createCore } from '../relay/core/create-core.js';
-import {
-  claimLimits,
-  createCatalog,
-  createLogger,
-  createPaymentsClient,
-  DEFAULT_CATALOG,
-  type LedgerEntry,
-  loadCatalogFile,
-  loadConfig,
-  openConfiguredStore,
-} from '../relay/index.js';
+import { claimLimits, createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, type LedgerEntry, loadCatalogFile, openConfiguredStore } from '../relay/index.js';
+import { commandConfig } from './command-config.js';
 
 const USAGE = 'Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id> | held | approve <id> | deny <id>  [--by NAME]';
 const SUBCOMMANDS = ['list', 'reconcile', 'mark-paid', 'mark-failed', 'held', 'approve', 'deny'];
@@ -57,14 +48,14 @@ export async function review(sub: string | undefined, rest: string[], by: string
     console.error(`review ${sub} takes ${takes} (given: ${rest.join(' ')})${most ? ': one decision per command' : ''}.\n${USAGE}`);
     return 2;
   }
-  const config = loadConfig();
+  const config = commandConfig();
   if (sub === 'reconcile' && !config.payments) {
     console.error('No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process, which reconciles at start.');
     return 1;
   }
   // The relay's own limits: an approval on a later day is decided again against today's budget and cap, in sats or dollars.
   const limits = claimLimits(config);
-  const store = await openConfiguredStore(config);
+  const store = await openConfiguredStore(config, undefined, { signsTokens: false });
   const { ledger } = store;
   const payments = config.payments && createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
   // The relay's own core. Nobody streams from this process: the player's event is in the store for the relays to deliver.

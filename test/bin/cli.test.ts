@@ -1,14 +1,17 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
+import { loadConfig, openConfiguredStore } from '../../src/relay/index.js';
+import { freshDatabase } from '../helpers/postgres.js';
 import { freePort } from '../helpers/processes.js';
 import { relayCommand } from '../helpers/relay-command.js';
 
 // `npm run relay`'s own command, from source; the other cases run the build (relay-command.ts).
 const SOURCE_CLI = ['--import', 'tsx', 'src/bin/rewardbus.ts'];
+const postgresUrl = inject('postgresUrl');
 const relayPackage = JSON.parse(readFileSync('packages/relay/package.json', 'utf8')) as { version: string };
 
 /** Runs the relay's command; resolves with its exit code and output, whatever the code. */
@@ -81,6 +84,45 @@ describe('the relay command', () => {
     const post = await run(['tournament', 'post', 'a.json', 'b.json'], env);
     expect(post.code).toBe(2);
     expect(post.stderr.split('\n')[0]).toBe('tournament post takes one FILE (given: a.json b.json).');
+  });
+
+  // docs/operating.md runs `review` on PostgreSQL with RELAY_DATABASE_URL set: it was refused for want of
+  // RELAY_SECRET, which only a relay serving players reads (to sign their tokens), as backup already knew.
+  it('review and tournament post on PostgreSQL need no RELAY_SECRET: they go to the database', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rewardbus-cli-'));
+    const catalog = join(dir, 'catalog.json');
+    writeFileSync(catalog, JSON.stringify([{ id: 'weekly-cup', kind: 'tournament', title: 'Weekly cup', prizes: [100], payout: 'balance' }]));
+    const file = join(dir, 'results.json');
+    writeFileSync(file, JSON.stringify({ tournamentId: 'weekly-cup', period: '2026-W48', ranking: ['ada'] }));
+    // RELAY_SECRET empty, as a .env copied from .env.example leaves it.
+    const env = { RELAY_DATABASE_URL: 'postgres://rewardbus@127.0.0.1:1/rewardbus', RELAY_SECRET: '', RELAY_DATA_DIR: dir, RELAY_CATALOG: catalog };
+    for (const args of [
+      ['review', 'list'],
+      ['tournament', 'post', file],
+    ]) {
+      const r = await run(args, env);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr, args.join(' ')).toMatch(/^RELAY_DATABASE_URL: cannot open the PostgreSQL database rewardbus@127\.0\.0\.1:1\/rewardbus/);
+    }
+  });
+
+  // With a stand-in secret the commands would have taken part in the relays' agreement on RELAY_SECRET:
+  // refused by a database whose relays had started, or recording the stand-in on a fresh one.
+  it.skipIf(!postgresUrl)('review on PostgreSQL without RELAY_SECRET reads the ledger and leaves the relays’ secret as it was', async () => {
+    const RELAY_DATABASE_URL = await freshDatabase(postgresUrl, { migrated: true });
+    const env = { RELAY_DATABASE_URL, RELAY_SECRET: '', RELAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'rewardbus-cli-')) };
+    const before = await run(['review', 'list'], env);
+    expect(before.stderr).toBe('');
+    expect(before.stdout.trim()).toBe('Nothing to review.');
+    const secret = `${crypto.randomUUID()}${crypto.randomUUID()}`;
+    const relayStore = () => openConfiguredStore(loadConfig({ ...env, RELAY_SECRET: secret }));
+    await (await relayStore()).close();
+    const after = await run(['review', 'held'], env);
+    expect(after.stderr).toBe('');
+    expect(after.stdout.trim()).toBe('Nothing is held.');
+    // A relay with another secret is still refused: the command recorded none of its own.
+    await expect(openConfiguredStore(loadConfig({ ...env, RELAY_SECRET: `${secret}-other` }))).rejects.toMatchObject({ setting: 'RELAY_SECRET' });
+    await (await relayStore()).close();
   });
 
   it('names the setting when the catalog file is missing', async () => {
