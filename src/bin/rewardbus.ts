@@ -98,6 +98,10 @@ async function main(argv: string[]): Promise<number> {
       }
       return start();
     case 'sandbox':
+      if (rest.length) {
+        console.error(`sandbox takes one port (given: ${[sub, ...rest].join(' ')}).`);
+        return 2;
+      }
       return sandboxAlone(sub ?? values.port, process.env.SANDBOX_PORT || SANDBOX_SETTINGS.SANDBOX_PORT.default);
     case 'review':
       return review(sub, rest, values.by);

@@ -81,6 +81,9 @@ describe('the relay command', () => {
     const backup = await run(['backup', 'a.sqlite', 'b.sqlite'], env);
     expect(backup.code).toBe(2);
     expect(backup.stderr.split('\n')[0]).toBe('backup takes one FILE (given: a.sqlite b.sqlite).');
+    const sandbox = await run(['sandbox', '8790', '8791'], env);
+    expect(sandbox.code).toBe(2);
+    expect(sandbox.stderr.split('\n')[0]).toBe('sandbox takes one port (given: 8790 8791).');
     const post = await run(['tournament', 'post', 'a.json', 'b.json'], env);
     expect(post.code).toBe(2);
     expect(post.stderr.split('\n')[0]).toBe('tournament post takes one FILE (given: a.json b.json).');
