@@ -2,7 +2,7 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ledgerFile } from '../relay/index.js';
-import { commandConfig } from './command-config.js';
+import { commandConfig, missingLedger } from './command-config.js';
 
 const USAGE = 'Usage: rewardbus-relay backup FILE [--force]   (a consistent copy of the SQLite ledger, while the relay runs)';
 
@@ -35,8 +35,9 @@ export async function backup(file: string | undefined, force = false): Promise<n
     console.error(`${target} exists: not overwritten (--force to replace it).`);
     return 1;
   }
-  if (!existsSync(source)) {
-    console.error(`No ledger at ${source}: is RELAY_DATA_DIR (${config.dataDir}) the relay's?`);
+  const missing = missingLedger(config);
+  if (missing) {
+    console.error(missing);
     return 1;
   }
   if (!existsSync(dirname(target))) {

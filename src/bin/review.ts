@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
 import { createCore } from '../relay/core/create-core.js';
-import { claimLimits, createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, type LedgerEntry, loadCatalogFile, openConfiguredStore } from '../relay/index.js';
-import { commandConfig } from './command-config.js';
+import { claimLimits, createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, type LedgerEntry, loadCatalogFile } from '../relay/index.js';
+import { commandConfig, openCommandStore } from './command-config.js';
 
 const USAGE = 'Usage: rewardbus-relay review list | reconcile | mark-paid <id> [transactionId] | mark-failed <id> | held | approve <id> | deny <id>  [--by NAME]';
 const SUBCOMMANDS = ['list', 'reconcile', 'mark-paid', 'mark-failed', 'held', 'approve', 'deny'];
@@ -55,7 +55,7 @@ export async function review(sub: string | undefined, rest: string[], by: string
   }
   // The relay's own limits: an approval on a later day is decided again against today's budget and cap, in sats or dollars.
   const limits = claimLimits(config);
-  const store = await openConfiguredStore(config, undefined, { signsTokens: false });
+  const store = await openCommandStore(config);
   const { ledger } = store;
   const payments = config.payments && createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
   // The relay's own core. Nobody streams from this process: the player's event is in the store for the relays to deliver.

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -126,6 +126,23 @@ describe('the relay command', () => {
     // A relay with another secret is still refused: the command recorded none of its own.
     await expect(openConfiguredStore(loadConfig({ ...env, RELAY_SECRET: `${secret}-other` }))).rejects.toMatchObject({ setting: 'RELAY_SECRET' });
     await (await relayStore()).close();
+  });
+
+  // Run from the wrong directory (or without the unit's RELAY_DATA_DIR), `review list` made a new empty
+  // ledger dir there and answered "Nothing to review.": an operator took it for the relay's.
+  it('review in a RELAY_DATA_DIR with no ledger names the setting, exits 1 and creates nothing', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'rewardbus-cli-')), 'not-the-relays');
+    for (const args of [
+      ['review', 'list'],
+      ['review', 'held'],
+      ['review', 'deny', 'some-id'],
+    ]) {
+      const r = await run(args, { RELAY_DATA_DIR: dir });
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stdout, args.join(' ')).toBe('');
+      expect(r.stderr.split('\n')[0], args.join(' ')).toBe(`No ledger at ${join(dir, 'ledger.sqlite')}: is RELAY_DATA_DIR (${dir}) the relay's?`);
+    }
+    expect(existsSync(dir)).toBe(false);
   });
 
   it('names the setting when the catalog file is missing', async () => {
