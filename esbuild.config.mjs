@@ -146,6 +146,13 @@ export const RELAY_PACKAGE_FILES = [
   ['docs/deploy.md', 'packages/relay/docs/deploy.md'],
   ['docs/deploy/nginx.conf', 'packages/relay/docs/deploy/nginx.conf'],
   ['docs/deploy/rewardbus-relay.service', 'packages/relay/docs/deploy/rewardbus-relay.service'],
+  // Named by the relay's --help and .env.example (test/unit/docs/links.test.ts): an installed relay's operator has no clone to read them in.
+  ['docs/configuration.md', 'packages/relay/docs/configuration.md'],
+  ['docs/balance.md', 'packages/relay/docs/balance.md'],
+  ['docs/threat-model.md', 'packages/relay/docs/threat-model.md'],
+  ['docs/unlock-proofs.md', 'packages/relay/docs/unlock-proofs.md'],
+  ['docs/sandbox.md', 'packages/relay/docs/sandbox.md'],
+  ['docs/service-facts.md', 'packages/relay/docs/service-facts.md'],
 ];
 
 /**

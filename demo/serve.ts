@@ -83,7 +83,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   });
   console.log(`\n  Coin Rush, the rewardbus demo: ${server.url}/${process.env.RELAY_PAYOUT_MODE === 'balance' ? '  (balance mode: earn as a guest, withdraw later)' : ''}`);
   if (server.adminToken) console.log(`  The operator's page:          ${server.url}/admin  (token: ${server.adminToken})`);
-  console.log(`  Today's high scores:          RELAY_URL=${server.url} node --import tsx demo/tournament.ts ada:1200 bob:800`);
+  console.log(`  Today's high scores:          RELAY_URL=${server.url} node --import tsx demo/tournament.ts ada:1200 bob:800  (once ada and bob have linked)`);
   console.log('');
   const stop = () => void server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);

@@ -26,8 +26,17 @@ export async function postHighScores(relayUrl: string, secret: string, ranking: 
     body: JSON.stringify({ period, ranking }),
   });
   const body = (await r.json()) as TournamentPosted & { code?: string; detail?: string };
-  if (!r.ok) throw new Error(`${r.status} ${body.code}: ${body.detail ?? ''}`);
+  if (!r.ok) throw Object.assign(new Error(`${r.status} ${body.code}: ${body.detail ?? ''}`), { code: body.code, detail: body.detail });
   return body;
+}
+
+const NEVER_LINKED = 'Never linked with this relay: ';
+
+/** What to do about the relay's refusal, when the script can say more than the relay: gamertags nobody has played as yet. */
+export function hintFor(relayUrl: string, err: { code?: string; detail?: string }): string | undefined {
+  if (err.code !== 'unknown_player' || !err.detail?.startsWith(NEVER_LINKED)) return undefined;
+  const names = err.detail.slice(NEVER_LINKED.length).split(', ');
+  return `Each gamertag must have linked with this relay first: open ${relayUrl}/, link as ${names.join(', then as ')}, and run this again.`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -44,6 +53,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(
       unreached ? `No relay answers at RELAY_URL ${url} (${cause ?? 'fetch failed'}): start it with npm start, or set RELAY_URL to where it runs.` : (err as Error).message,
     );
+    // On a fresh demo nobody named has played: the relay's refusal alone does not say how to make them players.
+    const hint = hintFor(url, err as { code?: string; detail?: string });
+    if (hint) console.error(hint);
     process.exit(1);
   }
 }

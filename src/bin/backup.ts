@@ -1,7 +1,8 @@
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { ledgerFile, loadConfig } from '../relay/index.js';
+import { ledgerFile } from '../relay/index.js';
+import { commandConfig, missingLedger } from './command-config.js';
 
 const USAGE = 'Usage: rewardbus-relay backup FILE [--force]   (a consistent copy of the SQLite ledger, while the relay runs)';
 
@@ -21,9 +22,9 @@ export async function backup(file: string | undefined, force = false): Promise<n
     console.error(USAGE);
     return 2;
   }
-  // Only RELAY_DATA_DIR and RELAY_DATABASE_URL matter here: a stand-in secret keeps loadConfig from
-  // generating one in a data dir that may not be the relay's.
-  const config = loadConfig({ RELAY_SECRET: 'backup-reads-no-tokens'.padEnd(32, '.'), ...process.env });
+  // Only RELAY_DATA_DIR and RELAY_DATABASE_URL matter here: the stand-in secret also keeps loadConfig
+  // from generating one in a data dir that may not be the relay's.
+  const config = commandConfig();
   if (config.databaseUrl) {
     console.error(PG_ADVICE);
     return 1;
@@ -34,8 +35,9 @@ export async function backup(file: string | undefined, force = false): Promise<n
     console.error(`${target} exists: not overwritten (--force to replace it).`);
     return 1;
   }
-  if (!existsSync(source)) {
-    console.error(`No ledger at ${source}: is RELAY_DATA_DIR (${config.dataDir}) the relay's?`);
+  const missing = missingLedger(config);
+  if (missing) {
+    console.error(missing);
     return 1;
   }
   if (!existsSync(dirname(target))) {

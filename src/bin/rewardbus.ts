@@ -14,6 +14,9 @@ import { backup } from './backup.js';
 import { review } from './review.js';
 import { tournament } from './tournament.js';
 
+/** The commands besides start, which a `start` given one of them as an argument was meant to be. */
+const COMMANDS = ['sandbox', 'review', 'tournament', 'backup'];
+
 const HELP = `rewardbus-relay ${VERSION}: pays players sats for achievements, each reward at most once.
 
 Usage: rewardbus-relay [command] [options]        (npx @rewardbus/relay …; in this repository: npm run relay)
@@ -28,7 +31,8 @@ Commands:
   review mark-paid <id> [transactionId]   you checked: it was paid
   review mark-failed <id>                 you checked: nothing was paid (frees its reservation)
   review held                             claims held for an operator's approval
-  review approve <id>                     pay a held claim through the service (once, whoever else approves)
+  review approve <id>                     pay a held claim through the service, or credit it in balance mode
+                                          (once, whoever else approves)
   review deny <id>                        refuse a held claim (denied_by_operator; frees its reservation)
                                           (--by NAME: the operator in the audit trail; default: your user)
   tournament post FILE                    a tournament's results, as the game's server posts them
@@ -83,22 +87,31 @@ async function main(argv: string[]): Promise<number> {
   const [command = 'start', sub, ...rest] = positionals;
   switch (command) {
     case 'start':
-      // `npm run relay -- backup x` is `start backup x`: say so rather than start a relay.
+      // `npm run relay -- backup x` is `start backup x`, and `npm run relay -- 9999` (as the sandbox
+      // takes its port) is `start 9999`: say what was meant rather than start a relay.
       if (sub !== undefined) {
-        console.error(
-          `start takes no arguments (given: ${[sub, ...rest].join(' ')}).` +
-            ` Other commands: rewardbus-relay ${sub} … (in this repository: npm run review -- …, npm run backup -- FILE).`,
-        );
+        const given = `start takes no arguments (given: ${[sub, ...rest].join(' ')})`;
+        if (/^\d+$/.test(sub)) console.error(`${given}: for the port, --port ${sub} (npm run relay -- --port ${sub}).`);
+        else if (COMMANDS.includes(sub)) console.error(`${given}. Other commands: rewardbus-relay ${sub} … (in this repository: npm run review -- …, npm run backup -- FILE).`);
+        else console.error(`${given}. See rewardbus-relay --help.`);
         return 2;
       }
       return start();
     case 'sandbox':
+      if (rest.length) {
+        console.error(`sandbox takes one port (given: ${[sub, ...rest].join(' ')}).`);
+        return 2;
+      }
       return sandboxAlone(sub ?? values.port, process.env.SANDBOX_PORT || SANDBOX_SETTINGS.SANDBOX_PORT.default);
     case 'review':
       return review(sub, rest, values.by);
     case 'tournament':
       return tournament(sub, rest, values.by);
     case 'backup':
+      if (rest.length) {
+        console.error(`backup takes one FILE (given: ${[sub, ...rest].join(' ')}).`);
+        return 2;
+      }
       return backup(sub, values.force);
     case 'help':
       return say(HELP);

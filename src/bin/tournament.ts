@@ -6,7 +6,8 @@ import { createCore } from '../relay/core/create-core.js';
 import { createPrices } from '../relay/core/prices.js';
 import { Refusal } from '../relay/core/refusal.js';
 import { toRewardRecord } from '../relay/core/reward-record.js';
-import { claimLimits, createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, loadCatalogFile, loadConfig, openConfiguredStore } from '../relay/index.js';
+import { claimLimits, createCatalog, createLogger, createPaymentsClient, DEFAULT_CATALOG, loadCatalogFile } from '../relay/index.js';
+import { commandConfig, openCommandStore } from './command-config.js';
 
 const USAGE = 'Usage: rewardbus-relay tournament post FILE [--by NAME]   (FILE: { "tournamentId": "…", "period": "2026-W48", "ranking": ["<userId or gamertag>", …] })';
 
@@ -48,12 +49,16 @@ export async function tournament(sub: string | undefined, rest: string[], by: st
     console.error(USAGE);
     return 2;
   }
+  if (rest.length > 1) {
+    console.error(`tournament post takes one FILE (given: ${rest.join(' ')}).\n${USAGE}`);
+    return 2;
+  }
   const results = resultsOf(file);
   if (typeof results === 'string') {
     console.error(results);
     return 2;
   }
-  const config = loadConfig();
+  const config = commandConfig();
   const catalog = config.catalogFile ? loadCatalogFile(config.catalogFile) : createCatalog(DEFAULT_CATALOG);
   const t = catalog.tournaments?.get(results.tournamentId);
   if (!t) {
@@ -65,7 +70,7 @@ export async function tournament(sub: string | undefined, rest: string[], by: st
     console.error('No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process; post to POST /v1/server/tournaments/{id}/results there.');
     return 1;
   }
-  const store = await openConfiguredStore(config);
+  const store = await openCommandStore(config);
   const payments = config.payments && createPaymentsClient({ ...config.payments, timeoutMs: config.paymentsTimeoutMs });
   // The relay's own limits: the prizes must fit today's budget, in sats or in dollars.
   const limits = claimLimits(config);

@@ -213,8 +213,10 @@ const DATABASE_WAIT_MS = 15_000;
 /**
  * The store configuration picks: PostgreSQL with RELAY_DATABASE_URL, else SQLite in the data
  * dir. Failing to open it throws a SettingError naming the setting (never the password).
+ * `signsTokens: false` (the review and tournament commands): the opener signs no player token, so
+ * takes no part in the relays' agreement on RELAY_SECRET, neither checked nor recorded.
  */
-export async function openConfiguredStore(config: RelayConfig, logger?: StoreLog): Promise<RelayStore> {
+export async function openConfiguredStore(config: RelayConfig, logger?: StoreLog, { signsTokens = true } = {}): Promise<RelayStore> {
   if (!config.databaseUrl) {
     try {
       const store = openSqliteStore(ledgerFile(config));
@@ -232,7 +234,7 @@ export async function openConfiguredStore(config: RelayConfig, logger?: StoreLog
   try {
     const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     const listen = config.databaseListenUrl ? { listenUrl: config.databaseListenUrl } : {};
-    const options = { owner, leaseMs: leaseMs(config), secrets: config.secret.split(','), ...listen, ...(logger ? { logger } : {}) };
+    const options = { owner, leaseMs: leaseMs(config), ...(signsTokens ? { secrets: config.secret.split(',') } : {}), ...listen, ...(logger ? { logger } : {}) };
     return await Promise.race([openPgStore(config.databaseUrl, options), late]);
   } catch (err) {
     if (err instanceof SecretMismatchError) throw new SettingError('RELAY_SECRET', err.message, { cause: err });

@@ -88,3 +88,31 @@ it('review approve on a later day holds the claim to RELAY_DAILY_BUDGET_USD, as 
   expect((await cli('0.02', 'approve', held.body.id)).stdout).toContain('paid');
   expect(sandbox.payments().map((p) => Number(p.amount) / 1000)).toEqual([21]);
 }, 120_000);
+
+// `npm start -- --payout balance` (the embedded sandbox, no key) with a hold: approving a held credit
+// calls no service, yet the command refused it for the missing key, as it must a held payment.
+it('review approve without PAYMENTS_API_KEY credits a held credit (balance mode), and still refuses a held payment', async () => {
+  const env = { RELAY_PAYOUT_MODE: 'balance', RELAY_HOLD_ABOVE_SATS: '20' };
+  const relay: TestRelay = await startTestRelay(env);
+  cleanup.push(() => relay.stop());
+  const cli = (...args: string[]) =>
+    run(process.execPath, relayCommand('review', ...args), { env: { ...process.env, ...env, PAYMENTS_API_KEY: '', PAYMENTS_BASE_URL: '', RELAY_DATA_DIR: relay.dataDir } });
+  const alice = await relay.link('alice');
+  const held = await relay.claim(alice.token, { achievementId: 'first-coin' });
+  expect(held.body).toMatchObject({ status: 'held', sats: 21 });
+  expect((await cli('approve', held.body.id, '--by', 'ops-cli')).stdout).toContain('credited');
+  const record = await fetch(`${relay.url}/v1/rewards/${held.body.id}`, { headers: { authorization: `Bearer ${alice.token}` } });
+  expect(await record.json()).toMatchObject({ status: 'credited' });
+
+  // An instant relay's held claim is a payment: the embedded sandbox is in the relay's process, not this one.
+  const instant: TestRelay = await startTestRelay({ RELAY_HOLD_ABOVE_SATS: '20' });
+  cleanup.push(() => instant.stop());
+  const bob = await instant.link('bob');
+  const payment = await instant.claim(bob.token, { achievementId: 'first-coin' });
+  expect(payment.body.status).toBe('held');
+  const refused = run(process.execPath, relayCommand('review', 'approve', payment.body.id), {
+    env: { ...process.env, PAYMENTS_API_KEY: '', PAYMENTS_BASE_URL: '', RELAY_DATA_DIR: instant.dataDir },
+  });
+  await expect(refused).rejects.toThrow(/No PAYMENTS_API_KEY: the embedded sandbox lives in the relay process; approve on the operator's page/);
+  expect((await cli('held')).stdout).toContain('Nothing is held.');
+}, 120_000);

@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { RELAY_PACKAGE_FILES } from '../../esbuild.config.mjs';
 
 const exec = promisify(execFile);
 const DEPLOY = readFileSync('docs/deploy.md', 'utf8');
@@ -59,6 +60,16 @@ describe('docs/deploy.md: the install and the unit names (finding 9)', () => {
     for (const unit of restarts) expect(unit).toMatch(/^rewardbus-relay@/);
     const loop = /for port in ([\d ]+); do/.exec(five)?.[1] ?? '';
     expect(loop.trim().split(/\s+/)).toEqual(['8787', '8788']);
+  });
+
+  // §1 ran `install … docs/deploy/rewardbus-relay.service …` "on the server (the tarball in the
+  // current directory)": there is no checkout there; the files are in the package just installed.
+  it('§1 copies the unit and the nginx file from the package it installed, which ships them', () => {
+    const install = commands(section(DEPLOY, '1. Install'));
+    const from = install.flatMap((c) => [...c.matchAll(/^install\b.*?(\S*docs\/deploy\/\S+)/g)].map((m) => m[1]!));
+    expect(from.length).toBe(2);
+    const shipped = RELAY_PACKAGE_FILES.map(([, to]) => to.replace(/^packages\/relay\//, '/opt/rewardbus/node_modules/@rewardbus/relay/'));
+    for (const file of from) expect(shipped, file).toContain(file);
   });
 });
 

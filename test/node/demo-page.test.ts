@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { DEMO_CATALOG, DEMO_GAME_SERVER_SECRET } from '../../demo/game-server.js';
 import { payoutFromArgs, startDemo } from '../../demo/serve.js';
 import { createLogger, loadConfig } from '../../src/relay/index.js';
 import { freePort } from '../helpers/processes.js';
@@ -62,6 +63,28 @@ it('demo/tournament.ts with no relay at RELAY_URL names RELAY_URL and where it l
   });
   expect(r.code).toBe(1);
   expect(r.stderr.split('\n')[0]).toMatch(new RegExp(`^No relay answers at RELAY_URL http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`));
+});
+
+// The command npm start prints for today's high scores, run as printed on a fresh demo: nobody named
+// has linked yet, and the relay's "422 unknown_player" alone did not say how to make them players.
+it("demo/tournament.ts naming gamertags that never linked says to play as them first, at the demo's address", { timeout: 60_000 }, async () => {
+  const server = await startDemo(config({ RELAY_CATALOG: DEMO_CATALOG, RELAY_GAME_SERVER_SECRET: DEMO_GAME_SERVER_SECRET }), { logger: createLogger('silent') });
+  try {
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        ['--import', 'tsx', 'demo/tournament.ts', 'ada:1200', 'bob:800'],
+        { env: { ...process.env, RELAY_URL: server.url }, timeout: 60_000 },
+        (err, _out, stderr) => resolve({ code: err ? (child.exitCode ?? null) : 0, stderr }),
+      );
+    });
+    expect(r.code).toBe(1);
+    const [said, hint] = r.stderr.trim().split('\n');
+    expect(said).toBe('422 unknown_player: Never linked with this relay: ada, bob');
+    expect(hint).toBe(`Each gamertag must have linked with this relay first: open ${server.url}/, link as ada, then as bob, and run this again.`);
+  } finally {
+    await server.close();
+  }
 });
 
 // `npm start -- --payout` with its value left off started the demo in instant mode, saying nothing.

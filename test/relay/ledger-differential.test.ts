@@ -37,6 +37,9 @@ const RUNS = Number(process.env.LEDGER_FUZZ_RUNS ?? 30);
 // 20261126 with streaks, tournaments, dollars and referrals together: it reaches every case counted below
 // (20261125, 20261127 and 20261128 agree too, but miss a streak's third day, a streak held or a denied_recently).
 const SEED = Number(process.env.LEDGER_FUZZ_SEED ?? 20261126);
+// `npm run fuzz:ledger -- --runs 1` failed on "expected 0 to be greater than 0", read as the ledgers
+// disagreeing: the cases counted are reached by this seed, and near surely by 1,000 runs, not by a few.
+const CHECKS_COVERAGE = (process.env.LEDGER_FUZZ_RUNS === undefined && process.env.LEDGER_FUZZ_SEED === undefined) || RUNS >= 1000;
 const DAY = 86_400_000;
 
 const ACHIEVEMENTS: Achievement[] = [
@@ -555,6 +558,10 @@ describe('the ledgers against the reference model', () => {
       fc.asyncProperty(settings, fc.array(op, { minLength: 5, maxLength: 40, size: 'medium' }), (limits, ops) => replay(limits, ops)),
       { numRuns: RUNS, seed: SEED, endOnFailure: process.env.LEDGER_FUZZ_SHRINK === '0', verbose: 1 },
     );
+    if (!CHECKS_COVERAGE) {
+      console.log(`fuzz:ledger: the ledgers agreed over ${RUNS} runs (too few to check that every kind of step was reached)`);
+      return;
+    }
     expect(deniedRecently).toBeGreaterThan(0);
     expect(credited.claimed).toBeGreaterThan(0);
     expect(credited.approved).toBeGreaterThan(0);

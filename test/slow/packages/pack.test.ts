@@ -68,6 +68,7 @@ describe('the packs', () => {
         'docs/deploy.md',
         'docs/deploy/nginx.conf',
         'docs/deploy/rewardbus-relay.service',
+        'docs/configuration.md',
         'LICENSE',
         'README.md',
       ])

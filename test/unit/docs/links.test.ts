@@ -71,6 +71,39 @@ describe('the docs', () => {
   });
 });
 
+describe('the relay command the docs name', () => {
+  // .env.example said `rewardbus review`: the client package's forwarder, absent where only the relay is installed.
+  it('is rewardbus-relay, with a command its --help lists', () => {
+    const help = readFileSync('src/bin/rewardbus.ts', 'utf8');
+    const commands = new Set([...help.slice(help.indexOf('Commands:'), help.indexOf('Options:')).matchAll(/^ {2}([a-z]+)/gm)].map((m) => m[1]!));
+    expect([...commands].sort()).toEqual(['backup', 'review', 'sandbox', 'start', 'tournament']);
+    const named = [...DOCS, '.env.example'].flatMap((doc) =>
+      // "rewardbus sandbox on http://…" is the sandbox's first line, quoted: not a command.
+      [...readFileSync(doc, 'utf8').matchAll(/\brewardbus(-relay)? ([a-z][\w-]*)(?! on http)/g)].map((m) => [doc, m[0], m[1], m[2]!] as const),
+    );
+    expect(named.length).toBeGreaterThan(10);
+    const wrong = named.filter(([, , relay, command]) => (relay ? !commands.has(command) : commands.has(command)));
+    expect(wrong.map(([doc, said]) => `${doc}: ${said}`)).toEqual([]);
+  });
+});
+
+describe("the relay package's own texts", () => {
+  // `rewardbus-relay --help` sent an installed relay's operator to docs/configuration.md, which the package did not ship.
+  it('name only docs the package ships (its --help, .env.example, README and the docs it carries)', () => {
+    const shipped = new Set(RELAY_PACKAGE_FILES.map(([, to]) => to.replace(/^packages\/relay\//, '')));
+    const texts = [
+      'src/bin/rewardbus.ts',
+      'src/bin/backup.ts',
+      '.env.example',
+      'packages/relay/README.md',
+      ...RELAY_PACKAGE_FILES.flatMap(([from]) => (from.endsWith('.md') ? [from] : [])),
+    ];
+    const named = texts.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bdocs\/[\w/-]+\.(?:md|conf|service)\b/g)].map((m) => [file, m[0]] as const));
+    expect(named.length).toBeGreaterThan(5);
+    expect(named.filter(([, doc]) => !shipped.has(doc)).map(([file, doc]) => `${file}: ${doc}`)).toEqual([]);
+  });
+});
+
 describe('links into the docs from the code', () => {
   /** Every `github.com/rewardbus/rewardbus…#anchor` written out in src/: the README's, or a doc's on main. */
   function linksInCode(dir: string): [string, string][] {
