@@ -19,7 +19,12 @@ const RATE = Number(process.env.OWN_RATE ?? 0);
 const NODE_ARGS = (process.env.OWN_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CONNECTIONS = 64;
 const KEY = 'bench-sandbox-key';
-const entries = (process.argv.slice(2).length ? process.argv.slice(2) : ['relay=bench/no-ledger-relay.ts']).map((a) => a.split('=') as [string, string]);
+// `label=entry.ts?NAME=value&…`: that server with those settings added (e.g. LOG_LEVEL=warn).
+const entries = (process.argv.slice(2).length ? process.argv.slice(2) : ['relay=bench/no-ledger-relay.ts']).map((a) => {
+  const [name = '', spec = ''] = a.split(/=(.*)/s);
+  const [entry = '', query = ''] = spec.split('?');
+  return { name, entry, env: Object.fromEntries(new URLSearchParams(query)) };
+});
 
 const dir = mkdtempSync(join(tmpdir(), 'rewardbus-own-path-'));
 const children: Array<{ pid?: number; kill: () => void }> = [];
@@ -42,8 +47,8 @@ try {
     body: string;
   }
   const targets: Target[] = [{ name: 'pass-through', url: `http://127.0.0.1:${pass.match[1]}/v1/rewards`, pid: pass.child.pid!, headers: () => ({}), body: '{}' }];
-  for (const [name, entry] of entries) {
-    const relay = await startRelayProcess(benchRelayEnv({ key: KEY, sandboxUrl, dataDir: join(dir, name), secret, catalog }), NODE_ARGS, [entry]);
+  for (const { name, entry, env } of entries) {
+    const relay = await startRelayProcess({ ...benchRelayEnv({ key: KEY, sandboxUrl, dataDir: join(dir, name), secret, catalog }), ...env }, NODE_ARGS, [entry]);
     children.push(relay.child);
     const tokens = await Promise.all(
       Array.from({ length: CONNECTIONS }, async (_, i) => {

@@ -118,6 +118,8 @@ export const CREDITS_POSTGRES = 'credits (PostgreSQL, balance)';
 /** The rows of the pass-through and the relay with no ledger offered the same rate (issue 39, aim 1). */
 export const PASS_AT_RATE = 'pass-through, one rate';
 export const NO_LEDGER_AT_RATE = 'no ledger, one rate';
+/** The floor under the relay's own path (bench/floor-relay.ts), offered the same rate. */
+export const FLOOR_AT_RATE = 'the floor, one rate';
 /**
  * Of the relay with no ledger's first saturated rate: the rate both are offered. Each server's CPU
  * per reward falls as its rate rises (more requests share each turn of its loop and each syscall),
@@ -347,6 +349,16 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
       if (wanted(PASS_AT_RATE)) {
         scenarios.push((warmUp) => load({ ...pass, name: PASS_AT_RATE, warmUp, rate: oneRate! }));
         scenarios.push((warmUp) => load({ ...noLedgerLoad, name: NO_LEDGER_AT_RATE, warmUp, rate: oneRate! }));
+        // What a claim must cost whatever the relay's code is made of: the bound aim 1 works under.
+        const floor = await startRelay('floor', {}, profiled('floor'), ['bench/floor-relay.ts']);
+        const floorLoad = {
+          name: FLOOR_AT_RATE,
+          url: `${floor.url}/v1/rewards`,
+          headers: claimHeaders(await tokensFrom(floor.url)),
+          body: claimBody,
+          meter: metering(floor.child),
+        };
+        scenarios.push((warmUp) => load({ ...floorLoad, warmUp, rate: oneRate! }));
       }
     }
 

@@ -9,7 +9,7 @@ import { bundleSizes, drainTime, printDrain, unlockCost } from './client.js';
 import { guestMergeTimes } from './guest-merge.js';
 import { manyStreams, printManyStreams } from './many-streams.js';
 import { summarizeProfile } from './profile.js';
-import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, type LoadFigures, median, NO_LEDGER, NO_LEDGER_AT_RATE, PASS_AT_RATE, POOLED } from './relay-load.js';
+import { benchRelay, CREDITS_POSTGRES, CREDITS_SQLITE, FLOOR_AT_RATE, type LoadFigures, median, NO_LEDGER, NO_LEDGER_AT_RATE, PASS_AT_RATE, POOLED } from './relay-load.js';
 import { printToastLatency, toastLatency } from './toast-latency.js';
 import { tournamentTimes } from './tournament.js';
 
@@ -86,6 +86,10 @@ ratio('(the relay with no ledger / pass-through)', NO_LEDGER, 'two-call pass-thr
 const cpuOf = (f: LoadFigures) => f.cpuUsPerReward ?? Number.NaN;
 ratio('no ledger / pass-through, CPU a reward, one rate', NO_LEDGER_AT_RATE, PASS_AT_RATE, '≤ 1.5x', cpuOf, false);
 ratio('(the same, main threads)', NO_LEDGER_AT_RATE, PASS_AT_RATE, 'none', (f) => f.cpu?.serverMainThread ?? Number.NaN, false);
+// Not an aim: the floor (bench/floor-relay.ts), what a claim's mandated work costs written as one
+// function; what the relay with no ledger costs beside it is its code's arrangement.
+ratio('(the floor / pass-through, one rate)', FLOOR_AT_RATE, PASS_AT_RATE, 'none', cpuOf, false);
+ratio('(no ledger / the floor, one rate)', NO_LEDGER_AT_RATE, FLOOR_AT_RATE, 'none', cpuOf, false);
 ratio('(the same, each at its saturated rate)', NO_LEDGER, 'two-call pass-through', 'none', cpuOf, false);
 ratio('PostgreSQL relay / SQLite relay', 'relay (PostgreSQL', 'relay (SQLite', '≥ 60%');
 ratio('two PostgreSQL relays / one', '2 relays', 'relay (PostgreSQL', '≥ 90%');
