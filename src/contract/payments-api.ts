@@ -201,6 +201,17 @@ export const RAMP_EVENTS = {
   kycCompleted: ['ramp.kyc.completed', 'RAMP_WIDGET.V1.KYC.COMPLETED'],
 } as const;
 
+/**
+ * The units a purchase's `data.amount` may come in, each a whole number of it. The spec shows the
+ * completed event's `amount` and `currency` but not their values; the one known is the sandbox's
+ * (sats, as `"SATS"`). A purchase in another unit is refused (400) and logged, not told to a player.
+ */
+export const RAMP_PURCHASE_CURRENCIES = ['SATS'] as const;
+export type RampPurchaseCurrency = (typeof RAMP_PURCHASE_CURRENCIES)[number];
+
+/** All the sats there will ever be (21 million bitcoin): no purchase is more. */
+export const MAX_SATS = 2_100_000_000_000_000;
+
 /** Varies between public pages: `sha256=<hex HMAC-SHA256 of the raw body>` in this header. */
 export const DEFAULT_SIGNATURE_HEADER = 'X-ZBD-Signature';
 
