@@ -202,15 +202,14 @@ export const RAMP_EVENTS = {
 } as const;
 
 /**
- * The units a purchase's `data.amount` may come in, each a whole number of it. The spec shows the
- * completed event's `amount` and `currency` but not their values; the one known is the sandbox's
- * (sats, as `"SATS"`). A purchase in another unit is refused (400) and logged, not told to a player.
+ * A purchase's `data.currency`: a currency's code. The spec shows the completed event's `amount` and
+ * `currency` but not their values, and its ramp's target currency is BTC (its source USD, "EUR,
+ * etc."), so no list of units is known: any upper-case code of 3 to 8 letters (`BTC`, `SATS`, `USD`).
  */
-export const RAMP_PURCHASE_CURRENCIES = ['SATS'] as const;
-export type RampPurchaseCurrency = (typeof RAMP_PURCHASE_CURRENCIES)[number];
+export const PURCHASE_CURRENCY = /^[A-Z]{3,8}$/;
 
-/** All the sats there will ever be (21 million bitcoin): no purchase is more. */
-export const MAX_SATS = 2_100_000_000_000_000;
+/** The unit the sandbox's purchases come in (the spec's shows none). */
+export const SANDBOX_PURCHASE_CURRENCY = 'SATS';
 
 /** Varies between public pages: `sha256=<hex HMAC-SHA256 of the raw body>` in this header. */
 export const DEFAULT_SIGNATURE_HEADER = 'X-ZBD-Signature';

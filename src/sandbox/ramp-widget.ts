@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Hono } from 'hono';
-import { RAMP_EVENTS, RAMP_PURCHASE_CURRENCIES } from '../contract/payments-api.js';
+import { RAMP_EVENTS, SANDBOX_PURCHASE_CURRENCY } from '../contract/payments-api.js';
 import { RAMP_WIDGET_MESSAGES, REWARDBUS_RAMP_SOURCE } from '../wire/ramp-widget.js';
 import { postSigned } from './delivery.js';
 import type { RampSessionRecord } from './ramp-sessions.js';
@@ -73,7 +73,7 @@ export function mountRampWidget(app: Hono, sessions: Map<string, RampSessionReco
     const data = completed
       ? {
           amount: `${WIDGET_PURCHASE.sats}`,
-          currency: RAMP_PURCHASE_CURRENCIES[0],
+          currency: SANDBOX_PURCHASE_CURRENCY,
           fiat_amount: WIDGET_PURCHASE.fiat,
           fiat_currency: WIDGET_PURCHASE.currency,
           reference_id: session.referenceId,
