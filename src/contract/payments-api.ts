@@ -201,6 +201,16 @@ export const RAMP_EVENTS = {
   kycCompleted: ['ramp.kyc.completed', 'RAMP_WIDGET.V1.KYC.COMPLETED'],
 } as const;
 
+/**
+ * A purchase's `data.currency`: a currency's code. The spec shows the completed event's `amount` and
+ * `currency` but not their values, and its ramp's target currency is BTC (its source USD, "EUR,
+ * etc."), so no list of units is known: any upper-case code of 3 to 8 letters (`BTC`, `SATS`, `USD`).
+ */
+export const PURCHASE_CURRENCY = /^[A-Z]{3,8}$/;
+
+/** The unit the sandbox's purchases come in (the spec's shows none). */
+export const SANDBOX_PURCHASE_CURRENCY = 'SATS';
+
 /** Varies between public pages: `sha256=<hex HMAC-SHA256 of the raw body>` in this header. */
 export const DEFAULT_SIGNATURE_HEADER = 'X-ZBD-Signature';
 

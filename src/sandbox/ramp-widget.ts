@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Hono } from 'hono';
-import { RAMP_EVENTS } from '../contract/payments-api.js';
+import { RAMP_EVENTS, SANDBOX_PURCHASE_CURRENCY } from '../contract/payments-api.js';
 import { RAMP_WIDGET_MESSAGES, REWARDBUS_RAMP_SOURCE } from '../wire/ramp-widget.js';
 import { postSigned } from './delivery.js';
 import type { RampSessionRecord } from './ramp-sessions.js';
@@ -71,7 +71,13 @@ export function mountRampWidget(app: Hono, sessions: Map<string, RampSessionReco
     if (Date.parse(session.expires_at) < Date.now()) return c.json({ success: false, code: 'SESSION_EXPIRED', message: 'This session has expired' }, 410);
     const completed = c.req.param('outcome') === 'complete';
     const data = completed
-      ? { amount: `${WIDGET_PURCHASE.sats}`, currency: 'SATS', fiat_amount: WIDGET_PURCHASE.fiat, fiat_currency: WIDGET_PURCHASE.currency, reference_id: session.referenceId }
+      ? {
+          amount: `${WIDGET_PURCHASE.sats}`,
+          currency: SANDBOX_PURCHASE_CURRENCY,
+          fiat_amount: WIDGET_PURCHASE.fiat,
+          fiat_currency: WIDGET_PURCHASE.currency,
+          reference_id: session.referenceId,
+        }
       : { reference_id: session.referenceId };
     const type = completed ? RAMP_EVENTS.completed[0] : RAMP_EVENTS.failed[0];
     // A session made without a webhook_url (the ramp client allows it) has nowhere to send to.

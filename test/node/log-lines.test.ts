@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -175,8 +175,17 @@ describe("the README's Troubleshooting, scenario by scenario (finding 11)", () =
         // Titled as a webhook's refusal, not as a player's.
         expect(await r.json()).toMatchObject({ code: 'webhook_unauthorized', title: expect.stringMatching(/webhook/i) });
       }
+      // A purchase whose amount is no non-negative decimal, signed: 400, and said.
+      const purchase = JSON.stringify({ id: randomUUID(), type: 'ramp.purchase.completed', data: { amount: '-1.50', currency: 'usd', reference_id: 'rb_x' } });
+      const r = await fetch(`${signed.url}/v1/webhooks/payments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-zbd-signature': `sha256=${createHmac('sha256', secret).update(purchase).digest('hex')}` },
+        body: purchase,
+      });
+      expect([r.status, ((await r.json()) as { code: string }).code]).toEqual([400, 'bad_request']);
       const refused = [...events(unsigned.logs, 'webhook_refused'), ...events(signed.logs, 'webhook_refused')];
-      expect(refused.map((l) => l.reason)).toEqual(['no_secret', 'bad_signature']);
+      expect(refused.map((l) => l.reason)).toEqual(['no_secret', 'bad_signature', 'bad_amount']);
+      expect(refused[2]).toMatchObject({ level: 40, type: 'ramp.purchase.completed', amount: '"-1.50"', currency: '"usd"' });
       return refused;
     },
   };

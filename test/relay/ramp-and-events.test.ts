@@ -50,7 +50,7 @@ describe('webhooks from the payments service', () => {
     const event = { type: 'ramp.purchase.completed', data: { amount: '5000', currency: 'SATS', reference_id } };
     const answers = await Promise.all([1, 2, 3].map(() => deliver(event, { 'x-zbd-event-id': 'evt-1' })));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
-    const other = { event: 'RAMP_WIDGET.V1.PAYMENT.SETTLED', data: { amount: '7000', reference_id }, created_at: new Date().toISOString() };
+    const other = { event: 'RAMP_WIDGET.V1.PAYMENT.SETTLED', data: { amount: '7000', currency: 'SATS', reference_id }, created_at: new Date().toISOString() };
     expect((await deliver(other)).status).toBe(200);
     expect((await deliver(other)).status).toBe(200);
     // A third event would be a repeated delivery acted on twice: wait a moment for it.

@@ -9,6 +9,7 @@ import { DEFAULTS } from '../../settings/schema.js';
 import { addressScope, parseJsonObject, type RelayEnv, rateLimited, readText } from '../context.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
 import { RelayProblem } from '../problems.js';
+import { purchaseAmountOf } from '../webhook-purchase.js';
 import { webhookTimestamp } from '../webhook-time.js';
 
 export interface WebhookOptions {
@@ -107,6 +108,17 @@ export function webhooksRoute(events: EventLog, hub: EventHub, logger: Logger, l
     const data = body.data as Record<string, unknown>;
     const eventId = eventIdOf(body, raw);
     const referenceId = idOf('reference_id', data.reference_id);
+    const kind = kindOf(type);
+    // A purchase's amount and currency go to its player as told: checked first, like every other
+    // field that is kept or sent on. A bad one is refused before the delivery is recorded, so it
+    // changes nothing (the same event, well formed, is new); it is logged, since a real service's
+    // delivery refused this way is retried and never reaches the player.
+    const purchase = kind === 'completed' ? purchaseAmountOf(data) : {};
+    if (typeof purchase === 'string') {
+      const shown = (v: unknown) => JSON.stringify(v)?.slice(0, 100);
+      logger.warn({ event: 'webhook_refused', reason: 'bad_amount', type, eventId, referenceId, amount: shown(data.amount), currency: shown(data.currency) });
+      throw new RelayProblem('bad_request', `A completed purchase has a well-formed amount and currency, or neither: ${purchase}`);
+    }
     // A delivery already accepted is a duplicate however old: the service retries what it did
     // not see answered, and a retry after the tolerance must not read as a refusal.
     if (await events.webhookReceived(eventId)) {
@@ -117,11 +129,9 @@ export function webhooksRoute(events: EventLog, hub: EventHub, logger: Logger, l
       logger.warn({ event: 'webhook_refused', reason: 'stale', type, at: new Date(at).toISOString() });
       throw new RelayProblem('stale_event', `The event is dated ${new Date(at).toISOString()}, outside the ${toleranceMs / 1000} s tolerance`);
     }
-    const kind = kindOf(type);
-
     const playerEvent =
       kind === 'completed'
-        ? { type: 'ramp.purchase.completed', data: { amount: data.amount, currency: data.currency, referenceId } }
+        ? { type: 'ramp.purchase.completed', data: { ...purchase, referenceId } }
         : kind === 'failed'
           ? { type: 'ramp.purchase.failed', data: { referenceId } }
           : undefined;
