@@ -47,9 +47,9 @@ export function eventsRoute(
     const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
     // An id this relay never gave is not "replay everything": say so.
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
-    // HEAD asks what a stream would answer: its head, and no stream (no place under the caps).
-    // Hono answers HEAD with GET's response less its body, which a stream written to Node's
-    // response would already have sent.
+    // HEAD asks what a stream would answer: its head, and no stream (no place under the caps, and
+    // its ticket left unused: requirePlayer only peeks at it). Hono answers HEAD with GET's
+    // response less its body, which a stream written to Node's response would already have sent.
     if (c.req.method === 'HEAD') return c.body(null, 200, streamHeaders);
     // A first connection starts from now. On a ledger shared by relays, the listener reads a player
     // it has no stream for from where it started: the stream starts after the player's latest event
