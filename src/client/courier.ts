@@ -100,6 +100,11 @@ export class Courier {
         },
       },
       options.eventSource,
+      // Its token was refused (lapsed: the relay ended its stream): link again, as a refused claim does.
+      (userId) => {
+        sessions.expire(userId);
+        void this.#account.sessionFor(userId).catch(() => undefined);
+      },
     );
     this.#earned = new LastEarned((id) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history));
     /** The game's tabs take turns under Web Locks of this name (one per relay). */

@@ -71,6 +71,18 @@ describe("the client's event stream", () => {
     expect(new URL(stream.urls[1]!).searchParams.get('lastEventId')).toMatch(/^\d+$/);
   });
 
+  it('links again when the relay ends its stream as its token lapses, and listens on, resuming after the last event heard', async () => {
+    // Tokens live 3 s: the relay ends the stream then, and a ticket asked with the lapsed token is 401.
+    const { b, stream, heard, token } = await aliceListening({ relay: { tokenTtlMs: 3_000 } });
+    await expect.poll(() => b.player?.token, { timeout: 15_000 }).not.toBe(token);
+    await expect.poll(() => stream.urls.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    expect(new URL(stream.urls.at(-1)!).searchParams.get('lastEventId')).toMatch(/^\d+$/);
+    // Another device's claim, after the lapse: this bus hears it on the stream it opened again.
+    const other = await relay!.link('alice');
+    expect((await relay!.claim(other.token, { achievementId: 'daily-login' })).status).toBe(201);
+    await expect.poll(() => heard.map((o) => o.record?.achievementId), { timeout: 10_000 }).toEqual(['first-coin', 'daily-login']);
+  }, 30_000);
+
   it('reopens the stream when the game links the same player again, resuming after the last event heard', async () => {
     const { b, stream } = await aliceListening();
 

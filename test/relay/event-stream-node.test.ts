@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { EventStreamTicket } from '../../src/wire/relay-api.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 const TOKEN = `admin-${randomUUID()}`;
@@ -71,4 +72,27 @@ describe("an event stream on Node's response, over real HTTP", () => {
     expect(logged).not.toHaveBeenCalled();
     logged.mockRestore();
   });
+
+  it('ends when the token that opened it expires, by header or by ticket: its client must come back with a live token', async () => {
+    relay = await startTestRelay({ RELAY_ADMIN_TOKEN: TOKEN }, { relay: { tokenTtlMs: 2_000 } });
+    const player = await relay.link('lapsing');
+    const auth = { authorization: `Bearer ${player.token}` };
+    const { ticket } = (await (await fetch(`${relay.url}/v1/events/ticket`, { method: 'POST', headers: auth })).json()) as EventStreamTicket;
+    const exp = Date.parse(player.expiresAt);
+    const ended = [fetch(`${relay.url}/v1/events`, { headers: auth }), fetch(`${relay.url}/v1/events?ticket=${encodeURIComponent(ticket)}`)].map(async (answer) => {
+      const r = await answer;
+      expect(r.status).toBe(200);
+      const stillOpen = new Promise<'still open'>((resolve) => setTimeout(resolve, exp + 2_000 - Date.now(), 'still open'));
+      return Promise.race([r.text().then(() => Date.now()), stillOpen]);
+    });
+    await expect.poll(openStreams).toBe(2);
+    for (const at of await Promise.all(ended)) {
+      expect(at).toBeTypeOf('number');
+      expect(at).toBeGreaterThanOrEqual(exp - 50);
+    }
+    await expect.poll(openStreams).toBe(0);
+    // Lapsed, the token opens no stream and gets no ticket: the client links again.
+    expect((await fetch(`${relay.url}/v1/events`, { headers: auth })).status).toBe(401);
+    expect((await fetch(`${relay.url}/v1/events/ticket`, { method: 'POST', headers: auth })).status).toBe(401);
+  }, 15_000);
 });

@@ -77,6 +77,24 @@ describe('event streams open with a single-use ticket, not the token in the URL'
     expect((await stream(relay, `ticket=${encodeURIComponent(ticket)}`)).status).toBe(200);
   });
 
+  it('A HEAD (a proxy or a prefetch probing the URL) checks the ticket and leaves it unused: the EventSource then opens with it', async () => {
+    const relay = await start();
+    const player = await relay.link('probed');
+    const { ticket } = (await ticketFor(relay, player.token)).body;
+    const url = `${relay.url}/v1/events?ticket=${encodeURIComponent(ticket)}`;
+    for (let i = 0; i < 2; i++) {
+      const head = await fetch(url, { method: 'HEAD' });
+      expect([head.status, head.headers.get('content-type'), head.headers.get('cache-control')]).toEqual([200, 'text/event-stream', 'no-cache']);
+      expect(await head.text()).toBe('');
+    }
+    expect((await stream(relay, `ticket=${encodeURIComponent(ticket)}`)).status).toBe(200);
+    // Used now: a HEAD says so as a GET would, and a forged ticket is refused as well.
+    const used = await fetch(url, { method: 'HEAD' });
+    expect([used.status, used.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="rewardbus"']);
+    const [, payload] = ticket.split('.');
+    expect((await fetch(`${relay.url}/v1/events?ticket=${encodeURIComponent(`rbt1.${payload}.${'A'.repeat(43)}`)}`, { method: 'HEAD' })).status).toBe(401);
+  });
+
   it('Tokens in logs: a ticket works on another relay with the same secret (a load balancer), once there too', async () => {
     const secret = `${randomUUID()}${randomUUID()}`;
     const [a, b] = [await start({ RELAY_SECRET: secret }), await start({ RELAY_SECRET: secret })];

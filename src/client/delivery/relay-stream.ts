@@ -45,7 +45,9 @@ const RECONNECT_MAX_MS = 30_000;
  * token in the URL, where access logs would keep it. A ticket opens one connection only, so the
  * browser's own reconnection (same URL) cannot work: on an error this closes the stream and opens
  * a new one with a new ticket, resuming after the last event heard. A relay without tickets
- * (before 0.3) gets the token in the URL, as before.
+ * (before 0.3) gets the token in the URL, as before. The relay ends a stream when its token
+ * lapses: the next ticket is refused (401), and the player's session is renewed (`renew`), as a
+ * refused claim's is; the renewed token reopens the stream.
  */
 export class PlayerStream {
   #stream: EventSource | undefined;
@@ -63,18 +65,23 @@ export class PlayerStream {
     private readonly on: RelayStreamHandlers,
     /** `false`: no stream at all. */
     private readonly Source: EventSourceClass | false | undefined,
+    /** The relay refused this player's token: renew the session (a renewed one comes back through renewed()). */
+    private readonly renew?: (userId: string) => void,
   ) {}
 
   /** Listens for this player, and for no one else. */
   open(player: PlayerSession | undefined) {
     // The same player again (a renewed token, a link again): resume after the last event heard,
     // or what was said in between is lost. Another player's stream starts from now.
-    const resume = player && player.userId === this.#userId ? this.#lastEventId : undefined;
+    const same = player !== undefined && player.userId === this.#userId;
+    const resume = same ? this.#lastEventId : undefined;
     this.close();
     this.#token = player?.token;
     this.#userId = player?.userId;
     this.#lastEventId = resume;
-    this.#attempt = 0;
+    // The same player's renewed token keeps the backoff: a relay that refused each new token
+    // would otherwise be asked for a link again at once, every time.
+    if (!same) this.#attempt = 0;
     if (player && this.Source !== false && (this.Source ?? globalThis.EventSource)) void this.#connect(player.token, this.#generation);
   }
 
@@ -100,7 +107,7 @@ export class PlayerStream {
     const url = await this.#url(token);
     // Closed or opened again since (another player, a renewed token): this one is no longer wanted.
     if (generation !== this.#generation) return;
-    if (url === 'lapsed') return;
+    if (url === 'lapsed') return this.#renewAfterBackoff(generation);
     if (url === 'later') return this.#reconnect(token, generation);
     const stream = listenToRelay(url, this.on, this.Source || undefined, (id) => (this.#lastEventId = id));
     if (!stream) return;
@@ -120,13 +127,22 @@ export class PlayerStream {
     (this.#timer as { unref?: () => void }).unref?.();
   }
 
+  #renewAfterBackoff(generation: number) {
+    const { renew } = this;
+    const userId = this.#userId;
+    if (!renew || !userId) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => generation === this.#generation && renew(userId), backoffDelay(this.#attempt++, { baseMs: 1000, maxMs: RECONNECT_MAX_MS }));
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+
   /** The URL for one connection; `later` to try again, `lapsed` when the token no longer opens anything. */
   async #url(token: string): Promise<string | 'later' | 'lapsed'> {
     const a = await this.relay.eventTicket(token);
     if (a.ok) return this.relay.eventsUrl(a.body.ticket, this.#lastEventId);
     // A relay before tickets: the token in the URL, as it takes it.
     if (a.status === 404 || a.status === 405) return this.relay.eventsUrlWithToken(token, this.#lastEventId);
-    // The token lapsed: the next renewal of the session reopens the stream.
+    // The token lapsed (or the relay's secret changed): its session is renewed, which reopens the stream.
     if (a.status === 401) return 'lapsed';
     return 'later';
   }

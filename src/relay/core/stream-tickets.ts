@@ -54,21 +54,39 @@ export function createStreamTickets(secrets: string | readonly string[], ttlMs =
     },
     /** The ticket's player, once: a second use of the same ticket on this relay is `used`. */
     redeem(ticket: string, now = Date.now()): Redeemed {
-      const claims = check(ticket);
-      if (!claims) return { refused: 'invalid' };
-      if (claims.until <= now || claims.exp <= now) return { refused: 'expired' };
-      if (redeemed.has(claims.nonce)) return { refused: 'used' };
+      const claims = usable(ticket, now);
+      if ('refused' in claims) return claims;
       if (redeemed.size >= MAX_REDEEMED || now - sweptAt > ttlMs) sweep(now);
       // Forgetting a live nonce would let its ticket be used again: refuse new ones instead.
       if (redeemed.size >= MAX_REDEEMED) return { refused: 'busy' };
       redeemed.set(claims.nonce, claims.until);
-      // A guest's ticket stays a guest's: once the guest linked, it is refused as its token is.
-      const { userId, gamertag, exp, iat, guest } = claims;
-      return { player: { userId, gamertag, exp, iat, ...(guest === true ? { guest } : {}) } };
+      return { player: playerOf(claims) };
+    },
+    /**
+     * What `redeem` would answer, leaving the ticket unused: a HEAD (a proxy, a prefetch) asks what
+     * the URL answers, and must not spend the ticket its EventSource opens with next.
+     */
+    peek(ticket: string, now = Date.now()): Redeemed {
+      const claims = usable(ticket, now);
+      return 'refused' in claims ? claims : { player: playerOf(claims) };
     },
   };
 
-  function check(ticket: string): TicketClaims | undefined {
+  /** A genuine ticket's claims while it may open a stream here, or why not. */
+  function usable(ticket: string, now: number): TicketClaims | { refused: 'invalid' | 'expired' | 'used' } {
+    const claims = verify(ticket);
+    if (!claims) return { refused: 'invalid' };
+    if (claims.until <= now || claims.exp <= now) return { refused: 'expired' };
+    if (redeemed.has(claims.nonce)) return { refused: 'used' };
+    return claims;
+  }
+
+  /** A guest's ticket stays a guest's: once the guest linked, it is refused as its token is. */
+  function playerOf({ userId, gamertag, exp, iat, guest }: TicketClaims): PlayerClaims {
+    return { userId, gamertag, exp, iat, ...(guest === true ? { guest } : {}) };
+  }
+
+  function verify(ticket: string): TicketClaims | undefined {
     const m = TICKET.exec(ticket);
     if (!m) return undefined;
     const [, payload = '', signature = ''] = m;

@@ -254,7 +254,8 @@ export function requirePlayer(
     const stream = c.req.path === '/v1/events';
     const ticket = stream && !auth ? c.req.query('ticket') : undefined;
     if (tickets && ticket !== undefined) {
-      const r = tickets.redeem(ticket);
+      // A HEAD opens no stream (routes/events.ts): it is told what a GET would be, the ticket left unused.
+      const r = c.req.method === 'HEAD' ? tickets.peek(ticket) : tickets.redeem(ticket);
       if ('player' in r) return r.player;
       if (r.refused === 'busy') throw new RelayProblem('rate_limited', 'Too many event streams opening on this relay: try again in a minute', { 'Retry-After': '60' });
       throw new RelayProblem('unauthorized', TICKET_REFUSED[r.refused]);

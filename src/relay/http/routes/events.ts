@@ -17,6 +17,8 @@ const streamHeaders = { 'X-Accel-Buffering': 'no', 'Content-Type': 'text/event-s
 
 /** A stream silent this long gets a keep-alive comment (proxies and browsers drop idle connections). */
 export const KEEP_ALIVE_MS = 15_000;
+/** setTimeout's longest delay (about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * `GET /v1/events`: the player's events as Server-Sent Events. A reconnect with Last-Event-ID
@@ -43,13 +45,13 @@ export function eventsRoute(
     });
   }
   return app.get('/', async (c) => {
-    const { userId } = c.get('player');
+    const { userId, exp } = c.get('player');
     const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
     // An id this relay never gave is not "replay everything": say so.
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
-    // HEAD asks what a stream would answer: its head, and no stream (no place under the caps).
-    // Hono answers HEAD with GET's response less its body, which a stream written to Node's
-    // response would already have sent.
+    // HEAD asks what a stream would answer: its head, and no stream (no place under the caps, and
+    // its ticket left unused: requirePlayer only peeks at it). Hono answers HEAD with GET's
+    // response less its body, which a stream written to Node's response would already have sent.
     if (c.req.method === 'HEAD') return c.body(null, 200, streamHeaders);
     // A first connection starts from now. On a ledger shared by relays, the listener reads a player
     // it has no stream for from where it started: the stream starts after the player's latest event
@@ -60,11 +62,19 @@ export function eventsRoute(
     c.header('Transfer-Encoding', 'chunked');
     open.inc();
     const stream = new PlayerStream(userId, Number(lastEventId ?? latest ?? 0), hub, keepAlives, () => {
+      clearTimeout(lapses);
       live.delete(stream);
       release();
       open.dec();
     });
     live.add(stream);
+    // The stream ends when the token that authorized it (itself, or the one its ticket was issued
+    // from) expires: the client reconnects, and must come with a live token or ticket. One timer a
+    // stream, unref'd (the socket holds the process, not this) and cleared on close: Node keeps
+    // timers in a list per delay, so 10,000 open streams cost little, and no sweep reads them all.
+    // A token outliving setTimeout's 24.8 days ends its stream then, and the client reconnects.
+    const lapses = setTimeout(() => stream.end(), Math.min(MAX_TIMER_MS, Math.max(0, exp - Date.now())));
+    (lapses as { unref?: () => void }).unref?.();
     // A first connection starts from now; a reconnection (any Last-Event-ID, 0 for all) first
     // gets everything it missed.
     const backlog = lastEventId !== undefined || latest !== undefined ? events : undefined;
