@@ -19,11 +19,11 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Achievement, amountOf, createCatalog } from '../../src/relay/core/catalog.js';
-import { countsDollars } from '../../src/relay/core/claim-decision.js';
+import { approvalCovers, countsDollars } from '../../src/relay/core/claim-decision.js';
 import { createCore } from '../../src/relay/core/create-core.js';
 import type { ClaimLimits, NewClaim, WithdrawalLimits, WithdrawalRefusal } from '../../src/relay/core/ports/ledger.js';
 import { satsAt } from '../../src/relay/core/price.js';
-import type { ReviewAction } from '../../src/relay/core/reviews.js';
+import { approvedSatsOf, type ReviewAction } from '../../src/relay/core/reviews.js';
 import { PLAY_BEAT_GAP_MS } from '../../src/relay/core/withdrawal-decision.js';
 import { createLogger, openPgStore, openSqliteStore, type RelayStore } from '../../src/relay/index.js';
 import type { PaymentsClient } from '../../src/relay/payments/client.js';
@@ -75,7 +75,8 @@ type Op =
   | { op: 'claim'; player: number; key: number; reuse: boolean; service: Service; credit: boolean }
   /**
    * A login streak's claim under a new key, as a game makes one each day it is played, `days`
-   * UTC days after now (0: the same day again; 2: a day missed); `credit`: as `claim`'s.
+   * UTC days after now (0: the same day again, or the player's last login sent again under its
+   * key when an outage deferred it; 2: a day missed); `credit`: as `claim`'s.
    */
   | { op: 'login'; player: number; days: number; service: Service; credit: boolean }
   | { op: 'price'; achievement: number; sats: number }
@@ -267,6 +268,8 @@ const credited = { claimed: 0, approved: 0 };
 const streakDays = new Set<number>();
 /** Streak days held for being above the hold limit (decided by the ledger, from the day's sats). */
 let streakHeld = 0;
+/** Keys claimed again after an approval an outage deferred: not held again (a streak's day among them, decided by the ledger), or held again at more sats. */
+const approvedAgain = { any: 0, streak: 0, higher: 0 };
 /** Withdrawals refused, and paid (or sent to be): the sequences must reach both. */
 const withdrawn = { refused: 0, sent: 0 };
 /** Tournaments' results recorded: the sequences must reach them. */
@@ -309,6 +312,8 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
   // Linked with the relay: a tournament's ranking may name them.
   for (const c of cores) for (const p of players) await c.store.ledger.rememberPlayer!(p.id, p.id, start);
   let logins = 0;
+  /** Each player's last login key: sent again while deferred (a client's retry). */
+  const lastLogin = new Map<string, string>();
 
   for (const step of ops) {
     days.add(utcDay(now));
@@ -415,7 +420,9 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
         model.at = now;
         achievement = prices.find((x) => x.repeat.kind === 'streak')!;
         player = players[step.player]!;
-        key = `${player.id}-login${logins++}`;
+        const last = lastLogin.get(player.id);
+        key = step.days === 0 && last !== undefined && model.rewards.get(last)?.state === 'deferred' ? last : `${player.id}-login${logins++}`;
+        lastLogin.set(player.id, key);
       } else if (step.op === 'claim') {
         achievement = prices[(step.key + (step.reuse ? 1 : 0)) % ACHIEVEMENTS.length]!;
         player = players[step.player]!;
@@ -430,6 +437,8 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
       }
       const credit = step.op !== 'again' && step.credit;
       const { entry: a, value } = priced(achievement);
+      const before = model.rewards.get(key);
+      const wasApproved = before?.state === 'deferred' && before.approved === true;
       model.claim(player, key, a, a.id, now, step.service, { credit, ...(value ? { value } : {}) });
       if (value && /^(daily_budget|user_daily_cap)$/.test(model.rewards.get(key)?.reason ?? '')) dollarRefusals++;
       if (credit && model.rewards.get(key)?.state === 'credited') credited.claimed++;
@@ -437,9 +446,15 @@ async function replay(limits: ClaimLimits & { holdAboveSats: number; withdrawals
       const streak = model.rewards.get(key)?.streakDay;
       if (streak !== undefined && model.rewards.get(key)!.state !== 'rejected') streakDays.add(streak);
       if (streak !== undefined && model.rewards.get(key)!.state === 'held') streakHeld++;
+      if (wasApproved && model.rewards.get(key)!.state === 'held') approvedAgain.higher++;
+      else if (wasApproved && !['deferred', 'rejected'].includes(model.rewards.get(key)!.state)) {
+        approvedAgain.any++;
+        if (streak !== undefined) approvedAgain.streak++;
+      }
       for (const c of cores) {
         if (credit) {
-          c.ids.set(key, (await c.store.ledger.claim(creditClaim(player, key, a, limits.holdAboveSats, value), limits, now)).entry.id);
+          const approved = await approvedSatsOf(c.store.ledger, player.id, key);
+          c.ids.set(key, (await c.store.ledger.claim(creditClaim(player, key, a, limits.holdAboveSats, value, approved), limits, now)).entry.id);
           continue;
         }
         c.core.service.answer(step.service);
@@ -479,7 +494,14 @@ const repriced = (a: Achievement, sats: number): Achievement =>
   a.usd !== undefined ? { ...a, usd: sats / 1000 } : a.repeat.kind === 'streak' ? { ...a, sats, repeat: { kind: 'streak', sats: [sats, 2 * sats, 3 * sats] } } : { ...a, sats };
 
 /** A claim in balance mode, as the core would make it (its request hash: core/claims.ts's, of a body with only the achievement). */
-const creditClaim = (player: { id: string; iat: number }, key: string, a: CatalogEntry, holdAboveSats: number, value: ClaimTerms['value']): NewClaim => ({
+const creditClaim = (
+  player: { id: string; iat: number },
+  key: string,
+  a: CatalogEntry,
+  holdAboveSats: number,
+  value: ClaimTerms['value'],
+  approvedSats: number | undefined,
+): NewClaim => ({
   id: randomUUID(),
   userId: player.id,
   idempotencyKey: key,
@@ -489,9 +511,13 @@ const creditClaim = (player: { id: string; iat: number }, key: string, a: Catalo
   sats: a.sats,
   repeat: a.repeat,
   ...(a.minPlaySeconds ? { minPlayMs: a.minPlaySeconds * 1000, playStartedAt: player.iat } : {}),
-  // A streak's sats are the ledger's to decide: it holds them above the limit.
-  ...(a.hold || (holdAboveSats > 0 && a.repeat.kind !== 'streak' && a.sats > holdAboveSats) ? { hold: true } : {}),
-  ...(a.repeat.kind === 'streak' && holdAboveSats > 0 ? { holdAboveSats } : {}),
+  // A streak's sats are the ledger's to decide: it holds them above the limit, or as the catalog
+  // does, unless an approval an outage deferred covers them (approvalCovers, for any other claim here).
+  ...(a.repeat.kind === 'streak'
+    ? { ...(a.hold ? { hold: true } : {}), ...(holdAboveSats > 0 ? { holdAboveSats } : {}), ...(approvedSats !== undefined ? { approvedSats } : {}) }
+    : (a.hold || (holdAboveSats > 0 && a.sats > holdAboveSats)) && !approvalCovers(approvedSats, a.sats)
+      ? { hold: true }
+      : {}),
   credit: true,
   // Valued at the price (a streak's from its day's sats, by the ledger).
   ...(value ? { terms: value } : {}),
@@ -574,5 +600,43 @@ describe('the ledgers against the reference model', () => {
     expect(dollarRefusals).toBeGreaterThan(0);
     expect(referred.pending).toBeGreaterThan(0);
     expect(referred.qualified).toBeGreaterThan(0);
+  });
+
+  // Rarely drawn at random: an approval the service's outage deferred, its key claimed again (a
+  // login streak's day, which the ledger holds, and a plain claim), at the sats approved and above.
+  it('decide alike an approval an outage deferred, claimed again under its key', async () => {
+    const down = { kind: 'unavailable' as const };
+    const pay = { kind: 'pay' as const };
+    const login = (player: number, days: number): Op => ({ op: 'login', player, days, service: pay, credit: false });
+    const before = { ...approvedAgain };
+    await replay(
+      {
+        userDailyCapSats: 0,
+        dailyBudgetSats: 0,
+        holdAboveSats: 30,
+        withdrawals: { minWithdrawalSats: 1, dailyLimitSats: 0, allowancePerPlayMinuteSats: 0, allowanceStartSats: 100 },
+      },
+      [
+        // Two players' streaks to day 3 (35 sats, above the hold of 30): both held, both approved while the service is down.
+        login(0, 0),
+        login(1, 0),
+        login(0, 1),
+        login(1, 0),
+        login(0, 1),
+        login(1, 0),
+        { op: 'approve', pick: 0, service: down },
+        { op: 'approve', pick: 0, service: down },
+        // The first sent again: the 35 sats approved go out.
+        login(0, 0),
+        // The steps are now 25, 50, 75: the second's day 3 is 75, more than approved, and held again.
+        { op: 'price', achievement: 5, sats: 25 },
+        login(1, 0),
+        // A trophy (held by the catalog), approved while the service is down, then claimed again: paid.
+        { op: 'claim', player: 2, key: 4, reuse: false, service: pay, credit: false },
+        { op: 'approve', pick: 1, service: down },
+        { op: 'claim', player: 2, key: 4, reuse: false, service: pay, credit: false },
+      ],
+    );
+    expect(approvedAgain).toEqual({ any: before.any + 2, streak: before.streak + 1, higher: before.higher + 1 });
   });
 });

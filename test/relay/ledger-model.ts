@@ -10,7 +10,7 @@
 // budget and cap. Referrals (issue 37): a referee's payment qualifies its referral, which makes
 // both rewards as claims.
 
-import { claimedState, countsDollars, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
+import { approvalCovers, claimedState, countsDollars, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
 import type { BalanceFacts, ClaimLimits, LedgerEntry, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
 import { entryUsdMicros, satsAt } from '../../src/relay/core/price.js';
@@ -45,6 +45,8 @@ export interface ModelReward {
   streakDay?: number;
   /** The dollar value it was decided at (issue 38): a dollar-priced reward's `usd`, or its sats at the price, with a dollar budget or cap. */
   usd?: number;
+  /** An operator approved it once (its audit trail says so): deferred by an outage since, its key claims again without a hold at no more sats. */
+  approved?: boolean;
 }
 
 /** How a claim is decided beyond its entry: credited (balance mode), the price it is valued at, a refusal decided before the ledger. */
@@ -275,7 +277,9 @@ export class LedgerModel {
     const sats = a.repeat.kind === 'streak' ? streakSats(a.repeat.sats, streak!) : a.sats;
     // A streak is valued at its day's sats (core/streak.ts's decideStreak), not its first day's.
     const usd = value && (a.repeat.kind === 'streak' ? satsAt(sats, value.btcUsd).terms.usd : value.usd);
-    const hold = a.hold === true || (this.holdAboveSats > 0 && sats > this.holdAboveSats);
+    // An approval an outage deferred is not asked for again at no more sats (a streak's day too).
+    const approvedSats = existing?.state === 'deferred' && existing.approved ? existing.sats : undefined;
+    const hold = (a.hold === true || (this.holdAboveSats > 0 && sats > this.holdAboveSats)) && !approvalCovers(approvedSats, sats);
     let reason: string | undefined = early ? 'too_early' : undefined;
     if (!early) {
       const last = Math.max(-1, ...mine.map((r) => r.createdAt));
@@ -379,6 +383,7 @@ export class LedgerModel {
       if (dayRefusal({ sats: r.sats, ...(r.usd !== undefined ? { terms: { usd: r.usd } } : {}) }, facts, limits)) return 'refused';
       r.day = day;
     }
+    r.approved = true;
     // A credit approved is on the balance: nothing to send.
     if (r.credit) {
       this.to(r, 'credited');

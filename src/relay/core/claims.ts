@@ -1,13 +1,13 @@
 import { hash } from 'node:crypto';
 import type { PayoutMode, RewardClaim } from '../../wire/relay-api.js';
 import { amountOf, type Catalog } from './catalog.js';
-import { countsDollars } from './claim-decision.js';
+import { approvalCovers, countsDollars } from './claim-decision.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
 import type { ClaimLimits, Ledger, LedgerEntry, NewClaim } from './ports/ledger.js';
-import { inDollars, satsAt } from './price.js';
+import { type Amount, inDollars, satsAt } from './price.js';
 import type { Prices } from './prices.js';
-import { approvedBefore } from './reviews.js';
+import { approvedSatsOf } from './reviews.js';
 import type { Settlements } from './settlements.js';
 import { stepsInDollars } from './streak.js';
 import { checkUnlock } from './unlock-proof.js';
@@ -86,21 +86,14 @@ export function createClaims({
   guestClaimed,
 }: ClaimsDeps) {
   const valued = countsDollars(limits);
+  /** Whether a streak's step may be above RELAY_HOLD_ABOVE_SATS (one in dollars: at some price). */
+  const stepAbove = (step: Amount) => inDollars(step) || step > holdAboveSats;
   /** An intent already known under this key: replay it, or say why not (undefined: claim it afresh). */
   function known(entry: LedgerEntry, hash: string): ClaimOutcome | undefined {
     if (entry.requestHash !== hash) return { kind: 'key_reused' };
     if (entry.state === 'sending') return { kind: 'in_flight' };
     if (entry.state === 'deferred') return undefined;
     return { kind: 'answered', entry, replayed: true };
-  }
-
-  /**
-   * The key's entry was approved by an operator, then deferred by an outage before it left: its
-   * client's retry is not held again, unless it is now decided at more sats than were approved.
-   */
-  async function approvedAndDeferred(userId: string, key: string, sats: number): Promise<boolean> {
-    const before = await ledger.find(userId, key);
-    return before?.state === 'deferred' && sats <= before.sats && approvedBefore(ledger, before.id);
   }
 
   /** `address`: the client's, as the relay resolved it (grouped: IPv6 by /64). */
@@ -172,9 +165,17 @@ export function createClaims({
       recorded.playStartedAt = player.iat;
     }
     if (proofNonce) recorded.proofNonce = proofNonce;
-    // A streak's sats are the ledger's to decide (core/streak.ts): it holds one above the limit.
-    if ((achievement.hold || (holdAboveSats > 0 && !streak && sats > holdAboveSats)) && !(await approvedAndDeferred(player.userId, key, sats))) recorded.hold = true;
-    if (streak && holdAboveSats > 0) recorded.holdAboveSats = holdAboveSats;
+    // An operator's approval that an outage deferred is not asked for again when its key claims
+    // again at no more sats (approvalCovers); its audit trail is read only when a hold may apply
+    // (a streak's: when a step may be above the limit, the ledger deciding which day it is).
+    const holdable = achievement.hold || (holdAboveSats > 0 && (achievement.repeat.kind === 'streak' ? achievement.repeat.sats.some(stepAbove) : sats > holdAboveSats));
+    const approvedSats = holdable ? await approvedSatsOf(ledger, player.userId, key) : undefined;
+    if (streak) {
+      // A streak's sats are the ledger's to decide (core/streak.ts), and so is its hold, by the same rule.
+      if (achievement.hold) recorded.hold = true;
+      if (holdAboveSats > 0) recorded.holdAboveSats = holdAboveSats;
+      if (approvedSats !== undefined) recorded.approvedSats = approvedSats;
+    } else if (holdable && !approvalCovers(approvedSats, sats)) recorded.hold = true;
     if (credit) recorded.credit = true;
     const result = await settlements.claim(recorded, limits);
     if (result.kind === 'existing') return known(result.entry, hash) ?? { kind: 'answered', entry: result.entry, replayed: true };

@@ -11,6 +11,16 @@ export async function approvedBefore(ledger: Pick<Ledger, 'audits'>, id: string)
   return (await ledger.audits(id)).some((a) => a.fromState === 'held' && a.action === 'approve');
 }
 
+/**
+ * The sats of the key's entry when an operator approved it and the service's outage then deferred
+ * it before it left; else undefined. What a claim sent again under the key is held against
+ * (core/claim-decision.ts approvalCovers).
+ */
+export async function approvedSatsOf(ledger: Pick<Ledger, 'find' | 'audits'>, userId: string, key: string): Promise<number | undefined> {
+  const before = await ledger.find(userId, key);
+  return before?.state === 'deferred' && (await approvedBefore(ledger, before.id)) ? before.sats : undefined;
+}
+
 /** Asks the payment-status endpoint and settles the entry when the service knows (payouts.settleByStatus). */
 export type SettleByStatus = (entry: LedgerEntry, audit: AuditNote) => Promise<LedgerEntry | undefined>;
 

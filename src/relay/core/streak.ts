@@ -1,4 +1,5 @@
 import type { RewardTerms } from '../../wire/relay-api.js';
+import { approvalCovers } from './claim-decision.js';
 import type { NewClaim, Repeat, StreakSteps } from './ports/ledger.js';
 import { type Amount, inDollars, satsAt } from './price.js';
 
@@ -66,15 +67,20 @@ export const isStreak = (claim: { repeat: Repeat }): claim is NewClaim & { repea
 /**
  * The claim as the ledger decides it: a streak's sats are its day's step (a step in dollars at the
  * price the claim carries, `terms.btcUsd`: core/claims.ts fetched it), the day is on its terms
- * (`streakDay`), and it is held when those sats are above `holdAboveSats`; any other claim as it is.
+ * (`streakDay`), and it is held when the catalog holds it or those sats are above `holdAboveSats`,
+ * unless an operator approved as many for its key before an outage deferred it (`approvedSats`:
+ * approvalCovers, as core/claims.ts decides any other claim); any other claim as it is.
  */
-export function decideStreak<C extends NewClaim>(claim: C, last: StreakLast | undefined, now: number): C {
+export function decideStreak(claim: NewClaim, last: StreakLast | undefined, now: number): NewClaim {
   if (!isStreak(claim)) return claim;
   const day = streakDay(last, now);
   const step = streakSats(claim.repeat.sats, day);
   // The day's step at the claim's price: a dollar step's sats and its usd, or a sats step valued
   // (a dollar budget counts it: the day's sats, not day 1's). No price: a sats step as written.
   const { sats, terms } = satsAt(step, claim.terms?.btcUsd);
-  const hold = claim.hold || (claim.holdAboveSats !== undefined && claim.holdAboveSats > 0 && sats > claim.holdAboveSats);
-  return { ...claim, sats, terms: { ...claim.terms, ...terms, streakDay: day }, ...(hold ? { hold: true } : {}) };
+  const above = claim.holdAboveSats !== undefined && claim.holdAboveSats > 0 && sats > claim.holdAboveSats;
+  // The catalog's hold (`claim.hold`) too is lifted by an approval that covers the day's sats.
+  const { hold: _catalogHold, ...decided } = claim;
+  const hold = (claim.hold || above) && !approvalCovers(claim.approvedSats, sats);
+  return { ...decided, sats, terms: { ...claim.terms, ...terms, streakDay: day }, ...(hold ? { hold: true } : {}) };
 }

@@ -35,6 +35,12 @@ export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempoten
    * day and sats (core/streak.ts), and holds it when those sats are above this (RELAY_HOLD_ABOVE_SATS; 0 or absent: never).
    */
   holdAboveSats?: number;
+  /**
+   * The key's entry was approved by an operator at these sats, then deferred by the service's
+   * outage before it left: a streak decided at no more is not held again (core/claim-decision.ts
+   * approvalCovers). Set by core/claims.ts from the entry's audit trail, only when a hold may apply.
+   */
+  approvedSats?: number;
 }
 
 /**

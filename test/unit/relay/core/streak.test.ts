@@ -48,4 +48,16 @@ describe('a login streak decided (core/streak.ts)', () => {
     const daily = { ...claim, repeat: { kind: 'daily' as const } };
     expect(decideStreak(daily, last, at('2026-11-23T10:00:00Z'))).toBe(daily);
   });
+
+  it('holds no day an operator approved before an outage deferred it, unless it is now decided at more sats', () => {
+    const last = { at: at('2026-11-22T10:00:00Z'), terms: { streakDay: 1 } };
+    const day2 = at('2026-11-23T10:00:00Z');
+    // Day 2 pays 20, above the limit: approved at 20 (or more), it is not held again; approved at 15, it is.
+    expect(decideStreak({ ...claim, holdAboveSats: 15, approvedSats: 20 }, last, day2)).not.toHaveProperty('hold');
+    expect(decideStreak({ ...claim, holdAboveSats: 15, approvedSats: 25 }, last, day2)).not.toHaveProperty('hold');
+    expect(decideStreak({ ...claim, holdAboveSats: 15, approvedSats: 15 }, last, day2)).toMatchObject({ sats: 20, hold: true });
+    // A streak the catalog holds whatever its sats: the same rule.
+    expect(decideStreak({ ...claim, hold: true, approvedSats: 20 }, last, day2)).not.toHaveProperty('hold');
+    expect(decideStreak({ ...claim, hold: true, approvedSats: 10 }, last, day2)).toMatchObject({ sats: 20, hold: true });
+  });
 });
