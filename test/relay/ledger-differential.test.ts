@@ -12,6 +12,7 @@
 //
 // A fixed seed runs in `npm test`; `npm run fuzz:ledger -- --runs N [--seed S]` runs more. A
 // failure prints its shrunk sequence and the seed to replay it.
+
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,11 +20,11 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Achievement, amountOf, createCatalog } from '../../src/relay/core/catalog.js';
-import { approvalCovers, countsDollars } from '../../src/relay/core/claim-decision.js';
+import { countsDollars } from '../../src/relay/core/claim-decision.js';
 import { createCore } from '../../src/relay/core/create-core.js';
 import type { ClaimLimits, NewClaim, WithdrawalLimits, WithdrawalRefusal } from '../../src/relay/core/ports/ledger.js';
 import { satsAt } from '../../src/relay/core/price.js';
-import { approvedSatsOf, type ReviewAction } from '../../src/relay/core/reviews.js';
+import { approvalCovers, approvedSatsOf, type ReviewAction } from '../../src/relay/core/reviews.js';
 import { PLAY_BEAT_GAP_MS } from '../../src/relay/core/withdrawal-decision.js';
 import { createLogger, openPgStore, openSqliteStore, type RelayStore } from '../../src/relay/index.js';
 import type { PaymentsClient } from '../../src/relay/payments/client.js';

@@ -10,11 +10,12 @@
 // budget and cap. Referrals (issue 37): a referee's payment qualifies its referral, which makes
 // both rewards as claims.
 
-import { approvalCovers, claimedState, countsDollars, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
+import { claimedState, countsDollars, dayRefusal, keyDecision, refusal, tooEarly } from '../../src/relay/core/claim-decision.js';
 import { type RewardState, STATES } from '../../src/relay/core/lifecycle.js';
 import type { BalanceFacts, ClaimLimits, LedgerEntry, WithdrawalLimits } from '../../src/relay/core/ports/ledger.js';
 import { entryUsdMicros, satsAt } from '../../src/relay/core/price.js';
 import { linkAnswer, qualifies, type ReferralSide, referralKey, referralSats, referrerCapped } from '../../src/relay/core/referral-decision.js';
+import { approvalCovers } from '../../src/relay/core/reviews.js';
 import { STREAK_LOOKBACK, streakDay, streakLastOf, streakSats } from '../../src/relay/core/streak.js';
 import { isPrize, poolRefusal, prizeKey, prizeLimits, prizePlaces, resultsDecision } from '../../src/relay/core/tournament-decision.js';
 import { withdrawalDecision } from '../../src/relay/core/withdrawal-decision.js';

@@ -131,14 +131,6 @@ export function addressBlock(claim: Pick<NewClaim, 'sats' | 'address'>, addressS
 export const addressCapped = (claim: Pick<NewClaim, 'address'>, limits: ClaimLimits): claim is NewClaim & { address: string } =>
   claim.address !== undefined && (limits.addressDailyCapSats ?? 0) > 0;
 
-/**
- * Whether an operator's approval still stands for a claim sent again under its key: the key's
- * entry was approved, then deferred by the service's outage before it left (`approvedSats`, its
- * sats then: core/reviews.ts approvedSatsOf), and the claim is decided at no more sats than that.
- * Then a hold does not stop it again (core/claims.ts; a streak's in the ledger, core/streak.ts).
- */
-export const approvalCovers = (approvedSats: number | undefined, sats: number): boolean => approvedSats !== undefined && sats <= approvedSats;
-
 /** The state a decided claim is recorded in: refused, held for an operator, or on its way to be paid (or, in balance mode, credited). */
 export const claimedState = (reason: string | undefined, claim: Pick<NewClaim, 'hold' | 'credit'> = {}): LedgerState =>
   reason ? 'rejected' : claim.hold ? 'held' : claim.credit ? 'credited' : 'sending';

@@ -1,13 +1,13 @@
 import { hash } from 'node:crypto';
 import type { PayoutMode, RewardClaim } from '../../wire/relay-api.js';
 import { amountOf, type Catalog } from './catalog.js';
-import { approvalCovers, countsDollars } from './claim-decision.js';
+import { countsDollars } from './claim-decision.js';
 import type { Payouts } from './payouts.js';
 import type { PlayerClaims } from './player-tokens.js';
 import type { ClaimLimits, Ledger, LedgerEntry, NewClaim } from './ports/ledger.js';
 import { type Amount, inDollars, satsAt } from './price.js';
 import type { Prices } from './prices.js';
-import { approvedSatsOf } from './reviews.js';
+import { approvalCovers, approvedSatsOf } from './reviews.js';
 import type { Settlements } from './settlements.js';
 import { stepsInDollars } from './streak.js';
 import { checkUnlock } from './unlock-proof.js';

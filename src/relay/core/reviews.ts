@@ -3,6 +3,14 @@ import type { Settlements } from './settlements.js';
 import { isPrize, prizeLimits } from './tournament-decision.js';
 
 /**
+ * Whether an operator's approval still stands for a claim sent again under its key: the key's
+ * entry was approved, then deferred by the service's outage before it left (`approvedSats`, its
+ * sats then: approvedSatsOf), and the claim is decided at no more sats than that.
+ * Then a hold does not stop it again (core/claims.ts; a streak's in the ledger, core/streak.ts).
+ */
+export const approvalCovers = (approvedSats: number | undefined, sats: number): boolean => approvedSats !== undefined && sats <= approvedSats;
+
+/**
  * Whether an operator approved the entry (its audit trail says so). An approved entry that the
  * service's outage deferred before it left is not held again for the sats approved: read only
  * when a hold would stop an entry sent again.
@@ -14,7 +22,7 @@ export async function approvedBefore(ledger: Pick<Ledger, 'audits'>, id: string)
 /**
  * The sats of the key's entry when an operator approved it and the service's outage then deferred
  * it before it left; else undefined. What a claim sent again under the key is held against
- * (core/claim-decision.ts approvalCovers).
+ * (approvalCovers).
  */
 export async function approvedSatsOf(ledger: Pick<Ledger, 'find' | 'audits'>, userId: string, key: string): Promise<number | undefined> {
   const before = await ledger.find(userId, key);

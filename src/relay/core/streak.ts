@@ -1,7 +1,7 @@
 import type { RewardTerms } from '../../wire/relay-api.js';
-import { approvalCovers } from './claim-decision.js';
 import type { NewClaim, Repeat, StreakSteps } from './ports/ledger.js';
 import { type Amount, inDollars, satsAt } from './price.js';
+import { approvalCovers } from './reviews.js';
 
 // A login streak (issue 37), decided by the ledger under its lock, the same way on both stores:
 // from the player's last reserving entry of the achievement (a failed or rejected claim is no
