@@ -19,7 +19,8 @@ const RATE = Number(process.env.OWN_RATE ?? 0);
 const NODE_ARGS = (process.env.OWN_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CONNECTIONS = 64;
 const KEY = 'bench-sandbox-key';
-// `label=entry.ts?NAME=value&…`: that server with those settings added (e.g. LOG_LEVEL=warn).
+// `label=entry.ts?NAME=value&…`: that server with those settings added (e.g. BENCH_LOG_LEVEL=warn:
+// the no-ledger relay and the floor start at info, whose line the bench waits for, then log at it).
 const entries = (process.argv.slice(2).length ? process.argv.slice(2) : ['relay=bench/no-ledger-relay.ts']).map((a) => {
   const [name = '', spec = ''] = a.split(/=(.*)/s);
   const [entry = '', query = ''] = spec.split('?');
