@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/relay/index.js';
@@ -135,5 +136,22 @@ describe('SQLite migrations', () => {
         ['open', 'open', 'open'],
       ]);
     }
+  });
+
+  // Found by the full test, one run in twenty: the switch of a new file to WAL came before the busy
+  // timeout was set, so a store opening while another held the file's lock failed at once.
+  it('waits for a file another process holds locked as it opens, rather than failing', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'rewardbus-migrate-')), 'ledger.sqlite');
+    const other = new Database(file);
+    // Another store's first write on the file, under way: it holds the lock a write takes.
+    other.exec('BEGIN IMMEDIATE');
+    other.exec('CREATE TABLE another_store_s (x)');
+    const store = openSqliteStore(file);
+    // The store opens on its own thread: this one lets the lock go a moment later.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    other.exec('COMMIT');
+    other.close();
+    await expect(store.opened.then(() => 'open')).resolves.toBe('open');
+    await store.close();
   });
 });

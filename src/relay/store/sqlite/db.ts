@@ -12,14 +12,37 @@ export interface SqliteDb {
   close(): Promise<void>;
 }
 
+/** How long an open waits for another connection's write on the file (better-sqlite3's own default). */
+const BUSY_MS = 5000;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Switches the file to WAL, waiting for another connection's write under way (a store or the
+ * operator's command opening a new file at the same moment, migrating it). SQLite answers this
+ * switch with SQLITE_BUSY at once, without its busy handler, when it meets another's write: it
+ * holds a read lock by then, and waiting with it could deadlock. So the wait is here, lock-free.
+ */
+function switchToWal(db: Database.Database): void {
+  const until = Date.now() + BUSY_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= until) throw err;
+      Atomics.wait(pause, 0, 0, 10);
+    }
+  }
+}
+
 /** Opens (or creates) the relay's SQLite file and migrates it: WAL, durable at every commit, writes grouped. */
 export function openSqliteDb(file: string): SqliteDb {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
-  db.pragma('journal_mode = WAL');
+  switchToWal(db);
   // Per connection, not stored in the file: a reopened WAL database would fall back to NORMAL.
   db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${BUSY_MS}`);
   // Checkpoint less often: each one rewrites and fsyncs the pages it copies.
   db.pragma('wal_autocheckpoint = 4000');
   migrate(db);
