@@ -37,7 +37,7 @@ export interface NewClaim extends Pick<LedgerEntry, 'id' | 'userId' | 'idempoten
   holdAboveSats?: number;
   /**
    * The key's entry was approved by an operator at these sats, then deferred by the service's
-   * outage before it left: a streak decided at no more is not held again (core/claim-decision.ts
+   * outage before it left: a streak decided at no more is not held again (core/reviews.ts
    * approvalCovers). Set by core/claims.ts from the entry's audit trail, only when a hold may apply.
    */
   approvedSats?: number;

@@ -71,7 +71,8 @@ export function eventsRoute(
     // The stream ends when the token that authorized it (itself, or the one its ticket was issued
     // from) expires: the client reconnects, and must come with a live token or ticket. One timer a
     // stream, unref'd (the socket holds the process, not this) and cleared on close: Node keeps
-    // timers in a list per delay, so 10,000 open streams cost little, and no sweep reads them all.
+    // timers in lists by delay under a priority queue, so 10,000 open streams cost little, and no
+    // sweep reads them all.
     // A token outliving setTimeout's 24.8 days ends its stream then, and the client reconnects.
     const lapses = setTimeout(() => stream.end(), Math.min(MAX_TIMER_MS, Math.max(0, exp - Date.now())));
     (lapses as { unref?: () => void }).unref?.();
