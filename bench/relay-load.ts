@@ -268,24 +268,26 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     const scenarios: Array<(warmUp: number, lastRound: boolean) => Promise<LoadFigures>> = [];
     /** The one PostgreSQL relay's scenario and the two relays': run in turn first, round after round. */
     let pair: [number, number] | undefined;
+    /** A relay's claims as a load: each connection its own player, each request a new key. */
+    const claimLoad = async (name: string, relay: { url: string; child: ChildProcess }) => ({
+      name,
+      url: `${relay.url}/v1/rewards`,
+      headers: claimHeaders(await tokensFrom(relay.url)),
+      body: claimBody,
+      meter: metering(relay.child),
+    });
     const pass = { name: 'two-call pass-through', url: `http://127.0.0.1:${passThrough.match[1]}/v1/rewards`, headers: () => ({}), body: '{}', meter: metering(passThrough.child) };
     if (wanted(pass.name)) scenarios.push((warmUp) => load({ ...pass, warmUp }));
     const SQLITE = 'relay (SQLite, synchronous=FULL)';
     if (wanted(SQLITE)) {
       const sqlite = await startRelay('sqlite', {}, profiled('sqlite'));
-      const sqliteLoad = { name: SQLITE, url: `${sqlite.url}/v1/rewards`, headers: claimHeaders(await tokensFrom(sqlite.url)), body: claimBody, meter: metering(sqlite.child) };
+      const sqliteLoad = await claimLoad(SQLITE, sqlite);
       scenarios.push((warmUp) => load({ ...sqliteLoad, warmUp }));
     }
     // Balance mode: the same claims credited to a balance, no call to the service (issue 36).
     if (wanted(CREDITS_SQLITE)) {
       const credits = await startRelay('credits', { RELAY_PAYOUT_MODE: 'balance' }, profiled('credits'));
-      const creditsLoad = {
-        name: CREDITS_SQLITE,
-        url: `${credits.url}/v1/rewards`,
-        headers: claimHeaders(await tokensFrom(credits.url)),
-        body: claimBody,
-        meter: metering(credits.child),
-      };
+      const creditsLoad = await claimLoad(CREDITS_SQLITE, credits);
       scenarios.push((warmUp) => load({ ...creditsLoad, warmUp }));
     }
     let databaseUrl: string | undefined;
@@ -331,13 +333,7 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
     // Not an aim's term, so last in the round.
     if (wanted(NO_LEDGER)) {
       const noLedger = await startRelay('no-ledger', {}, profiled('no-ledger'), ['bench/no-ledger-relay.ts']);
-      const noLedgerLoad = {
-        name: NO_LEDGER,
-        url: `${noLedger.url}/v1/rewards`,
-        headers: claimHeaders(await tokensFrom(noLedger.url)),
-        body: claimBody,
-        meter: metering(noLedger.child),
-      };
+      const noLedgerLoad = await claimLoad(NO_LEDGER, noLedger);
       let oneRate: number | undefined;
       scenarios.push(async (warmUp) => {
         const figures = await load({ ...noLedgerLoad, warmUp });
@@ -351,13 +347,7 @@ export async function benchRelay(options: { profileDir?: string; postgres?: bool
         scenarios.push((warmUp) => load({ ...noLedgerLoad, name: NO_LEDGER_AT_RATE, warmUp, rate: oneRate! }));
         // What a claim must cost whatever the relay's code is made of: the bound aim 1 works under.
         const floor = await startRelay('floor', {}, profiled('floor'), ['bench/floor-relay.ts']);
-        const floorLoad = {
-          name: FLOOR_AT_RATE,
-          url: `${floor.url}/v1/rewards`,
-          headers: claimHeaders(await tokensFrom(floor.url)),
-          body: claimBody,
-          meter: metering(floor.child),
-        };
+        const floorLoad = await claimLoad(FLOOR_AT_RATE, floor);
         scenarios.push((warmUp) => load({ ...floorLoad, warmUp, rate: oneRate! }));
       }
     }
