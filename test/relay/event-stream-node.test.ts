@@ -55,7 +55,7 @@ describe("an event stream on Node's response, over real HTTP", () => {
     again.socket.destroy();
   });
 
-  it('answers HEAD with a stream’s head and opens no stream: no place taken, nothing written after it', async () => {
+  it('answers HEAD with a stream’s head and opens no stream: no place taken, nothing written after it, 429 past a cap', async () => {
     relay = await startTestRelay({ RELAY_ADMIN_TOKEN: TOKEN }, { relay: { streamCaps: { perPlayer: 1, perAddress: 0 } } });
     const player = await relay.link('head-asker');
     // @hono/node-server says so on the console when a handler writes a head twice.
@@ -68,6 +68,10 @@ describe("an event stream on Node's response, over real HTTP", () => {
     const s = rawStream(player.token);
     await expect.poll(() => s.received(), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200/);
     expect(await openStreams()).toBe(1);
+    // With it taken, HEAD answers what a GET would: 429, with when to ask again.
+    const full = await fetch(`${relay.url}/v1/events`, { method: 'HEAD', headers: { authorization: `Bearer ${player.token}` } });
+    expect(full.status).toBe(429);
+    expect(full.headers.get('retry-after')).toBe('10');
     s.socket.destroy();
     expect(logged).not.toHaveBeenCalled();
     logged.mockRestore();

@@ -27,17 +27,24 @@ export function createStreamCaps(o: StreamCapOptions = {}) {
   };
   const full = (counts: Map<string, number>, key: string, cap: number) => cap > 0 && (counts.get(key) ?? 0) >= cap;
 
+  /** Throws 429 `rate_limited` where a stream would pass a cap. */
+  function check(userId: string, address: string | undefined): void {
+    if (full(byPlayer, userId, perPlayer))
+      throw new RelayProblem('rate_limited', `This player has ${perPlayer} event streams open: close one first`, { 'Retry-After': retryAfter });
+    if (address !== undefined && full(byAddress, address, perAddress)) {
+      throw new RelayProblem('rate_limited', `This address has ${perAddress} event streams open: close one first`, { 'Retry-After': retryAfter });
+    }
+  }
+
   return {
+    /** What a stream would be answered, with no place taken (HEAD). */
+    check,
     /**
      * Takes a place for a stream, or throws 429 `rate_limited`. Returns how to give it back (once).
      * `address`: its addressKey; undefined (unknown) counts under the player only.
      */
     open(userId: string, address: string | undefined): () => void {
-      if (full(byPlayer, userId, perPlayer))
-        throw new RelayProblem('rate_limited', `This player has ${perPlayer} event streams open: close one first`, { 'Retry-After': retryAfter });
-      if (address !== undefined && full(byAddress, address, perAddress)) {
-        throw new RelayProblem('rate_limited', `This address has ${perAddress} event streams open: close one first`, { 'Retry-After': retryAfter });
-      }
+      check(userId, address);
       add(byPlayer, userId, 1);
       if (address !== undefined) add(byAddress, address, 1);
       let open = true;

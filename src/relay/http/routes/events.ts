@@ -49,10 +49,13 @@ export function eventsRoute(
     const lastEventId = c.req.header('last-event-id') ?? c.req.query('lastEventId');
     // An id this relay never gave is not "replay everything": say so.
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId.trim())) throw new RelayProblem('bad_request', 'Last-Event-ID is an event id the relay sent');
-    // HEAD asks what a stream would answer: its head, and no stream (no place under the caps, and
-    // its ticket left unused: requirePlayer only peeks at it). Hono answers HEAD with GET's
-    // response less its body, which a stream written to Node's response would already have sent.
-    if (c.req.method === 'HEAD') return c.body(null, 200, streamHeaders);
+    // HEAD asks what a stream would answer: its head (429 past a cap), and no stream (no place
+    // under the caps, and its ticket left unused: requirePlayer only peeks at it). Hono answers HEAD
+    // with GET's response less its body, which a stream written to Node's response would already have sent.
+    if (c.req.method === 'HEAD') {
+      caps.check(userId, clientKey(c));
+      return c.body(null, 200, streamHeaders);
+    }
     // A first connection starts from now. On a ledger shared by relays, the listener reads a player
     // it has no stream for from where it started: the stream starts after the player's latest event
     // instead (read before it subscribes, and caught up from there, so nothing committed meanwhile is missed).
