@@ -110,13 +110,29 @@ const noLedger = byName(NO_LEDGER);
 const cores = availableParallelism();
 console.log(`\nCPU per reward, by process, in µs (${cores} cores, shared by all of them)`);
 console.log('  scenario                          server   PostgreSQL    sandbox   load gen.     total   the machine allows');
+/** The rate the machine's cores allow a scenario: its CPU per reward, all processes together. */
+const allowed = (f: LoadFigures | undefined) => (f?.cpu ? (cores * 1e6) / (f.cpu.server + f.cpu.database + f.cpu.service + f.cpu.load) : undefined);
 for (const f of figures) {
   if (!f.cpu) continue;
   const total = f.cpu.server + f.cpu.database + f.cpu.service + f.cpu.load;
   console.log(
     `  ${f.name.padEnd(32)} ${fmt(f.cpu.server).padStart(7)} ${fmt(f.cpu.database).padStart(12)} ${fmt(f.cpu.service).padStart(10)}` +
-      ` ${fmt(f.cpu.load).padStart(11)} ${fmt(total).padStart(9)}   ${fmt((cores * 1e6) / total).padStart(8)} rewards/s`,
+      ` ${fmt(f.cpu.load).padStart(11)} ${fmt(total).padStart(9)}   ${fmt(allowed(f)!).padStart(8)} rewards/s`,
   );
+}
+// Each throughput aim's ratio as the CPU allows it: a ratio measured above it is not this run's
+// machine to give (two terms each bounded by what its rewards cost every process sharing the cores).
+console.log("\nthe throughput aims as this run's CPU allows them (the ratio of their two terms' 'the machine allows')");
+for (const [name, a, b, aim, percent] of [
+  ['SQLite relay / two-call pass-through', 'relay (SQLite', 'two-call pass-through', '≥ 60%', true],
+  ['credits (SQLite) / SQLite relay payouts', CREDITS_SQLITE, 'relay (SQLite', '≥ 3x', false],
+  ['PostgreSQL credits / SQLite credits', CREDITS_POSTGRES, CREDITS_SQLITE, '≥ 60%', true],
+  ['PostgreSQL relay / SQLite relay', 'relay (PostgreSQL', 'relay (SQLite', '≥ 60%', true],
+  ['two PostgreSQL relays / one', '2 relays', 'relay (PostgreSQL', '≥ 90%', true],
+] as const) {
+  const [x, y] = [allowed(byName(a)), allowed(byName(b))];
+  if (x === undefined || y === undefined) continue;
+  console.log(`  ${name.padEnd(48)} ${(percent ? `${fmt((100 * x) / y)}%` : `${fmt(x / y, 2)}x`).padStart(5)}   (aim ${aim})`);
 }
 // A relay's JavaScript runs on one thread: whatever the machine has, one core bounds each relay.
 console.log("\nthe servers' main threads (JavaScript runs on one per process: a core bounds it)");
