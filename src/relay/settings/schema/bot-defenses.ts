@@ -52,8 +52,9 @@ export const BOT_DEFENSE_SETTINGS = {
     option: true,
     group: 'limits',
     docs:
-      'shared with the game\'s server: checks the unlock proofs of achievements with `"proof": "server"` ([unlock-proofs.md](unlock-proofs.md)). ' +
-      'At least 32 characters; `NEW,OLD` to rotate',
+      'shared with the game\'s server: checks the unlock proofs of achievements with `"proof": "server"` ([unlock-proofs.md](unlock-proofs.md)), ' +
+      'and is the bearer token its tournament results and withdrawal-allowance raises are posted with ([relay-api.md](relay-api.md#tournaments)). ' +
+      'A catalog with server proofs or tournaments needs it: without it the relay does not start. At least 32 characters; `NEW,OLD` to rotate',
     help: "checks unlock proofs signed by the game's server (32+ characters); NEW,OLD to rotate",
   },
   RELAY_RATE_LIMIT_PER_MINUTE: {

@@ -27,7 +27,7 @@ export const OPERATOR_SETTINGS = {
     group: 'operator',
     docs:
       'wrong operator tokens per address per minute; past it that address waits (429) until the minute is out. ' +
-      'Right tokens never count, so a scraper is never locked out. 1 or more',
+      'Right tokens never count, so a scraper never locks itself out (it waits too if it shares the address). 1 or more',
     help: 'wrong operator tokens per address before it waits',
   },
   RELAY_WALLET_LOW_SATS: {
