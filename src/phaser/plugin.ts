@@ -112,15 +112,20 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   }
   /** Where toasts may appear (game coordinates): keep what the player must click out of it. */
   toastArea(): Phaser.Geom.Rectangle | undefined {
-    const scene = this.game.scene.getScene(TOAST_SCENE_KEY) as ToastScene | null;
+    const scene = this.#toastScene();
     return this.#toastsOn && scene?.sys.isActive() ? scene.area() : undefined;
   }
 
   /** Shows a toast of your own through the same stack. */
   toast(toast: Toast) {
     // Before the game has booted the scene is still pending: then there is nowhere to draw yet.
-    const scene = this.game.scene.getScene(TOAST_SCENE_KEY) as ToastScene | null;
+    const scene = this.#toastScene();
     if (scene?.sys.isActive()) scene.show(toast);
+  }
+
+  /** None once the game is destroyed: Phaser then nulls `game`, and a credit's toast may still come (it waits for its balance). */
+  #toastScene() {
+    return this.game?.scene.getScene(TOAST_SCENE_KEY) as ToastScene | null | undefined;
   }
 
   /** The badge's scene comes in a chunk of its own: a game without it does not pay for it. */

@@ -123,12 +123,16 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
 
   // game.destroy(true): Phaser destroys the scenes, then the plugins; the plugin's stop removed its
   // toast scene from a scene manager already destroyed, threw, and left the bus running and the canvas on the page.
+  // Then Phaser nulls the plugin's `game`: a toast after it (a credit's, which waits for its balance) threw.
   it('stops its bus when the game is destroyed, and lets Phaser finish destroying the game', async () => {
     const page = await open();
     const errors = watchPageErrors(page);
     await page.evaluate(() => {
       const w = globalThis as PageWindow;
       w.destroyed = w.plugin()!;
+      // A credit heard as the player leaves: its toast waits for the balance after it (up to 3 s).
+      const intent = { id: 'k1', achievementId: 'first-coin', occurredAt: new Date().toISOString(), attempts: 1, nextAttemptAt: 0 };
+      w.destroyed.bus.emit('reward:credited', { intent, sats: 21, gamertag: 'leaver', remote: false });
       w.game.destroy(true);
     });
     await expect
@@ -144,6 +148,10 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
         }),
       )
       .toEqual({ canvas: false, bus: 'RewardBusPlugin is not started' });
+    // The credit's toast, and a game's own, come to a game that is gone: they are not shown, and nothing throws.
+    await page.evaluate(() => (globalThis as PageWindow).destroyed!.toast({ variant: 'info', text: 'Bye', sats: 0, gamertag: '' }));
+    expect(await page.evaluate(() => (globalThis as PageWindow).destroyed!.toastArea())).toBeUndefined();
+    await page.waitForTimeout(3_200);
     expect(errors).toEqual([]);
     await page.close();
   });
