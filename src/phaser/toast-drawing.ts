@@ -56,8 +56,8 @@ function draw(scene: Phaser.Scene, stack: ToastStack, toast: Toast, width: numbe
   return box;
 }
 
-/** Newest nearest the edge. */
-function layout(scene: Phaser.Scene, stack: ToastStack) {
+/** Newest nearest the edge; again when the game is resized. */
+export function layout(scene: Phaser.Scene, stack: ToastStack) {
   const { margin, gap } = stack;
   const bottom = (stack.options.position ?? 'top-right').startsWith('bottom');
   const x = stack.x(stack.width());

@@ -12,6 +12,7 @@ let browser: Browser;
 type PageWindow = typeof globalThis & {
   game: {
     scene: { isActive(key: string): boolean; start(key: string): void; getScene(key: string): unknown };
+    scale: { width: number; height: number; resize(width: number, height: number): void; listenerCount(event: string): number };
     plugins: { stop(key: string): void; start(key: string): unknown };
     destroy(removeCanvas: boolean): void;
   };
@@ -43,9 +44,9 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
     await server?.close();
   });
 
-  async function open(): Promise<Page> {
+  async function open(query = ''): Promise<Page> {
     const page = await browser.newPage();
-    await page.goto(`${server.url}/`);
+    await page.goto(`${server.url}/${query}`);
     await page.waitForFunction(() => (globalThis as PageWindow).game?.scene.isActive('one'));
     return page;
   }
@@ -117,6 +118,67 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
     await page.evaluate(() => (globalThis as PageWindow).game.plugins.start('rewards'));
     await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
     expect(await page.evaluate(() => (globalThis as PageWindow).plugin()!.bus.eventNames().length)).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  // A game resized (Scale.RESIZE mode, a phone turned, game.scale.resize()): the badge stayed where
+  // the first size put it, in mid-screen when the game grew and off it (its Withdraw button too)
+  // when it shrank, until the next balance; the toasts stayed put until the next toast.
+  it('keeps its balance badge and toasts in their corner when the game is resized', async () => {
+    const page = await open('?balance');
+    const errors = watchPageErrors(page);
+    await page.waitForFunction(() => (globalThis as PageWindow).game.scene.isActive('__rewardbus_balance'));
+    await page.evaluate(() => {
+      const rewards = (globalThis as PageWindow).plugin()!;
+      rewards.bus.emit('balance:changed', { sats: 52, withdrawableSats: 52, minWithdrawalSats: 20, withdrawnTodaySats: 0, resetsAt: new Date().toISOString() });
+      rewards.toast({ variant: 'info', text: 'Welcome back', sats: 0, gamertag: '' });
+    });
+    type Drawn = { x: number; y: number; width: number; height: number };
+    const corners = () =>
+      page.evaluate(() => {
+        const { game, TOAST_SCENE_KEY } = globalThis as PageWindow;
+        const badge = game.scene.getScene('__rewardbus_balance') as { text: string; button: Drawn };
+        const toast = (game.scene.getScene(TOAST_SCENE_KEY) as { children: { list: Drawn[] } }).children.list[0];
+        const { width, height } = game.scale;
+        return {
+          badge: badge.text,
+          // How far the Withdraw button and the toast are from the right edge (and the button from the bottom).
+          button: [width - badge.button.x - badge.button.width, height - badge.button.y - badge.button.height].map(Math.round),
+          toast: toast && Math.round(width - toast.x - toast.width),
+        };
+      });
+    await expect.poll(corners).toEqual({ badge: '52 sats', button: [20, 18], toast: 12 });
+    for (const [width, height] of [
+      [600, 450],
+      [360, 240],
+    ]) {
+      // Braces: resize() returns the scale manager, which Playwright would copy back, the whole game with it.
+      await page.evaluate(
+        ([w, h]) => {
+          (globalThis as PageWindow).game.scale.resize(w!, h!);
+        },
+        [width, height],
+      );
+      await expect.poll(corners).toEqual({ badge: '52 sats', button: [20, 18], toast: 12 });
+    }
+    // Stopped, the plugin's scenes no longer hear the scale manager, which stays with the game:
+    // its listeners are as many after a second stop as after the first.
+    const stopped = () =>
+      page.evaluate(() => {
+        const { game } = globalThis as PageWindow;
+        game.plugins.stop('rewards');
+        return game.scale.listenerCount('resize');
+      });
+    const once = await stopped();
+    await page.evaluate(() => {
+      (globalThis as PageWindow).game.plugins.start('rewards');
+    });
+    await page.waitForFunction(() => ['__rewardbus_toasts', '__rewardbus_balance'].every((key) => (globalThis as PageWindow).game.scene.isActive(key)));
+    expect(await stopped()).toBe(once);
+    await page.evaluate(() => {
+      (globalThis as PageWindow).game.scale.resize(400, 300);
+    });
     expect(errors).toEqual([]);
     await page.close();
   });
