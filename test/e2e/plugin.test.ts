@@ -62,7 +62,10 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
     ).toBe(true);
     await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
     // A scene started later renders above the toasts for at most a frame.
-    await page.evaluate(() => (globalThis as PageWindow).game.scene.start('two'));
+    // Braces here and below: start() returns the scene manager, the plugin, which Playwright would copy back, the game with them.
+    await page.evaluate(() => {
+      (globalThis as PageWindow).game.scene.start('two');
+    });
     await page.waitForFunction(() => (globalThis as PageWindow).game.scene.isActive('two'));
     await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
 
@@ -115,7 +118,9 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
     expect(after.before).toBeGreaterThan(0);
     expect(after).toMatchObject({ listenersAfter: 0, busGone: 'RewardBusPlugin is not started', unlockAfter: 'RewardBusPlugin is not started', toastScene: false });
 
-    await page.evaluate(() => (globalThis as PageWindow).game.plugins.start('rewards'));
+    await page.evaluate(() => {
+      (globalThis as PageWindow).game.plugins.start('rewards');
+    });
     await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
     expect(await page.evaluate(() => (globalThis as PageWindow).plugin()!.bus.eventNames().length)).toBeGreaterThan(0);
     expect(errors).toEqual([]);
@@ -153,7 +158,7 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
       [600, 450],
       [360, 240],
     ]) {
-      // Braces: resize() returns the scale manager, which Playwright would copy back, the whole game with it.
+      // resize() returns the scale manager.
       await page.evaluate(
         ([w, h]) => {
           (globalThis as PageWindow).game.scale.resize(w!, h!);
