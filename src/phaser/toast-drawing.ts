@@ -29,7 +29,9 @@ export function drawToast(scene: Phaser.Scene, stack: ToastStack, toast: Toast) 
     layout(scene, stack);
   };
   stack.live.push(item);
-  while (stack.live.length > (o.max ?? 4)) remove(stack.live[0]!);
+  // Older ones leave early: past `max`, or past the game's edge (a small game, toasts of a few lines).
+  const tall = () => stack.live.reduce((h, t) => h + (t.height ?? 40) + stack.gap, stack.margin) > scene.scale.height - stack.margin + stack.gap;
+  while (stack.live.length > (o.max ?? 4) || (stack.live.length > 1 && tall())) remove(stack.live[0]!);
   layout(scene, stack);
   item.setAlpha?.(0);
   scene.tweens.add({ targets: item, alpha: 1, duration: 150 });

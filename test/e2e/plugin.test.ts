@@ -188,6 +188,32 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
     await page.close();
   });
 
+  // Toasts of a few lines (a long achievement title, a long gamertag) in a small game: the oldest
+  // of `max` were laid out below the game's bottom edge, shown to no one.
+  it('keeps every toast it shows inside the game; older ones leave early', async () => {
+    const page = await open('?balance');
+    const errors = watchPageErrors(page);
+    await page.evaluate(() => {
+      for (let i = 1; i <= 4; i++) {
+        const text = `+${i} sats · The first time you cleared every level without losing a single life → a_rather_long_gamertag`;
+        (globalThis as PageWindow).plugin()!.toast({ variant: 'paid', text, sats: i, gamertag: '' });
+      }
+    });
+    const drawn = () =>
+      page.evaluate(() => {
+        const { game, TOAST_SCENE_KEY } = globalThis as PageWindow;
+        const scene = game.scene.getScene(TOAST_SCENE_KEY) as { recent: unknown[]; children: { list: Array<{ y: number; height: number }> } };
+        return { recent: scene.recent.length, bottoms: scene.children.list.map((t) => t.y + t.height), height: game.scale.height };
+      });
+    // The four are drawn together, once the drawing's chunk has come.
+    await expect.poll(async () => (await drawn()).bottoms.length).toBeGreaterThan(0);
+    const { recent, bottoms, height } = await drawn();
+    expect(recent).toBe(4);
+    expect(bottoms.filter((bottom) => bottom > height - 12)).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   // game.destroy(true): Phaser destroys the scenes, then the plugins; the plugin's stop removed its
   // toast scene from a scene manager already destroyed, threw, and left the bus running and the canvas on the page.
   // Then Phaser nulls the plugin's `game`: a toast after it (a credit's, which waits for its balance) threw.
