@@ -14,6 +14,7 @@ type PageWindow = typeof globalThis & {
     scene: { isActive(key: string): boolean; start(key: string): void; getScene(key: string): unknown };
     scale: { width: number; height: number; resize(width: number, height: number): void; listenerCount(event: string): number };
     plugins: { stop(key: string): void; start(key: string): unknown };
+    loop: { frame: number };
     destroy(removeCanvas: boolean): void;
   };
   destroyed?: RewardBusPlugin;
@@ -123,6 +124,21 @@ describeInBrowser('the Phaser plugin in a real browser', () => {
     });
     await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
     expect(await page.evaluate(() => (globalThis as PageWindow).plugin()!.bus.eventNames().length)).toBeGreaterThan(0);
+
+    // Stopped and started in one frame, from a scene (its update, a click): the old toast scene's
+    // removal waited for the scene manager's next update, the new one was added before it, and
+    // Phaser threw on the duplicate key from the game loop, which stopped.
+    await page.evaluate(() => {
+      const one = (globalThis as PageWindow).game.scene.getScene('one') as { events: { once(e: string, fn: () => void): void }; plugins: PageWindow['game']['plugins'] };
+      one.events.once('update', () => {
+        one.plugins.stop('rewards');
+        one.plugins.start('rewards');
+      });
+    });
+    await page.waitForFunction(() => (globalThis as PageWindow).game.scene.isActive('__rewardbus_toasts') && (globalThis as PageWindow).game.loop.frame > 0);
+    const frame = await page.evaluate(() => (globalThis as PageWindow).game.loop.frame);
+    await page.waitForFunction((then) => (globalThis as PageWindow).game.loop.frame > then + 5, frame, { timeout: 5_000 });
+    await page.waitForFunction(() => (globalThis as PageWindow).topScene() === (globalThis as PageWindow).TOAST_SCENE_KEY);
     expect(errors).toEqual([]);
     await page.close();
   });
