@@ -53,10 +53,16 @@ export class BalanceBadgeScene extends Phaser.Scene {
       .on('pointerdown', () => void this.withdraw());
     this.#bus.on('balance:changed', this.#onBalance);
     this.#bus.on('player:linked', this.#onPlayer);
-    this.events.once(Phaser.Scenes.Events.SHUTDOWN, () => {
+    // A resized game (Scale.RESIZE, a phone turned): the badge moves to its new corner.
+    this.scale.on(Phaser.Scale.Events.RESIZE, this.#render, this);
+    // The bus and the scale manager outlive this scene, which the plugin removes (a destroy with no shutdown).
+    const off = () => {
       this.#bus.off('balance:changed', this.#onBalance);
       this.#bus.off('player:linked', this.#onPlayer);
-    });
+      this.scale.off(Phaser.Scale.Events.RESIZE, this.#render, this);
+    };
+    this.events.once(Phaser.Scenes.Events.SHUTDOWN, off);
+    this.events.once(Phaser.Scenes.Events.DESTROY, off);
     this.#render();
   }
 

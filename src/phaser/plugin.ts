@@ -64,7 +64,7 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
       (ts) => ts.forEach((t) => this.#prizes.set(t.id, t.title)),
       () => undefined,
     );
-    if (data.toasts !== false) this.#startToasts(data.toasts ?? {});
+    if (data.toasts !== false) this.#startToasts(data.toasts ?? {}, bus);
     if (data.showBalance) this.#startBadge(bus);
   }
 
@@ -112,28 +112,43 @@ export class RewardBusPlugin extends Phaser.Plugins.BasePlugin {
   }
   /** Where toasts may appear (game coordinates): keep what the player must click out of it. */
   toastArea(): Phaser.Geom.Rectangle | undefined {
-    const scene = this.game.scene.getScene(TOAST_SCENE_KEY) as ToastScene | null;
+    const scene = this.#toastScene();
     return this.#toastsOn && scene?.sys.isActive() ? scene.area() : undefined;
   }
 
   /** Shows a toast of your own through the same stack. */
   toast(toast: Toast) {
     // Before the game has booted the scene is still pending: then there is nowhere to draw yet.
-    const scene = this.game.scene.getScene(TOAST_SCENE_KEY) as ToastScene | null;
+    const scene = this.#toastScene();
     if (scene?.sys.isActive()) scene.show(toast);
+  }
+
+  /** None once the game is destroyed: Phaser then nulls `game`, and a credit's toast may still come (it waits for its balance). */
+  #toastScene() {
+    return this.game?.scene.getScene(TOAST_SCENE_KEY) as ToastScene | null | undefined;
   }
 
   /** The badge's scene comes in a chunk of its own: a game without it does not pay for it. */
   #startBadge(bus: RewardBus) {
     this.#badge = true;
     void import('./balance-badge.js').then(({ BalanceBadgeScene }) => {
-      if (this.#bus === bus) this.game.scene.add(BALANCE_SCENE_KEY, BalanceBadgeScene, true, { bus, toast: (t: Toast) => this.toast(t) });
+      if (this.#bus === bus) this.#addScene(BALANCE_SCENE_KEY, BalanceBadgeScene, { bus, toast: (t: Toast) => this.toast(t) }, bus);
     });
   }
 
-  #startToasts(options: ToastOptions) {
-    // Queued by the scene manager when the game has not booted yet; started as soon as it has.
-    this.game.scene.add(TOAST_SCENE_KEY, ToastScene, true, options);
+  /**
+   * Adds one of the plugin's scenes: queued by the scene manager when the game has not booted yet,
+   * started as soon as it has. Stopped and started again in one frame (from a scene), the old one's
+   * removal waits for the scene manager's next update: so does this, else Phaser throws on the
+   * duplicate key in the game loop, which stops.
+   */
+  #addScene(key: string, scene: Phaser.Types.Scenes.SceneType, data: object, bus: RewardBus) {
+    if (!this.game.scene.getScene(key)) this.game.scene.add(key, scene, true, data);
+    else this.game.events.once(Phaser.Core.Events.POST_STEP, () => this.#bus === bus && this.#addScene(key, scene, data, bus));
+  }
+
+  #startToasts(options: ToastOptions, bus: RewardBus) {
+    this.#addScene(TOAST_SCENE_KEY, ToastScene, options, bus);
     this.#toastsOn = true;
     this.#showUsd = options.showUsd === true;
     // The tab that got the answer shows it; the others only hear of it. An unlock says

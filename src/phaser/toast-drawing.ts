@@ -29,7 +29,9 @@ export function drawToast(scene: Phaser.Scene, stack: ToastStack, toast: Toast) 
     layout(scene, stack);
   };
   stack.live.push(item);
-  while (stack.live.length > (o.max ?? 4)) remove(stack.live[0]!);
+  // Older ones leave early: past `max`, or past the game's edge (a small game, toasts of a few lines).
+  const tall = () => stack.live.reduce((h, t) => h + (t.height ?? 40) + stack.gap, stack.margin) > scene.scale.height - stack.margin + stack.gap;
+  while (stack.live.length > (o.max ?? 4) || (stack.live.length > 1 && tall())) remove(stack.live[0]!);
   layout(scene, stack);
   item.setAlpha?.(0);
   scene.tweens.add({ targets: item, alpha: 1, duration: 150 });
@@ -56,8 +58,8 @@ function draw(scene: Phaser.Scene, stack: ToastStack, toast: Toast, width: numbe
   return box;
 }
 
-/** Newest nearest the edge. */
-function layout(scene: Phaser.Scene, stack: ToastStack) {
+/** Newest nearest the edge; again when the game is resized. */
+export function layout(scene: Phaser.Scene, stack: ToastStack) {
   const { margin, gap } = stack;
   const bottom = (stack.options.position ?? 'top-right').startsWith('bottom');
   const x = stack.x(stack.width());

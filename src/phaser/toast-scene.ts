@@ -36,6 +36,16 @@ export class ToastScene extends Phaser.Scene {
     this.#stack.options = options ?? {};
   }
 
+  create() {
+    // A resized game (Scale.RESIZE, a phone turned): the toasts move to its new corner.
+    const relayout = () => void this.#drawing?.then((d) => this.sys.isActive() && d.layout(this, this.#stack));
+    this.scale.on(Phaser.Scale.Events.RESIZE, relayout);
+    // The scale manager outlives this scene, which the plugin removes (a destroy with no shutdown).
+    const off = () => this.scale.off(Phaser.Scale.Events.RESIZE, relayout);
+    this.events.once(Phaser.Scenes.Events.SHUTDOWN, off);
+    this.events.once(Phaser.Scenes.Events.DESTROY, off);
+  }
+
   /** The last 50 toasts shown, oldest first: for tests, and games that keep a log. */
   readonly recent: Toast[] = [];
 

@@ -21,7 +21,7 @@ export interface ToastOptions {
   position?: 'top-right' | 'top-left' | 'bottom-right' | 'bottom-left' | 'top-center';
   /** How long each toast stays, ms. Default 3500. */
   durationMs?: number;
-  /** Most toasts on screen at once; older ones leave early. Default 4. */
+  /** Most toasts on screen at once; older ones leave early (sooner where they would pass the game's edge). Default 4. */
   max?: number;
   fontFamily?: string;
   fontSize?: number;
