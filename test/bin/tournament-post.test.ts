@@ -3,7 +3,7 @@
 // service, records who posted (--by); the same file again pays nothing; other results are refused.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,6 +34,7 @@ async function cupRelay(prizes: Array<number | { usd: number }>, extra: Record<s
   const catalog = join(probe.dataDir, '..', `catalog-${randomUUID()}.json`);
   await probe.stop();
   writeFileSync(catalog, JSON.stringify([{ id: 'cup', kind: 'tournament', title: 'Weekly cup', prizes }]));
+  cleanup.push(() => rmSync(catalog, { force: true }));
   const env = {
     PAYMENTS_API_KEY: key,
     PAYMENTS_BASE_URL: base,
