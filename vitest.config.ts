@@ -1,5 +1,18 @@
-import { availableParallelism } from 'node:os';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// One temporary directory for the run, removed as the run ends: the tests' data directories,
+// catalogs, servers and builds go under it (os.tmpdir() reads TMPDIR), so a run leaves none behind
+// however a test ends. Open to all (PostgreSQL's server runs as its own user when we are root).
+if (!process.env.REWARDBUS_TEST_TMPDIR) {
+  const dir = mkdtempSync(join(tmpdir(), 'rewardbus-test-run-'));
+  chmodSync(dir, 0o1777);
+  process.env.REWARDBUS_TEST_TMPDIR = dir;
+  process.env.TMPDIR = dir;
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+}
 
 // Three projects, by folder:
 // - unit: pure modules in-process (no servers, processes, databases or browsers); seconds in all.
