@@ -90,21 +90,21 @@ describe('the reward bus', () => {
 
   it("says a reward paid to the player who earned it: one still queued for alice after the device switched to bob and reloaded is alice's", async () => {
     relay = await startTestRelay();
-    let claimsGo = false;
-    const fetchClaimsWhen = (async (input: RequestInfo | URL, init?: RequestInit) => {
-      if (!claimsGo && String(input).endsWith('/v1/rewards') && init?.method === 'POST') throw new TypeError('fetch failed: offline');
+    // The first bus's claims never get through, whenever it tries (a destroyed bus may finish a
+    // try already under way): only the reloaded bus's can pay alice's intent.
+    const claimsOffline = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (String(input).endsWith('/v1/rewards') && init?.method === 'POST') throw new TypeError('fetch failed: offline');
       return fetch(input, init);
     }) as typeof fetch;
     const storage = freshStore();
-    const first = bus({ storage, fetch: fetchClaimsWhen });
+    const first = bus({ storage, fetch: claimsOffline });
     await first.link('alice');
     const id = first.unlock('first-coin');
     await first.flush();
     await first.link('bob');
     first.destroy();
 
-    claimsGo = true;
-    const reloaded = bus({ storage, fetch: fetchClaimsWhen });
+    const reloaded = bus({ storage });
     const paid = await next(reloaded, 'reward:paid');
     expect(paid.intent.id).toBe(id);
     expect(reloaded.player?.gamertag).toBe('bob');
