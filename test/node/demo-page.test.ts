@@ -30,11 +30,19 @@ it("lets the demo frame the service's ramp widget when it pays through the servi
   expect(offline).toContain("frame-ancestors 'none'");
 });
 
-/** `npm start -- …args` (node --import tsx demo/serve.ts) run to its end: its exit code and what it said. */
+/**
+ * `npm start -- …args` (node --import tsx demo/serve.ts) run to its end: its exit code and what it
+ * said. Its ledger in a temporary directory: a start that fails only when it listens has opened
+ * the ledger by then, which the default would put in the project's folder.
+ */
 const npmStart = (args: string[], env: Record<string, string> = {}) =>
   new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', 'demo/serve.ts', ...args], { env: { ...process.env, PORT: '0', ...env }, timeout: 60_000 }, (err, _out, stderr) =>
-      resolve({ code: err ? (child.exitCode ?? null) : 0, stderr }),
+    const dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-npm-start-'));
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', 'demo/serve.ts', ...args],
+      { env: { ...process.env, PORT: '0', RELAY_DATA_DIR: dataDir, ...env }, timeout: 60_000 },
+      (err, _out, stderr) => resolve({ code: err ? (child.exitCode ?? null) : 0, stderr }),
     );
   });
 
