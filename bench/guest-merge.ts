@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import pg from 'pg';
 import { type Ledger, openPgStore, openSqliteStore, type RelayStore } from '../src/relay/index.js';
 import { freshDatabase, startPostgres } from '../test/helpers/postgres.js';
 
@@ -43,10 +44,41 @@ async function mergeMs(store: RelayStore): Promise<number> {
   return ms;
 }
 
+/**
+ * The floor of a PostgreSQL merge: what any merge of the same credits must write, as one bare
+ * statement in its own transaction (no locks, no decision, no answer): each credit moved to the
+ * player, one audit row and one event (the record the player hears) for each. Timed on the same
+ * database as the merge, on a second guest's credits, so a merge slower than the aim beside a
+ * floor near it is the server's speed this run, not the relay's code.
+ */
+const FLOOR_SQL = `WITH m AS (UPDATE rewards SET user_id = $2 WHERE user_id = $1 AND kind = 'credit' RETURNING *),
+  a AS (INSERT INTO audit (reward_id, actor, action, from_state, to_state, at) SELECT m.id, 'bench', 'merge', m.state, m.state, $3 FROM m),
+  e AS (INSERT INTO events (user_id, type, data, created_at)
+    SELECT m.user_id, 'reward', rewardbus_reward_record(m.id, m.idempotency_key, m.achievement_id, m.user_id, m.sats, m.state, m.reason, m.payment_id, m.created_at,
+      m.settled_at, m.kind, m.terms), $3 FROM m)
+  SELECT count(*)::int AS moved FROM m`;
+
+async function floorMs(url: string, ledger: Ledger): Promise<number> {
+  const { guest, t0 } = await creditedGuest(ledger);
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const start = performance.now();
+    await db.query('BEGIN');
+    const { rows } = await db.query<{ moved: number }>(FLOOR_SQL, [guest, `player-${randomUUID()}`, t0 + CREDITS + 1]);
+    await db.query('COMMIT');
+    const ms = performance.now() - start;
+    if (rows[0]?.moved !== CREDITS) throw new Error(`the floor moved ${rows[0]?.moved} credits of ${CREDITS}`);
+    return ms;
+  } finally {
+    await db.end();
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** The median of three merges on each ledger (each on a fresh file or database); PostgreSQL when a server can be started. */
-export async function guestMergeTimes(): Promise<{ sqlite: number; postgres?: number }> {
+export async function guestMergeTimes(): Promise<{ sqlite: number; postgres?: number; postgresFloor?: number }> {
   const sqlite: number[] = [];
   for (let i = 0; i < 3; i++) {
     const dir = mkdtempSync(join(tmpdir(), 'rewardbus-merge-'));
@@ -62,11 +94,14 @@ export async function guestMergeTimes(): Promise<{ sqlite: number; postgres?: nu
   const server = await startPostgres().catch(() => undefined);
   if (!server) return { sqlite: median(sqlite) };
   const postgres: number[] = [];
+  const floor: number[] = [];
   try {
     for (let i = 0; i < 3; i++) {
-      const store = await openPgStore(await freshDatabase(server.url), { owner: 'bench', leaseMs: 60_000 });
+      const url = await freshDatabase(server.url);
+      const store = await openPgStore(url, { owner: 'bench', leaseMs: 60_000 });
       try {
         postgres.push(await mergeMs(store));
+        floor.push(await floorMs(url, store.ledger));
       } finally {
         await store.close();
       }
@@ -74,7 +109,7 @@ export async function guestMergeTimes(): Promise<{ sqlite: number; postgres?: nu
   } finally {
     await server.stop();
   }
-  return { sqlite: median(sqlite), postgres: median(postgres) };
+  return { sqlite: median(sqlite), postgres: median(postgres), postgresFloor: median(floor) };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
@@ -82,4 +117,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   console.log(`guest merge of ${CREDITS.toLocaleString('en-US')} credits (median of 3; aim ≤ 200 ms)`);
   console.log(`  SQLite       ${t.sqlite.toFixed(0).padStart(6)} ms`);
   console.log(`  PostgreSQL   ${t.postgres === undefined ? '  (no server)' : `${t.postgres.toFixed(0).padStart(6)} ms`}`);
+  if (t.postgresFloor !== undefined) console.log(`  its floor    ${t.postgresFloor.toFixed(0).padStart(6)} ms   (the same rows moved, audited and told by one bare statement)`);
 }

@@ -45,6 +45,11 @@ const merge = await guestMergeTimes();
 console.log('a guest merge of 1,000 credits (median of 3; aim ≤ 200 ms)');
 console.log(`  SQLite       ${fmt(merge.sqlite).padStart(6)} ms`);
 console.log(`  PostgreSQL   ${merge.postgres === undefined ? '  (no server)' : `${fmt(merge.postgres).padStart(6)} ms`}`);
+if (merge.postgres !== undefined && merge.postgresFloor !== undefined) {
+  console.log(
+    `  its floor    ${fmt(merge.postgresFloor).padStart(6)} ms   (the same rows moved, audited and told by one bare statement; the merge ${(merge.postgres / merge.postgresFloor).toFixed(2)}× it)`,
+  );
+}
 
 console.log('\nrelay throughput at 64 connections (sandbox, proxy and relay each in their own process)');
 console.log('each figure is the median of the rounds: every scenario once per round, round after round');
