@@ -12,7 +12,7 @@ export class RewardBusError extends Error {
 
 /** The body of a successful answer; otherwise a RewardBusError with the relay's problem code. */
 export function answer<T>(a: RelayAnswer<T>): T {
-  if ('unreachable' in a) throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
+  if ('unreachable' in a) throw new RewardBusError('relay_unreachable', a.foreign ? `The relay cannot be reached: ${a.foreign.why}` : 'The relay cannot be reached');
   if (!a.ok) throw new RewardBusError(a.problem?.code ?? `http_${a.status}`, a.problem?.detail ?? a.problem?.title);
   return a.body;
 }

@@ -17,11 +17,14 @@ import type {
   WithdrawalView,
 } from '../../wire/relay-api.js';
 
-/** What one request to the relay came to. `unreachable`: no answer (network, timeout). */
+/**
+ * What one request to the relay came to. `unreachable`: no answer from the relay (network,
+ * timeout), or another server's (`foreign`: its status, and what to check).
+ */
 export type RelayAnswer<T> =
   | { ok: true; status: number; body: T }
   | { ok: false; status: number; problem?: Problem; retryAfterMs?: number }
-  | { ok: false; status: 0; unreachable: true };
+  | { ok: false; status: 0; unreachable: true; foreign?: { status: number; why: string } };
 
 export interface RelayClientOptions {
   relayUrl: string;
@@ -70,9 +73,16 @@ export function createRelayClient(options: RelayClientOptions) {
       body = undefined;
     }
     if (res.ok) return { ok: true, status: res.status, body: body as T };
+    // Every refusal of the relay's is a problem document with its code. One without is another
+    // server's (a proxy's error page, a captive portal, a relayUrl that names the game's own
+    // host): the relay decided nothing, so nothing is ended on it. Taken as out of reach.
+    if (!(body && typeof body === 'object' && typeof (body as Problem).code === 'string')) {
+      const type = res.headers.get('content-type')?.split(';')[0] || 'no content type';
+      const why = `${base + path} answered ${res.status} (${type}), not the relay: check relayUrl and any proxy in front of the relay`;
+      return { ok: false, status: 0, unreachable: true, foreign: { status: res.status, why } };
+    }
     const retryAfter = Number(res.headers.get('retry-after'));
-    const failed: RelayAnswer<T> = { ok: false, status: res.status };
-    if (body && typeof body === 'object' && 'code' in body) failed.problem = body as Problem;
+    const failed: RelayAnswer<T> = { ok: false, status: res.status, problem: body as Problem };
     if (retryAfter > 0) failed.retryAfterMs = retryAfter * 1000;
     return failed;
   }
@@ -119,8 +129,11 @@ export function createRelayClient(options: RelayClientOptions) {
             : { ok: false, status: r.status, problem: r.problem, ...(r.retryAfter ? { retryAfterMs: r.retryAfter * 1000 } : {}) },
         );
       }
-      // Not now (offline, a lapsed token, too many, the relay busy): each claim is told so, and waits.
-      if (!a.ok && (a.status === 0 || a.status === 401 || a.status === 408 || a.status === 429 || a.status >= 500)) return claims.map(() => a as RelayAnswer<RewardRecord>);
+      // Not now (offline, a lapsed token, too many, the relay or its proxy busy): each claim is
+      // told so, and waits. Another refusal of the batch's path (an older relay's 404, a proxy's
+      // 403 for it alone) is none of theirs: they go one by one.
+      const status = 'unreachable' in a ? (a.foreign?.status ?? 0) : a.status;
+      if (!a.ok && (status === 0 || status === 401 || status === 408 || status === 429 || status >= 500)) return claims.map(() => a as RelayAnswer<RewardRecord>);
       batchMax = 1;
       const answers: RelayAnswer<RewardRecord>[] = [];
       for (const { idempotencyKey, ...body } of claims) answers.push(await claim(token, idempotencyKey, body));
