@@ -200,7 +200,11 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     return (await this.#arrival()).withdrawal(id);
   }
 
-  /** Stops sending and listening. Queued intents stay stored for the next bus. */
+  /**
+   * Stops sending and listening: the listeners hear nothing more. Queued intents stay stored for
+   * the next bus. A claim already on its way is not aborted: its answer is taken as always, and
+   * its outcome said by the next bus made on the same relay in this page or process, as its own.
+   */
   destroy(): void {
     this.#destroyed = true;
     this.#stopRetrying();

@@ -18,7 +18,7 @@ import type { LinkOptions, RampResult, RewardBusEvents, RewardIntent, RewardOutc
 import { type HearingParts, heardFromTab, heardRecord } from './hearing.js';
 import { randomId } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
-import { Outcomes } from './outcomes/index.js';
+import { handOver, leave, Outcomes, takeHandovers, takeLeft } from './outcomes/index.js';
 import { PlayerAccount } from './player-account.js';
 import { PlayerSessions } from './players/index.js';
 import { IntentQueue } from './queue/index.js';
@@ -64,6 +64,10 @@ export class Courier {
   readonly #balance: BalanceMode;
   /** What unlock() and what the courier hears from elsewhere need of it (unlock.ts, hearing.ts). */
   readonly #parts: UnlockParts & HearingParts;
+  /** The name this bus's page shares with its other buses and tabs on the same relay. */
+  readonly #name: string;
+  /** Stops taking what destroyed buses of this page hand over. */
+  readonly #stopTaking: () => void;
   #destroyed = false;
   /** The browser is back online: send what waited, or at least find out whether the relay answers. */
   readonly #onOnline = () => void this.flush().then(() => (this.#queue.online ? undefined : this.#probeRelay()));
@@ -108,7 +112,7 @@ export class Courier {
     );
     this.#earned = new LastEarned((id) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history));
     /** The game's tabs take turns under Web Locks of this name (one per relay). */
-    const lockName = `rewardbus:${options.relayUrl}`;
+    const lockName = (this.#name = `rewardbus:${options.relayUrl}`);
     this.#queue = new IntentQueue(
       {
         storage: this.#storage,
@@ -144,6 +148,8 @@ export class Courier {
     this.#outcomes = new Outcomes({
       // One argument, not a rest parameter: the shipped code would copy arguments into an array.
       emit: (event, outcome) => {
+        // Destroyed (its listeners are gone): what it had on its way is said by the page's next bus.
+        if (this.#destroyed) return handOver(lockName, { event, outcome });
         this.#bus.emit(event, outcome as never);
         // A credit (this tab's, another's, another device's) changed the balance.
         if (event === 'reward:credited') void this.#balance.wallet().then((w) => w.refresh());
@@ -178,6 +184,7 @@ export class Courier {
       outcomes: this.#outcomes,
       balance: this.#balance,
       adopt: (player) => this.#adopt(player),
+      leftHere: (id) => takeLeft(lockName, id),
       destroyed: () => this.#destroyed,
     };
     if (typeof window !== 'undefined') {
@@ -186,6 +193,11 @@ export class Courier {
     }
     this.#queue.adopt(unlockedEarly);
     this.ready = this.#load();
+    // Said as this bus's own: the bus that got the answer was destroyed, and no one else shows it.
+    this.#stopTaking = takeHandovers(lockName, ({ event, outcome }) => {
+      this.#queue.forget(outcome.intent.id);
+      this.#outcomes.settle({ ...outcome, remote: false }, event);
+    });
   }
 
   /** The linked player, if any. */
@@ -283,8 +295,10 @@ export class Courier {
 
   destroy(): void {
     this.#destroyed = true;
+    this.#stopTaking();
     this.#stream.close();
-    this.#queue.stop();
+    const { sending, answered } = this.#queue.stop();
+    leave(this.#name, sending, answered);
     this.#balance.stop();
     if (typeof window !== 'undefined') {
       window.removeEventListener('online', this.#onOnline);

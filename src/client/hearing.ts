@@ -14,6 +14,8 @@ export interface HearingParts {
   balance: BalanceMode;
   /** Takes in a player another tab linked. */
   adopt(player: PlayerSession): Promise<void>;
+  /** True (once) if a destroyed bus of this page was sending this intent: its outcome is this bus's to show. */
+  leftHere(id: string): boolean;
   destroyed(): boolean;
 }
 
@@ -36,8 +38,9 @@ export function heardRecord(p: HearingParts, record: RewardRecord) {
   if (record.kind === 'withdrawal') return void p.balance.wallet().then((w) => w.heardRecord(record));
   if (!eventOf(record.status)) return;
   const id = record.idempotencyKey ?? record.id;
-  // Said as this tab's own (with a toast) only when this tab is sending it: another tab of
-  // the game may hold the same stored intent and will hear its own answer.
-  const own = p.queue.sending(id);
+  // Said as this tab's own (with a toast) only when this tab is sending it, or a bus of this page
+  // destroyed as it sent it: another tab of the game may hold the same stored intent and will
+  // hear its own answer.
+  const own = p.queue.sending(id) || p.leftHere(id);
   p.outcomes.heardRecord(record, p.queue.forget(id), own);
 }

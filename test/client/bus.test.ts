@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fileStorage, idbStorage, memoryStorage, type RewardOutcome, type RewardStorage } from '../../src/client/node.js';
+import { fileStorage, idbStorage, memoryStorage, type RewardBus, type RewardOutcome, type RewardStorage } from '../../src/client/node.js';
 import type { PlayerSession } from '../../src/wire/relay-api.js';
-import { busMaker, controlledFetch, everyCoin, next, noPlayTime } from '../helpers/client.js';
+import { busMaker, controlledFetch, everyCoin, fetchEventSource, next, noPlayTime } from '../helpers/client.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
@@ -154,6 +154,109 @@ describe('the reward bus', () => {
     expect(relay.sandbox!.payments()).toHaveLength(1);
     expect(reloaded.pending()).toEqual([]);
     expect(await storage.entries('intent:')).toEqual([]);
+  });
+
+  /**
+   * A fetch whose claims wait at `gate`: `'request'` before they reach the relay, `'answer'` after
+   * it paid them, on their way back. `held` resolves as the first one waits; `release()` lets them go.
+   */
+  function holdClaims(inner: typeof fetch, gate: 'request' | 'answer') {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let holding!: () => void;
+    const held = new Promise<void>((r) => (holding = r));
+    const holds = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const claim = String(input).endsWith('/v1/rewards') && init?.method === 'POST';
+      if (claim && gate === 'request') {
+        holding();
+        await released;
+      }
+      const res = await inner(input, init);
+      if (claim && gate === 'answer') {
+        holding();
+        await released;
+      }
+      return res;
+    }) as typeof fetch;
+    return { fetch: holds, held, release };
+  }
+
+  /** Lets what is on its way (tab messages, writes, a second say) arrive before asserting that nothing more came. */
+  const settle = () => new Promise((r) => setTimeout(r, 100));
+
+  it.each([
+    ['made before the answer comes', true],
+    ['made after the answer came', false],
+  ])('tells the player once of a claim the game destroyed its bus with on its way (a scene restart): the new bus on its storage, %s, says it as its own', async (_, early) => {
+    relay = await startTestRelay();
+    const net = controlledFetch();
+    const hold = holdClaims(net.fetch, 'answer');
+    const storage = freshStore();
+    const first = bus({ storage, fetch: hold.fetch });
+    await first.link('alice');
+    const toldTheOldListeners = vi.fn();
+    first.on('reward:paid', toldTheOldListeners);
+    first.on('error', toldTheOldListeners);
+    const id = first.unlock('first-coin')!;
+    // The relay has paid it; its answer is on its way back as the game destroys its bus.
+    await hold.held;
+    first.destroy();
+
+    const paid: RewardOutcome[] = [];
+    let second: RewardBus | undefined;
+    const makeSecond = () => {
+      second = bus({ storage, fetch: net.fetch });
+      second.on('reward:paid', (o) => paid.push(o));
+    };
+    if (early) makeSecond();
+    hold.release();
+    // The destroyed bus deletes the intent on the relay's final answer, as before.
+    await expect.poll(() => storage.entries('intent:')).toEqual([]);
+    if (!early) makeSecond();
+    await expect.poll(() => paid.length).toBe(1);
+    await second!.flush();
+    await settle();
+    expect(paid).toHaveLength(1);
+    expect(paid[0]).toMatchObject({ intent: { id }, remote: false, sats: 21, gamertag: 'alice', record: { status: 'paid' } });
+    expect(toldTheOldListeners).not.toHaveBeenCalled();
+    expect(net.claims.get(id)).toBe(1);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+    expect(second!.pending()).toEqual([]);
+  });
+
+  it("says once, as its own, a claim a destroyed bus had on its way that the new bus hears first on the player's event stream", async () => {
+    relay = await startTestRelay();
+    const net = controlledFetch();
+    const hold = holdClaims(net.fetch, 'request');
+    const storage = freshStore();
+    const first = bus({ storage, fetch: hold.fetch });
+    await first.link('alice');
+    const id = first.unlock('first-coin')!;
+    await hold.held;
+    first.destroy();
+
+    const stream = fetchEventSource();
+    let opened!: () => void;
+    const open = new Promise<void>((r) => (opened = r));
+    const Source = class extends stream.Source {
+      constructor(url: string) {
+        super(url);
+        this.addEventListener('open', () => opened(), { once: true });
+      }
+    };
+    const second = bus({ storage, fetch: net.fetch, eventSource: Source });
+    const paid: RewardOutcome[] = [];
+    second.on('reward:paid', (o) => paid.push(o));
+    await open;
+    // Paid now: the record comes on the new bus's stream before the answer reaches the destroyed bus.
+    hold.release();
+    await expect.poll(() => paid.length).toBe(1);
+    await second.flush();
+    await settle();
+    expect(paid).toHaveLength(1);
+    expect(paid[0]).toMatchObject({ intent: { id }, remote: false, sats: 21, record: { status: 'paid' } });
+    expect(net.claims.get(id)).toBe(1);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
   });
 
   it('retries a 5xx and a lost answer with the same key, and pays once', async () => {

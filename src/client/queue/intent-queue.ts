@@ -195,10 +195,15 @@ export class IntentQueue {
     this.events.reachable(online);
   }
 
-  stop() {
+  /**
+   * Sends nothing more. A claim already on its way is not aborted (its outcome would be unknown):
+   * its answer is taken as any other. Returns their ids, and when they are answered.
+   */
+  stop(): { sending: string[]; answered: Promise<void> } {
     this.#stopped = true;
     this.#timer.stop();
     this.#lock.stop();
+    return { sending: [...this.#sending], answered: this.#draining ?? Promise.resolve() };
   }
 
   /**
@@ -260,6 +265,8 @@ export class IntentQueue {
   async #send(batch: RewardIntent[]): Promise<'done' | 'retry' | 'unreachable'> {
     const userId = batch[0]!.userId!;
     const session = await this.o.sessions.forUser(userId);
+    // Stopped meanwhile (or before this batch's turn in its lane): nothing sent, all kept for the next bus.
+    if (this.#stopped) return 'done';
     if (session === 'unreachable') {
       for (const i of batch) this.#retry(i, 0, 'unreachable');
       return 'unreachable';

@@ -292,6 +292,30 @@ describe('IntentQueue', () => {
     back.queue.stop();
   });
 
+  it('stopped with a claim on its way, takes its answer and deletes it, but sends nothing more: the next in line stays stored', async () => {
+    let answer1!: () => void;
+    const held = new Promise<void>((r) => (answer1 = r));
+    const q = queueOn(
+      async (key) => {
+        await held;
+        return answer(key, 'paid');
+      },
+      { concurrency: 1 },
+    );
+    const [first, second] = [intent(), intent()];
+    q.queue.add(first);
+    q.queue.add(second);
+    await vi.waitFor(() => expect(q.claims.size).toBe(1));
+    const { sending, answered } = q.queue.stop();
+    expect(sending).toEqual([first.id]);
+    answer1();
+    await answered;
+    await q.writes.written;
+    expect(q.settled).toEqual([{ id: first.id, event: 'reward:paid', reason: undefined }]);
+    expect([...q.claims.keys()]).toEqual([first.id]);
+    expect((await q.storage.entries('intent:')).map(([, i]) => (i as RewardIntent).id)).toEqual([second.id]);
+  });
+
   it('asks for a new token after a 401 and sends again with the same key', async () => {
     const q = queueOn((key, attempt) => (attempt === 1 ? { ok: false, status: 401 } : answer(key, 'paid')));
     const i = intent();
