@@ -16,6 +16,7 @@ import type { LinkOptions, RampResult, RewardBusEvents, RewardIntent, UnlockOpti
 import { GuardedEmitter } from './guarded-emitter.js';
 import { INTENT, newIntent } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
+import { checkRelayUrl } from './relay-url.js';
 import { createWriteBatch, defaultStorage, type RewardStorage, type WriteBatch } from './storage/index.js';
 import { createTabChannel, type TabChannel, type TabMessage } from './tabs/index.js';
 
@@ -62,6 +63,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
 
   constructor(options: RewardBusOptions) {
     super();
+    checkRelayUrl(options.relayUrl);
     this.#options = options;
     this.#storage = options.storage ?? defaultStorage();
     this.#writes = createWriteBatch(this.#storage, (err) => this.#error(err));
