@@ -5,10 +5,7 @@
  * `rewards.example.com` (read as paths of the page). Said at once, where the bus is made.
  */
 export function checkRelayUrl(url: string): void {
-  const scheme = /^([a-z][a-z\d+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   const inPage = typeof location !== 'undefined';
-  if (scheme ? scheme === 'http' || scheme === 'https' : inPage && url.startsWith('/')) return;
-  throw new TypeError(
-    `relayUrl ${JSON.stringify(url)} is no ${inPage ? 'http:// or https:// address, nor a path on this page’s host (/…)' : 'http:// or https:// address'}: write it whole, e.g. http://localhost:8787`,
-  );
+  if (/^https?:\/\//i.test(url) || (inPage && url[0] === '/')) return;
+  throw new TypeError(`relayUrl ${JSON.stringify(url)} needs http:// or https://${inPage ? ' (or a path: /…)' : ''}, e.g. http://localhost:8787`);
 }

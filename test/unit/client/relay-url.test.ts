@@ -10,7 +10,7 @@ describe('relayUrl', () => {
   it.each(['localhost:8787', '127.0.0.1:8787', 'rewards.example.com', 'ws://rewards.example.com', '', '/rewards'])(
     'is refused where the bus is made in Node when it is no http:// or https:// address: %j',
     (url) => {
-      expect(made(url)).toThrow(new TypeError(`relayUrl ${JSON.stringify(url)} is no http:// or https:// address: write it whole, e.g. http://localhost:8787`));
+      expect(made(url)).toThrow(new TypeError(`relayUrl ${JSON.stringify(url)} needs http:// or https://, e.g. http://localhost:8787`));
     },
   );
 
@@ -21,6 +21,6 @@ describe('relayUrl', () => {
   it('may be a path on the page’s own host in a page, and nothing else without a scheme', () => {
     vi.stubGlobal('location', new URL('https://game.example.com/play/'));
     expect(made('/rewards')).not.toThrow();
-    expect(made('localhost:8787')).toThrow(/is no http:\/\/ or https:\/\/ address, nor a path on this page’s host/);
+    expect(made('localhost:8787')).toThrow(/needs http:\/\/ or https:\/\/ \(or a path: \/…\)/);
   });
 });
