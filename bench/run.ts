@@ -82,8 +82,17 @@ const ratio = (name: string, a: string, b: string, aim: string, of: (f: LoadFigu
   const show = (x: number) => (percent ? `${fmt(100 * x)}%` : `${fmt(x, 2)}x`);
   console.log(`  ${name.padEnd(48)} ${show(median(each)).padStart(5)}   (aim ${aim}; rounds: ${each.map(show).join(', ')})`);
 };
+/** The throughput aims: a ratio of two scenarios' rates, printed here and again beside what the CPU allows them. */
+const THROUGHPUT = {
+  sqlite: { name: 'SQLite relay / two-call pass-through', a: 'relay (SQLite', b: 'two-call pass-through', aim: '≥ 60%', percent: true },
+  credits: { name: 'credits (SQLite) / SQLite relay payouts', a: CREDITS_SQLITE, b: 'relay (SQLite', aim: '≥ 3x', percent: false },
+  pgCredits: { name: 'PostgreSQL credits / SQLite credits', a: CREDITS_POSTGRES, b: CREDITS_SQLITE, aim: '≥ 60%', percent: true },
+  pg: { name: 'PostgreSQL relay / SQLite relay', a: 'relay (PostgreSQL', b: 'relay (SQLite', aim: '≥ 60%', percent: true },
+  twoRelays: { name: 'two PostgreSQL relays / one', a: '2 relays', b: 'relay (PostgreSQL', aim: '≥ 90%', percent: true },
+} as const;
+const rateRatio = (t: (typeof THROUGHPUT)[keyof typeof THROUGHPUT]) => ratio(t.name, t.a, t.b, t.aim, (f) => f.rps, t.percent);
 console.log("\nratios in this run, the median of the rounds'");
-ratio('SQLite relay / two-call pass-through', 'relay (SQLite', 'two-call pass-through', '≥ 60%');
+rateRatio(THROUGHPUT.sqlite);
 // Not an aim: how far the relay gets with no store at all, the bound the ledger works under.
 ratio('(the relay with no ledger / pass-through)', NO_LEDGER, 'two-call pass-through', 'none');
 // Aim 1: the relay's own path in CPU per reward. Offered one rate, both do the same work per second
@@ -96,15 +105,15 @@ ratio('(the same, main threads)', NO_LEDGER_AT_RATE, PASS_AT_RATE, 'none', (f) =
 ratio('(the floor / pass-through, one rate)', FLOOR_AT_RATE, PASS_AT_RATE, 'none', cpuOf, false);
 ratio('(no ledger / the floor, one rate)', NO_LEDGER_AT_RATE, FLOOR_AT_RATE, 'none', cpuOf, false);
 ratio('(the same, each at its saturated rate)', NO_LEDGER, 'two-call pass-through', 'none', cpuOf, false);
-ratio('PostgreSQL relay / SQLite relay', 'relay (PostgreSQL', 'relay (SQLite', '≥ 60%');
-ratio('two PostgreSQL relays / one', '2 relays', 'relay (PostgreSQL', '≥ 90%');
+rateRatio(THROUGHPUT.pg);
+rateRatio(THROUGHPUT.twoRelays);
 // Not an aim: one relay through PgBouncer in transaction mode beside the same relay direct.
 ratio('(one relay through PgBouncer / direct)', POOLED, 'relay (PostgreSQL', 'none');
 ratio('(p99 through PgBouncer / direct)', POOLED, 'relay (PostgreSQL', 'none', (f) => f.p99, false);
 // Balance mode: a credit calls no service, so the ledger's commit is its limit (issue 39's aims).
-ratio('credits (SQLite) / SQLite relay payouts', CREDITS_SQLITE, 'relay (SQLite', '≥ 3x', (f) => f.rps, false);
+rateRatio(THROUGHPUT.credits);
 ratio('credits p99 / SQLite payouts p99', CREDITS_SQLITE, 'relay (SQLite', '≤ 1x', (f) => f.p99, false);
-ratio('PostgreSQL credits / SQLite credits', CREDITS_POSTGRES, CREDITS_SQLITE, '≥ 60%');
+rateRatio(THROUGHPUT.pgCredits);
 ratio('SQLite p99 / pass-through p99', 'relay (SQLite', 'two-call pass-through', '≤ 2x', (f) => f.p99, false);
 ratio('PostgreSQL p99 / SQLite p99', 'relay (PostgreSQL', 'relay (SQLite', '≤ 2x', (f) => f.p99, false);
 const sqlite = byName('relay (SQLite');
@@ -128,13 +137,7 @@ for (const f of figures) {
 // Each throughput aim's ratio as the CPU allows it: a ratio measured above it is not this run's
 // machine to give (two terms each bounded by what its rewards cost every process sharing the cores).
 console.log("\nthe throughput aims as this run's CPU allows them (the ratio of their two terms' 'the machine allows')");
-for (const [name, a, b, aim, percent] of [
-  ['SQLite relay / two-call pass-through', 'relay (SQLite', 'two-call pass-through', '≥ 60%', true],
-  ['credits (SQLite) / SQLite relay payouts', CREDITS_SQLITE, 'relay (SQLite', '≥ 3x', false],
-  ['PostgreSQL credits / SQLite credits', CREDITS_POSTGRES, CREDITS_SQLITE, '≥ 60%', true],
-  ['PostgreSQL relay / SQLite relay', 'relay (PostgreSQL', 'relay (SQLite', '≥ 60%', true],
-  ['two PostgreSQL relays / one', '2 relays', 'relay (PostgreSQL', '≥ 90%', true],
-] as const) {
+for (const { name, a, b, aim, percent } of Object.values(THROUGHPUT)) {
   const [x, y] = [allowed(byName(a)), allowed(byName(b))];
   if (x === undefined || y === undefined) continue;
   console.log(`  ${name.padEnd(48)} ${(percent ? `${fmt((100 * x) / y)}%` : `${fmt(x / y, 2)}x`).padStart(5)}   (aim ${aim})`);
