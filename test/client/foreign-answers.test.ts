@@ -1,17 +1,10 @@
 import 'fake-indexeddb/auto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryStorage, type RewardStorage } from '../../src/client/node.js';
 import type { PlayerSession } from '../../src/wire/relay-api.js';
-import { busMaker, next, noPlayTime } from '../helpers/client.js';
-import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { busesOnTestRelay, next, noPlayTime } from '../helpers/client.js';
 
-let relay: TestRelay | undefined;
-const { bus, destroyAll } = busMaker(() => relay!.url, memoryStorage);
-afterEach(async () => {
-  destroyAll();
-  await relay?.stop();
-  relay = undefined;
-});
+const { bus, start } = busesOnTestRelay(memoryStorage);
 
 /** A fetch where another server (a proxy's error page) answers the first `times` requests to `path` with `status`, then lets them through. */
 function foreignFirst(path: string, status: number, times: number) {
@@ -38,7 +31,7 @@ function heard(b: ReturnType<typeof bus>) {
 
 describe('an answer that is not the relay’s', () => {
   it('ends no claim: a proxy’s 403 page leaves the intent queued, and it is paid once when the relay answers', async () => {
-    relay = await startTestRelay();
+    const relay = await start();
     const net = foreignFirst('/v1/rewards', 403, 2);
     const b = bus({ fetch: net.fetch, ...noPlayTime });
     await b.link('alice');
@@ -54,7 +47,7 @@ describe('an answer that is not the relay’s', () => {
   });
 
   it('does not take the player for unknown: a lapsed token’s renewal answered 404 by another server keeps the intent', async () => {
-    relay = await startTestRelay();
+    const relay = await start();
     const storage: RewardStorage = memoryStorage();
     const first = bus({ storage });
     const player = await first.link('alice');
@@ -74,7 +67,7 @@ describe('an answer that is not the relay’s', () => {
   });
 
   it('fails link() with relay_unreachable, naming the address that answered and relayUrl', async () => {
-    relay = await startTestRelay();
+    const relay = await start();
     const b = bus({ fetch: foreignFirst('/v1/players', 404, 1).fetch });
     const linking = b.link('alice');
     await expect(linking).rejects.toMatchObject({ code: 'relay_unreachable' });
