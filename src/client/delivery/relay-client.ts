@@ -72,11 +72,14 @@ export function createRelayClient(options: RelayClientOptions) {
     } catch {
       body = undefined;
     }
-    if (res.ok) return { ok: true, status: res.status, body: body as T };
-    // Every refusal of the relay's is a problem document with its code. One without is another
-    // server's (a proxy's error page, a captive portal, a relayUrl that names the game's own
-    // host): the relay decided nothing, so nothing is ended on it. Taken as out of reach.
-    if (!(body && typeof body === 'object' && typeof (body as Problem).code === 'string')) {
+    // Every answer of the relay's is a JSON object, and every refusal a problem document with its
+    // code. Anything else is another server's (a proxy's error page, a maintenance page served
+    // as 200 while the relay restarts, a captive portal, a relayUrl that names the game's own
+    // host): the relay's answer, if any, is not in it, so nothing is ended or read from it.
+    // Taken as out of reach; what is sent again under its key gets the relay's own.
+    const object = !!body && typeof body === 'object';
+    if (res.ok && object) return { ok: true, status: res.status, body: body as T };
+    if (!(object && !res.ok && typeof (body as Problem).code === 'string')) {
       const type = res.headers.get('content-type')?.split(';')[0] || 'no content type';
       const why = `${base + path} answered ${res.status} (${type}), not the relay: check relayUrl and any proxy in front of the relay`;
       return { ok: false, status: 0, unreachable: true, foreign: { status: res.status, why } };
@@ -129,11 +132,11 @@ export function createRelayClient(options: RelayClientOptions) {
             : { ok: false, status: r.status, problem: r.problem, ...(r.retryAfter ? { retryAfterMs: r.retryAfter * 1000 } : {}) },
         );
       }
-      // Not now (offline, a lapsed token, too many, the relay or its proxy busy): each claim is
-      // told so, and waits. Another refusal of the batch's path (an older relay's 404, a proxy's
-      // 403 for it alone) is none of theirs: they go one by one.
+      // Not now (offline, a lapsed token, too many, the relay or its proxy busy, a maintenance
+      // page's 200): each claim is told so, and waits. Another refusal of the batch's path (an
+      // older relay's 404, a proxy's 403 for it alone) is none of theirs: they go one by one.
       const status = 'unreachable' in a ? (a.foreign?.status ?? 0) : a.status;
-      if (!a.ok && (status === 0 || status === 401 || status === 408 || status === 429 || status >= 500)) return claims.map(() => a as RelayAnswer<RewardRecord>);
+      if (!a.ok && (status < 300 || status === 401 || status === 408 || status === 429 || status >= 500)) return claims.map(() => a as RelayAnswer<RewardRecord>);
       batchMax = 1;
       const answers: RelayAnswer<RewardRecord>[] = [];
       for (const { idempotencyKey, ...body } of claims) answers.push(await claim(token, idempotencyKey, body));
