@@ -209,7 +209,9 @@ export class IntentQueue {
   async #drain(read: boolean) {
     for (;;) {
       if (this.#stopped) return;
-      if (read) await this.#readStore();
+      // A store that cannot be read (a suspended tab's IndexedDB gone, a disk failing) holds
+      // nothing this tab can act on: what it has in memory goes all the same, under its keys.
+      if (read) await this.#readStore().catch((err: unknown) => this.events.error(err));
       read = false;
       const now = Date.now();
       const player = this.o.sessions.current;
