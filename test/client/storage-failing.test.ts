@@ -35,6 +35,25 @@ async function lockTakenAfresh(relayUrl: string) {
 }
 
 describe('IndexedDB that fails while the game plays', () => {
+  it('past its quota: an unlock that could not be stored is not taken for another tab’s, but sent and paid once', async () => {
+    vi.stubGlobal('navigator', { locks: fakeLocks().locks });
+    const relay = await start();
+    const b = bus();
+    const { f } = current!;
+    await b.link('alice');
+    const errors: Error[] = [];
+    b.on('error', (e) => errors.push(e));
+    await lockTakenAfresh(relay.url);
+    f.writes = true;
+    const paid = next(b, 'reward:paid');
+    const id = b.unlock('first-coin');
+    // Before, the read that follows taking the lock found no such intent stored and, its write
+    // no longer pending, took it for one another tab had finished: dropped, never sent, never said.
+    expect((await paid).intent.id).toBe(id);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+    expect(errors.some((e) => e instanceof DOMException && e.name === 'QuotaExceededError')).toBe(true);
+  });
+
   it('that stopped answering (Safari’s, in a tab resumed): an unlock is sent from memory and paid once', async () => {
     vi.stubGlobal('navigator', { locks: fakeLocks().locks });
     const relay = await start();
