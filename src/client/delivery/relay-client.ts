@@ -52,7 +52,10 @@ export function createRelayClient(options: RelayClientOptions) {
 
   async function call<T>(method: 'GET' | 'POST', path: string, init: { token?: string; body?: unknown; key?: string; timeoutMs?: number }): Promise<RelayAnswer<T>> {
     const headers: Record<string, string> = {};
-    const req: RequestInit = { method, headers, signal: AbortSignal.timeout(init.timeoutMs ?? timeoutMs) };
+    // The relay never redirects: a redirect is a proxy's (http:// moved to https://, an old host).
+    // Followed, a POST would arrive as a GET (the relay's 405, or another route's 200, taken for
+    // its answer) and the player's token would go where it points. Never followed: out of reach.
+    const req: RequestInit = { method, headers, redirect: 'manual', signal: AbortSignal.timeout(init.timeoutMs ?? timeoutMs) };
     if (init.body !== undefined) {
       headers['content-type'] = 'application/json';
       req.body = JSON.stringify(init.body);
@@ -81,7 +84,10 @@ export function createRelayClient(options: RelayClientOptions) {
     if (res.ok && object) return { ok: true, status: res.status, body: body as T };
     if (!(object && !res.ok && typeof (body as Problem).code === 'string')) {
       const type = res.headers.get('content-type')?.split(';')[0] || 'no content type';
-      const why = `${base + path} answered ${res.status} (${type}), not the relay: check relayUrl and any proxy in front of the relay`;
+      const to = res.headers.get('location');
+      // A browser shows a redirect it did not follow as status 0, and not where it went.
+      const answered = res.type === 'opaqueredirect' ? 'redirected elsewhere' : `answered ${res.status} (${type})${to ? ` redirecting to ${to}` : ''}`;
+      const why = `${base + path} ${answered}, not the relay: check relayUrl and any proxy in front of the relay`;
       return { ok: false, status: 0, unreachable: true, foreign: { status: res.status, why } };
     }
     const retryAfter = Number(res.headers.get('retry-after'));
