@@ -69,3 +69,31 @@ describe('a relayUrl the operator’s proxy redirects (http:// moved to https://
     await expect(linking).rejects.toThrow(`${relayUrl}/v1/players answered 301 (text/html) redirecting to ${relay.url}/v1/players, not the relay: check relayUrl`);
   });
 });
+
+describe('a relayUrl whose path the proxy passes on as it is (nginx `location /rewards/ { proxy_pass http://relay; }`)', () => {
+  it('keeps a claim the relay answers 404 not_found at that path, and the mended address pays it once', async () => {
+    relay = await startTestRelay();
+    const storage: RewardStorage = memoryStorage();
+    relayUrl = relay.url;
+    const first = bus({ storage });
+    await first.link('alice');
+    first.destroy();
+    // The relay sees /rewards/v1/rewards: no such route (its own 404 problem document).
+    relayUrl = `${relay.url}/rewards`;
+    const b = bus({ storage });
+    const ended: string[] = [];
+    for (const e of ['reward:paid', 'reward:rejected', 'reward:failed', 'reward:review'] as const) b.on(e, (o) => ended.push(`${e} ${o.reason ?? ''}`.trim()));
+    let sent = 0;
+    b.on('reward:sent', () => sent++);
+    const id = b.unlock('first-coin')!;
+    await expect.poll(() => (ended.length ? Infinity : sent), { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
+    // Before: 'reward:rejected not_found', deleted, though no relay decided anything of it.
+    expect(ended).toEqual([]);
+    expect(b.pending().map((i) => i.id)).toEqual([id]);
+    b.destroy();
+    relayUrl = relay.url;
+    const paid = next(bus({ storage }), 'reward:paid');
+    expect((await paid).intent.id).toBe(id);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+});

@@ -50,7 +50,12 @@ export function createRelayClient(options: RelayClientOptions) {
   /** Claims per request: more than one once the catalog says the relay takes batches. */
   let batchMax = 1;
 
-  async function call<T>(method: 'GET' | 'POST', path: string, init: { token?: string; body?: unknown; key?: string; timeoutMs?: number }): Promise<RelayAnswer<T>> {
+  /** `everyRelay`: a route every relay has, so its `not_found` or `method_not_allowed` says the address is wrong, not the request. */
+  async function call<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    init: { token?: string; body?: unknown; key?: string; timeoutMs?: number; everyRelay?: true },
+  ): Promise<RelayAnswer<T>> {
     const headers: Record<string, string> = {};
     // The relay never redirects: a redirect is a proxy's (http:// moved to https://, an old host).
     // Followed, a POST would arrive as a GET (the relay's 405, or another route's 200, taken for
@@ -90,6 +95,12 @@ export function createRelayClient(options: RelayClientOptions) {
       const why = `${base + path} ${answered}, not the relay: check relayUrl and any proxy in front of the relay`;
       return { ok: false, status: 0, unreachable: true, foreign: { status: res.status, why } };
     }
+    const { code } = body as Problem;
+    // A relay, but not at this path (a proxy that passes relayUrl's path on as it is): it decided nothing.
+    if (init.everyRelay && (code === 'not_found' || code === 'method_not_allowed')) {
+      const why = `${base + path} answered ${res.status} ${code}: a relay, but not at this path: check relayUrl's path and any proxy in front of the relay`;
+      return { ok: false, status: 0, unreachable: true, foreign: { status: res.status, why } };
+    }
     const retryAfter = Number(res.headers.get('retry-after'));
     const failed: RelayAnswer<T> = { ok: false, status: res.status, problem: body as Problem };
     if (retryAfter > 0) failed.retryAfterMs = retryAfter * 1000;
@@ -97,7 +108,7 @@ export function createRelayClient(options: RelayClientOptions) {
   }
 
   /** The same key must carry the same body on every attempt (a proof included), or the relay answers 422. */
-  const claim = (token: string, key: string, body: RewardClaim) => call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs });
+  const claim = (token: string, key: string, body: RewardClaim) => call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs, everyRelay: true });
 
   return {
     /** `guestToken`: a guest's, whose credits move to the player (balance mode). */
@@ -105,14 +116,16 @@ export function createRelayClient(options: RelayClientOptions) {
       call<PlayerSession>('POST', '/v1/players', {
         body: { gamertag, ...(guestToken ? { guestToken } : {}), ...(referralCode ? { referralCode } : {}) },
         timeoutMs: claimTimeoutMs,
+        everyRelay: true,
       }),
     /** The player's own referral code (a relay with a referral program). */
     referralCode: (token: string) => call<ReferralCodeResponse>('GET', '/v1/referral-code', { token }),
     /** A guest (balance mode): earns before a gamertag is linked. With a guest's token: the same guest, renewed. */
-    guest: (guestToken?: string) => call<PlayerSession>('POST', '/v1/players', { body: guestToken ? { guestToken } : {} }),
+    guest: (guestToken?: string) => call<PlayerSession>('POST', '/v1/players', { body: guestToken ? { guestToken } : {}, everyRelay: true }),
     balance: (token: string) => call<BalanceView>('GET', '/v1/balance', { token }),
     /** The same key on every attempt: the relay pays a withdrawal at most once. */
-    withdraw: (token: string, key: string, body: WithdrawalRequest) => call<WithdrawalView>('POST', '/v1/withdrawals', { token, key, body, timeoutMs: claimTimeoutMs }),
+    withdraw: (token: string, key: string, body: WithdrawalRequest) =>
+      call<WithdrawalView>('POST', '/v1/withdrawals', { token, key, body, timeoutMs: claimTimeoutMs, everyRelay: true }),
     /** Witnessed play: a heartbeat while the game is visible. */
     play: (token: string) => call<{ playSeconds: number }>('POST', '/v1/play', { token }),
     claim,
