@@ -73,3 +73,36 @@ describe('a relay upgraded while a claim is on its way', () => {
     expect(relay.sandbox!.payments()).toHaveLength(0);
   });
 });
+
+describe('a relay whose catalog the next release grew', () => {
+  it('queues an achievement the stored catalog does not know yet while the relay is out of reach, and it is paid once back', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'rewardbus-upgrade-'));
+    relay = await startTestRelay({}, {}, dataDir);
+    const storage = memoryStorage();
+    const net = proxy();
+    // Last session, on the old release: the demo's catalog stored on this device.
+    const before = bus({ fetch: net.fetch, storage });
+    await before.link('alice');
+    await before.catalog();
+    before.destroy();
+    await relay.close({ graceMs: 0 });
+    const gem = { id: 'gem', title: 'Gem', sats: 7, repeat: { kind: 'once' as const } };
+    relay = await startTestRelay({}, { relay: { catalog: [...DEFAULT_CATALOG, gem] } }, dataDir);
+    dataDir = undefined;
+    // The game's new release, which unlocks gem, starts where the relay cannot be reached.
+    net.offline = true;
+    const b = bus({ fetch: net.fetch, storage });
+    await b.ready;
+    const skipped: string[] = [];
+    b.on('reward:skipped', (s) => skipped.push(s.reason));
+    const paid = next(b, 'reward:paid');
+    const id = b.unlock('gem');
+    // Before: skipped as unknown_achievement by the catalog of the last release: never sent.
+    expect(skipped).toEqual([]);
+    expect(id).toBeDefined();
+    net.offline = false;
+    void b.flush();
+    expect((await paid).intent.id).toBe(id);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+});
