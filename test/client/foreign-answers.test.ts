@@ -145,3 +145,47 @@ describe('an answer that is not the relay’s', () => {
     expect(relay.sandbox!.payments().filter((p) => p.gamertag === 'ada')).toHaveLength(1);
   });
 });
+
+describe('a success that is JSON but no record of the relay’s', () => {
+  it('keeps a claim another server answered 200 {"status":"ok"}, and it is paid once when the relay answers', async () => {
+    relay = await startTestRelay();
+    let other = 1;
+    const b = bus({
+      fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+        // The game's own backend, say, which answers any POST it does not know with its health.
+        if (new URL(String(input)).pathname === '/v1/rewards' && init?.method === 'POST' && other-- > 0) return Response.json({ status: 'ok' });
+        return fetch(input, init);
+      }) as typeof fetch,
+    });
+    await b.link('alice');
+    const events = heard(b);
+    const paid = next(b, 'reward:paid');
+    const id = b.unlock('first-coin');
+    // Before, 'ok' was read as a status this client does not know: said reward:review and deleted,
+    // a review no relay had, so never settled.
+    expect((await paid).intent.id).toBe(id);
+    expect(events).toEqual(['reward:paid']);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+
+  it('sends a withdrawal again under its key when another server answered it 200 {"status":"ok"}: said paid, paid once', async () => {
+    relay = await startTestRelay({ RELAY_PAYOUT_MODE: 'balance', RELAY_MIN_WITHDRAWAL_SATS: '10' });
+    let other = 1;
+    const b = bus({
+      fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+        if (new URL(String(input)).pathname === '/v1/withdrawals' && init?.method === 'POST' && other-- > 0) return Response.json({ status: 'ok' });
+        return fetch(input, init);
+      }) as typeof fetch,
+    });
+    await b.link('ada');
+    const credited = next(b, 'reward:credited');
+    b.unlock('first-coin');
+    await credited;
+    const said: string[] = [];
+    for (const e of ['withdrawal:paid', 'withdrawal:failed', 'withdrawal:review'] as const) b.on(e, () => said.push(e));
+    // Before, withdraw() resolved with { status: 'ok' } and said withdrawal:review: nothing had been asked of the relay.
+    expect(await b.withdraw()).toMatchObject({ sats: 21, status: 'paid' });
+    expect(said).toEqual(['withdrawal:paid']);
+    expect(relay.sandbox!.payments().filter((p) => p.gamertag === 'ada')).toHaveLength(1);
+  });
+});

@@ -292,8 +292,11 @@ export class IntentQueue {
     if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
     this.setOnline(true);
     if (a.ok) {
-      // A 2xx that is no reward record (a captive portal's page, a proxy's) is no answer: sent again.
-      const event = typeof a.body?.status === 'string' ? eventOf(a.body.status) : undefined;
+      // A 2xx that is no record of this claim (a captive portal's page, a proxy's, another server's
+      // JSON with a `status` of its own) is no answer: sent again.
+      const r = a.body;
+      const record = typeof r?.id === 'string' && typeof r.status === 'string' && (r.idempotencyKey === undefined || r.idempotencyKey === intent.id);
+      const event = record ? eventOf(r.status) : undefined;
       return event ? this.#finish(intent, event, a.body, a.body.reason) : this.#retry(intent);
     }
     if (a.status === 401) {
