@@ -42,9 +42,13 @@ async function take(fs: typeof Fs, lock: string, me: string): Promise<boolean> {
   }
   try {
     await handle.writeFile(me);
-  } finally {
+  } catch (err) {
+    // No room to say who holds it (a full disk): left empty, every writer would wait out STALE_LOCK_MS.
     await handle.close();
+    await fs.unlink(lock).catch(() => undefined);
+    throw err;
   }
+  await handle.close();
   return true;
 }
 

@@ -52,6 +52,17 @@ function withdrawalOf(r: RewardRecord): WithdrawalView {
   };
 }
 
+/** A 2xx that is no withdrawal (another server's JSON with a `status` of its own) is no answer of the relay's: out of reach. */
+function noWithdrawal(a: RelayAnswer<WithdrawalView>): RelayAnswer<WithdrawalView> {
+  if (!a.ok || (typeof a.body.id === 'string' && typeof a.body.status === 'string')) return a;
+  return {
+    ok: false,
+    status: 0,
+    unreachable: true,
+    foreign: { status: a.status, why: `a withdrawal was answered ${a.status} with no withdrawal: check relayUrl and any proxy in front of the relay` },
+  };
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -122,7 +133,7 @@ export class Wallet {
     for (let attempt = 0; ; attempt++) {
       const player = await this.p.session();
       if (player.guest) throw new RewardBusError('gamertag_required', 'Link a gamertag to withdraw');
-      const a = await this.p.relay.withdraw(player.token, key, body);
+      const a = noWithdrawal(await this.p.relay.withdraw(player.token, key, body));
       if (a.ok) {
         this.heard(a.body, true);
         return a.body;

@@ -50,9 +50,17 @@ export function createRelayClient(options: RelayClientOptions) {
   /** Claims per request: more than one once the catalog says the relay takes batches. */
   let batchMax = 1;
 
-  async function call<T>(method: 'GET' | 'POST', path: string, init: { token?: string; body?: unknown; key?: string; timeoutMs?: number }): Promise<RelayAnswer<T>> {
+  /** `everyRelay`: a route every relay has, so its `not_found` or `method_not_allowed` says the address is wrong, not the request. */
+  async function call<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    init: { token?: string; body?: unknown; key?: string; timeoutMs?: number; everyRelay?: true },
+  ): Promise<RelayAnswer<T>> {
     const headers: Record<string, string> = {};
-    const req: RequestInit = { method, headers, signal: AbortSignal.timeout(init.timeoutMs ?? timeoutMs) };
+    // The relay never redirects: a redirect is a proxy's (http:// moved to https://, an old host).
+    // Followed, a POST would arrive as a GET (the relay's 405, or another route's 200, taken for
+    // its answer) and the player's token would go where it points. Never followed: out of reach.
+    const req: RequestInit = { method, headers, redirect: 'manual', signal: AbortSignal.timeout(init.timeoutMs ?? timeoutMs) };
     if (init.body !== undefined) {
       headers['content-type'] = 'application/json';
       req.body = JSON.stringify(init.body);
@@ -72,13 +80,25 @@ export function createRelayClient(options: RelayClientOptions) {
     } catch {
       body = undefined;
     }
-    if (res.ok) return { ok: true, status: res.status, body: body as T };
-    // Every refusal of the relay's is a problem document with its code. One without is another
-    // server's (a proxy's error page, a captive portal, a relayUrl that names the game's own
-    // host): the relay decided nothing, so nothing is ended on it. Taken as out of reach.
-    if (!(body && typeof body === 'object' && typeof (body as Problem).code === 'string')) {
+    // Every answer of the relay's is a JSON object, and every refusal a problem document with its
+    // code. Anything else is another server's (a proxy's error page, a maintenance page served
+    // as 200 while the relay restarts, a captive portal, a relayUrl that names the game's own
+    // host): the relay's answer, if any, is not in it, so nothing is ended or read from it.
+    // Taken as out of reach; what is sent again under its key gets the relay's own.
+    const object = !!body && typeof body === 'object';
+    if (res.ok && object) return { ok: true, status: res.status, body: body as T };
+    if (!(object && !res.ok && typeof (body as Problem).code === 'string')) {
       const type = res.headers.get('content-type')?.split(';')[0] || 'no content type';
-      const why = `${base + path} answered ${res.status} (${type}), not the relay: check relayUrl and any proxy in front of the relay`;
+      const to = res.headers.get('location');
+      // A browser shows a redirect it did not follow as status 0, and not where it went.
+      const answered = res.type === 'opaqueredirect' ? 'redirected elsewhere' : `answered ${res.status} (${type})${to ? ` redirecting to ${to}` : ''}`;
+      const why = `${base + path} ${answered}, not the relay: check relayUrl and any proxy in front of the relay`;
+      return { ok: false, status: 0, unreachable: true, foreign: { status: res.status, why } };
+    }
+    const { code } = body as Problem;
+    // A relay, but not at this path (a proxy that passes relayUrl's path on as it is): it decided nothing.
+    if (init.everyRelay && (code === 'not_found' || code === 'method_not_allowed')) {
+      const why = `${base + path} answered ${res.status} ${code}: a relay, but not at this path: check relayUrl's path and any proxy in front of the relay`;
       return { ok: false, status: 0, unreachable: true, foreign: { status: res.status, why } };
     }
     const retryAfter = Number(res.headers.get('retry-after'));
@@ -88,7 +108,7 @@ export function createRelayClient(options: RelayClientOptions) {
   }
 
   /** The same key must carry the same body on every attempt (a proof included), or the relay answers 422. */
-  const claim = (token: string, key: string, body: RewardClaim) => call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs });
+  const claim = (token: string, key: string, body: RewardClaim) => call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs, everyRelay: true });
 
   return {
     /** `guestToken`: a guest's, whose credits move to the player (balance mode). */
@@ -96,14 +116,16 @@ export function createRelayClient(options: RelayClientOptions) {
       call<PlayerSession>('POST', '/v1/players', {
         body: { gamertag, ...(guestToken ? { guestToken } : {}), ...(referralCode ? { referralCode } : {}) },
         timeoutMs: claimTimeoutMs,
+        everyRelay: true,
       }),
     /** The player's own referral code (a relay with a referral program). */
     referralCode: (token: string) => call<ReferralCodeResponse>('GET', '/v1/referral-code', { token }),
     /** A guest (balance mode): earns before a gamertag is linked. With a guest's token: the same guest, renewed. */
-    guest: (guestToken?: string) => call<PlayerSession>('POST', '/v1/players', { body: guestToken ? { guestToken } : {} }),
+    guest: (guestToken?: string) => call<PlayerSession>('POST', '/v1/players', { body: guestToken ? { guestToken } : {}, everyRelay: true }),
     balance: (token: string) => call<BalanceView>('GET', '/v1/balance', { token }),
     /** The same key on every attempt: the relay pays a withdrawal at most once. */
-    withdraw: (token: string, key: string, body: WithdrawalRequest) => call<WithdrawalView>('POST', '/v1/withdrawals', { token, key, body, timeoutMs: claimTimeoutMs }),
+    withdraw: (token: string, key: string, body: WithdrawalRequest) =>
+      call<WithdrawalView>('POST', '/v1/withdrawals', { token, key, body, timeoutMs: claimTimeoutMs, everyRelay: true }),
     /** Witnessed play: a heartbeat while the game is visible. */
     play: (token: string) => call<{ playSeconds: number }>('POST', '/v1/play', { token }),
     claim,
@@ -129,11 +151,11 @@ export function createRelayClient(options: RelayClientOptions) {
             : { ok: false, status: r.status, problem: r.problem, ...(r.retryAfter ? { retryAfterMs: r.retryAfter * 1000 } : {}) },
         );
       }
-      // Not now (offline, a lapsed token, too many, the relay or its proxy busy): each claim is
-      // told so, and waits. Another refusal of the batch's path (an older relay's 404, a proxy's
-      // 403 for it alone) is none of theirs: they go one by one.
+      // Not now (offline, a lapsed token, too many, the relay or its proxy busy, a maintenance
+      // page's 200): each claim is told so, and waits. Another refusal of the batch's path (an
+      // older relay's 404, a proxy's 403 for it alone) is none of theirs: they go one by one.
       const status = 'unreachable' in a ? (a.foreign?.status ?? 0) : a.status;
-      if (!a.ok && (status === 0 || status === 401 || status === 408 || status === 429 || status >= 500)) return claims.map(() => a as RelayAnswer<RewardRecord>);
+      if (!a.ok && (status < 300 || status === 401 || status === 408 || status === 429 || status >= 500)) return claims.map(() => a as RelayAnswer<RewardRecord>);
       batchMax = 1;
       const answers: RelayAnswer<RewardRecord>[] = [];
       for (const { idempotencyKey, ...body } of claims) answers.push(await claim(token, idempotencyKey, body));

@@ -4,6 +4,8 @@ import type { RewardStorage, WriteBatch } from '../storage/index.js';
 
 /** A token this close to its expiry is renewed before use. */
 const RENEW_BEFORE_MS = 60_000;
+/** Whether a session's token is lapsed or about to, by this device's clock. */
+const lapsing = (s: PlayerSession) => Date.parse(s.expiresAt) - RENEW_BEFORE_MS <= Date.now();
 
 /**
  * The players this device has linked and their tokens: the current one, and the others whose
@@ -16,6 +18,13 @@ export class PlayerSessions {
   readonly #byUser = new Map<string, PlayerSession>();
   /** When each player's session on the relay began, by this device's clock: its link here. */
   readonly #linkedAt = new Map<string, number>();
+  /**
+   * Players whose renewed token came already lapsed by this device's clock: it is ahead of the
+   * relay's by about a token's life or more (moved forward to skip a game's timers), and says
+   * nothing of the token. Used until the relay refuses it; renewing by this clock would link
+   * before every request, each link a new session whose play time starts again.
+   */
+  readonly #clockAhead = new Set<string>();
   /** Renewals under way, by player. */
   readonly #renewing = new Map<string, Promise<PlayerSession | undefined | 'unreachable'>>();
 
@@ -61,6 +70,7 @@ export class PlayerSessions {
 
   /** The relay refused this player's token: renew it before the next use. */
   expire(userId: string) {
+    this.#clockAhead.delete(userId);
     const s = this.#byUser.get(userId);
     if (s) this.#byUser.set(userId, { ...s, expiresAt: new Date(0).toISOString() });
   }
@@ -77,7 +87,7 @@ export class PlayerSessions {
       // Kept: the outcome of this player's intent is said with their gamertag (gamertagOf), not the current player's.
       if (s) this.#byUser.set(userId, s);
     }
-    if (!s || Date.parse(s.expiresAt) - RENEW_BEFORE_MS > Date.now()) return s;
+    if (!s || this.#clockAhead.has(userId) || !lapsing(s)) return s;
     // One renewal at a time per player: the queue and the account (balance, play) find a lapsed
     // token together, and each asking would link (or renew a guest) twice.
     let renewing = this.#renewing.get(userId);
@@ -105,6 +115,7 @@ export class PlayerSessions {
       return undefined;
     }
     this.#set(a.body);
+    if (lapsing(a.body)) this.#clockAhead.add(userId);
     if (this.#current?.userId === userId) this.#current = a.body;
     return a.body;
   }

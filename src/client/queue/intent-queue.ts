@@ -214,7 +214,9 @@ export class IntentQueue {
   async #drain(read: boolean) {
     for (;;) {
       if (this.#stopped) return;
-      if (read) await this.#readStore();
+      // A store that cannot be read (a suspended tab's IndexedDB gone, a disk failing) holds
+      // nothing this tab can act on: what it has in memory goes all the same, under its keys.
+      if (read) await this.#readStore().catch((err: unknown) => this.events.error(err));
       read = false;
       const now = Date.now();
       const player = this.o.sessions.current;
@@ -297,8 +299,11 @@ export class IntentQueue {
     if ('unreachable' in a) return this.#retry(intent, 0, 'unreachable');
     this.setOnline(true);
     if (a.ok) {
-      // A 2xx that is no reward record (a captive portal's page, a proxy's) is no answer: sent again.
-      const event = typeof a.body?.status === 'string' ? eventOf(a.body.status) : undefined;
+      // A 2xx that is no record of this claim (a captive portal's page, a proxy's, another server's
+      // JSON with a `status` of its own) is no answer: sent again.
+      const r = a.body;
+      const record = typeof r?.id === 'string' && typeof r.status === 'string' && (r.idempotencyKey === undefined || r.idempotencyKey === intent.id);
+      const event = record ? eventOf(r.status) : undefined;
       return event ? this.#finish(intent, event, a.body, a.body.reason) : this.#retry(intent);
     }
     if (a.status === 401) {

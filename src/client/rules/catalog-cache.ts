@@ -13,6 +13,8 @@ export class CatalogCache {
   payoutMode: PayoutMode | undefined;
   /** The relay's tournaments (their titles name a prize's toast); empty until known. */
   tournaments: TournamentCatalogEntry[] = [];
+  /** The relay's own catalog was read this session: not only the one a past session stored. */
+  fresh = false;
   #fetch: Promise<void> | undefined;
 
   constructor(
@@ -53,6 +55,7 @@ export class CatalogCache {
       this.byId = new Map(a.body.achievements.map((c) => [c.id, c]));
       this.payoutMode = a.body.payoutMode ?? 'instant';
       this.tournaments = a.body.tournaments ?? [];
+      this.fresh = true;
       this.writes.write([
         ['catalog', a.body.achievements],
         ['payoutMode', this.payoutMode],

@@ -11,6 +11,8 @@ export function createWriteBatch(storage: RewardStorage, onError: (err: unknown)
   let keys: string[] = [];
   let values: unknown[] = [];
   let written: Promise<void> = Promise.resolve();
+  /** Keys whose last write failed (past the quota, a full disk): the store may not hold what this tab does. */
+  const failed = new Set<string>();
   const store = () => {
     const last = new Map<string, unknown>();
     for (let i = 0; i < keys.length; i++) last.set(keys[i]!, values[i]);
@@ -21,7 +23,15 @@ export function createWriteBatch(storage: RewardStorage, onError: (err: unknown)
     for (const [k, v] of last) v === undefined ? dels.push(k) : sets.push([k, v]);
     // In one transaction where the store can (IndexedDB): one commit, not two in a row.
     const stored = storage.write ? storage.write(sets, dels) : Promise.all([sets.length && storage.setMany(sets), dels.length && storage.delMany(dels)]);
-    return stored.then(() => undefined, onError);
+    return stored.then(
+      () => {
+        for (const k of last.keys()) failed.delete(k);
+      },
+      (err: unknown) => {
+        for (const k of last.keys()) failed.add(k);
+        onError(err);
+      },
+    );
   };
   const batch = {
     /** Queues one key's value (undefined: delete) for this turn's transaction. */
@@ -37,8 +47,11 @@ export function createWriteBatch(storage: RewardStorage, onError: (err: unknown)
     get written() {
       return written;
     },
-    /** True while a write of `key` waits for its turn. */
-    pending: (key: string) => keys.includes(key),
+    /**
+     * True while a write of `key` waits for its turn, or when its last write failed: what the
+     * store holds for it (perhaps nothing) is not what this tab wrote, nor another tab's doing.
+     */
+    pending: (key: string) => keys.includes(key) || failed.has(key),
   };
   return batch;
 }

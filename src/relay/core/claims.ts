@@ -100,6 +100,11 @@ export function createClaims({
   return async function claim(player: PlayerClaims, key: string, body: RewardClaim, request: Request, address?: string): Promise<ClaimOutcome> {
     const achievement = catalog.get(body.achievementId);
     if (!achievement) {
+      // A key decided before a release dropped or renamed its achievement is answered as it
+      // stands: its retry (the first answer lost) must not tell a paid player it was refused.
+      const before = await ledger.find(player.userId, key);
+      const replay = before && known(before, requestHash(body));
+      if (replay) return replay;
       if (catalog.tournaments?.has(body.achievementId)) return { kind: 'not_claimable' };
       return catalog.referrals?.has(body.achievementId) ? { kind: 'referral_not_claimable' } : { kind: 'unknown_achievement' };
     }
