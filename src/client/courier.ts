@@ -110,7 +110,10 @@ export class Courier {
         void this.#account.sessionFor(userId).catch(() => undefined);
       },
     );
-    this.#earned = new LastEarned((id) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history));
+    this.#earned = new LastEarned(
+      (id, ahead) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history, ahead),
+      () => this.#relay.clock.most,
+    );
     /** The game's tabs take turns under Web Locks of this name (one per relay). */
     const lockName = (this.#name = `rewardbus:${options.relayUrl}`);
     this.#queue = new IntentQueue(

@@ -27,7 +27,8 @@ export function unlock(p: UnlockParts, achievementId: string, details?: RewardIn
   const catalog = p.catalog.byId;
   const entry = catalog?.get(achievementId);
   // An id that only a past session's catalog lacks may be a later release's: the relay decides it.
-  const block = catalog && (entry || p.catalog.fresh) && earnBlock(entry, p.earned.get(achievementId), now);
+  // get() first: it reads the relay's clock that ahead then says.
+  const block = catalog && (entry || p.catalog.fresh) && earnBlock(entry, p.earned.get(achievementId), now, p.earned.ahead);
   if (block) {
     p.bus.emit('reward:skipped', { achievementId, ...block });
     return undefined;

@@ -16,6 +16,8 @@ import type {
   WithdrawalRequestView,
   WithdrawalView,
 } from '../../wire/relay-api.js';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../../wire/relay-api.js';
+import { RelayClock } from './relay-clock.js';
 
 /**
  * What one request to the relay came to. `unreachable`: no answer from the relay (network,
@@ -40,6 +42,11 @@ export interface RelayClientOptions {
  */
 const CLAIM_TIMEOUT_MS = 30_000;
 
+/** A claim's record made for this request (not a replay's): created while it was under way. */
+const createdNow = (r: RewardRecord, replayed: boolean) => (replayed || typeof r.createdAt !== 'string' ? [] : [r.createdAt]);
+const batchCreatedNow = (b: RewardClaimBatchResult) =>
+  (Array.isArray(b.results) ? b.results : []).flatMap((r) => (r && 'reward' in r && !r.replayed && typeof r.reward?.createdAt === 'string' ? [r.reward.createdAt] : []));
+
 const resumeAfter = (lastEventId: string | undefined) => (lastEventId ? `&lastEventId=${encodeURIComponent(lastEventId)}` : '');
 
 /** The relay's HTTP API v1, from the game's side. */
@@ -49,12 +56,21 @@ export function createRelayClient(options: RelayClientOptions) {
   let claimTimeoutMs = Math.max(timeoutMs, CLAIM_TIMEOUT_MS);
   /** Claims per request: more than one once the catalog says the relay takes batches. */
   let batchMax = 1;
+  const clock = new RelayClock();
 
   /** `everyRelay`: a route every relay has, so its `not_found` or `method_not_allowed` says the address is wrong, not the request. */
   async function call<T>(
     method: 'GET' | 'POST',
     path: string,
-    init: { token?: string; body?: unknown; key?: string; timeoutMs?: number; everyRelay?: true },
+    init: {
+      token?: string;
+      body?: unknown;
+      key?: string;
+      timeoutMs?: number;
+      everyRelay?: true;
+      /** When the relay created what it answers, for this request (a claim's new record): it bounds the relay's clock. */
+      created?: (body: T, replayed: boolean) => Iterable<string>;
+    },
   ): Promise<RelayAnswer<T>> {
     const headers: Record<string, string> = {};
     // The relay never redirects: a redirect is a proxy's (http:// moved to https://, an old host).
@@ -68,6 +84,7 @@ export function createRelayClient(options: RelayClientOptions) {
     if (init.token) headers.authorization = `Bearer ${init.token}`;
     if (init.key) headers['idempotency-key'] = init.key;
     let res: Response;
+    const sent = Date.now();
     try {
       // The runtime's fetch is looked up at each call, so a page that replaces it later is heard.
       res = await (options.fetch ?? fetch)(base + path, req);
@@ -80,13 +97,22 @@ export function createRelayClient(options: RelayClientOptions) {
     } catch {
       body = undefined;
     }
+    const received = Date.now();
+    /** The relay's own answer: its clock, where it can be read (no shared cache keeps a POST's or a player's answer). */
+    const stamped = () => {
+      if (init.token || method === 'POST') clock.read(Date.parse(res.headers.get('date') ?? ''), sent, received, 1000);
+    };
     // Every answer of the relay's is a JSON object, and every refusal a problem document with its
     // code. Anything else is another server's (a proxy's error page, a maintenance page served
     // as 200 while the relay restarts, a captive portal, a relayUrl that names the game's own
     // host): the relay's answer, if any, is not in it, so nothing is ended or read from it.
     // Taken as out of reach; what is sent again under its key gets the relay's own.
     const object = !!body && typeof body === 'object';
-    if (res.ok && object) return { ok: true, status: res.status, body: body as T };
+    if (res.ok && object) {
+      stamped();
+      for (const at of init.created?.(body as T, res.headers.has(IDEMPOTENT_REPLAYED_HEADER)) ?? []) clock.read(Date.parse(at), sent, received);
+      return { ok: true, status: res.status, body: body as T };
+    }
     if (!(object && !res.ok && typeof (body as Problem).code === 'string')) {
       const type = res.headers.get('content-type')?.split(';')[0] || 'no content type';
       const to = res.headers.get('location');
@@ -95,6 +121,7 @@ export function createRelayClient(options: RelayClientOptions) {
       const why = `${base + path} ${answered}, not the relay: check relayUrl and any proxy in front of the relay`;
       return { ok: false, status: 0, unreachable: true, foreign: { status: res.status, why } };
     }
+    stamped();
     const { code } = body as Problem;
     // A relay, but not at this path (a proxy that passes relayUrl's path on as it is): it decided nothing.
     if (init.everyRelay && (code === 'not_found' || code === 'method_not_allowed')) {
@@ -108,9 +135,12 @@ export function createRelayClient(options: RelayClientOptions) {
   }
 
   /** The same key must carry the same body on every attempt (a proof included), or the relay answers 422. */
-  const claim = (token: string, key: string, body: RewardClaim) => call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs, everyRelay: true });
+  const claim = (token: string, key: string, body: RewardClaim) =>
+    call<RewardRecord>('POST', '/v1/rewards', { token, key, body, timeoutMs: claimTimeoutMs, everyRelay: true, created: createdNow });
 
   return {
+    /** How far the relay's clock is ahead of this device's, as its answers bound it. */
+    clock,
     /** `guestToken`: a guest's, whose credits move to the player (balance mode). */
     link: (gamertag: string, guestToken?: string, referralCode?: string) =>
       call<PlayerSession>('POST', '/v1/players', {
@@ -138,7 +168,7 @@ export function createRelayClient(options: RelayClientOptions) {
      * not match them) ends none of them: they are sent again one by one.
      */
     claimAll: async (token: string, claims: BatchedRewardClaim[]): Promise<RelayAnswer<RewardRecord>[]> => {
-      const a = await call<RewardClaimBatchResult>('POST', '/v1/rewards/batch', { token, body: { claims }, timeoutMs: claimTimeoutMs });
+      const a = await call<RewardClaimBatchResult>('POST', '/v1/rewards/batch', { token, body: { claims }, timeoutMs: claimTimeoutMs, created: batchCreatedNow });
       const results = a.ok ? a.body?.results : undefined;
       if (
         Array.isArray(results) &&

@@ -37,7 +37,10 @@ async function outcomesOn(storage: RewardStorage = memoryStorage()) {
   const writes = createWriteBatch(storage, (err) => {
     throw err;
   });
-  const earned = new LastEarned(() => undefined);
+  const earned = new LastEarned(
+    () => undefined,
+    () => 0,
+  );
   const outcomes = new Outcomes({
     emit: (event, outcome) => said.push({ event, outcome }),
     storage,

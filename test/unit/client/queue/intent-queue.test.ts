@@ -74,7 +74,10 @@ function queueOn(
   });
   const expire = vi.fn();
   let queue: IntentQueue;
-  const earned = new LastEarned((id) => lastEarned(id, 'u1', queue.list(), []));
+  const earned = new LastEarned(
+    (id, ahead) => lastEarned(id, 'u1', queue.list(), [], ahead),
+    () => 0,
+  );
   queue = new IntentQueue(
     {
       storage,

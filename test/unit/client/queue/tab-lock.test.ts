@@ -27,7 +27,10 @@ function queueOn(storage: RewardStorage, claim: RelayClient['claim'], settled: s
       }),
       relay: { claim, batchMax: 1 } as unknown as RelayClient,
       sessions: { current: player, forUser: async () => player, expire: () => undefined },
-      earned: new LastEarned(() => undefined),
+      earned: new LastEarned(
+        () => undefined,
+        () => 0,
+      ),
       lockName: 'game',
       tab: 'tab-1',
       knock: () => undefined,
