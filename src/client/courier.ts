@@ -102,6 +102,11 @@ export class Courier {
           this.#account.forgetRamp();
           this.#bus.emit('ramp:failed', e);
         },
+        // Cut before it heard an event to resume after: what it missed (a hold approved, a reward
+        // paid on another device) is in the history, which says what this device saw waiting.
+        missed: () => {
+          if (!this.#destroyed) void this.#refreshHistory();
+        },
       },
       options.eventSource,
       // Its token was refused (lapsed: the relay ended its stream): link again, as a refused claim does.

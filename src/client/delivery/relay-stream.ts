@@ -7,6 +7,11 @@ export interface RelayStreamHandlers {
   reward(record: RewardRecord): void;
   completed: RewardBusEvents['ramp:completed'];
   failed: RewardBusEvents['ramp:failed'];
+  /**
+   * A connection opened where events may have been missed: the player's stream listened before
+   * (cut, or on a lapsed token) and heard no event to resume after, so this one starts from now.
+   */
+  missed?(): void;
 }
 
 /** An EventSource class: the browser's, or one for runtimes without it (Node 20). */
@@ -44,7 +49,8 @@ const RECONNECT_MAX_MS = 30_000;
  * Each connection opens with a single-use ticket (`POST /v1/events/ticket`), never the player's
  * token in the URL, where access logs would keep it. A ticket opens one connection only, so the
  * browser's own reconnection (same URL) cannot work: on an error this closes the stream and opens
- * a new one with a new ticket, resuming after the last event heard. A relay without tickets
+ * a new one with a new ticket, resuming after the last event heard (none heard: `missed` once it
+ * is open, for the caller to read what it missed elsewhere). A relay without tickets
  * (before 0.3) gets the token in the URL, as before. The relay ends a stream when its token
  * lapses: the next ticket is refused (401), and the player's session is renewed (`renew`), as a
  * refused claim's is; the renewed token reopens the stream.
@@ -59,6 +65,8 @@ export class PlayerStream {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Which open() a connection under way belongs to: one that is no longer current opens nothing. */
   #generation = 0;
+  /** The player's stream listened before this connection: events may have been said in between. */
+  #gap = false;
 
   constructor(
     private readonly relay: Pick<RelayClient, 'eventTicket' | 'eventsUrl' | 'eventsUrlWithToken'>,
@@ -79,6 +87,7 @@ export class PlayerStream {
     this.#token = player?.token;
     this.#userId = player?.userId;
     this.#lastEventId = resume;
+    this.#gap = same;
     // The same player's renewed token keeps the backoff: a relay that refused each new token
     // would otherwise be asked for a link again at once, every time.
     if (!same) this.#attempt = 0;
@@ -109,10 +118,18 @@ export class PlayerStream {
     if (generation !== this.#generation) return;
     if (url === 'lapsed') return this.#renewAfterBackoff(generation);
     if (url === 'later') return this.#reconnect(token, generation);
+    // Resumed after the last event heard, the relay says what was missed; from now, it does not.
+    const missed = this.#gap && this.#lastEventId === undefined;
     const stream = listenToRelay(url, this.on, this.Source || undefined, (id) => (this.#lastEventId = id));
     if (!stream) return;
     this.#stream = stream;
-    stream.addEventListener('open', () => (this.#attempt = 0));
+    stream.addEventListener('open', () => {
+      this.#attempt = 0;
+      if (this.#stream !== stream) return;
+      this.#gap = false;
+      // Read once this stream is live, so what comes after is heard on it.
+      if (missed) this.on.missed?.();
+    });
     stream.addEventListener('error', () => {
       if (this.#stream !== stream) return;
       this.#drop();
@@ -121,6 +138,7 @@ export class PlayerStream {
   }
 
   #reconnect(token: string, generation: number) {
+    this.#gap = true;
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => void this.#connect(token, generation), backoffDelay(this.#attempt++, { baseMs: 1000, maxMs: RECONNECT_MAX_MS }));
     // Under Node a reconnection to come does not hold the process open by itself.
