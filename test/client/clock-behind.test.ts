@@ -28,7 +28,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The relay's answers without their Date header, as a page on another origin reads them (the relay does not expose it). */
+/** The relay's answers without their Date header, as a page on another origin reads a relay that does not expose it (before 0.3). */
 const withoutDate = (async (input: RequestInfo | URL, init?: RequestInit) => {
   const res = await fetch(input, init);
   const headers = new Headers(res.headers);

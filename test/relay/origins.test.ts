@@ -28,6 +28,13 @@ describe('a refused origin is loud', () => {
     expect(catalog.headers.get('access-control-allow-origin')).toBeNull();
   });
 
+  // The client's repeat rules count by the relay's clock, read in its answers' Date (client/delivery/relay-clock.ts).
+  it("lets a game on another origin read the relay's clock, a replay and Retry-After in its answers", async () => {
+    const r = await fetch(`${relay.url}/v1/catalog`, { headers: { origin: GAME } });
+    expect(r.headers.get('access-control-allow-origin')).toBe(GAME);
+    expect(r.headers.get('access-control-expose-headers')?.split(/,\s*/)).toEqual(expect.arrayContaining(['Date', 'Idempotent-Replayed', 'Retry-After']));
+  });
+
   it('is logged once per origin per minute, naming RELAY_ALLOWED_ORIGINS and the origin', async () => {
     for (let i = 0; i < 3; i++) await fetch(`${relay.url}/v1/catalog`, { headers: { origin: 'https://third.example.com' } });
     const lines = relay.logs

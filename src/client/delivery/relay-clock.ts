@@ -3,8 +3,8 @@
  * answers bound it. The earning rules count in the relay's time (a cooldown from its record's
  * createdAt, a daily repeat by its UTC day): judged by a device clock that is behind, unlock()
  * would skip what the relay pays. Bounded by what the relay stamped while a request was under
- * way: the Date header, where it can be read (not by a page on another origin: the relay does
- * not expose it), and the record of a claim it created for the request.
+ * way: the Date header, where it can be read (a page on another origin, by a relay before 0.3,
+ * cannot: those did not expose it), and the record of a claim it created for the request.
  */
 export class RelayClock {
   /** At most this much ahead; undefined until an answer bounds it. */

@@ -4,7 +4,9 @@ import { openOutgoing, setAnswerHeader } from '../answer-headers.js';
 import { requestHeader } from '../context.js';
 
 const ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID';
-const EXPOSE_HEADERS = 'Idempotent-Replayed, Retry-After';
+// Date: a game on another origin reads the relay's clock in it (the client's repeat rules count
+// by the relay's time); it is no safelisted response header.
+const EXPOSE_HEADERS = 'Date, Idempotent-Replayed, Retry-After';
 /** Readable from any origin, so a game can tell "origin not allowed" from "unreachable". */
 const HEALTH = '/v1/health';
 
