@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import { memoryStorage, type RewardStorage } from '../../src/client/node.js';
 import type { PlayerSession } from '../../src/wire/relay-api.js';
-import { busesOnTestRelay, next, noPlayTime } from '../helpers/client.js';
+import { busesOnTestRelay, controlledFetch, everyCoin, next, noPlayTime } from '../helpers/client.js';
 
 const { bus, start } = busesOnTestRelay(memoryStorage);
 
@@ -72,5 +72,98 @@ describe('an answer that is not the relay’s', () => {
     const linking = b.link('alice');
     await expect(linking).rejects.toMatchObject({ code: 'relay_unreachable' });
     await expect(linking).rejects.toThrow(`${relay.url}/v1/players answered 404 (text/html), not the relay: check relayUrl`);
+  });
+
+  /** A store where alice linked, her token since lapsed: the next claim renews it first, by linking her gamertag again. */
+  async function lapsedAlice(): Promise<RewardStorage> {
+    const storage: RewardStorage = memoryStorage();
+    const first = bus({ storage });
+    const player = await first.link('alice');
+    first.destroy();
+    await storage.setMany([[`session:${player.userId}`, { ...player, expiresAt: new Date(0).toISOString() } satisfies PlayerSession]]);
+    return storage;
+  }
+
+  /** A fetch where `answer` stands for another server at `path` (POST) until `through` is set. */
+  function otherServerAt(path: string, answer: () => Response) {
+    const seen = { other: 0, through: false };
+    const fetched = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (new URL(String(input)).pathname === path && init?.method === 'POST' && !seen.through) {
+        seen.other++;
+        return answer();
+      }
+      return fetch(input, init);
+    }) as typeof fetch;
+    return { fetch: fetched, seen };
+  }
+
+  it.each([
+    ["the game's own API's JSON, a 200 that is no session", () => Response.json({ ok: true, status: 'created' }, { status: 200 })],
+    ['a gateway’s JSON refusal with a code of its own (no problem document)', () => Response.json({ code: 'PGRST301', message: 'JWT expired' }, { status: 401 })],
+  ])('does not take the player for unknown when a renewal meets %s', async (_, answer) => {
+    const relay = await start();
+    const storage = await lapsedAlice();
+    const net = otherServerAt('/v1/players', answer);
+    const b = bus({ storage, fetch: net.fetch, ...noPlayTime });
+    const events = heard(b);
+    const id = b.unlock('first-coin');
+    await expect.poll(() => net.seen.other).toBeGreaterThanOrEqual(2);
+    // Before, the first such answer made alice unknown: the intent said rejected (player_unknown) and deleted.
+    expect(b.pending().map((i) => i.id)).toEqual([id]);
+    const paid = next(b, 'reward:paid');
+    net.seen.through = true;
+    await b.flush();
+    expect((await paid).intent.id).toBe(id);
+    expect(events).toEqual(['relay:offline', 'reward:paid']);
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+
+  it('asks a renewal that finds no relay again less and less often, not every second', async () => {
+    await start();
+    const storage = await lapsedAlice();
+    const net = otherServerAt('/v1/players', () => new Response('<html>Not Found</html>', { status: 404, headers: { 'content-type': 'text/html' } }));
+    const b = bus({ storage, fetch: net.fetch, retry: { baseMs: 200, maxMs: 60_000 }, ...noPlayTime });
+    b.unlock('first-coin');
+    await new Promise((r) => setTimeout(r, 2_500));
+    // Its backoff grows: at most 0, 0.4, 1.2 and 2.8 s in. Before, each try waited 0.1–0.2 s: a dozen or more.
+    expect(net.seen.other).toBeGreaterThanOrEqual(2);
+    expect(net.seen.other).toBeLessThanOrEqual(4);
+  });
+
+  it('sends a backlog’s claims one by one no further than the first that finds no relay, when another server refuses its batch', async () => {
+    const relay = await start({ RELAY_USER_DAILY_CAP_SATS: '0' }, everyCoin);
+    const net = controlledFetch();
+    const counted = { batch: 0, single: 0 };
+    let proxy = true;
+    const refusing = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const path = new URL(String(input)).pathname;
+      if (init?.method === 'POST' && (path === '/v1/rewards/batch' || path === '/v1/rewards') && proxy && !net.offline) {
+        counted[path === '/v1/rewards' ? 'single' : 'batch']++;
+        return new Response('<html>403 Forbidden</html>', { status: 403, headers: { 'content-type': 'text/html' } });
+      }
+      return net.fetch(input, init);
+    }) as typeof fetch;
+    const b = bus({ fetch: refusing, storage: memoryStorage() });
+    await b.link('alice');
+    net.offline = true;
+    for (let i = 0; i < 10; i++) b.unlock('coin');
+    await b.flush();
+    net.offline = false;
+    await b.flush();
+    // Each batch, then its first claim alone: the nine others wait with it (before, each was sent).
+    expect(counted.batch).toBeGreaterThanOrEqual(1);
+    expect(counted.single).toBe(counted.batch);
+    expect(b.pending()).toHaveLength(10);
+    proxy = false;
+    await expect
+      .poll(
+        async () => {
+          await b.flush();
+          return b.pending().length;
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(0);
+    expect(relay.sandbox!.payments()).toHaveLength(10);
   });
 });

@@ -11,7 +11,7 @@ function fakeRelay() {
     if (path === '/v1/players') return json({ userId: 'u-alice', gamertag: 'alice', token: 'tok', expiresAt: '2999-01-01T00:00:00.000Z' }, 201);
     if (path === '/v1/catalog') return json({ achievements: [{ id: 'first-coin', title: 'First coin', sats: 21, repeat: { kind: 'once' } }] });
     if (path === '/v1/rewards' && init?.method !== 'POST') return json({ rewards: history });
-    return json({ code: 'not_found' }, 404);
+    return new Response(JSON.stringify({ code: 'not_found' }), { status: 404, headers: { 'content-type': 'application/problem+json' } });
   }) as typeof globalThis.fetch;
   return { fetch, history };
 }

@@ -10,7 +10,7 @@ function controlledFetch() {
   const c = {
     claims,
     offline: false,
-    /** Answers the next n claims with this status instead of passing them on. */
+    /** Answers the next n claims with this status instead of passing them on, as the relay refuses (a problem document). */
     failNext: 0,
     failStatus: 503,
     /** Passes the next n claims on but loses the answer, as a timeout would. */
@@ -33,7 +33,10 @@ function controlledFetch() {
       c.requests.push(keys.length);
       if (c.failNext > 0) {
         c.failNext--;
-        return new Response(JSON.stringify({ code: 'x', status: c.failStatus }), { status: c.failStatus, headers: { 'retry-after': '0' } });
+        return new Response(JSON.stringify({ code: 'x', status: c.failStatus }), {
+          status: c.failStatus,
+          headers: { 'content-type': 'application/problem+json', 'retry-after': '0' },
+        });
       }
       c.inFlight++;
       c.maxInFlight = Math.max(c.maxInFlight, c.inFlight);

@@ -47,6 +47,9 @@ const createdNow = (r: RewardRecord, replayed: boolean) => (replayed || typeof r
 const batchCreatedNow = (b: RewardClaimBatchResult) =>
   (Array.isArray(b.results) ? b.results : []).flatMap((r) => (r && 'reward' in r && !r.replayed && typeof r.reward?.createdAt === 'string' ? [r.reward.createdAt] : []));
 
+/** A session as the relay makes one: another server's JSON at /v1/players is none (its player's intents are not the relay's to end). */
+const isSession = (s: PlayerSession) => typeof s.userId === 'string' && typeof s.token === 'string';
+
 const resumeAfter = (lastEventId: string | undefined) => (lastEventId ? `&lastEventId=${encodeURIComponent(lastEventId)}` : '');
 
 /** The relay's HTTP API v1, from the game's side. */
@@ -70,6 +73,8 @@ export function createRelayClient(options: RelayClientOptions) {
       everyRelay?: true;
       /** When the relay created what it answers, for this request (a claim's new record): it bounds the relay's clock. */
       created?: (body: T, replayed: boolean) => Iterable<string>;
+      /** What its success must be (a session: a userId and a token); other JSON is another server's. */
+      shaped?: (body: T) => boolean;
     },
   ): Promise<RelayAnswer<T>> {
     const headers: Record<string, string> = {};
@@ -108,12 +113,14 @@ export function createRelayClient(options: RelayClientOptions) {
     // host): the relay's answer, if any, is not in it, so nothing is ended or read from it.
     // Taken as out of reach; what is sent again under its key gets the relay's own.
     const object = !!body && typeof body === 'object';
-    if (res.ok && object) {
+    // A refusal of the relay's says so in its type too: another server's JSON may have a `code` (a gateway's, an API's).
+    const problem = object && !res.ok && typeof (body as Problem).code === 'string' && !!res.headers.get('content-type')?.startsWith('application/problem+json');
+    if (res.ok && object && (init.shaped?.(body as T) ?? true)) {
       stamped();
       for (const at of init.created?.(body as T, res.headers.has(IDEMPOTENT_REPLAYED_HEADER)) ?? []) clock.read(Date.parse(at), sent, received);
       return { ok: true, status: res.status, body: body as T };
     }
-    if (!(object && !res.ok && typeof (body as Problem).code === 'string')) {
+    if (!problem) {
       const type = res.headers.get('content-type')?.split(';')[0] || 'no content type';
       const to = res.headers.get('location');
       // A browser shows a redirect it did not follow as status 0, and not where it went.
@@ -147,11 +154,12 @@ export function createRelayClient(options: RelayClientOptions) {
         body: { gamertag, ...(guestToken ? { guestToken } : {}), ...(referralCode ? { referralCode } : {}) },
         timeoutMs: claimTimeoutMs,
         everyRelay: true,
+        shaped: isSession,
       }),
     /** The player's own referral code (a relay with a referral program). */
     referralCode: (token: string) => call<ReferralCodeResponse>('GET', '/v1/referral-code', { token }),
     /** A guest (balance mode): earns before a gamertag is linked. With a guest's token: the same guest, renewed. */
-    guest: (guestToken?: string) => call<PlayerSession>('POST', '/v1/players', { body: guestToken ? { guestToken } : {}, everyRelay: true }),
+    guest: (guestToken?: string) => call<PlayerSession>('POST', '/v1/players', { body: guestToken ? { guestToken } : {}, everyRelay: true, shaped: isSession }),
     balance: (token: string) => call<BalanceView>('GET', '/v1/balance', { token }),
     /** The same key on every attempt: the relay pays a withdrawal at most once. */
     withdraw: (token: string, key: string, body: WithdrawalRequest) =>
@@ -186,9 +194,13 @@ export function createRelayClient(options: RelayClientOptions) {
       // older relay's 404, a proxy's 403 for it alone) is none of theirs: they go one by one.
       const status = 'unreachable' in a ? (a.foreign?.status ?? 0) : a.status;
       if (!a.ok && (status < 300 || status === 401 || status === 408 || status === 429 || status >= 500)) return claims.map(() => a as RelayAnswer<RewardRecord>);
-      batchMax = 1;
+      // Another server's refusal may be the batch path's alone: the next batch is tried again.
+      if (!('unreachable' in a)) batchMax = 1;
       const answers: RelayAnswer<RewardRecord>[] = [];
-      for (const { idempotencyKey, ...body } of claims) answers.push(await claim(token, idempotencyKey, body));
+      for (const { idempotencyKey, ...body } of claims) {
+        const one = answers.length && 'unreachable' in answers.at(-1)! ? answers.at(-1)! : await claim(token, idempotencyKey, body);
+        answers.push(one);
+      }
       return answers;
     },
     catalog: async () => {

@@ -270,7 +270,8 @@ export class IntentQueue {
     // Stopped meanwhile (or before this batch's turn in its lane): nothing sent, all kept for the next bus.
     if (this.#stopped) return 'done';
     if (session === 'unreachable') {
-      for (const i of batch) this.#retry(i, 0, 'unreachable');
+      // Counted as a try, so its backoff grows: a renewal that keeps failing is not asked every second.
+      for (const i of batch) this.#retry(Object.assign(i, { attempts: i.attempts + 1 }), 0, 'unreachable');
       return 'unreachable';
     }
     if (!session) {
