@@ -2,40 +2,18 @@ import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import { memoryStorage, type RewardStorage } from '../../src/client/node.js';
 import type { PlayerSession } from '../../src/wire/relay-api.js';
-import { busesOnTestRelay, controlledFetch, everyCoin, next, noPlayTime } from '../helpers/client.js';
+import { busesOnTestRelay, next, noPlayTime } from '../helpers/client.js';
+import { heardOutcomes, otherServerFirst } from '../helpers/other-server.js';
 
 const { bus, start } = busesOnTestRelay(memoryStorage);
-
-/** A fetch where another server (a proxy's error page) answers the first `times` requests to `path` with `status`, then lets them through. */
-function foreignFirst(path: string, status: number, times: number) {
-  const seen = { foreign: 0, through: 0 };
-  const fetched = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    if (new URL(String(input)).pathname === path && init?.method === 'POST') {
-      if (seen.foreign < times) {
-        seen.foreign++;
-        return new Response('<html><body>403 Forbidden</body></html>', { status, headers: { 'content-type': 'text/html' } });
-      }
-      seen.through++;
-    }
-    return fetch(input, init);
-  }) as typeof fetch;
-  return { fetch: fetched, seen };
-}
-
-/** Every final outcome the bus says, and its offline notices. */
-function heard(b: ReturnType<typeof bus>) {
-  const events: string[] = [];
-  for (const e of ['reward:paid', 'reward:rejected', 'reward:failed', 'reward:review', 'relay:offline'] as const) b.on(e, () => events.push(e));
-  return events;
-}
 
 describe('an answer that is not the relay’s', () => {
   it('ends no claim: a proxy’s 403 page leaves the intent queued, and it is paid once when the relay answers', async () => {
     const relay = await start();
-    const net = foreignFirst('/v1/rewards', 403, 2);
+    const net = otherServerFirst('/v1/rewards', 403, 2);
     const b = bus({ fetch: net.fetch, ...noPlayTime });
     await b.link('alice');
-    const events = heard(b);
+    const events = heardOutcomes(b);
     const paid = next(b, 'reward:paid');
     const id = b.unlock('first-coin');
     expect((await paid).intent.id).toBe(id);
@@ -54,9 +32,9 @@ describe('an answer that is not the relay’s', () => {
     first.destroy();
     // The stored token has lapsed: the next claim renews it first, by linking the gamertag again.
     await storage.setMany([[`session:${player.userId}`, { ...player, expiresAt: new Date(0).toISOString() } satisfies PlayerSession]]);
-    const net = foreignFirst('/v1/players', 404, 2);
+    const net = otherServerFirst('/v1/players', 404, 2);
     const b = bus({ storage, fetch: net.fetch, ...noPlayTime });
-    const events = heard(b);
+    const events = heardOutcomes(b);
     const paid = next(b, 'reward:paid');
     const id = b.unlock('first-coin');
     expect((await paid).intent.id).toBe(id);
@@ -68,7 +46,7 @@ describe('an answer that is not the relay’s', () => {
 
   it('fails link() with relay_unreachable, naming the address that answered and relayUrl', async () => {
     const relay = await start();
-    const b = bus({ fetch: foreignFirst('/v1/players', 404, 1).fetch });
+    const b = bus({ fetch: otherServerFirst('/v1/players', 404, 1).fetch });
     const linking = b.link('alice');
     await expect(linking).rejects.toMatchObject({ code: 'relay_unreachable' });
     await expect(linking).rejects.toThrow(`${relay.url}/v1/players answered 404 (text/html), not the relay: check relayUrl`);
@@ -105,7 +83,7 @@ describe('an answer that is not the relay’s', () => {
     const storage = await lapsedAlice();
     const net = otherServerAt('/v1/players', answer);
     const b = bus({ storage, fetch: net.fetch, ...noPlayTime });
-    const events = heard(b);
+    const events = heardOutcomes(b);
     const id = b.unlock('first-coin');
     await expect.poll(() => net.seen.other).toBeGreaterThanOrEqual(2);
     // Before, the first such answer made alice unknown: the intent said rejected (player_unknown) and deleted.
@@ -128,42 +106,5 @@ describe('an answer that is not the relay’s', () => {
     // Its backoff grows: at most 0, 0.4, 1.2 and 2.8 s in. Before, each try waited 0.1–0.2 s: a dozen or more.
     expect(net.seen.other).toBeGreaterThanOrEqual(2);
     expect(net.seen.other).toBeLessThanOrEqual(4);
-  });
-
-  it('sends a backlog’s claims one by one no further than the first that finds no relay, when another server refuses its batch', async () => {
-    const relay = await start({ RELAY_USER_DAILY_CAP_SATS: '0' }, everyCoin);
-    const net = controlledFetch();
-    const counted = { batch: 0, single: 0 };
-    let proxy = true;
-    const refusing = (async (input: RequestInfo | URL, init?: RequestInit) => {
-      const path = new URL(String(input)).pathname;
-      if (init?.method === 'POST' && (path === '/v1/rewards/batch' || path === '/v1/rewards') && proxy && !net.offline) {
-        counted[path === '/v1/rewards' ? 'single' : 'batch']++;
-        return new Response('<html>403 Forbidden</html>', { status: 403, headers: { 'content-type': 'text/html' } });
-      }
-      return net.fetch(input, init);
-    }) as typeof fetch;
-    const b = bus({ fetch: refusing, storage: memoryStorage() });
-    await b.link('alice');
-    net.offline = true;
-    for (let i = 0; i < 10; i++) b.unlock('coin');
-    await b.flush();
-    net.offline = false;
-    await b.flush();
-    // Each batch, then its first claim alone: the nine others wait with it (before, each was sent).
-    expect(counted.batch).toBeGreaterThanOrEqual(1);
-    expect(counted.single).toBe(counted.batch);
-    expect(b.pending()).toHaveLength(10);
-    proxy = false;
-    await expect
-      .poll(
-        async () => {
-          await b.flush();
-          return b.pending().length;
-        },
-        { timeout: 10_000 },
-      )
-      .toBe(0);
-    expect(relay.sandbox!.payments()).toHaveLength(10);
   });
 });

@@ -2,36 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { memoryStorage, type RewardStorage } from '../../src/client/node.js';
 import type { PlayerSession } from '../../src/wire/relay-api.js';
 import { busesOnTestRelay, next } from '../helpers/client.js';
+import { heardOutcomes, otherServerFirst } from '../helpers/other-server.js';
 
 const { bus, start } = busesOnTestRelay(memoryStorage);
-
-/**
- * A fetch where another server answers the first `times` requests to `path` with a page and
- * `status` (a maintenance page served as 200), then lets them through. `passOn`: the request
- * reaches the relay first, and the page takes the place of its answer.
- */
-function pageFirst(path: string, status: number, times: number, { method = 'POST', passOn = false } = {}) {
-  const seen = { foreign: 0, through: 0 };
-  const fetched = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    if (new URL(String(input)).pathname === path && (init?.method ?? 'GET') === method) {
-      if (seen.foreign < times) {
-        seen.foreign++;
-        if (passOn) await (await fetch(input, init)).text();
-        return new Response('<html><body>Back soon</body></html>', { status, headers: { 'content-type': 'text/html' } });
-      }
-      seen.through++;
-    }
-    return fetch(input, init);
-  }) as typeof fetch;
-  return { fetch: fetched, seen };
-}
-
-/** Every final outcome the bus says, and its offline notices. */
-function heard(b: ReturnType<typeof bus>) {
-  const events: string[] = [];
-  for (const e of ['reward:paid', 'reward:rejected', 'reward:failed', 'reward:review', 'relay:offline'] as const) b.on(e, () => events.push(e));
-  return events;
-}
 
 describe('a success that is not the relay’s', () => {
   // nginx's `error_page 502 503 =200 /maintenance.html` (or a CDN's "always online" copy) answers
@@ -43,7 +16,7 @@ describe('a success that is not the relay’s', () => {
     const player = await first.link('alice');
     first.destroy();
     await storage.setMany([[`session:${player.userId}`, { ...player, expiresAt: new Date(0).toISOString() } satisfies PlayerSession]]);
-    const net = pageFirst('/v1/players', 200, 1);
+    const net = otherServerFirst('/v1/players', 200, 1);
     const b = bus({ storage, fetch: net.fetch });
     const errors: Error[] = [];
     b.on('error', (e) => errors.push(e));
@@ -58,7 +31,7 @@ describe('a success that is not the relay’s', () => {
 
   it('takes a catalog answered 200 by a maintenance page as none yet: a guest in balance mode earns once the relay is back', async () => {
     await start({ RELAY_PAYOUT_MODE: 'balance' });
-    const net = pageFirst('/v1/catalog', 200, 1, { method: 'GET' });
+    const net = otherServerFirst('/v1/catalog', 200, 1, { method: 'GET' });
     const b = bus({ fetch: net.fetch });
     const errors: Error[] = [];
     b.on('error', (e) => errors.push(e));
@@ -77,7 +50,7 @@ describe('a success that is not the relay’s', () => {
 
   it('sends a withdrawal again under its key when a proxy answers 200 with a page after the relay paid it: said paid, paid once', async () => {
     const relay = await start({ RELAY_PAYOUT_MODE: 'balance', RELAY_MIN_WITHDRAWAL_SATS: '10' });
-    const net = pageFirst('/v1/withdrawals', 200, 1, { passOn: true });
+    const net = otherServerFirst('/v1/withdrawals', 200, 1, { passOn: true });
     const b = bus({ fetch: net.fetch });
     await b.link('ada');
     const credited = next(b, 'reward:credited');
@@ -104,7 +77,7 @@ describe('a success that is not the relay’s', () => {
       }) as typeof fetch,
     });
     await b.link('alice');
-    const events = heard(b);
+    const events = heardOutcomes(b);
     const paid = next(b, 'reward:paid');
     const id = b.unlock('first-coin');
     // Before, 'ok' was read as a status this client does not know: said reward:review and deleted,
