@@ -2,7 +2,7 @@
 // with the shape of a ledger write (an advisory lock and an insert per transaction, fsync on),
 // at the bench's 64 clients, for the same number of seconds.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,7 +30,8 @@ export async function pgCeiling(databaseUrl: string, clients: number, seconds: n
   await db.connect();
   await db.query('CREATE TABLE IF NOT EXISTS bench_ledger (id bigserial PRIMARY KEY, user_id text NOT NULL, sats int NOT NULL, created_at bigint NOT NULL)');
   await db.end();
-  const script = join(mkdtempSync(join(tmpdir(), 'rewardbus-pgbench-')), 'ledger.sql');
+  const dir = mkdtempSync(join(tmpdir(), 'rewardbus-pgbench-'));
+  const script = join(dir, 'ledger.sql');
   writeFileSync(
     script,
     [
@@ -49,7 +50,7 @@ export async function pgCeiling(databaseUrl: string, clients: number, seconds: n
     {
       env: { ...process.env, PGPASSWORD: decodeURIComponent(u.password) },
     },
-  );
+  ).finally(() => rmSync(dir, { recursive: true, force: true }));
   const m = /tps = ([\d.]+)/.exec(stdout);
   return m ? Number(m[1]) : undefined;
 }
