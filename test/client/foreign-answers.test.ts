@@ -1,8 +1,7 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { memoryStorage, type RewardStorage } from '../../src/client/node.js';
-import type { PlayerSession } from '../../src/wire/relay-api.js';
-import { busesOnTestRelay, next, noPlayTime } from '../helpers/client.js';
+import { memoryStorage } from '../../src/client/node.js';
+import { busesOnTestRelay, lapsedPlayer, next, noPlayTime } from '../helpers/client.js';
 import { heardOutcomes, otherServerFirst } from '../helpers/other-server.js';
 
 const { bus, start } = busesOnTestRelay(memoryStorage);
@@ -26,12 +25,7 @@ describe('an answer that is not the relay’s', () => {
 
   it('does not take the player for unknown: a lapsed token’s renewal answered 404 by another server keeps the intent', async () => {
     const relay = await start();
-    const storage: RewardStorage = memoryStorage();
-    const first = bus({ storage });
-    const player = await first.link('alice');
-    first.destroy();
-    // The stored token has lapsed: the next claim renews it first, by linking the gamertag again.
-    await storage.setMany([[`session:${player.userId}`, { ...player, expiresAt: new Date(0).toISOString() } satisfies PlayerSession]]);
+    const storage = await lapsedPlayer(bus, memoryStorage());
     const net = otherServerFirst('/v1/players', 404, 2);
     const b = bus({ storage, fetch: net.fetch, ...noPlayTime });
     const events = heardOutcomes(b);
@@ -52,16 +46,6 @@ describe('an answer that is not the relay’s', () => {
     await expect(linking).rejects.toThrow(`${relay.url}/v1/players answered 404 (text/html), not the relay: check relayUrl`);
   });
 
-  /** A store where alice linked, her token since lapsed: the next claim renews it first, by linking her gamertag again. */
-  async function lapsedAlice(): Promise<RewardStorage> {
-    const storage: RewardStorage = memoryStorage();
-    const first = bus({ storage });
-    const player = await first.link('alice');
-    first.destroy();
-    await storage.setMany([[`session:${player.userId}`, { ...player, expiresAt: new Date(0).toISOString() } satisfies PlayerSession]]);
-    return storage;
-  }
-
   /** A fetch where `answer` stands for another server at `path` (POST) until `through` is set. */
   function otherServerAt(path: string, answer: () => Response) {
     const seen = { other: 0, through: false };
@@ -80,7 +64,7 @@ describe('an answer that is not the relay’s', () => {
     ['a gateway’s JSON refusal with a code of its own (no problem document)', () => Response.json({ code: 'PGRST301', message: 'JWT expired' }, { status: 401 })],
   ])('does not take the player for unknown when a renewal meets %s', async (_, answer) => {
     const relay = await start();
-    const storage = await lapsedAlice();
+    const storage = await lapsedPlayer(bus, memoryStorage());
     const net = otherServerAt('/v1/players', answer);
     const b = bus({ storage, fetch: net.fetch, ...noPlayTime });
     const events = heardOutcomes(b);
@@ -98,7 +82,7 @@ describe('an answer that is not the relay’s', () => {
 
   it('asks a renewal that finds no relay again less and less often, not every second', async () => {
     await start();
-    const storage = await lapsedAlice();
+    const storage = await lapsedPlayer(bus, memoryStorage());
     const net = otherServerAt('/v1/players', () => new Response('<html>Not Found</html>', { status: 404, headers: { 'content-type': 'text/html' } }));
     const b = bus({ storage, fetch: net.fetch, retry: { baseMs: 200, maxMs: 60_000 }, ...noPlayTime });
     b.unlock('first-coin');

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { memoryStorage, type RewardStorage } from '../../src/client/node.js';
-import type { PlayerSession } from '../../src/wire/relay-api.js';
-import { busesOnTestRelay, next } from '../helpers/client.js';
+import { memoryStorage } from '../../src/client/node.js';
+import { busesOnTestRelay, lapsedPlayer, next } from '../helpers/client.js';
 import { heardOutcomes, otherServerFirst } from '../helpers/other-server.js';
 
 const { bus, start } = busesOnTestRelay(memoryStorage);
@@ -11,11 +10,7 @@ describe('a success that is not the relay’s', () => {
   // 200 with a page while the relay restarts: a success by its status, no answer of the relay's.
   it('sends a claim again when its token’s renewal is answered 200 by a maintenance page, and pays it once', async () => {
     const relay = await start();
-    const storage: RewardStorage = memoryStorage();
-    const first = bus({ storage });
-    const player = await first.link('alice');
-    first.destroy();
-    await storage.setMany([[`session:${player.userId}`, { ...player, expiresAt: new Date(0).toISOString() } satisfies PlayerSession]]);
+    const storage = await lapsedPlayer(bus, memoryStorage());
     const net = otherServerFirst('/v1/players', 200, 1);
     const b = bus({ storage, fetch: net.fetch });
     const errors: Error[] = [];

@@ -1,7 +1,7 @@
 import { afterEach } from 'vitest';
 import { createRewardBus, type RewardBus, type RewardBusEvents, type RewardStorage } from '../../src/client/node.js';
 import { DEFAULT_CATALOG } from '../../src/relay/index.js';
-import type { RewardClaimBatch } from '../../src/wire/relay-api.js';
+import type { PlayerSession, RewardClaimBatch } from '../../src/wire/relay-api.js';
 import { startTestRelay, type TestRelay } from './relay.js';
 
 export /** A fetch that counts claims per idempotency key (alone or in a batch) and can be told to fail. */
@@ -178,4 +178,16 @@ export function fetchEventSource() {
     urls,
     drop: () => live.forEach((c) => c.drop()),
   };
+}
+
+/**
+ * A store where `gamertag` linked, by a bus since gone, whose token has lapsed: the next claim
+ * renews it first, by linking the gamertag again.
+ */
+export async function lapsedPlayer(bus: (options: { storage: RewardStorage }) => RewardBus, storage: RewardStorage, gamertag = 'alice'): Promise<RewardStorage> {
+  const first = bus({ storage });
+  const player = await first.link(gamertag);
+  first.destroy();
+  await storage.setMany([[`session:${player.userId}`, { ...player, expiresAt: new Date(0).toISOString() } satisfies PlayerSession]]);
+  return storage;
 }
