@@ -34,16 +34,22 @@ async function lockTakenAfresh(relayUrl: string) {
   await new Promise((r) => setTimeout(r, 50));
 }
 
+/** Alice linked on a bus whose tab has just taken the lock afresh (so its next send reads the store first), with its errors. */
+async function aliceWithLockTakenAfresh() {
+  vi.stubGlobal('navigator', { locks: fakeLocks().locks });
+  const relay = await start();
+  const b = bus();
+  const { f } = current!;
+  await b.link('alice');
+  const errors: Error[] = [];
+  b.on('error', (e) => errors.push(e));
+  await lockTakenAfresh(relay.url);
+  return { relay, b, f, errors };
+}
+
 describe('IndexedDB that fails while the game plays', () => {
   it('past its quota: an unlock that could not be stored is not taken for another tab’s, but sent and paid once', async () => {
-    vi.stubGlobal('navigator', { locks: fakeLocks().locks });
-    const relay = await start();
-    const b = bus();
-    const { f } = current!;
-    await b.link('alice');
-    const errors: Error[] = [];
-    b.on('error', (e) => errors.push(e));
-    await lockTakenAfresh(relay.url);
+    const { relay, b, f, errors } = await aliceWithLockTakenAfresh();
     f.writes = true;
     const paid = next(b, 'reward:paid');
     const id = b.unlock('first-coin');
@@ -55,14 +61,7 @@ describe('IndexedDB that fails while the game plays', () => {
   });
 
   it('that stopped answering (Safari’s, in a tab resumed): an unlock is sent from memory and paid once', async () => {
-    vi.stubGlobal('navigator', { locks: fakeLocks().locks });
-    const relay = await start();
-    const b = bus();
-    const { f } = current!;
-    await b.link('alice');
-    const errors: Error[] = [];
-    b.on('error', (e) => errors.push(e));
-    await lockTakenAfresh(relay.url);
+    const { relay, b, f, errors } = await aliceWithLockTakenAfresh();
     f.writes = f.reads = true;
     const paid = next(b, 'reward:paid');
     const id = b.unlock('first-coin');
