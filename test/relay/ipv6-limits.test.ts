@@ -3,12 +3,13 @@
 // (as any IPv6 host can), through a trusted proxy on loopback (X-Forwarded-For).
 import { afterEach, describe, expect, it } from 'vitest';
 import { addressKey } from '../../src/relay/http/client-address.js';
+import { heldStreams } from '../helpers/held-streams.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
-const open: AbortController[] = [];
+const streams = heldStreams();
 afterEach(async () => {
-  open.splice(0).forEach((c) => c.abort());
+  streams.closeAll();
   await relay?.stop();
   relay = undefined;
 });
@@ -89,9 +90,7 @@ describe('IPv6 clients are counted by their /64 in every per-address limit', () 
     for (let i = 0; i < 10; i++) players.push(await relay.link(`v6-streamer-${i}`));
     const answers = [];
     for (const [i, p] of players.entries()) {
-      const controller = new AbortController();
-      open.push(controller);
-      const r = await fetch(`${relay.url}/v1/events`, { headers: { authorization: `Bearer ${p.token}`, ...from(inOneSlash64(i)) }, signal: controller.signal });
+      const { response: r } = await streams.open(`${relay.url}/v1/events`, { headers: { authorization: `Bearer ${p.token}`, ...from(inOneSlash64(i)) } });
       if (r.status !== 200) await r.body?.cancel();
       answers.push(r.status);
     }

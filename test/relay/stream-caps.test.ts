@@ -1,21 +1,20 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { heldStreams } from '../helpers/held-streams.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
-const open: AbortController[] = [];
+const streams = heldStreams();
 afterEach(async () => {
-  open.splice(0).forEach((c) => c.abort());
+  streams.closeAll();
   await relay?.stop();
   relay = undefined;
 });
 
 /** Opens an event stream and keeps it open (until the test ends or `close` is called). */
 async function stream(token: string) {
-  const controller = new AbortController();
-  open.push(controller);
-  const r = await fetch(`${relay!.url}/v1/events?token=${encodeURIComponent(token)}`, { signal: controller.signal });
+  const { response: r, close } = await streams.open(`${relay!.url}/v1/events?token=${encodeURIComponent(token)}`);
   if (r.status !== 200) await r.body?.cancel();
-  return { status: r.status, headers: r.headers, close: () => controller.abort() };
+  return { status: r.status, headers: r.headers, close };
 }
 
 describe('event streams are capped', () => {

@@ -6,12 +6,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPlayerTokens } from '../../src/relay/core/player-tokens.js';
 import { createStreamTickets } from '../../src/relay/core/stream-tickets.js';
 import type { EventStreamTicket } from '../../src/wire/relay-api.js';
+import { heldStreams } from '../helpers/held-streams.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 const relays: TestRelay[] = [];
-const open: AbortController[] = [];
+const streams = heldStreams();
 afterEach(async () => {
-  open.splice(0).forEach((c) => c.abort());
+  streams.closeAll();
   await Promise.all(relays.splice(0).map((r) => r.stop()));
 });
 
@@ -28,9 +29,7 @@ const ticketFor = async (relay: TestRelay, token: string) => {
 
 /** Opens the stream with `query`: its status, and the problem, or (`read`) the first event's text. */
 async function stream(relay: TestRelay, query: string, read = false) {
-  const controller = new AbortController();
-  open.push(controller);
-  const r = await fetch(`${relay.url}/v1/events?${query}`, { signal: controller.signal });
+  const { response: r } = await streams.open(`${relay.url}/v1/events?${query}`);
   const type = r.headers.get('content-type') ?? '';
   if (!type.startsWith('text/event-stream')) return { status: r.status, type, problem: (await r.json()) as { code: string; detail: string } };
   if (!read) return { status: r.status, type };
