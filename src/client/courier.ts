@@ -18,7 +18,7 @@ import type { LinkOptions, RampResult, RewardBusEvents, RewardIntent, RewardOutc
 import { type HearingParts, heardFromTab, heardRecord } from './hearing.js';
 import { randomId } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
-import { type HandoverPlace, handOver, leave, Outcomes, takeHandovers, takeLeft } from './outcomes/index.js';
+import { type HandoverPage, handOver, handoverPage, leave, Outcomes, takeHandovers, takeLeft } from './outcomes/index.js';
 import { PlayerAccount } from './player-account.js';
 import { PlayerSessions } from './players/index.js';
 import { IntentQueue } from './queue/index.js';
@@ -67,7 +67,7 @@ export class Courier {
   /** What unlock() and what the courier hears from elsewhere need of it (unlock.ts, hearing.ts). */
   readonly #parts: UnlockParts & HearingParts;
   /** Where a destroyed bus's claims are handed over: this bus's storage and relay. */
-  readonly #place: HandoverPlace;
+  readonly #handovers: HandoverPage;
   /** Stops taking what destroyed buses of this page hand over. */
   readonly #stopTaking: () => void;
   #destroyed = false;
@@ -123,7 +123,7 @@ export class Courier {
     );
     /** The game's tabs take turns under Web Locks of this name (one per relay). */
     const lockName = `rewardbus:${options.relayUrl}`;
-    const place = (this.#place = { storage, relayUrl: options.relayUrl });
+    const handovers = (this.#handovers = handoverPage(storage, options.relayUrl));
     this.#queue = new IntentQueue(
       {
         storage: this.#storage,
@@ -160,7 +160,7 @@ export class Courier {
       // One argument, not a rest parameter: the shipped code would copy arguments into an array.
       emit: (event, outcome) => {
         // Destroyed (its listeners are gone): what it had on its way is said by the page's next bus.
-        if (this.#destroyed) return handOver(place, { event, outcome });
+        if (this.#destroyed) return handOver(handovers, { event, outcome });
         this.#bus.emit(event, outcome as never);
         // A credit (this tab's, another's, another device's) changed the balance.
         if (event === 'reward:credited') void this.#balance.wallet().then((w) => w.refresh());
@@ -195,7 +195,7 @@ export class Courier {
       outcomes: this.#outcomes,
       balance: this.#balance,
       adopt: (player) => this.#adopt(player),
-      leftHere: (id) => takeLeft(place, made, id),
+      leftHere: (id) => takeLeft(handovers, made, id),
       destroyed: () => this.#destroyed,
     };
     if (typeof window !== 'undefined') {
@@ -205,7 +205,7 @@ export class Courier {
     this.#queue.adopt(unlockedEarly);
     this.ready = this.#load();
     // Said as this bus's own: the bus that got the answer was destroyed, and no one else shows it.
-    this.#stopTaking = takeHandovers(place, made, ({ event, outcome }) => {
+    this.#stopTaking = takeHandovers(handovers, made, ({ event, outcome }) => {
       this.#queue.forget(outcome.intent.id);
       this.#outcomes.settle({ ...outcome, remote: false }, event);
     });
@@ -310,7 +310,7 @@ export class Courier {
     this.#stopTaking();
     this.#stream.close();
     const { sending, answered } = this.#queue.stop();
-    leave(this.#place, made, sending, answered);
+    leave(this.#handovers, made, sending, answered);
     this.#balance.stop();
     if (typeof window !== 'undefined') {
       window.removeEventListener('online', this.#onOnline);

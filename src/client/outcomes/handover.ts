@@ -20,9 +20,9 @@ interface Taker {
   take(h: HandedOver): void;
 }
 
-interface Page {
+export interface HandoverPage {
   left: Map<string, Left>;
-  /** The live buses: the newest made after the destroy takes each. */
+  /** The live buses, oldest first: the newest made after the destroy takes each. */
   takers: Taker[];
 }
 
@@ -36,9 +36,10 @@ interface Page {
  * (another player's queue). A reload ends the page, and with it the send: the next page sends the
  * stored intent again under its key.
  */
-const pages = new WeakMap<RewardStorage, Map<string, Page>>();
+const pages = new WeakMap<RewardStorage, Map<string, HandoverPage>>();
 
-function pageOf(storage: RewardStorage, relayUrl: string): Page {
+/** Where the buses on this storage and relay, in this page or process, hand over what a destroyed one had on its way. */
+export function handoverPage(storage: RewardStorage, relayUrl: string): HandoverPage {
   let byRelay = pages.get(storage);
   if (!byRelay) pages.set(storage, (byRelay = new Map()));
   let page = byRelay.get(relayUrl);
@@ -46,49 +47,40 @@ function pageOf(storage: RewardStorage, relayUrl: string): Page {
   return page;
 }
 
-/** Where a bus's claims are handed over: its storage and relay. */
-export interface HandoverPlace {
-  storage: RewardStorage;
-  relayUrl: string;
-}
-
 /**
  * A destroyed bus's sends still on their way, `made` buses having been made by then; once
  * `answered`, those that ended with no outcome are let go.
  */
-export function leave({ storage, relayUrl }: HandoverPlace, made: number, ids: string[], answered: Promise<void>) {
-  if (!ids.length) return;
-  const { left } = pageOf(storage, relayUrl);
+export function leave({ left }: HandoverPage, made: number, ids: string[], answered: Promise<void>) {
   for (const id of ids) left.set(id, { h: undefined, madeBefore: made });
   void answered.then(() => {
-    for (const id of ids) if (left.get(id)?.h === undefined) left.delete(id);
+    for (const id of ids) if (!left.get(id)?.h) left.delete(id);
   });
 }
 
 /** What the destroyed bus said (to no one): one of its sends left here goes to the newest bus made since, or waits for one. */
-export function handOver({ storage, relayUrl }: HandoverPlace, h: HandedOver) {
-  const page = pageOf(storage, relayUrl);
+export function handOver(page: HandoverPage, h: HandedOver) {
   const id = h.outcome.intent.id;
   const left = page.left.get(id);
   // Not a send it left, or already said by a live bus (which heard the record on its stream).
   if (!left) return;
-  let taker: Taker | undefined;
-  for (const t of page.takers) if (t.made > left.madeBefore && t.made > (taker?.made ?? 0)) taker = t;
-  if (!taker) return void (left.h = h);
-  page.left.delete(id);
-  taker.take(h);
+  left.h = h;
+  for (let i = page.takers.length; i--; ) {
+    const taker = page.takers[i]!;
+    if (taker.made > left.madeBefore) {
+      page.left.delete(id);
+      return taker.take(h);
+    }
+  }
 }
 
-/** A live bus made `made`-th heard this intent's record: true if a destroyed bus here was sending it, so the live one says it as its own, once. */
-export function takeLeft({ storage, relayUrl }: HandoverPlace, made: number, id: string): boolean {
-  const left = pages.get(storage)?.get(relayUrl)?.left;
-  const madeBefore = left?.get(id)?.madeBefore;
-  return madeBefore !== undefined && madeBefore < made && left!.delete(id);
+/** A live bus, made `made`-th, heard this intent's record: true if a destroyed bus here was sending it, so the live one says it as its own, once. */
+export function takeLeft({ left }: HandoverPage, made: number, id: string): boolean {
+  return (left.get(id)?.madeBefore ?? made) < made && left.delete(id);
 }
 
 /** A live bus, made `made`-th, takes what destroyed ones hand over: those already come, then each as it comes. Returns how to stop. */
-export function takeHandovers({ storage, relayUrl }: HandoverPlace, made: number, take: (h: HandedOver) => void): () => void {
-  const page = pageOf(storage, relayUrl);
+export function takeHandovers(page: HandoverPage, made: number, take: (h: HandedOver) => void): () => void {
   const taker = { made, take };
   page.takers.push(taker);
   for (const [id, { h, madeBefore }] of page.left) {
