@@ -7,9 +7,6 @@ import { memoryStorage, type RewardStorage } from './storage.js';
  */
 export function defaultStorage(): RewardStorage {
   if (typeof indexedDB !== 'undefined') return idbStorage();
-  // One for the page, as IndexedDB is: the next bus finds what a destroyed one kept.
-  if (!inMemory) console.warn('rewardbus: no IndexedDB here, so queued rewards are kept in memory only; pass a storage to keep them');
-  return (inMemory ??= memoryStorage());
+  console.warn('rewardbus: no IndexedDB here, so queued rewards are kept in memory only; pass a storage to keep them');
+  return memoryStorage();
 }
-
-let inMemory: RewardStorage | undefined;
