@@ -18,7 +18,7 @@ import type { LinkOptions, RampResult, RewardBusEvents, RewardIntent, RewardOutc
 import { type HearingParts, heardFromTab, heardRecord } from './hearing.js';
 import { randomId } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
-import { handOver, leave, Outcomes, takeHandovers, takeLeft } from './outcomes/index.js';
+import { type HandoverPage, handOver, handoverPage, leave, Outcomes, takeHandovers, takeLeft } from './outcomes/index.js';
 import { PlayerAccount } from './player-account.js';
 import { PlayerSessions } from './players/index.js';
 import { IntentQueue } from './queue/index.js';
@@ -34,6 +34,8 @@ export interface CourierParts {
   writes: WriteBatch;
   /** The game's other tabs: opened by the bus, which keeps what they said until the courier came. */
   tabs: TabChannel;
+  /** The bus's place in the count of buses made in this page or process (bus.ts). */
+  made: number;
   /** Reports what went wrong on the bus's `error` event. */
   error(err: unknown): void;
 }
@@ -64,8 +66,8 @@ export class Courier {
   readonly #balance: BalanceMode;
   /** What unlock() and what the courier hears from elsewhere need of it (unlock.ts, hearing.ts). */
   readonly #parts: UnlockParts & HearingParts;
-  /** The name this bus's page shares with its other buses and tabs on the same relay. */
-  readonly #name: string;
+  /** Where a destroyed bus's claims are handed over: this bus's storage and relay. */
+  readonly #handovers: HandoverPage;
   /** Stops taking what destroyed buses of this page hand over. */
   readonly #stopTaking: () => void;
   #destroyed = false;
@@ -74,7 +76,7 @@ export class Courier {
   readonly #onOffline = () => this.#queue.setOnline(false);
 
   /** `unlockedEarly`: intents unlock() stored before this was loaded (not stored again: another tab may have sent them). */
-  constructor(options: RewardBusOptions, { bus, storage, writes, tabs, error }: CourierParts, unlockedEarly: RewardIntent[]) {
+  constructor(options: RewardBusOptions, { bus, storage, writes, tabs, made, error }: CourierParts, unlockedEarly: RewardIntent[]) {
     this.#bus = bus;
     this.#storage = storage;
     this.#writes = writes;
@@ -120,7 +122,8 @@ export class Courier {
       () => this.#relay.clock.most,
     );
     /** The game's tabs take turns under Web Locks of this name (one per relay). */
-    const lockName = (this.#name = `rewardbus:${options.relayUrl}`);
+    const lockName = `rewardbus:${options.relayUrl}`;
+    const handovers = (this.#handovers = handoverPage(storage, options.relayUrl));
     this.#queue = new IntentQueue(
       {
         storage: this.#storage,
@@ -157,7 +160,7 @@ export class Courier {
       // One argument, not a rest parameter: the shipped code would copy arguments into an array.
       emit: (event, outcome) => {
         // Destroyed (its listeners are gone): what it had on its way is said by the page's next bus.
-        if (this.#destroyed) return handOver(lockName, { event, outcome });
+        if (this.#destroyed) return handOver(handovers, { event, outcome });
         this.#bus.emit(event, outcome as never);
         // A credit (this tab's, another's, another device's) changed the balance.
         if (event === 'reward:credited') void this.#balance.wallet().then((w) => w.refresh());
@@ -192,7 +195,7 @@ export class Courier {
       outcomes: this.#outcomes,
       balance: this.#balance,
       adopt: (player) => this.#adopt(player),
-      leftHere: (id) => takeLeft(lockName, id),
+      leftHere: (id) => takeLeft(handovers, made, id),
       destroyed: () => this.#destroyed,
     };
     if (typeof window !== 'undefined') {
@@ -202,7 +205,7 @@ export class Courier {
     this.#queue.adopt(unlockedEarly);
     this.ready = this.#load();
     // Said as this bus's own: the bus that got the answer was destroyed, and no one else shows it.
-    this.#stopTaking = takeHandovers(lockName, ({ event, outcome }) => {
+    this.#stopTaking = takeHandovers(handovers, made, ({ event, outcome }) => {
       this.#queue.forget(outcome.intent.id);
       this.#outcomes.settle({ ...outcome, remote: false }, event);
     });
@@ -301,12 +304,13 @@ export class Courier {
     return (await this.#balance.wallet()).withdraw(sats);
   }
 
-  destroy(): void {
+  /** `made`: buses made so far; what was on its way is said by one made after. */
+  destroy(made: number): void {
     this.#destroyed = true;
     this.#stopTaking();
     this.#stream.close();
     const { sending, answered } = this.#queue.stop();
-    leave(this.#name, sending, answered);
+    leave(this.#handovers, made, sending, answered);
     this.#balance.stop();
     if (typeof window !== 'undefined') {
       window.removeEventListener('online', this.#onOnline);

@@ -224,6 +224,46 @@ describe('the reward bus', () => {
     expect(second!.pending()).toEqual([]);
   });
 
+  it.each([
+    ['made before the destroy, on the same store', true],
+    ['made after it, on another store (another player’s queue)', false],
+  ])('leaves a destroyed bus’s claim to the next bus on its store, not to a bus %s', async (_, sameStore) => {
+    relay = await startTestRelay();
+    const net = controlledFetch();
+    const hold = holdClaims(net.fetch, 'answer');
+    const name = `rewardbus-test-${++dbCount}`;
+    const storage = idbStorage(name);
+    const first = bus({ storage, fetch: hold.fetch });
+    await first.link('alice');
+    const id = first.unlock('first-coin')!;
+    await hold.held;
+    // Out of reach, so it sends nothing of the shared store itself.
+    const offline = controlledFetch();
+    offline.offline = true;
+    const bystanderOptions = sameStore ? { storage, fetch: offline.fetch, eventSource: false as const } : {};
+    const early = sameStore ? bus(bystanderOptions) : undefined;
+    if (early) await early.ready;
+    first.destroy();
+    const bystander = early ?? bus(bystanderOptions);
+    await bystander.ready;
+    const toldAsItsOwn = vi.fn();
+    bystander.on('reward:paid', (o) => o.intent.id === id && !o.remote && toldAsItsOwn());
+    hold.release();
+    await expect.poll(() => storage.entries('intent:')).toEqual([]);
+    await settle();
+
+    // Its store asked for again by name, as the default storage is by each bus a game makes.
+    const second = bus({ storage: idbStorage(name), fetch: net.fetch });
+    const paid: RewardOutcome[] = [];
+    second.on('reward:paid', (o) => paid.push(o));
+    await expect.poll(() => paid.length).toBe(1);
+    await settle();
+    expect(paid).toHaveLength(1);
+    expect(paid[0]).toMatchObject({ intent: { id }, remote: false, record: { status: 'paid' } });
+    expect(toldAsItsOwn).not.toHaveBeenCalled();
+    expect(relay.sandbox!.payments()).toHaveLength(1);
+  });
+
   it("says once, as its own, a claim a destroyed bus had on its way that the new bus hears first on the player's event stream", async () => {
     relay = await startTestRelay();
     const net = controlledFetch();

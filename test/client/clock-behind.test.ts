@@ -89,3 +89,22 @@ describe('a device whose clock is an hour behind the relay’s', () => {
     expect((await again).sats).toBe(3);
   });
 });
+
+describe('a device whose clock is set back during the session', () => {
+  it('unlocks a 2 s cooldown again once 2 s have passed, as the relay counts them', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    const b = bus();
+    await b.link('carol');
+    const paid = next(b, 'reward:paid');
+    b.unlock('gem');
+    await paid;
+    expect(unlockNow(b, 'gem').skipped).toEqual(['cooldown']);
+    // Set back an hour (by the player, or a sync), after the relay's last answer bounded its clock.
+    vi.setSystemTime(Date.now() - 3_600_000);
+    await new Promise((r) => setTimeout(r, 2_500));
+    const again = next(b, 'reward:paid');
+    // Before: the bound kept in this clock's time put the relay an hour back, and skipped it as `cooldown`.
+    expect(unlockNow(b, 'gem')).toMatchObject({ skipped: [], intentId: expect.any(String) });
+    expect((await again).sats).toBe(3);
+  });
+});

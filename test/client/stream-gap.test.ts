@@ -79,4 +79,23 @@ describe('an event stream cut before it heard anything (a relay restart)', () =>
     await new Promise((r) => setTimeout(r, 300));
     expect(net.historyReads).toBe(reads);
   });
+
+  it('reads the history once, not per reconnection, while each connection is cut as it opens', async () => {
+    await start({}, { relay: { catalog: [...DEFAULT_CATALOG, coin] } });
+    const stream = fetchEventSource();
+    // A proxy that ends every stream as soon as it has begun: each connection opens, hears nothing, and is cut.
+    const Source = class extends stream.Source {
+      constructor(url: string) {
+        super(url);
+        this.addEventListener('open', () => stream.drop());
+      }
+    };
+    const net = network();
+    const b = bus({ eventSource: Source, fetch: net.fetch, storage: memoryStorage() });
+    await b.link('carol');
+    const reads = net.historyReads;
+    await expect.poll(() => stream.urls.length, { timeout: 8_000 }).toBeGreaterThanOrEqual(5);
+    // Before: a history read per connection after the first (about one a second).
+    expect(net.historyReads - reads).toBe(1);
+  });
 });

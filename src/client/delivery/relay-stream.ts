@@ -10,6 +10,7 @@ export interface RelayStreamHandlers {
   /**
    * A connection opened where events may have been missed: the player's stream listened before
    * (cut, or on a lapsed token) and heard no event to resume after, so this one starts from now.
+   * Said at most once every 30 s: those opened within that are said together as it ends.
    */
   missed?(): void;
 }
@@ -42,6 +43,8 @@ export function listenToRelay(
 
 /** Reconnections after an error wait 1 s, then longer, up to this. */
 const RECONNECT_MAX_MS = 30_000;
+/** `missed` at most this often: a stream that opens and is cut at once, over and over, reads the history once a period, not per reconnection. */
+const MISSED_EVERY_MS = 30_000;
 
 /**
  * The linked player's stream, kept on the player's current token: a renewed token reopens it.
@@ -67,6 +70,9 @@ export class PlayerStream {
   #generation = 0;
   /** The player's stream listened before this connection: events may have been said in between. */
   #gap = false;
+  /** When `missed` may be said again (performance.now()), and the timer that says it then. */
+  #missedDue = Number.NEGATIVE_INFINITY;
+  #missedTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly relay: Pick<RelayClient, 'eventTicket' | 'eventsUrl' | 'eventsUrlWithToken'>,
@@ -90,7 +96,10 @@ export class PlayerStream {
     this.#gap = same;
     // The same player's renewed token keeps the backoff: a relay that refused each new token
     // would otherwise be asked for a link again at once, every time.
-    if (!same) this.#attempt = 0;
+    if (!same) {
+      this.#attempt = 0;
+      this.#missedDue = Number.NEGATIVE_INFINITY;
+    }
     if (player && this.Source !== false && (this.Source ?? globalThis.EventSource)) void this.#connect(player.token, this.#generation);
   }
 
@@ -103,6 +112,9 @@ export class PlayerStream {
     this.#generation++;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    // Opened again for the same player, it says `missed` again when its connection opens.
+    clearTimeout(this.#missedTimer);
+    this.#missedTimer = undefined;
     this.#token = undefined;
     this.#drop();
   }
@@ -128,13 +140,27 @@ export class PlayerStream {
       if (this.#stream !== stream) return;
       this.#gap = false;
       // Read once this stream is live, so what comes after is heard on it.
-      if (missed) this.on.missed?.();
+      if (missed) this.#missed();
     });
     stream.addEventListener('error', () => {
       if (this.#stream !== stream) return;
       this.#drop();
       this.#reconnect(token, generation);
     });
+  }
+
+  /** Says `missed` now, or once MISSED_EVERY_MS have passed since the last: a read then covers every gap since. */
+  #missed() {
+    const wait = this.#missedDue - performance.now();
+    if (wait <= 0) {
+      this.#missedDue = performance.now() + MISSED_EVERY_MS;
+      return this.on.missed?.();
+    }
+    this.#missedTimer ??= setTimeout(() => {
+      this.#missedTimer = undefined;
+      this.#missed();
+    }, wait);
+    (this.#missedTimer as { unref?: () => void }).unref?.();
   }
 
   #reconnect(token: string, generation: number) {

@@ -2,16 +2,28 @@ import type { RewardStorage } from './storage.js';
 
 /**
  * IndexedDB, shared by every tab of the game's origin. idb-keyval is loaded when the store is first
- * used (as the bus starts), a chunk of its own: not in the bytes a game loads up front.
+ * used (as the bus starts), a chunk of its own: not in the bytes a game loads up front. One store
+ * per database and store name in a page, as fileStorage() is per path: its buses know it for the
+ * same queue (a destroyed bus's claims are said by the next bus on it: outcomes/handover.ts).
  */
 export function idbStorage(dbName = 'rewardbus', storeName = 'queue'): RewardStorage {
-  return lazy(() => import('./idb-keyval-storage.js').then((m) => m.idbKeyvalStorage(dbName, storeName)));
+  const name = `${dbName}/${storeName}`;
+  let storage = opened.get(name);
+  if (!storage) opened.set(name, (storage = lazy(() => import('./idb-keyval-storage.js').then((m) => m.idbKeyvalStorage(dbName, storeName)))));
+  return storage;
 }
 
-/** A storage made on first use (its module is loaded only then). */
+/** The stores of this page, by database and store name. */
+const opened = new Map<string, RewardStorage>();
+
+/** A storage made on first use (its module is loaded only then; tried again at the next use if that failed). */
 function lazy(make: () => Promise<RewardStorage>): RewardStorage {
   let s: Promise<RewardStorage> | undefined;
-  const get = () => (s ??= make());
+  const get = () =>
+    (s ??= make().catch((err: unknown) => {
+      s = undefined;
+      throw err;
+    }));
   return {
     get: async (key) => (await get()).get(key),
     setMany: async (list) => (await get()).setMany(list),

@@ -1,4 +1,4 @@
-import { expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RelayClock } from '../../../../src/client/delivery/relay-clock.js';
 
 it('bounds how far the relay’s clock is ahead by what it stamped while requests were under way', () => {
@@ -20,4 +20,49 @@ it('starts again when an answer is out of the bounds: this device’s clock was 
   // Set back an hour: the relay is now far more ahead than the bounds allowed.
   clock.read(3_605_000, 1_000, 1_200);
   expect(clock.most).toBe(3_604_000);
+});
+
+describe('a device clock set while the page lives', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A bound read now: the relay's clock 2 s ahead of this device's, to the millisecond. */
+  const twoSecondsAhead = () => {
+    const clock = new RelayClock();
+    const now = Date.now();
+    clock.read(now + 2_000, now, now);
+    return clock;
+  };
+
+  it('set back: the relay’s time runs on from its last answer by the monotonic clock', () => {
+    const clock = twoSecondsAhead();
+    vi.advanceTimersByTime(5_000);
+    vi.setSystemTime(Date.now() - 3_600_000);
+    expect(performance.now()).toBe(5_000);
+    // Before: still 2 s, which put the relay an hour back, and skipped a cooldown it counts as passed.
+    expect(clock.most).toBe(3_602_000);
+    expect(clock.most).toBe(3_602_000);
+  });
+
+  it('set forward (or a sleep the monotonic clock did not count): the bound stays, and stays when set back as it was', () => {
+    const clock = twoSecondsAhead();
+    vi.setSystemTime(Date.now() + 3_600_000);
+    expect(clock.most).toBe(2_000);
+    vi.setSystemTime(Date.now() - 3_600_000);
+    expect(clock.most).toBe(2_000);
+  });
+
+  it('an answer read after the clock was set forward is in its time: set back, the bound follows', () => {
+    const clock = twoSecondsAhead();
+    vi.setSystemTime(Date.now() + 3_600_000);
+    const now = Date.now();
+    clock.read(now - 3_600_000 + 2_000, now, now);
+    expect(clock.most).toBe(-3_598_000);
+    vi.setSystemTime(Date.now() - 3_600_000);
+    expect(clock.most).toBe(2_000);
+  });
 });

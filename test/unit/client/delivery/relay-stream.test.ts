@@ -1,0 +1,54 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { PlayerStream } from '../../../../src/client/delivery/relay-stream.js';
+
+/** EventSources the test drives: each connection the stream makes, to open and cut. */
+function sources() {
+  const made: EventTarget[] = [];
+  class Source extends EventTarget {
+    constructor(readonly url: string) {
+      super();
+      made.push(this);
+    }
+    close() {}
+  }
+  return { Source: Source as unknown as new (url: string) => EventSource, made };
+}
+
+const relay = {
+  eventTicket: async () => ({ ok: true as const, status: 200, body: { ticket: 'ticket', expiresIn: 30 } }),
+  eventsUrl: (ticket: string) => `http://relay.test/v1/events?ticket=${ticket}`,
+  eventsUrlWithToken: (token: string) => `http://relay.test/v1/events?token=${token}`,
+};
+
+describe('a player stream whose every connection is cut as it opens', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('says `missed` once a period, not per reconnection, and after the period for the gaps within it', async () => {
+    const { Source, made } = sources();
+    const missed = vi.fn();
+    const stream = new PlayerStream(relay, { reward() {}, completed() {}, failed() {}, missed }, Source);
+    stream.open({ userId: 'u1', gamertag: 'alice', token: 't1', expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+    // Ten connections, each opened and cut at once; reconnections wait up to 1 s.
+    for (let i = 0; i < 10; i++) {
+      await vi.waitFor(() => expect(made).toHaveLength(i + 1));
+      made[i]!.dispatchEvent(new Event('open'));
+      made[i]!.dispatchEvent(new Event('error'));
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    // The first connection follows no gap; the second reads what the first cut may have missed.
+    expect(missed).toHaveBeenCalledTimes(1);
+    // The eleventh stays open: the gaps since the first read are read once the period has passed.
+    await vi.waitFor(() => expect(made).toHaveLength(11));
+    made[10]!.dispatchEvent(new Event('open'));
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(missed).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(missed).toHaveBeenCalledTimes(2);
+    stream.close();
+  });
+});
