@@ -36,6 +36,8 @@ export interface RewardIntent {
 export interface LinkOptions {
   /** Another player's referral code: counts on this player's first link with the relay only. */
   referralCode?: string;
+  /** For a relay with a human check at link (`verifyLink`): the captcha's response token. */
+  humanCheck?: string;
 }
 
 /** unlock()'s options. */
