@@ -81,7 +81,7 @@ export class Courier {
     this.#tabs = tabs;
     this.#relay = createRelayClient(options);
     this.#catalog = new CatalogCache(this.#relay, this.#writes);
-    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay));
+    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay, (gamertag) => this.#bus.emit('player:check', { gamertag })));
     this.#account = new PlayerAccount({
       relay: this.#relay,
       sessions,
@@ -133,6 +133,7 @@ export class Courier {
           },
           forUser: (userId) => this.#account.sessionFor(userId),
           expire: (userId) => sessions.expire(userId),
+          waitsForCheck: (userId) => sessions.waitsForCheck(userId),
         },
         earned: this.#earned,
         lockName,
