@@ -83,7 +83,7 @@ export class Courier {
     this.#tabs = tabs;
     this.#relay = createRelayClient(options);
     this.#catalog = new CatalogCache(this.#relay, this.#writes);
-    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay));
+    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay, (gamertag) => this.#bus.emit('player:check', { gamertag })));
     this.#account = new PlayerAccount({
       relay: this.#relay,
       sessions,
@@ -136,6 +136,7 @@ export class Courier {
           },
           forUser: (userId) => this.#account.sessionFor(userId),
           expire: (userId) => sessions.expire(userId),
+          waitsForCheck: (userId) => sessions.waitsForCheck(userId),
         },
         earned: this.#earned,
         lockName,
@@ -233,10 +234,10 @@ export class Courier {
     const guest = this.#sessions.current?.guest ? this.#sessions.current : undefined;
     // Not while one of the guest's claims is on its way (from any tab of this device): answered
     // after the merge, it would be credited to the guest, out of the player's reach.
-    const link = () => this.#relay.link(gamertag, guest?.token, options.referralCode);
+    const link = () => this.#relay.link(gamertag, guest?.token, options);
     let a = await (guest ? this.#queue.exclusive(link) : link());
     // A guest's token the relay no longer knows (lapsed) merges nothing: the player links alone.
-    if (guest && !a.ok && a.status === 400) a = await this.#relay.link(gamertag, undefined, options.referralCode);
+    if (guest && !a.ok && a.status === 400) a = await this.#relay.link(gamertag, undefined, options);
     const player = answer(a);
     this.#queue.setOnline(true);
     await this.#adopt(player);

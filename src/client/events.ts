@@ -36,6 +36,8 @@ export interface RewardIntent {
 export interface LinkOptions {
   /** Another player's referral code: counts on this player's first link with the relay only. */
   referralCode?: string;
+  /** For a relay with a human check at link (`verifyLink`): the captcha's response token. */
+  humanCheck?: string;
 }
 
 /** unlock()'s options. */
@@ -139,6 +141,8 @@ export interface RewardBusEvents {
   /** unlock() made no request: the player cannot earn it now (once-only, daily, cooldown, unknown). */
   'reward:skipped': (e: { achievementId: string; reason: string; retryAt?: number }) => void;
   'player:linked': (player: PlayerSession) => void;
+  /** The relay's human check refused to renew the player's token: their intents wait for link(gamertag, { humanCheck }). */
+  'player:check': (e: { gamertag: string }) => void;
   /** A guest linked a gamertag: what moved from the guest's balance to the player's (`player:linked` follows). */
   'player:merged': (merge: GuestMerge) => void;
   /** Balance mode: the player's balance as the relay last said it, after a credit, a withdrawal or balance(). */

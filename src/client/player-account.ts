@@ -61,6 +61,7 @@ export class PlayerAccount {
     if (!current) throw new RewardBusError('not_linked', 'Link a player first');
     const s = await this.sessionFor(current.userId);
     if (s === 'unreachable') throw new RewardBusError('relay_unreachable', 'The relay cannot be reached');
+    if (s === 'check') throw new RewardBusError('link_refused', 'Link the player again with a human check');
     if (!s) throw new RewardBusError('not_linked', 'Link the player again');
     return s;
   }

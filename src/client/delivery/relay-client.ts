@@ -3,6 +3,7 @@ import type {
   BatchedRewardClaim,
   CatalogResponse,
   EventStreamTicket,
+  LinkPlayerRequest,
   PlayerSession,
   Problem,
   RampSession,
@@ -149,9 +150,9 @@ export function createRelayClient(options: RelayClientOptions) {
     /** How far the relay's clock is ahead of this device's, as its answers bound it. */
     clock,
     /** `guestToken`: a guest's, whose credits move to the player (balance mode). */
-    link: (gamertag: string, guestToken?: string, referralCode?: string) =>
+    link: (gamertag: string, guestToken?: string, { referralCode, humanCheck }: Pick<LinkPlayerRequest, 'referralCode' | 'humanCheck'> = {}) =>
       call<PlayerSession>('POST', '/v1/players', {
-        body: { gamertag, ...(guestToken ? { guestToken } : {}), ...(referralCode ? { referralCode } : {}) },
+        body: { gamertag, ...(guestToken ? { guestToken } : {}), ...(referralCode ? { referralCode } : {}), ...(humanCheck ? { humanCheck } : {}) },
         timeoutMs: claimTimeoutMs,
         everyRelay: true,
         shaped: isSession,

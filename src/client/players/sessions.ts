@@ -7,11 +7,14 @@ const RENEW_BEFORE_MS = 60_000;
 /** Whether a session's token is lapsed or about to, by this device's clock. */
 const lapsing = (s: PlayerSession) => Date.parse(s.expiresAt) - RENEW_BEFORE_MS <= Date.now();
 
+/** A player's session as forUser() finds it (see there). */
+export type SessionFor = PlayerSession | undefined | 'unreachable' | 'check';
+
 /**
  * The players this device has linked and their tokens: the current one, and the others whose
  * queued intents still need sending. Renews a lapsed token by linking its gamertag again (a
  * guest's, with the token itself); who needs to know (the bus's event stream) sees the new token
- * in what forUser() returns.
+ * in what forUser() returns. A renewal the relay's human check refuses waits for the game's link.
  */
 export class PlayerSessions {
   #current: PlayerSession | undefined;
@@ -26,12 +29,16 @@ export class PlayerSessions {
    */
   readonly #clockAhead = new Set<string>();
   /** Renewals under way, by player. */
-  readonly #renewing = new Map<string, Promise<PlayerSession | undefined | 'unreachable'>>();
+  readonly #renewing = new Map<string, Promise<SessionFor>>();
+  /** Players whose renewal the relay's human check refused: only the player can pass it, so none is asked again until a link. */
+  readonly #checking = new Set<string>();
 
+  /** `checkRefused`: said once per refusal, with the player's gamertag, so the game asks for the check. */
   constructor(
     private readonly storage: RewardStorage,
     private readonly writes: WriteBatch,
     private readonly relay: RelayClient,
+    private readonly checkRefused: (gamertag: string) => void,
   ) {}
 
   get current(): PlayerSession | undefined {
@@ -75,12 +82,18 @@ export class PlayerSessions {
     if (s) this.#byUser.set(userId, { ...s, expiresAt: new Date(0).toISOString() });
   }
 
+  /** The relay's human check refused this player's renewal, and the game has not linked them since. */
+  waitsForCheck(userId: string | undefined): boolean {
+    return !!userId && this.#checking.has(userId);
+  }
+
   /**
    * A live session for a player: renewed when its token has lapsed; undefined when the gamertag
    * is gone or belongs to someone else now (a guest: lapsed past renewal, or merged); 'unreachable'
-   * when the relay cannot say (out of reach, failing, or too busy to answer: 408, 429).
+   * when the relay cannot say (out of reach, failing, or too busy to answer: 408, 429); 'check'
+   * when the relay's human check refused the renewal (403 `link_refused`): the game links again.
    */
-  async forUser(userId: string): Promise<PlayerSession | undefined | 'unreachable'> {
+  async forUser(userId: string): Promise<SessionFor> {
     let s = this.#byUser.get(userId);
     if (!s) {
       s = await this.storage.get<PlayerSession>(`session:${userId}`);
@@ -88,6 +101,7 @@ export class PlayerSessions {
       if (s) this.#byUser.set(userId, s);
     }
     if (!s || this.#clockAhead.has(userId) || !lapsing(s)) return s;
+    if (this.#checking.has(userId)) return 'check';
     // One renewal at a time per player: the queue and the account (balance, play) find a lapsed
     // token together, and each asking would link (or renew a guest) twice.
     let renewing = this.#renewing.get(userId);
@@ -98,11 +112,20 @@ export class PlayerSessions {
     return renewing;
   }
 
-  async #renew(userId: string, s: PlayerSession): Promise<PlayerSession | undefined | 'unreachable'> {
+  async #renew(userId: string, s: PlayerSession): Promise<SessionFor> {
     // A guest has no gamertag to link again: its token renews it (refused once it linked one elsewhere).
     const a = await (s.guest ? this.relay.guest(s.token) : this.relay.link(s.gamertag));
     // Too many requests (the door's rate limit) or a timeout says nothing of the player: asked again later, never taken for a no.
     if ('unreachable' in a || (!a.ok && (a.status >= 500 || a.status === 408 || a.status === 429))) return 'unreachable';
+    // A captcha (the relay's verifyLink) says nothing of the player either, and only they can pass
+    // it: asked once, then nothing until the game links them with one (a link meanwhile stands).
+    if (!a.ok && a.status === 403 && a.problem?.code === 'link_refused') {
+      const linked = this.#byUser.get(userId);
+      if (linked && linked !== s && !lapsing(linked)) return linked;
+      this.#checking.add(userId);
+      this.checkRefused(s.gamertag);
+      return 'check';
+    }
     if (!a.ok || a.body.userId !== userId) {
       // A guest past renewal (or merged on another device) is gone: no longer this device's
       // player, so the next unlock makes a new guest rather than being refused as this one.
@@ -128,6 +151,7 @@ export class PlayerSessions {
   /** A session from a link that just answered: its play time counts from now. */
   #set(player: PlayerSession) {
     const now = Date.now();
+    this.#checking.delete(player.userId);
     this.#byUser.set(player.userId, player);
     this.#linkedAt.set(player.userId, now);
     this.writes.write([

@@ -220,7 +220,7 @@ export class IntentQueue {
       read = false;
       const now = Date.now();
       const player = this.o.sessions.current;
-      const sendable = [...this.#intents().values()].filter((i) => sendableBy(i, player));
+      const sendable = [...this.#intents().values()].filter((i) => this.#sendable(i, player));
       let due = sendable.filter((i) => i.nextAttemptAt <= now);
       if (!due.length && this.#probe && !this.#online && sendable.length) due = sendable.slice(0, 1);
       this.#probe = false;
@@ -238,12 +238,17 @@ export class IntentQueue {
       await this.o.writes.written;
       if (unreachable) break;
     }
-    // Intents unlocked before any player, or waiting for the guest's gamertag, wait for link(),
-    // which flushes: no timer for them, or it would go off at once, again and again.
+    // Intents unlocked before any player, waiting for the guest's gamertag or for the human check,
+    // wait for link(), which flushes: no timer for them, or it would go off at once, again and again.
     const player = this.o.sessions.current;
     let next = Infinity;
-    for (const i of this.#intents().values()) if (sendableBy(i, player) && i.nextAttemptAt < next) next = i.nextAttemptAt;
+    for (const i of this.#intents().values()) if (this.#sendable(i, player) && i.nextAttemptAt < next) next = i.nextAttemptAt;
     if (next < Infinity) this.#timer.schedule(Math.max(0, next - Date.now()));
+  }
+
+  /** sendableBy, and its player's renewal not refused by the relay's human check (they wait for link()). */
+  #sendable(i: RewardIntent, player: { userId: string } | undefined): boolean {
+    return sendableBy(i, player) && !this.o.sessions.waitsForCheck(i.userId ?? player?.userId);
   }
 
   /** Takes in what the store has: intents other tabs queued, and lets go of those they finished. */
@@ -274,6 +279,9 @@ export class IntentQueue {
       for (const i of batch) this.#retry(Object.assign(i, { attempts: i.attempts + 1 }), 0, 'unreachable');
       return 'unreachable';
     }
+    // The relay's human check refused the renewal: kept as they are, no attempt counted; sent once
+    // the game links the player with a check (#sendable leaves them until then).
+    if (session === 'check') return 'done';
     if (!session) {
       for (const i of batch) this.#finish(i, 'reward:rejected', undefined, 'player_unknown');
       return 'done';

@@ -30,6 +30,7 @@ const EVENTS = {
   'reward:skipped': true,
   'player:linked': true,
   'player:merged': true,
+  'player:check': true,
   'balance:changed': true,
   'withdrawal:paid': true,
   'withdrawal:failed': true,

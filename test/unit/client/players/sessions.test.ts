@@ -14,8 +14,10 @@ function sessionsOn(storage: RewardStorage = memoryStorage(), answer: () => Awai
   const writes = createWriteBatch(storage, (err) => {
     throw err;
   });
-  const sessions = new PlayerSessions(storage, writes, { link } as unknown as RelayClient);
-  return { sessions, link, writes, storage };
+  /** The gamertags the human check's refusals were said for. */
+  const checks: string[] = [];
+  const sessions = new PlayerSessions(storage, writes, { link } as unknown as RelayClient, (gamertag) => void checks.push(gamertag));
+  return { sessions, link, writes, storage, checks };
 }
 
 describe('PlayerSessions', () => {
@@ -108,6 +110,40 @@ describe('PlayerSessions', () => {
       expect(await s.sessions.forUser('u-alice')).toBe(expected);
       expect(s.sessions.current?.token).toBe('old');
     }
+  });
+
+  it('waits for a link when the human check refuses the renewal: said once, not asked again, and a link ends the wait', async () => {
+    const refused = { ok: false as const, status: 403, problem: { type: 'about:blank', title: 'The human check at link did not pass', status: 403, code: 'link_refused' } };
+    const s = sessionsOn(memoryStorage(), () => refused);
+    s.sessions.adopt(alice('old', new Date(0).toISOString()));
+    expect(await Promise.all([s.sessions.forUser('u-alice'), s.sessions.forUser('u-alice')])).toEqual(['check', 'check']);
+    expect(await s.sessions.forUser('u-alice')).toBe('check');
+    s.sessions.expire('u-alice');
+    expect(await s.sessions.forUser('u-alice')).toBe('check');
+    expect(s.link).toHaveBeenCalledTimes(1);
+    expect(s.checks).toEqual(['alice']);
+    expect(s.sessions.waitsForCheck('u-alice')).toBe(true);
+    // The game showed its captcha and linked the player with it.
+    s.sessions.adopt(alice('checked'));
+    expect(s.sessions.waitsForCheck('u-alice')).toBe(false);
+    expect(await s.sessions.forUser('u-alice')).toMatchObject({ token: 'checked' });
+    expect(s.link).toHaveBeenCalledTimes(1);
+  });
+
+  it('takes a link made while a renewal was on its way over that renewal’s refusal by the human check', async () => {
+    let refuse: () => void = () => undefined;
+    const s = sessionsOn(memoryStorage(), () => ({ ok: false, status: 403, problem: { type: 'about:blank', title: 'Refused', status: 403, code: 'link_refused' } }));
+    s.link.mockImplementationOnce(
+      () => new Promise((resolve) => (refuse = () => resolve({ ok: false, status: 403, problem: { type: 'about:blank', title: 'Refused', status: 403, code: 'link_refused' } }))),
+    );
+    s.sessions.adopt(alice('old', new Date(0).toISOString()));
+    const renewing = s.sessions.forUser('u-alice');
+    await vi.waitFor(() => expect(s.link).toHaveBeenCalledTimes(1));
+    s.sessions.adopt(alice('checked'));
+    refuse();
+    expect(await renewing).toMatchObject({ token: 'checked' });
+    expect(s.sessions.waitsForCheck('u-alice')).toBe(false);
+    expect(s.checks).toEqual([]);
   });
 
   it("finds another player's stored session, for intents queued before a switch", async () => {

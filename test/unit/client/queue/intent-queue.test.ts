@@ -83,7 +83,7 @@ function queueOn(
       storage,
       writes,
       relay: { claim, claimAll, batchMax } as unknown as RelayClient,
-      sessions: { current: player, forUser: async () => player, expire },
+      sessions: { current: player, forUser: async () => player, expire, waitsForCheck: () => false },
       earned,
       lockName: 'test',
       tab: `tab-${++n}`,
