@@ -25,9 +25,6 @@ export type { RewardBusOptions };
 /** After a failed load of the courier's chunk, the next try waits this long, doubling to a minute. */
 const COURIER_RETRY_MS = 1_000;
 
-/** Buses made in this page or process: what a destroyed one had on its way is said by one made after it. */
-let made = 0;
-
 /**
  * The game's side of rewardbus: `unlock()` turns an achievement into a reward intent with its
  * own idempotency key, keeps it in durable storage, and sends it until the relay answers for good.
@@ -48,8 +45,6 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   readonly #storage: RewardStorage;
   readonly #writes: WriteBatch;
   readonly #tabs: TabChannel;
-  /** This bus's place in the count of buses made here. */
-  readonly #made = ++made;
   #courier: Courier | undefined;
   /** The courier's chunk on its way; undefined once it came, or after a failure until the next try. */
   #loading: Promise<Courier> | undefined;
@@ -210,13 +205,13 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
   /**
    * Stops sending and listening: the listeners hear nothing more. Queued intents stay stored for
    * the next bus. A claim already on its way is not aborted: its answer is taken as always, and
-   * its outcome said by the next bus made on the same relay and storage in this page or process,
-   * as its own.
+   * its outcome said by the newest live bus on the same relay and storage in this page or
+   * process (or the next one made), as its own.
    */
   destroy(): void {
     this.#destroyed = true;
     this.#stopRetrying();
-    this.#courier?.destroy(made);
+    this.#courier?.destroy();
     this.#tabs.close();
     this.removeAllListeners();
   }
@@ -242,7 +237,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     if (this.#destroyed) throw new RewardBusError('destroyed', 'The bus was destroyed');
     const courier = new CourierClass(
       this.#options,
-      { bus: this, storage: this.#storage, writes: this.#writes, tabs: this.#tabs, made: this.#made, error: (err) => this.#error(err) },
+      { bus: this, storage: this.#storage, writes: this.#writes, tabs: this.#tabs, error: (err) => this.#error(err) },
       this.#unlockedEarly,
     );
     this.#courier = courier;

@@ -34,8 +34,6 @@ export interface CourierParts {
   writes: WriteBatch;
   /** The game's other tabs: opened by the bus, which keeps what they said until the courier came. */
   tabs: TabChannel;
-  /** The bus's place in the count of buses made in this page or process (bus.ts). */
-  made: number;
   /** Reports what went wrong on the bus's `error` event. */
   error(err: unknown): void;
 }
@@ -76,7 +74,7 @@ export class Courier {
   readonly #onOffline = () => this.#queue.setOnline(false);
 
   /** `unlockedEarly`: intents unlock() stored before this was loaded (not stored again: another tab may have sent them). */
-  constructor(options: RewardBusOptions, { bus, storage, writes, tabs, made, error }: CourierParts, unlockedEarly: RewardIntent[]) {
+  constructor(options: RewardBusOptions, { bus, storage, writes, tabs, error }: CourierParts, unlockedEarly: RewardIntent[]) {
     this.#bus = bus;
     this.#storage = storage;
     this.#writes = writes;
@@ -196,7 +194,7 @@ export class Courier {
       outcomes: this.#outcomes,
       balance: this.#balance,
       adopt: (player) => this.#adopt(player),
-      leftHere: (id) => takeLeft(handovers, made, id),
+      leftHere: (id) => takeLeft(handovers, id),
       destroyed: () => this.#destroyed,
     };
     if (typeof window !== 'undefined') {
@@ -206,7 +204,7 @@ export class Courier {
     this.#queue.adopt(unlockedEarly);
     this.ready = this.#load();
     // Said as this bus's own: the bus that got the answer was destroyed, and no one else shows it.
-    this.#stopTaking = takeHandovers(handovers, made, ({ event, outcome }) => {
+    this.#stopTaking = takeHandovers(handovers, ({ event, outcome }) => {
       this.#queue.forget(outcome.intent.id);
       this.#outcomes.settle({ ...outcome, remote: false }, event);
     });
@@ -305,13 +303,12 @@ export class Courier {
     return (await this.#balance.wallet()).withdraw(sats);
   }
 
-  /** `made`: buses made so far; what was on its way is said by one made after. */
-  destroy(made: number): void {
+  destroy(): void {
     this.#destroyed = true;
     this.#stopTaking();
     this.#stream.close();
     const { sending, answered } = this.#queue.stop();
-    leave(this.#handovers, made, sending, answered);
+    leave(this.#handovers, sending, answered);
     this.#balance.stop();
     if (typeof window !== 'undefined') {
       window.removeEventListener('online', this.#onOnline);

@@ -16,8 +16,8 @@ const wallLessMonotonic = () => Date.now() - performance.now();
  * time then runs on from the last answer by the monotonic clock (`performance.now()`), and the
  * bounds move forward by as much. They do not move back when the wall clock gets ahead of the
  * monotonic one (set forward, or a monotonic clock that stood still while the device slept, as
- * some browsers' does): the relay's time is the later of the two, where unlock() sends and the
- * relay decides, never skips.
+ * some browsers' does): a set-back after that moves them forward in full, so the relay's time
+ * errs late, where unlock() sends and the relay decides, never skips.
  */
 export class RelayClock {
   #most: number | undefined;
@@ -53,12 +53,19 @@ export class RelayClock {
     }
   }
 
-  /** Moves the bounds forward by as much as the wall clock was set back since they were read (or last moved). */
+  /**
+   * Moves the bounds forward by as much as the wall clock was set back since they were read (or
+   * last moved). A wall clock that got ahead (set forward, or a sleep the monotonic clock did not
+   * count: the two look alike) moves the anchor, not the bounds, so a set-back after it is followed
+   * in full: after a set-forward and back, the bound is too late until the next answer, and
+   * unlock() sends what the relay then decides, never skips.
+   */
   #follow() {
     const anchor = wallLessMonotonic();
     const back = this.#anchor - anchor;
-    if (this.#most === undefined || back <= SET_BACK_MS) return;
+    if (this.#most === undefined || (back <= SET_BACK_MS && back >= -SET_BACK_MS)) return;
     this.#anchor = anchor;
+    if (back < 0) return;
     this.#most += back;
     this.#least += back;
   }

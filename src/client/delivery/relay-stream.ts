@@ -89,6 +89,8 @@ export class PlayerStream {
     // or what was said in between is lost. Another player's stream starts from now.
     const same = player !== undefined && player.userId === this.#userId;
     const resume = same ? this.#lastEventId : undefined;
+    // A read owed for a gap before this (held back by MISSED_EVERY_MS) is still owed on the new token.
+    const owed = same && this.#missedTimer !== undefined;
     this.close();
     this.#token = player?.token;
     this.#userId = player?.userId;
@@ -101,6 +103,7 @@ export class PlayerStream {
       this.#missedDue = Number.NEGATIVE_INFINITY;
     }
     if (player && this.Source !== false && (this.Source ?? globalThis.EventSource)) void this.#connect(player.token, this.#generation);
+    if (owed) this.#missed();
   }
 
   /** The streamed player's session was renewed: listen on its new token. */

@@ -7,34 +7,22 @@ export interface HandedOver {
   outcome: RewardOutcome;
 }
 
-/** A destroyed bus's send: its outcome once it came (undefined until then), for a bus made after `madeBefore`. */
-interface Left {
-  h: HandedOver | undefined;
-  /** Buses made when it was destroyed: only a later one takes it. */
-  madeBefore: number;
-}
-
-/** A live bus that takes what destroyed ones hand over, and when it was made (bus.ts counts them). */
-interface Taker {
-  made: number;
-  take(h: HandedOver): void;
-}
-
 export interface HandoverPage {
-  left: Map<string, Left>;
-  /** The live buses, oldest first: the newest made after the destroy takes each. */
-  takers: Taker[];
+  /** Intents a destroyed bus was sending, with their outcome once it came (undefined until then). */
+  left: Map<string, HandedOver | undefined>;
+  /** The live buses that take them: the newest does. */
+  takers: Array<(h: HandedOver) => void>;
 }
 
 /**
  * Claims that a destroyed bus of this page (or Node process) had on their way, by storage and
  * relay. A send in flight is never aborted (its outcome would be unknown): the destroyed bus awaits
  * its answer and deletes the intent, but its listeners are gone. A game that makes its bus again
- * (a scene restart, a hot reload) finds no intent left to send: the page's next bus on that
- * storage and relay says the outcome, as its own (it shows the toast), once, now or when it
- * starts. Not a bus made before the destroy (another at work beside it), nor one on other storage
- * (another player's queue). A reload ends the page, and with it the send: the next page sends the
- * stored intent again under its key.
+ * (a scene restart, a hot reload, a framework that makes the new one before it destroys the old)
+ * finds no intent left to send: the newest live bus on that storage and relay says the outcome, as
+ * its own (it shows the toast), once, now or when it starts. Not a bus on other storage (another
+ * player's queue). A reload ends the page, and with it the send: the next page sends the stored
+ * intent again under its key.
  */
 const pages = new WeakMap<RewardStorage, Map<string, HandoverPage>>();
 
@@ -47,49 +35,41 @@ export function handoverPage(storage: RewardStorage, relayUrl: string): Handover
   return page;
 }
 
-/**
- * A destroyed bus's sends still on their way, `made` buses having been made by then; once
- * `answered`, those that ended with no outcome are let go.
- */
-export function leave({ left }: HandoverPage, made: number, ids: string[], answered: Promise<void>) {
-  for (const id of ids) left.set(id, { h: undefined, madeBefore: made });
+/** A destroyed bus's sends still on their way; once `answered`, those that ended with no outcome are let go. */
+export function leave({ left }: HandoverPage, ids: string[], answered: Promise<void>) {
+  // Another destroyed bus's outcome for the same intent, already come, stays.
+  for (const id of ids) if (!left.has(id)) left.set(id, undefined);
   void answered.then(() => {
-    for (const id of ids) if (!left.get(id)?.h) left.delete(id);
+    for (const id of ids) if (left.get(id) === undefined) left.delete(id);
   });
 }
 
-/** What the destroyed bus said (to no one): one of its sends left here goes to the newest bus made since, or waits for one. */
+/** What the destroyed bus said (to no one): one of its sends left here goes to the newest live bus, or waits for the next. */
 export function handOver(page: HandoverPage, h: HandedOver) {
   const id = h.outcome.intent.id;
-  const left = page.left.get(id);
   // Not a send it left, or already said by a live bus (which heard the record on its stream).
-  if (!left) return;
-  left.h = h;
-  for (let i = page.takers.length; i--; ) {
-    const taker = page.takers[i]!;
-    if (taker.made > left.madeBefore) {
-      page.left.delete(id);
-      return taker.take(h);
-    }
-  }
+  if (!page.left.has(id)) return;
+  const take = page.takers.at(-1);
+  if (!take) return void page.left.set(id, h);
+  page.left.delete(id);
+  take(h);
 }
 
-/** A live bus, made `made`-th, heard this intent's record: true if a destroyed bus here was sending it, so the live one says it as its own, once. */
-export function takeLeft({ left }: HandoverPage, made: number, id: string): boolean {
-  return (left.get(id)?.madeBefore ?? made) < made && left.delete(id);
+/** A live bus heard this intent's record: true if a destroyed bus here was sending it, so the live one says it as its own, once. */
+export function takeLeft({ left }: HandoverPage, id: string): boolean {
+  return left.delete(id);
 }
 
-/** A live bus, made `made`-th, takes what destroyed ones hand over: those already come, then each as it comes. Returns how to stop. */
-export function takeHandovers(page: HandoverPage, made: number, take: (h: HandedOver) => void): () => void {
-  const taker = { made, take };
-  page.takers.push(taker);
-  for (const [id, { h, madeBefore }] of page.left) {
-    if (!h || madeBefore >= made) continue;
+/** A live bus takes what destroyed ones hand over: those already come, then each as it comes. Returns how to stop. */
+export function takeHandovers(page: HandoverPage, take: (h: HandedOver) => void): () => void {
+  page.takers.push(take);
+  for (const [id, h] of page.left) {
+    if (!h) continue;
     page.left.delete(id);
     take(h);
   }
   return () => {
-    const at = page.takers.indexOf(taker);
+    const at = page.takers.indexOf(take);
     if (at >= 0) page.takers.splice(at, 1);
   };
 }

@@ -4,10 +4,11 @@ import type { RewardStorage } from './storage.js';
  * IndexedDB, shared by every tab of the game's origin. idb-keyval is loaded when the store is first
  * used (as the bus starts), a chunk of its own: not in the bytes a game loads up front. One store
  * per database and store name in a page, as fileStorage() is per path: its buses know it for the
- * same queue (a destroyed bus's claims are said by the next bus on it: outcomes/handover.ts).
+ * same queue (a destroyed bus's claims are said by a live bus on it: outcomes/handover.ts).
  */
 export function idbStorage(dbName = 'rewardbus', storeName = 'queue'): RewardStorage {
-  const name = `${dbName}/${storeName}`;
+  // A character no name has between them: 'a/b' + 'c' is not 'a' + 'b/c'.
+  const name = `${dbName}\0${storeName}`;
   let storage = opened.get(name);
   if (!storage) opened.set(name, (storage = lazy(() => import('./idb-keyval-storage.js').then((m) => m.idbKeyvalStorage(dbName, storeName)))));
   return storage;

@@ -51,4 +51,28 @@ describe('a player stream whose every connection is cut as it opens', () => {
     expect(missed).toHaveBeenCalledTimes(2);
     stream.close();
   });
+
+  it('still reads a gap held back for the period when the token is renewed meanwhile (the new connection resumes after an event heard since)', async () => {
+    const { Source, made } = sources();
+    const missed = vi.fn();
+    const stream = new PlayerStream(relay, { reward() {}, completed() {}, failed() {}, missed }, Source);
+    const alice = { userId: 'u1', gamertag: 'alice', token: 't1', expiresAt: new Date(Date.now() + 3_600_000).toISOString() };
+    stream.open(alice);
+    // Two gaps: the first read at once, the second held back for the period.
+    for (let i = 0; i < 3; i++) {
+      await vi.waitFor(() => expect(made).toHaveLength(i + 1));
+      made[i]!.dispatchEvent(new Event('open'));
+      if (i < 2) made[i]!.dispatchEvent(new Event('error'));
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    expect(missed).toHaveBeenCalledTimes(1);
+    // The third connection hears an event, then the token is renewed: the next connection resumes after it.
+    made[2]!.dispatchEvent(new MessageEvent('reward', { data: JSON.stringify({ id: 'r1', status: 'paid' }), lastEventId: '9' }));
+    stream.renewed({ ...alice, token: 't2' });
+    await vi.waitFor(() => expect(made).toHaveLength(4));
+    made[3]!.dispatchEvent(new Event('open'));
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(missed).toHaveBeenCalledTimes(2);
+    stream.close();
+  });
 });
