@@ -5,7 +5,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { memoryStorage } from '../../src/client/node.js';
 import type { VerifyLink } from '../../src/relay/index.js';
-import { busesOnTestRelay, lapsedPlayer, next, noPlayTime } from '../helpers/client.js';
+import type { PlayerSession } from '../../src/wire/relay-api.js';
+import { busesOnTestRelay, controlledFetch, lapsedPlayer, next, noPlayTime } from '../helpers/client.js';
 import { heardOutcomes } from '../helpers/other-server.js';
 
 const { bus, start } = busesOnTestRelay(memoryStorage);
@@ -45,6 +46,8 @@ describe('a relay with a human check at link', () => {
     const events = heardOutcomes(b);
     const asked: string[] = [];
     b.on('player:check', (e) => asked.push(e.gamertag));
+    const checks: unknown[] = [];
+    b.on('player:check', (e) => checks.push(e));
     const id = b.unlock('first-coin');
     // The renewal (a link with no check) reached the relay's check and was refused.
     await expect.poll(() => check.seen.length).toBe(1);
@@ -53,6 +56,7 @@ describe('a relay with a human check at link', () => {
     expect(events).toEqual([]);
     expect(b.pending().map((i) => [i.id, i.attempts])).toEqual([[id, 0]]);
     expect(asked).toEqual(['alice']);
+    expect(checks).toEqual([{ gamertag: 'alice', userId: b.player?.userId, current: true }]);
     // No renewal again and again: the bus waits for the game's link (retries are 20 ms apart here).
     b.unlock('daily-login');
     await b.flush();
@@ -69,6 +73,42 @@ describe('a relay with a human check at link', () => {
     expect(events).toEqual(['reward:paid', 'reward:paid']);
     expect(relay.sandbox!.payments()).toHaveLength(2);
     expect(check.seen).toEqual([undefined, 'ok']);
+  });
+
+  it('says player:check with current: false for a player other than the one linked now: their intents wait, the current one’s are paid', async () => {
+    const check = captcha(false);
+    await start({}, check.relay);
+    // alice earned a coin offline, and her token lapsed before it was sent.
+    const storage = memoryStorage();
+    const net = controlledFetch();
+    const first = bus({ storage, fetch: net.fetch });
+    const alice = await first.link('alice');
+    net.offline = true;
+    const id = first.unlock('first-coin');
+    await first.flush();
+    first.destroy();
+    await storage.setMany([[`session:${alice.userId}`, { ...alice, expiresAt: new Date(0).toISOString() } satisfies PlayerSession]]);
+    check.on = true;
+    // Her renewal (a link with no check) goes nowhere until the game has linked bob.
+    let hold = true;
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (hold && String(input).endsWith('/v1/players') && !String(init?.body).includes('humanCheck')) throw new TypeError('fetch failed');
+      return globalThis.fetch(input, init);
+    }) as typeof globalThis.fetch;
+    const b = bus({ storage, fetch });
+    const checks: unknown[] = [];
+    b.on('player:check', (e) => checks.push(e));
+    const bob = await b.link('bob', { humanCheck: 'ok' });
+    hold = false;
+    await b.flush();
+    // Before, it said { gamertag: 'alice' } alone while bob played: linking alice, as the docs said, would have made her the player.
+    await expect.poll(() => checks).toEqual([{ gamertag: 'alice', userId: alice.userId, current: false }]);
+    expect(b.player?.userId).toBe(bob.userId);
+    const paid = next(b, 'reward:paid');
+    b.unlock('level-complete');
+    expect(await paid).toMatchObject({ gamertag: 'bob' });
+    expect(b.pending().map((i) => i.id)).toEqual([id]);
+    expect(check.seen).toEqual(['ok', undefined]);
   });
 
   it('balance mode: balance() and withdraw() reject with link_refused, one renewal asked and player:check said once, until link() with a check', async () => {

@@ -1,5 +1,6 @@
 import type { PlayerSession } from '../../wire/relay-api.js';
 import type { RelayClient } from '../delivery/index.js';
+import type { RewardBusEvents } from '../events.js';
 import type { RewardStorage, WriteBatch } from '../storage/index.js';
 
 /** A token this close to its expiry is renewed before use. */
@@ -33,12 +34,12 @@ export class PlayerSessions {
   /** Players whose renewal the relay's human check refused: only the player can pass it, so none is asked again until a link. */
   readonly #checking = new Set<string>();
 
-  /** `checkRefused`: said once per refusal, with the player's gamertag, so the game asks for the check. */
+  /** `checkRefused`: said once per refusal, with the player and whether they are the current one, so the game asks for the check. */
   constructor(
     private readonly storage: RewardStorage,
     private readonly writes: WriteBatch,
     private readonly relay: RelayClient,
-    private readonly checkRefused: (gamertag: string) => void,
+    private readonly checkRefused: RewardBusEvents['player:check'],
   ) {}
 
   get current(): PlayerSession | undefined {
@@ -123,7 +124,7 @@ export class PlayerSessions {
       const linked = this.#byUser.get(userId);
       if (linked && linked !== s && !lapsing(linked)) return linked;
       this.#checking.add(userId);
-      this.checkRefused(s.gamertag);
+      this.checkRefused({ gamertag: s.gamertag, userId, current: this.#current?.userId === userId });
       return 'check';
     }
     if (!a.ok || a.body.userId !== userId) {

@@ -16,7 +16,7 @@ function sessionsOn(storage: RewardStorage = memoryStorage(), answer: () => Awai
   });
   /** The gamertags the human check's refusals were said for. */
   const checks: string[] = [];
-  const sessions = new PlayerSessions(storage, writes, { link } as unknown as RelayClient, (gamertag) => void checks.push(gamertag));
+  const sessions = new PlayerSessions(storage, writes, { link } as unknown as RelayClient, (e) => void checks.push(e.gamertag));
   return { sessions, link, writes, storage, checks };
 }
 
