@@ -2,7 +2,7 @@
 // check, and a lapsed token's renewal that the check refuses keeps the player's intents until the
 // game links again with one (found by a red-team pass: they were ended as player_unknown).
 import { setTimeout as delay } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { memoryStorage } from '../../src/client/node.js';
 import type { VerifyLink } from '../../src/relay/index.js';
 import type { PlayerSession } from '../../src/wire/relay-api.js';
@@ -109,6 +109,42 @@ describe('a relay with a human check at link', () => {
     expect(await paid).toMatchObject({ gamertag: 'bob' });
     expect(b.pending().map((i) => i.id)).toEqual([id]);
     expect(check.seen).toEqual(['ok', undefined]);
+  });
+
+  it.each([
+    ['heard on the tab channel', true],
+    ['found in the shared storage (no BroadcastChannel)', false],
+  ])('ends the wait in every tab once one links the player with a check (%s): the next unlock is sent from this tab', async (_, channel) => {
+    if (!channel) vi.stubGlobal('BroadcastChannel', undefined);
+    try {
+      const check = captcha(false);
+      await start({}, check.relay);
+      const storage = await lapsedPlayer(bus, memoryStorage());
+      check.on = true;
+      // Two tabs of the game, on one storage.
+      const a = bus({ storage });
+      const b = bus({ storage });
+      const linkedInA: string[] = [];
+      a.on('player:linked', (p) => linkedInA.push(p.gamertag));
+      a.unlock('first-coin');
+      await expect.poll(() => check.seen.length).toBeGreaterThan(0);
+      await a.flush();
+      expect(a.pending()).toHaveLength(1);
+      // The game showed its captcha in tab b.
+      await b.link('alice', { humanCheck: 'ok' });
+      // Tab b sent what it had: from here on, nothing makes it send again.
+      await b.flush();
+      const paidHere: string[] = [];
+      a.on('reward:paid', (o) => void (o.remote || paidHere.push(o.intent.id)));
+      const id = a.unlock('daily-login');
+      // Before, tab a kept waiting for the check (until a reload): its new unlock stayed queued there.
+      await expect.poll(() => paidHere, { timeout: 3_000 }).toContain(id);
+      await expect.poll(() => a.pending()).toEqual([]);
+      if (channel) expect(linkedInA).toEqual(['alice']);
+      expect(check.seen.filter((x) => x === 'ok')).toEqual(['ok']);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('balance mode: balance() and withdraw() reject with link_refused, one renewal asked and player:check said once, until link() with a check', async () => {

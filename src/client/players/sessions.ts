@@ -92,7 +92,8 @@ export class PlayerSessions {
    * A live session for a player: renewed when its token has lapsed; undefined when the gamertag
    * is gone or belongs to someone else now (a guest: lapsed past renewal, or merged); 'unreachable'
    * when the relay cannot say (out of reach, failing, or too busy to answer: 408, 429); 'check'
-   * when the relay's human check refused the renewal (403 `link_refused`): the game links again.
+   * when the relay's human check refused the renewal (403 `link_refused`): the game links again
+   * (here, or in another tab: its stored session ends the wait).
    */
   async forUser(userId: string): Promise<SessionFor> {
     let s = this.#byUser.get(userId);
@@ -102,7 +103,17 @@ export class PlayerSessions {
       if (s) this.#byUser.set(userId, s);
     }
     if (!s || this.#clockAhead.has(userId) || !lapsing(s)) return s;
-    if (this.#checking.has(userId)) return 'check';
+    if (this.#checking.has(userId)) {
+      // Another tab may have linked them with a check since (unheard where there is no tab
+      // channel): the session it stored ends the wait here too. The relay is asked nothing.
+      const there = await this.storage.get<PlayerSession>(`session:${userId}`);
+      if (!there || there.token === s.token || lapsing(there)) return 'check';
+      this.#checking.delete(userId);
+      this.#byUser.set(userId, there);
+      this.#linkedAt.set(userId, (await this.storage.get<number>(`linked:${userId}`)) ?? Date.now());
+      if (this.#current?.userId === userId) this.#current = there;
+      return there;
+    }
     // One renewal at a time per player: the queue and the account (balance, play) find a lapsed
     // token together, and each asking would link (or renew a guest) twice.
     let renewing = this.#renewing.get(userId);
