@@ -162,4 +162,39 @@ describe('a relay with a human check at link', () => {
     await b.link('alice', { humanCheck: 'ok' });
     expect((await b.balance()).sats).toBe(0);
   });
+
+  it('balance mode: sends no heartbeat while the player waits for the check, and beats again once linked', async () => {
+    const check = captcha(false);
+    await start({ RELAY_PAYOUT_MODE: 'balance' }, check.relay);
+    const answers: string[] = [];
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const r = await globalThis.fetch(input, init);
+      const path = new URL(String(input)).pathname;
+      if (path === '/v1/play' || path === '/v1/players') answers.push(`${path} ${r.status}`);
+      return r;
+    }) as typeof globalThis.fetch;
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'], shouldAdvanceTime: true });
+    try {
+      const b = bus({ fetch });
+      const checks: string[] = [];
+      b.on('player:check', (e) => checks.push(e.gamertag));
+      await b.link('alice');
+      await expect.poll(() => answers).toEqual(['/v1/players 201', '/v1/play 200']);
+      // Two days on, the token (a day's life) has lapsed, and the relay now checks links.
+      check.on = true;
+      vi.setSystemTime(Date.now() + 2 * 86_400_000);
+      await vi.advanceTimersByTimeAsync(20_000);
+      await expect.poll(() => checks).toEqual(['alice']);
+      expect(answers.slice(2)).toEqual(['/v1/play 401', '/v1/players 403']);
+      // Before, a beat went every 20 s with the lapsed token, each refused (401).
+      await vi.advanceTimersByTimeAsync(60_000);
+      await delay(50);
+      expect(answers.slice(4)).toEqual([]);
+      await b.link('alice', { humanCheck: 'ok' });
+      await vi.advanceTimersByTimeAsync(20_000);
+      await expect.poll(() => answers.slice(4)).toEqual(['/v1/players 201', '/v1/play 200']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
