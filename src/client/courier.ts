@@ -81,7 +81,7 @@ export class Courier {
     this.#tabs = tabs;
     this.#relay = createRelayClient(options);
     this.#catalog = new CatalogCache(this.#relay, this.#writes);
-    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay, (gamertag) => this.#bus.emit('player:check', { gamertag })));
+    const sessions = (this.#sessions = new PlayerSessions(this.#storage, this.#writes, this.#relay, (e) => this.#bus.emit('player:check', e)));
     this.#account = new PlayerAccount({
       relay: this.#relay,
       sessions,

@@ -141,8 +141,12 @@ export interface RewardBusEvents {
   /** unlock() made no request: the player cannot earn it now (once-only, daily, cooldown, unknown). */
   'reward:skipped': (e: { achievementId: string; reason: string; retryAt?: number }) => void;
   'player:linked': (player: PlayerSession) => void;
-  /** The relay's human check refused to renew the player's token: their intents wait for link(gamertag, { humanCheck }). */
-  'player:check': (e: { gamertag: string }) => void;
+  /**
+   * The relay's human check refused to renew a player's token: their intents wait for
+   * link(gamertag, { humanCheck }). `current`: the player linked now; if not, linking them would
+   * switch players: theirs wait until they link again.
+   */
+  'player:check': (e: { gamertag: string; userId: string; current: boolean }) => void;
   /** A guest linked a gamertag: what moved from the guest's balance to the player's (`player:linked` follows). */
   'player:merged': (merge: GuestMerge) => void;
   /** Balance mode: the player's balance as the relay last said it, after a credit, a withdrawal or balance(). */

@@ -24,7 +24,11 @@ export function heardFromTab(p: HearingParts, m: TabMessage) {
   if (p.destroyed()) return;
   if (m.type === 'lock') return p.queue.yieldLock();
   if (m.type === 'linked') {
-    if (m.player.userId !== p.sessions.current?.userId) void p.adopt(m.player);
+    const { userId } = m.player;
+    // The player this tab waits on linked there (their human check passed): the wait ends here
+    // too, the event stream reopens on the new token, and their intents go.
+    if (p.sessions.waitsForCheck(userId)) void p.adopt(m.player).then(() => p.queue.flush());
+    else if (userId !== p.sessions.current?.userId) void p.adopt(m.player);
     return;
   }
   // Another tab had the relay's final answer: the intent leaves this tab's queue too.

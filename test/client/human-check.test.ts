@@ -2,10 +2,11 @@
 // check, and a lapsed token's renewal that the check refuses keeps the player's intents until the
 // game links again with one (found by a red-team pass: they were ended as player_unknown).
 import { setTimeout as delay } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { memoryStorage } from '../../src/client/node.js';
 import type { VerifyLink } from '../../src/relay/index.js';
-import { busesOnTestRelay, lapsedPlayer, next, noPlayTime } from '../helpers/client.js';
+import type { PlayerSession } from '../../src/wire/relay-api.js';
+import { busesOnTestRelay, controlledFetch, lapsedPlayer, next, noPlayTime } from '../helpers/client.js';
 import { heardOutcomes } from '../helpers/other-server.js';
 
 const { bus, start } = busesOnTestRelay(memoryStorage);
@@ -45,6 +46,8 @@ describe('a relay with a human check at link', () => {
     const events = heardOutcomes(b);
     const asked: string[] = [];
     b.on('player:check', (e) => asked.push(e.gamertag));
+    const checks: unknown[] = [];
+    b.on('player:check', (e) => checks.push(e));
     const id = b.unlock('first-coin');
     // The renewal (a link with no check) reached the relay's check and was refused.
     await expect.poll(() => check.seen.length).toBe(1);
@@ -53,6 +56,7 @@ describe('a relay with a human check at link', () => {
     expect(events).toEqual([]);
     expect(b.pending().map((i) => [i.id, i.attempts])).toEqual([[id, 0]]);
     expect(asked).toEqual(['alice']);
+    expect(checks).toEqual([{ gamertag: 'alice', userId: b.player?.userId, current: true }]);
     // No renewal again and again: the bus waits for the game's link (retries are 20 ms apart here).
     b.unlock('daily-login');
     await b.flush();
@@ -71,6 +75,78 @@ describe('a relay with a human check at link', () => {
     expect(check.seen).toEqual([undefined, 'ok']);
   });
 
+  it('says player:check with current: false for a player other than the one linked now: their intents wait, the current one’s are paid', async () => {
+    const check = captcha(false);
+    await start({}, check.relay);
+    // alice earned a coin offline, and her token lapsed before it was sent.
+    const storage = memoryStorage();
+    const net = controlledFetch();
+    const first = bus({ storage, fetch: net.fetch });
+    const alice = await first.link('alice');
+    net.offline = true;
+    const id = first.unlock('first-coin');
+    await first.flush();
+    first.destroy();
+    await storage.setMany([[`session:${alice.userId}`, { ...alice, expiresAt: new Date(0).toISOString() } satisfies PlayerSession]]);
+    check.on = true;
+    // Her renewal (a link with no check) goes nowhere until the game has linked bob.
+    let hold = true;
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (hold && String(input).endsWith('/v1/players') && !String(init?.body).includes('humanCheck')) throw new TypeError('fetch failed');
+      return globalThis.fetch(input, init);
+    }) as typeof globalThis.fetch;
+    const b = bus({ storage, fetch });
+    const checks: unknown[] = [];
+    b.on('player:check', (e) => checks.push(e));
+    const bob = await b.link('bob', { humanCheck: 'ok' });
+    hold = false;
+    await b.flush();
+    // Before, it said { gamertag: 'alice' } alone while bob played: linking alice, as the docs said, would have made her the player.
+    await expect.poll(() => checks).toEqual([{ gamertag: 'alice', userId: alice.userId, current: false }]);
+    expect(b.player?.userId).toBe(bob.userId);
+    const paid = next(b, 'reward:paid');
+    b.unlock('level-complete');
+    expect(await paid).toMatchObject({ gamertag: 'bob' });
+    expect(b.pending().map((i) => i.id)).toEqual([id]);
+    expect(check.seen).toEqual(['ok', undefined]);
+  });
+
+  it.each([
+    ['heard on the tab channel', true],
+    ['found in the shared storage (no BroadcastChannel)', false],
+  ])('ends the wait in every tab once one links the player with a check (%s): the next unlock is sent from this tab', async (_, channel) => {
+    if (!channel) vi.stubGlobal('BroadcastChannel', undefined);
+    try {
+      const check = captcha(false);
+      await start({}, check.relay);
+      const storage = await lapsedPlayer(bus, memoryStorage());
+      check.on = true;
+      // Two tabs of the game, on one storage.
+      const a = bus({ storage });
+      const b = bus({ storage });
+      const linkedInA: string[] = [];
+      a.on('player:linked', (p) => linkedInA.push(p.gamertag));
+      a.unlock('first-coin');
+      await expect.poll(() => check.seen.length).toBeGreaterThan(0);
+      await a.flush();
+      expect(a.pending()).toHaveLength(1);
+      // The game showed its captcha in tab b.
+      await b.link('alice', { humanCheck: 'ok' });
+      // Tab b sent what it had: from here on, nothing makes it send again.
+      await b.flush();
+      const paidHere: string[] = [];
+      a.on('reward:paid', (o) => void (o.remote || paidHere.push(o.intent.id)));
+      const id = a.unlock('daily-login');
+      // Before, tab a kept waiting for the check (until a reload): its new unlock stayed queued there.
+      await expect.poll(() => paidHere, { timeout: 3_000 }).toContain(id);
+      await expect.poll(() => a.pending()).toEqual([]);
+      if (channel) expect(linkedInA).toEqual(['alice']);
+      expect(check.seen.filter((x) => x === 'ok')).toEqual(['ok']);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('balance mode: balance() and withdraw() reject with link_refused, one renewal asked and player:check said once, until link() with a check', async () => {
     const check = captcha(false);
     await start({ RELAY_PAYOUT_MODE: 'balance' }, check.relay);
@@ -85,5 +161,40 @@ describe('a relay with a human check at link', () => {
     expect(check.seen).toEqual([undefined]);
     await b.link('alice', { humanCheck: 'ok' });
     expect((await b.balance()).sats).toBe(0);
+  });
+
+  it('balance mode: sends no heartbeat while the player waits for the check, and beats again once linked', async () => {
+    const check = captcha(false);
+    await start({ RELAY_PAYOUT_MODE: 'balance' }, check.relay);
+    const answers: string[] = [];
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const r = await globalThis.fetch(input, init);
+      const path = new URL(String(input)).pathname;
+      if (path === '/v1/play' || path === '/v1/players') answers.push(`${path} ${r.status}`);
+      return r;
+    }) as typeof globalThis.fetch;
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'], shouldAdvanceTime: true });
+    try {
+      const b = bus({ fetch });
+      const checks: string[] = [];
+      b.on('player:check', (e) => checks.push(e.gamertag));
+      await b.link('alice');
+      await expect.poll(() => answers).toEqual(['/v1/players 201', '/v1/play 200']);
+      // Two days on, the token (a day's life) has lapsed, and the relay now checks links.
+      check.on = true;
+      vi.setSystemTime(Date.now() + 2 * 86_400_000);
+      await vi.advanceTimersByTimeAsync(20_000);
+      await expect.poll(() => checks).toEqual(['alice']);
+      expect(answers.slice(2)).toEqual(['/v1/play 401', '/v1/players 403']);
+      // Before, a beat went every 20 s with the lapsed token, each refused (401).
+      await vi.advanceTimersByTimeAsync(60_000);
+      await delay(50);
+      expect(answers.slice(4)).toEqual([]);
+      await b.link('alice', { humanCheck: 'ok' });
+      await vi.advanceTimersByTimeAsync(20_000);
+      await expect.poll(() => answers.slice(4)).toEqual(['/v1/players 201', '/v1/play 200']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

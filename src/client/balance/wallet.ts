@@ -25,6 +25,8 @@ export interface WalletParts {
   session(): Promise<PlayerSession>;
   /** The relay refused this player's token. */
   expire(userId: string): void;
+  /** The relay's human check refused the current player's renewal: nothing is asked with their lapsed token until a link. */
+  waitsForCheck(): boolean;
   emit<E extends 'balance:changed' | WithdrawalEvent>(event: E, e: Parameters<RewardBusEvents[E]>[0]): void;
   /** The catalog credits rewards (heartbeats only then). */
   credits(): boolean;
@@ -189,13 +191,14 @@ export class Wallet {
   }
 
   /**
-   * A request with the current player's token (none without a player), sent once more with a
+   * A request with the current player's token (none without a player, or while the player waits
+   * for the human check: heartbeats would each be refused), sent once more with a
    * renewed one when the relay says it lapsed: heartbeats and the balance would otherwise be
    * refused until a claim renewed it, and witnessed play would not count meanwhile.
    */
   async #asPlayer<T>(request: (token: string) => Promise<RelayAnswer<T>>): Promise<RelayAnswer<T> | undefined> {
     const player = this.p.player();
-    if (!player) return undefined;
+    if (!player || this.p.waitsForCheck()) return undefined;
     const a = await request(player.token);
     if (a.ok || a.status !== 401) return a;
     this.p.expire(player.userId);

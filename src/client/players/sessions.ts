@@ -1,5 +1,6 @@
 import type { PlayerSession } from '../../wire/relay-api.js';
 import type { RelayClient } from '../delivery/index.js';
+import type { RewardBusEvents } from '../events.js';
 import type { RewardStorage, WriteBatch } from '../storage/index.js';
 
 /** A token this close to its expiry is renewed before use. */
@@ -33,12 +34,12 @@ export class PlayerSessions {
   /** Players whose renewal the relay's human check refused: only the player can pass it, so none is asked again until a link. */
   readonly #checking = new Set<string>();
 
-  /** `checkRefused`: said once per refusal, with the player's gamertag, so the game asks for the check. */
+  /** `checkRefused`: said once per refusal, with the player and whether they are the current one, so the game asks for the check. */
   constructor(
     private readonly storage: RewardStorage,
     private readonly writes: WriteBatch,
     private readonly relay: RelayClient,
-    private readonly checkRefused: (gamertag: string) => void,
+    private readonly checkRefused: RewardBusEvents['player:check'],
   ) {}
 
   get current(): PlayerSession | undefined {
@@ -91,7 +92,8 @@ export class PlayerSessions {
    * A live session for a player: renewed when its token has lapsed; undefined when the gamertag
    * is gone or belongs to someone else now (a guest: lapsed past renewal, or merged); 'unreachable'
    * when the relay cannot say (out of reach, failing, or too busy to answer: 408, 429); 'check'
-   * when the relay's human check refused the renewal (403 `link_refused`): the game links again.
+   * when the relay's human check refused the renewal (403 `link_refused`): the game links again
+   * (here, or in another tab: its stored session ends the wait).
    */
   async forUser(userId: string): Promise<SessionFor> {
     let s = this.#byUser.get(userId);
@@ -101,7 +103,17 @@ export class PlayerSessions {
       if (s) this.#byUser.set(userId, s);
     }
     if (!s || this.#clockAhead.has(userId) || !lapsing(s)) return s;
-    if (this.#checking.has(userId)) return 'check';
+    if (this.#checking.has(userId)) {
+      // Another tab may have linked them with a check since (unheard where there is no tab
+      // channel): the session it stored ends the wait here too. The relay is asked nothing.
+      const there = await this.storage.get<PlayerSession>(`session:${userId}`);
+      if (!there || there.token === s.token || lapsing(there)) return 'check';
+      this.#checking.delete(userId);
+      this.#byUser.set(userId, there);
+      this.#linkedAt.set(userId, (await this.storage.get<number>(`linked:${userId}`)) ?? Date.now());
+      if (this.#current?.userId === userId) this.#current = there;
+      return there;
+    }
     // One renewal at a time per player: the queue and the account (balance, play) find a lapsed
     // token together, and each asking would link (or renew a guest) twice.
     let renewing = this.#renewing.get(userId);
@@ -123,7 +135,7 @@ export class PlayerSessions {
       const linked = this.#byUser.get(userId);
       if (linked && linked !== s && !lapsing(linked)) return linked;
       this.#checking.add(userId);
-      this.checkRefused(s.gamertag);
+      this.checkRefused({ gamertag: s.gamertag, userId, current: this.#current?.userId === userId });
       return 'check';
     }
     if (!a.ok || a.body.userId !== userId) {

@@ -251,7 +251,7 @@ export class IntentQueue {
     return sendableBy(i, player) && !this.o.sessions.waitsForCheck(i.userId ?? player?.userId);
   }
 
-  /** Takes in what the store has: intents other tabs queued, and lets go of those they finished. */
+  /** Takes in what the store has: intents other tabs queued, those they finished, players they linked. */
   async #readStore() {
     // Only what this tab had before the read can have been finished by another: one unlocked
     // while the store is read may be stored after what the read sees (IndexedDB orders them so).
@@ -266,6 +266,9 @@ export class IntentQueue {
         this.o.earned.drop(i.achievementId);
       }
     }
+    // Another tab may have linked a player waiting for the human check (unheard with no tab
+    // channel): forUser looks at the session it stored, asking the relay nothing.
+    for (const u of new Set([...this.#intents().values()].map((i) => i.userId))) if (this.o.sessions.waitsForCheck(u)) await this.o.sessions.forUser(u!);
   }
 
   /** Sends one player's intents: a claim, or a batch of them. */

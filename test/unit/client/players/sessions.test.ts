@@ -16,7 +16,7 @@ function sessionsOn(storage: RewardStorage = memoryStorage(), answer: () => Awai
   });
   /** The gamertags the human check's refusals were said for. */
   const checks: string[] = [];
-  const sessions = new PlayerSessions(storage, writes, { link } as unknown as RelayClient, (gamertag) => void checks.push(gamertag));
+  const sessions = new PlayerSessions(storage, writes, { link } as unknown as RelayClient, (e) => void checks.push(e.gamertag));
   return { sessions, link, writes, storage, checks };
 }
 
@@ -128,6 +128,23 @@ describe('PlayerSessions', () => {
     expect(s.sessions.waitsForCheck('u-alice')).toBe(false);
     expect(await s.sessions.forUser('u-alice')).toMatchObject({ token: 'checked' });
     expect(s.link).toHaveBeenCalledTimes(1);
+  });
+
+  it('ends the wait for the human check when another tab stored a fresh session for the player (linked there with a check)', async () => {
+    const refused = { ok: false as const, status: 403, problem: { type: 'about:blank', title: 'Refused', status: 403, code: 'link_refused' } };
+    const s = sessionsOn(memoryStorage(), () => refused);
+    s.sessions.adopt(alice('old', new Date(0).toISOString()));
+    expect(await s.sessions.forUser('u-alice')).toBe('check');
+    await s.writes.written;
+    // The stored session is still the refused one: the wait goes on, the relay is not asked again.
+    expect(await s.sessions.forUser('u-alice')).toBe('check');
+    // Another tab (which this one may not hear: no BroadcastChannel) linked alice with a check.
+    await s.storage.setMany([['session:u-alice', alice('linked-there')]]);
+    expect(await s.sessions.forUser('u-alice')).toEqual(alice('linked-there'));
+    expect(s.sessions.waitsForCheck('u-alice')).toBe(false);
+    expect(s.sessions.current?.token).toBe('linked-there');
+    expect(s.link).toHaveBeenCalledTimes(1);
+    expect(s.checks).toEqual(['alice']);
   });
 
   it('takes a link made while a renewal was on its way over that renewal’s refusal by the human check', async () => {
