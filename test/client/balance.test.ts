@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryStorage, RewardBusError, type RewardBusEvents } from '../../src/client/node.js';
 import { DEFAULT_CATALOG } from '../../src/relay/index.js';
-import { busesOnTestRelay, controlledFetch, fetchEventSource, next } from '../helpers/client.js';
+import { busesOnTestRelay, controlledFetch, fetchEventSource, next, playAndLinkAnswers } from '../helpers/client.js';
 import { fakeLocks } from '../helpers/web-locks.js';
 
 const balanceMode = { RELAY_PAYOUT_MODE: 'balance', RELAY_MIN_WITHDRAWAL_SATS: '10' };
@@ -461,13 +461,7 @@ describe('balance mode on the game side', () => {
 
   it('renews a lapsed token for the heartbeat, which the relay takes again: witnessed play goes on counting', async () => {
     await start(balanceMode);
-    const answers: string[] = [];
-    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-      const r = await globalThis.fetch(input, init);
-      const path = new URL(String(input)).pathname;
-      if (path === '/v1/play' || path === '/v1/players') answers.push(`${path} ${r.status}`);
-      return r;
-    }) as typeof globalThis.fetch;
+    const { fetch, answers } = playAndLinkAnswers();
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'], shouldAdvanceTime: true });
     const b = bus({ fetch });
     await b.link('ada');

@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { memoryStorage } from '../../src/client/node.js';
 import type { VerifyLink } from '../../src/relay/index.js';
 import type { PlayerSession } from '../../src/wire/relay-api.js';
-import { busesOnTestRelay, controlledFetch, lapsedPlayer, next, noPlayTime } from '../helpers/client.js';
+import { busesOnTestRelay, controlledFetch, lapsedPlayer, next, noPlayTime, playAndLinkAnswers } from '../helpers/client.js';
 import { heardOutcomes } from '../helpers/other-server.js';
 
 const { bus, start } = busesOnTestRelay(memoryStorage);
@@ -166,13 +166,7 @@ describe('a relay with a human check at link', () => {
   it('balance mode: sends no heartbeat while the player waits for the check, and beats again once linked', async () => {
     const check = captcha(false);
     await start({ RELAY_PAYOUT_MODE: 'balance' }, check.relay);
-    const answers: string[] = [];
-    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-      const r = await globalThis.fetch(input, init);
-      const path = new URL(String(input)).pathname;
-      if (path === '/v1/play' || path === '/v1/players') answers.push(`${path} ${r.status}`);
-      return r;
-    }) as typeof globalThis.fetch;
+    const { fetch, answers } = playAndLinkAnswers();
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'], shouldAdvanceTime: true });
     try {
       const b = bus({ fetch });

@@ -191,3 +191,15 @@ export async function lapsedPlayer(bus: (options: { storage: RewardStorage }) =>
   await storage.setMany([[`session:${player.userId}`, { ...player, expiresAt: new Date(0).toISOString() } satisfies PlayerSession]]);
   return storage;
 }
+
+/** A fetch that writes down `<path> <status>` for each answer to the heartbeat or a link: what a lapsed token's renewal asked. */
+export function playAndLinkAnswers() {
+  const answers: string[] = [];
+  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const r = await globalThis.fetch(input, init);
+    const path = new URL(String(input)).pathname;
+    if (path === '/v1/play' || path === '/v1/players') answers.push(`${path} ${r.status}`);
+    return r;
+  }) as typeof globalThis.fetch;
+  return { fetch, answers };
+}
