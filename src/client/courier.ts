@@ -233,7 +233,8 @@ export class Courier {
     // Not while one of the guest's claims is on its way (from any tab of this device): answered
     // after the merge, it would be credited to the guest, out of the player's reach.
     const link = () => this.#relay.link(gamertag, guest?.token, options);
-    let a = await (guest ? this.#queue.exclusive(link) : link());
+    const linked = this.#sessions.linking(gamertag);
+    let a = await (guest ? this.#queue.exclusive(link) : link()).finally(linked);
     // A guest's token the relay no longer knows (lapsed) merges nothing: the player links alone.
     if (guest && !a.ok && a.status === 400) a = await this.#relay.link(gamertag, undefined, options);
     const player = answer(a);

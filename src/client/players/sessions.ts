@@ -33,6 +33,8 @@ export class PlayerSessions {
   readonly #renewing = new Map<string, Promise<SessionFor>>();
   /** Players whose renewal the relay's human check refused: only the player can pass it, so none is asked again until a link. */
   readonly #checking = new Set<string>();
+  /** Gamertags the game is linking now (link()): a renewal the check refuses meanwhile is no news to it. */
+  readonly #linking = new Map<string, number>();
 
   /** `checkRefused`: said once per refusal, with the player and whether they are the current one, so the game asks for the check. */
   constructor(
@@ -81,6 +83,16 @@ export class PlayerSessions {
     this.#clockAhead.delete(userId);
     const s = this.#byUser.get(userId);
     if (s) this.#byUser.set(userId, { ...s, expiresAt: new Date(0).toISOString() });
+  }
+
+  /** The game links this gamertag (link(), with its human check perhaps): until the returned function is called. */
+  linking(gamertag: string): () => void {
+    this.#linking.set(gamertag, (this.#linking.get(gamertag) ?? 0) + 1);
+    return () => {
+      const n = (this.#linking.get(gamertag) ?? 1) - 1;
+      if (n > 0) this.#linking.set(gamertag, n);
+      else this.#linking.delete(gamertag);
+    };
   }
 
   /** The relay's human check refused this player's renewal, and the game has not linked them since. */
@@ -135,6 +147,8 @@ export class PlayerSessions {
       const linked = this.#byUser.get(userId);
       if (linked && linked !== s && !lapsing(linked)) return linked;
       this.#checking.add(userId);
+      // The game is linking them now (its link answers for itself): not asked for a second captcha.
+      if (this.#linking.has(s.gamertag)) return 'check';
       this.checkRefused({ gamertag: s.gamertag, userId, current: this.#current?.userId === userId });
       return 'check';
     }

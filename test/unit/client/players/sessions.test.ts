@@ -163,6 +163,22 @@ describe('PlayerSessions', () => {
     expect(s.checks).toEqual([]);
   });
 
+  it('says no refusal by the human check while the game links the player itself (its own link answers for it)', async () => {
+    const s = sessionsOn(memoryStorage(), () => ({ ok: false, status: 403, problem: { type: 'about:blank', title: 'Refused', status: 403, code: 'link_refused' } }));
+    s.sessions.adopt(alice('old', new Date(0).toISOString()));
+    // The game links alice with its captcha as the queue renews her lapsed token.
+    const linked = s.sessions.linking('alice');
+    expect(await s.sessions.forUser('u-alice')).toBe('check');
+    expect(s.checks).toEqual([]);
+    s.sessions.adopt(alice('checked'));
+    linked();
+    expect(await s.sessions.forUser('u-alice')).toMatchObject({ token: 'checked' });
+    // Once it is done, a refusal is said again.
+    s.sessions.expire('u-alice');
+    expect(await s.sessions.forUser('u-alice')).toBe('check');
+    expect(s.checks).toEqual(['alice']);
+  });
+
   it("finds another player's stored session, for intents queued before a switch", async () => {
     const storage = memoryStorage();
     await storage.setMany([['session:u-bob', { userId: 'u-bob', gamertag: 'bob', token: 'tb', expiresAt: inAnHour() }]]);
