@@ -6,6 +6,7 @@ import { type EventSourceClass, PlayerStream, type RelayAnswer } from '../../src
 import { createRewardBus, memoryStorage, type RewardBus, type RewardOutcome } from '../../src/client/node.js';
 import type { EventStreamTicket } from '../../src/wire/relay-api.js';
 import { fetchEventSource } from '../helpers/client.js';
+import { fakeEventSources } from '../helpers/fake-event-source.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay | undefined;
@@ -107,14 +108,8 @@ describe("the client's event stream", () => {
   });
 
   it('Tokens in logs: opened twice at once for one player, the stream opens once, with the later ticket', async () => {
-    const urls: string[] = [];
-    class Source extends EventTarget {
-      constructor(readonly url: string) {
-        super();
-        urls.push(url);
-      }
-      close() {}
-    }
+    const { Source, made } = fakeEventSources();
+    const urls = () => made.map((s) => s.url);
     const pending: Array<(a: RelayAnswer<EventStreamTicket>) => void> = [];
     const relay = {
       eventTicket: () => new Promise<RelayAnswer<EventStreamTicket>>((resolve) => pending.push(resolve)),
@@ -128,8 +123,8 @@ describe("the client's event stream", () => {
     expect(pending).toHaveLength(2);
     pending[0]!({ ok: true, status: 200, body: { ticket: 'first', expiresIn: 60 } });
     pending[1]!({ ok: true, status: 200, body: { ticket: 'second', expiresIn: 60 } });
-    await expect.poll(() => urls.length).toBeGreaterThan(0);
-    expect(urls).toEqual(['http://relay.test/v1/events?ticket=second']);
+    await expect.poll(() => urls().length).toBeGreaterThan(0);
+    expect(urls()).toEqual(['http://relay.test/v1/events?ticket=second']);
     stream.close();
   });
 });

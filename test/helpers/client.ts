@@ -94,22 +94,7 @@ export function busesOnTestRelay(storage: () => RewardStorage) {
 }
 
 /** An EventSource the test drives: it hands the bus the relay's stream messages when told to. */
-export function fakeStream() {
-  const open: EventTarget[] = [];
-  class FakeSource extends EventTarget {
-    constructor(readonly url: string) {
-      super();
-      open.push(this);
-    }
-    close() {}
-  }
-  return {
-    Source: FakeSource as unknown as new (url: string) => EventSource,
-    send(type: string, data: unknown) {
-      for (const s of open) s.dispatchEvent(Object.assign(new Event(type), { data: JSON.stringify(data) }));
-    },
-  };
-}
+export { fakeEventSources as fakeStream } from './fake-event-source.js';
 
 /**
  * A small EventSource over fetch, as a browser's behaves where these tests look: `open` on a 200

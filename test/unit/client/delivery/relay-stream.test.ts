@@ -1,18 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PlayerStream } from '../../../../src/client/delivery/relay-stream.js';
-
-/** EventSources the test drives: each connection the stream makes, to open and cut. */
-function sources() {
-  const made: EventTarget[] = [];
-  class Source extends EventTarget {
-    constructor(readonly url: string) {
-      super();
-      made.push(this);
-    }
-    close() {}
-  }
-  return { Source: Source as unknown as new (url: string) => EventSource, made };
-}
+import { fakeEventSources as sources } from '../../../helpers/fake-event-source.js';
 
 const relay = {
   eventTicket: async () => ({ ok: true as const, status: 200, body: { ticket: 'ticket', expiresIn: 30 } }),
