@@ -18,7 +18,7 @@ import { INTENT, newIntent } from './intent/index.js';
 import type { RewardBusOptions } from './options.js';
 import { checkRelayUrl } from './relay-url.js';
 import { createWriteBatch, defaultStorage, type RewardStorage, type WriteBatch } from './storage/index.js';
-import { createTabChannel, type TabChannel, type TabMessage } from './tabs/index.js';
+import { createTabChannel, type TabChannel, type TabMessage, tabsName } from './tabs/index.js';
 
 export type { RewardBusOptions };
 
@@ -67,7 +67,7 @@ export class RewardBus extends GuardedEmitter<RewardBusEvents> {
     this.#options = options;
     this.#storage = options.storage ?? defaultStorage();
     this.#writes = createWriteBatch(this.#storage, (err) => this.#error(err));
-    this.#tabs = createTabChannel(`rewardbus:${options.relayUrl}`, (m) => (this.#courier ? this.#courier.heard(m) : this.#heardEarly.push(m)));
+    this.#tabs = createTabChannel(tabsName(options.relayUrl, this.#storage), (m) => (this.#courier ? this.#courier.heard(m) : this.#heardEarly.push(m)));
     this.ready = this.#arrival().then((c) => c.ready);
     // Reported where it fails: a courier that did not come (#arrival), its storage (#start).
     this.ready.catch(() => undefined);

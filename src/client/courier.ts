@@ -119,8 +119,8 @@ export class Courier {
       (id, ahead) => lastEarned(id, sessions.current?.userId, this.#queue.list(), this.#outcomes.history, ahead),
       () => this.#relay.clock.most,
     );
-    /** The game's tabs take turns under Web Locks of this name (one per relay). */
-    const lockName = `rewardbus:${options.relayUrl}`;
+    /** The game's tabs take turns under Web Locks of their channel's name (one per relay and queue). */
+    const lockName = tabs.name;
     const handovers = (this.#handovers = handoverPage(storage, options.relayUrl));
     this.#queue = new IntentQueue(
       {

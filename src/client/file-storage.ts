@@ -14,7 +14,7 @@ import type { RewardStorage } from './storage/index.js';
 export function fileStorage(path = '.rewardbus/client-queue.json'): RewardStorage {
   // One store per path in a process, so that its buses share one copy of the file in memory.
   let storage = opened.get(path);
-  if (!storage) opened.set(path, (storage = openFile(path)));
+  if (!storage) opened.set(path, (storage = { ...openFile(path), name: `file ${path}` }));
   return storage;
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { memoryStorage, RewardBusError } from '../../src/client/node.js';
+import { tabsName } from '../../src/client/tabs/index.js';
 import { busesOnTestRelay, controlledFetch, next } from '../helpers/client.js';
 
 // The courier's chunk, as a browser fetches it: gone until `back`, and slow while `arriving` waits.
@@ -61,7 +62,7 @@ describe('the bus before its courier has come', () => {
     // Tab A finds it in the shared store, pays it and says so to the other tabs (B among them,
     // as this listener hears).
     const told = new Promise<void>((resolve) => {
-      const tabs = new BroadcastChannel(`rewardbus:${relay.url}`);
+      const tabs = new BroadcastChannel(tabsName(relay.url, storage));
       tabs.onmessage = (m: MessageEvent<{ type: string }>) => {
         if (m.data.type !== 'outcome') return;
         tabs.close();

@@ -10,7 +10,9 @@ export function idbStorage(dbName = 'rewardbus', storeName = 'queue'): RewardSto
   // A character no name has between them: 'a/b' + 'c' is not 'a' + 'b/c'.
   const name = `${dbName}\0${storeName}`;
   let storage = opened.get(name);
-  if (!storage) opened.set(name, (storage = lazy(() => import('./idb-keyval-storage.js').then((m) => m.idbKeyvalStorage(dbName, storeName)))));
+  // The default keeps the tabs' name it had (none), so a tab of an earlier version still takes turns with this one.
+  const tabs = name === 'rewardbus\0queue' ? undefined : `idb ${name}`;
+  if (!storage) opened.set(name, (storage = lazy(() => import('./idb-keyval-storage.js').then((m) => m.idbKeyvalStorage(dbName, storeName)), tabs)));
   return storage;
 }
 
@@ -18,7 +20,7 @@ export function idbStorage(dbName = 'rewardbus', storeName = 'queue'): RewardSto
 const opened = new Map<string, RewardStorage>();
 
 /** A storage made on first use (its module is loaded only then; tried again at the next use if that failed). */
-function lazy(make: () => Promise<RewardStorage>): RewardStorage {
+function lazy(make: () => Promise<RewardStorage>, name: string | undefined): RewardStorage {
   let s: Promise<RewardStorage> | undefined;
   const get = () =>
     (s ??= make().catch((err: unknown) => {
@@ -26,6 +28,7 @@ function lazy(make: () => Promise<RewardStorage>): RewardStorage {
       throw err;
     }));
   return {
+    ...(name === undefined ? {} : { name }),
     get: async (key) => (await get()).get(key),
     setMany: async (list) => (await get()).setMany(list),
     delMany: async (keys) => (await get()).delMany(keys),

@@ -13,12 +13,19 @@ export interface RewardStorage {
   write?(sets: Array<[string, unknown]>, dels: string[]): Promise<void>;
   /** Every entry whose key starts with `prefix`. */
   entries<T>(prefix: string): Promise<Array<[string, T]>>;
+  /**
+   * Optional: which queue this is, among the game's on one relay (a save slot's, a second
+   * player's). The tabs whose storages share a name, or have none, take turns sending and hear
+   * each other's links and outcomes; with none, every storage on the relay is the same queue.
+   */
+  readonly name?: string;
 }
 
 /** A storage that forgets on reload: for tests, and games that keep nothing. */
 export function memoryStorage(): RewardStorage {
   const map = new Map<string, unknown>();
-  return mapStorage(async () => map);
+  // Its own queue, which no other tab shares: no other tab's links or outcomes are its.
+  return { ...mapStorage(async () => map), name: `memory ${Math.random().toString(36).slice(2)}` };
 }
 
 /**

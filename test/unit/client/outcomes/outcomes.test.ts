@@ -45,7 +45,7 @@ async function outcomesOn(storage: RewardStorage = memoryStorage()) {
     emit: (event, outcome) => said.push({ event, outcome }),
     storage,
     writes,
-    tabs: { open: true, post: (m) => posted.push(m), close: () => undefined },
+    tabs: { name: 'rewardbus:test', open: true, post: (m) => posted.push(m), close: () => undefined },
     earned,
     describe: (intent, rec, reason, remote) => ({ intent, ...(rec ? { record: rec } : {}), sats: rec?.sats ?? 0, gamertag: 'alice', ...(reason ? { reason } : {}), remote }),
   });
