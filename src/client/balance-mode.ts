@@ -40,6 +40,12 @@ export class BalanceMode {
   /** A guest being made (the first unlock with no player). */
   #guesting: Promise<void> | undefined;
   #again = false;
+  /**
+   * The relay's human check refused to make a guest (`verifyLink`, a captcha): none is asked for
+   * again until a player links, and what waits for a player is said waiting for a gamertag.
+   */
+  #refused = false;
+  readonly #toldWaiting = new Set<string>();
 
   constructor(private readonly p: BalanceModeParts) {}
 
@@ -55,6 +61,8 @@ export class BalanceMode {
 
   /** The player changed: the wallet follows, or starts if the relay credits rewards. */
   playerChanged() {
+    this.#refused = false;
+    this.#toldWaiting.clear();
     if (this.#wallet) void this.#wallet.then((w) => w.playerChanged());
     else this.start();
   }
@@ -98,6 +106,7 @@ export class BalanceMode {
   guestIfBalance() {
     const p = this.p;
     if (p.destroyed()) return;
+    if (this.#refused) return this.#waitForLink();
     // Asked again while a look is under way (an unlock as the bus starts): one more look after it,
     // or that unlock would wait for the next one.
     if (this.#guesting) return void (this.#again = true);
@@ -120,6 +129,10 @@ export class BalanceMode {
         const a = await p.relay.guest();
         // Out of reach: the browser's coming back online (or the next unlock) asks again.
         if ('unreachable' in a) p.queue.setOnline(false);
+        if (!a.ok && a.status === 403 && a.problem?.code === 'link_refused') {
+          this.#refused = true;
+          return this.#waitForLink();
+        }
         if (!a.ok || p.sessions.current || p.destroyed()) return;
         p.queue.setOnline(true);
         // Stored before the lock is let go (adopt waits for it): the next tab in line reads it.
@@ -138,6 +151,15 @@ export class BalanceMode {
           this.guestIfBalance();
         }
       });
+  }
+
+  /** The game's link (with its check) is what the intents with no player wait for: each said once, as a guest's unlock paid at once is. */
+  #waitForLink() {
+    for (const intent of this.p.queue.list()) {
+      if (intent.userId || this.#toldWaiting.has(intent.id)) continue;
+      this.#toldWaiting.add(intent.id);
+      this.p.bus.emit('reward:waiting', { intent, reason: 'gamertag_required' });
+    }
   }
 }
 

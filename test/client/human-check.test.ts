@@ -191,4 +191,28 @@ describe('a relay with a human check at link', () => {
       vi.useRealTimers();
     }
   });
+
+  it('in balance mode, with guests refused by the check: asks for a guest once, says each unlock waiting for a gamertag, and credits them to the player the game links', async () => {
+    const check = captcha();
+    await start({ RELAY_PAYOUT_MODE: 'balance' }, check.relay);
+    const b = bus();
+    const waiting: string[] = [];
+    b.on('reward:waiting', (e) => e.reason === 'gamertag_required' && waiting.push(e.intent.id));
+    const credited: string[] = [];
+    b.on('reward:credited', (o) => credited.push(o.intent.id));
+    const first = b.unlock('first-coin')!;
+    await expect.poll(() => waiting).toEqual([first]);
+    const second = b.unlock('daily-login')!;
+    await expect.poll(() => waiting).toEqual([first, second]);
+    await b.flush();
+    // Before, every unlock asked for a guest again, each refused, and none was said waiting.
+    expect(check.seen).toEqual([undefined]);
+    expect(b.player).toBeUndefined();
+
+    const player = await b.link('alice', { humanCheck: 'ok' });
+    await expect.poll(() => credited.sort()).toEqual([first, second].sort());
+    expect(b.pending()).toEqual([]);
+    expect((await b.balance()).sats).toBe(31);
+    expect(player.guest).toBeUndefined();
+  });
 });
