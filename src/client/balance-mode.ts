@@ -106,7 +106,6 @@ export class BalanceMode {
   guestIfBalance() {
     const p = this.p;
     if (p.destroyed()) return;
-    if (this.#refused) return this.#waitForLink();
     // Asked again while a look is under way (an unlock as the bus starts): one more look after it,
     // or that unlock would wait for the next one.
     if (this.#guesting) return void (this.#again = true);
@@ -126,14 +125,17 @@ export class BalanceMode {
           await p.adopt(made);
           return void p.flush();
         }
+        // Refused before: the stored player above (another tab's link, heard or not) is all there is to take.
+        if (this.#refused) return this.#waitForLink();
         const a = await p.relay.guest();
         // Out of reach: the browser's coming back online (or the next unlock) asks again.
         if ('unreachable' in a) p.queue.setOnline(false);
+        if (p.sessions.current || p.destroyed()) return;
         if (!a.ok && a.status === 403 && a.problem?.code === 'link_refused') {
           this.#refused = true;
           return this.#waitForLink();
         }
-        if (!a.ok || p.sessions.current || p.destroyed()) return;
+        if (!a.ok) return;
         p.queue.setOnline(true);
         // Stored before the lock is let go (adopt waits for it): the next tab in line reads it.
         await p.adopt(a.body);

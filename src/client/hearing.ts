@@ -25,10 +25,16 @@ export function heardFromTab(p: HearingParts, m: TabMessage) {
   if (m.type === 'lock') return p.queue.yieldLock();
   if (m.type === 'linked') {
     const { userId } = m.player;
-    // The player this tab waits on linked there (their human check passed): the wait ends here
-    // too, the event stream reopens on the new token, and their intents go.
-    if (p.sessions.waitsForCheck(userId)) void p.adopt(m.player).then(() => p.queue.flush());
-    else if (userId !== p.sessions.current?.userId) void p.adopt(m.player);
+    // Only the player this queue's storage now holds: a tab of another queue on the relay (a save
+    // slot an earlier version named alike, a storage of the game's own with no name) links its
+    // own, and of two links heard in a row the later one is stored.
+    void p.sessions.stored().then((stored) => {
+      if (stored?.userId !== userId || p.destroyed()) return;
+      // The player this tab waits on linked there (their human check passed): the wait ends here
+      // too, the event stream reopens on the new token, and their intents go.
+      if (p.sessions.waitsForCheck(userId)) void p.adopt(m.player).then(() => p.queue.flush());
+      else if (userId !== p.sessions.current?.userId) void p.adopt(m.player);
+    });
     return;
   }
   // Another tab had the relay's final answer: the intent leaves this tab's queue too.

@@ -215,4 +215,35 @@ describe('a relay with a human check at link', () => {
     expect((await b.balance()).sats).toBe(31);
     expect(player.guest).toBeUndefined();
   });
+
+  it('in balance mode, with guests refused by the check: a tab that never heard the other tab link (no BroadcastChannel) takes the player it stored at its next unlock', async () => {
+    vi.stubGlobal('BroadcastChannel', undefined);
+    try {
+      const check = captcha();
+      await start({ RELAY_PAYOUT_MODE: 'balance' }, check.relay);
+      const storage = memoryStorage();
+      // Two tabs of the game, on one storage.
+      const a = bus({ storage });
+      const b = bus({ storage });
+      const credited: string[] = [];
+      a.on('reward:credited', (o) => credited.push(o.intent.id));
+      const waiting = next(a, 'reward:waiting');
+      a.unlock('first-coin');
+      await waiting;
+      // The game showed its captcha in tab b.
+      await b.link('alice', { humanCheck: 'ok' });
+      await b.flush();
+      const second = a.unlock('daily-login')!;
+      // Before, tab a asked for nothing more once refused, and both unlocks waited there for the page's life.
+      await expect.poll(() => a.player?.gamertag).toBe('alice');
+      await a.flush();
+      await expect.poll(() => a.pending()).toEqual([]);
+      expect(credited).toContain(second);
+      // A guest asked for once per tab at most (each refused), then the link's check.
+      expect(check.seen.filter((x) => x === undefined).length).toBeLessThanOrEqual(2);
+      expect(check.seen.filter((x) => x !== undefined)).toEqual(['ok']);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
 });

@@ -38,10 +38,17 @@ describe('the IndexedDB queue, its database deleted while the game runs', () => 
     expect((await storage.entries('intent:')).map(([, intent]) => (intent as { id: string }).id)).toEqual([id]);
     b.destroy();
 
-    // ...so that the game loaded again pays it from there, once the player is linked again (the
-    // session went with the old database).
+    // ...so that the game loaded again keeps it until the player links again (their session went
+    // with the old database), and pays it from there.
     net.offline = false;
     const reloaded = bus({ storage: idbStorage(name), fetch: net.fetch });
+    const said: string[] = [];
+    for (const e of ['reward:rejected', 'reward:failed', 'reward:paid'] as const) reloaded.on(e, (o) => said.push(`${e} ${o.reason ?? ''}`));
+    await reloaded.ready;
+    await reloaded.flush();
+    // Before, with no session for the intent's player, the bus said it rejected (player_unknown) and deleted it.
+    expect(said).toEqual([]);
+    expect(reloaded.pending().map((i) => i.id)).toEqual([id]);
     const again = next(reloaded, 'reward:paid');
     await reloaded.link('alice');
     expect(await again).toMatchObject({ intent: { id }, record: { status: 'paid' } });

@@ -95,7 +95,7 @@ export class PlayerSessions {
     };
   }
 
-  /** The relay's human check refused this player's renewal, and the game has not linked them since. */
+  /** The relay's human check refused this player's renewal (or this device has no session of theirs), and the game has not linked them since. */
   waitsForCheck(userId: string | undefined): boolean {
     return !!userId && this.#checking.has(userId);
   }
@@ -111,8 +111,16 @@ export class PlayerSessions {
     let s = this.#byUser.get(userId);
     if (!s) {
       s = await this.storage.get<PlayerSession>(`session:${userId}`);
+      // No session of theirs on this device, where their intent is (its storage lost it: the game
+      // deleted its database): nothing but their link can send it, and the relay never answered
+      // it, so it waits for that link (here, or stored by another tab), kept.
+      if (!s) {
+        this.#checking.add(userId);
+        return 'check';
+      }
+      this.#checking.delete(userId);
       // Kept: the outcome of this player's intent is said with their gamertag (gamertagOf), not the current player's.
-      if (s) this.#byUser.set(userId, s);
+      this.#byUser.set(userId, s);
     }
     if (!s || this.#clockAhead.has(userId) || !lapsing(s)) return s;
     if (this.#checking.has(userId)) {

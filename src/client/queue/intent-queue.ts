@@ -282,8 +282,8 @@ export class IntentQueue {
       for (const i of batch) this.#retry(Object.assign(i, { attempts: i.attempts + 1 }), 0, 'unreachable');
       return 'unreachable';
     }
-    // The relay's human check refused the renewal: kept as they are, no attempt counted; sent once
-    // the game links the player with a check (#sendable leaves them until then).
+    // The relay's human check refused the renewal (or this device has no session of the player's):
+    // kept as they are, no attempt counted; sent once the game links the player (#sendable leaves them until then).
     if (session === 'check') return 'done';
     if (!session) {
       for (const i of batch) this.#finish(i, 'reward:rejected', undefined, 'player_unknown');

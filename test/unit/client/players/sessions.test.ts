@@ -185,7 +185,9 @@ describe('PlayerSessions', () => {
     const s = sessionsOn(storage);
     s.sessions.adopt(alice());
     expect(await s.sessions.forUser('u-bob')).toMatchObject({ token: 'tb' });
-    expect(await s.sessions.forUser('u-nobody')).toBeUndefined();
+    // None on this device (its storage lost it): their intents wait for their link, kept.
+    expect(await s.sessions.forUser('u-nobody')).toBe('check');
+    expect(s.sessions.waitsForCheck('u-nobody')).toBe(true);
     expect(s.sessions.gamertagOf(undefined)).toBe('alice');
   });
 });
