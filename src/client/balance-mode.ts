@@ -81,7 +81,7 @@ export class BalanceMode {
           player: () => p.sessions.current,
           session: () => p.linked(),
           expire: (userId) => p.sessions.expire(userId),
-          waitsForCheck: () => p.sessions.waitsForCheck(p.sessions.current?.userId),
+          waitsForLink: () => p.sessions.waitsForLink(p.sessions.current?.userId),
           emit: (event, e) => p.bus.emit(event, e as never),
           credits: () => p.catalog.credits,
           retry: p.retry,

@@ -134,7 +134,7 @@ export class Courier {
           },
           forUser: (userId) => this.#account.sessionFor(userId),
           expire: (userId) => sessions.expire(userId),
-          waitsForCheck: (userId) => sessions.waitsForCheck(userId),
+          waitsForLink: (userId) => sessions.waitsForLink(userId),
         },
         earned: this.#earned,
         lockName,

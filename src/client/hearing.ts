@@ -32,7 +32,7 @@ export function heardFromTab(p: HearingParts, m: TabMessage) {
       if (stored?.userId !== userId || p.destroyed()) return;
       // The player this tab waits on linked there (their human check passed): the wait ends here
       // too, the event stream reopens on the new token, and their intents go.
-      if (p.sessions.waitsForCheck(userId)) void p.adopt(m.player).then(() => p.queue.flush());
+      if (p.sessions.waitsForLink(userId)) void p.adopt(m.player).then(() => p.queue.flush());
       else if (userId !== p.sessions.current?.userId) void p.adopt(m.player);
     });
     return;

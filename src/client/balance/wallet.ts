@@ -26,7 +26,7 @@ export interface WalletParts {
   /** The relay refused this player's token. */
   expire(userId: string): void;
   /** The relay's human check refused the current player's renewal: nothing is asked with their lapsed token until a link. */
-  waitsForCheck(): boolean;
+  waitsForLink(): boolean;
   emit<E extends 'balance:changed' | WithdrawalEvent>(event: E, e: Parameters<RewardBusEvents[E]>[0]): void;
   /** The catalog credits rewards (heartbeats only then). */
   credits(): boolean;
@@ -198,7 +198,7 @@ export class Wallet {
    */
   async #asPlayer<T>(request: (token: string) => Promise<RelayAnswer<T>>): Promise<RelayAnswer<T> | undefined> {
     const player = this.p.player();
-    if (!player || this.p.waitsForCheck()) return undefined;
+    if (!player || this.p.waitsForLink()) return undefined;
     const a = await request(player.token);
     if (a.ok || a.status !== 401) return a;
     this.p.expire(player.userId);

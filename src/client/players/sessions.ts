@@ -31,8 +31,11 @@ export class PlayerSessions {
   readonly #clockAhead = new Set<string>();
   /** Renewals under way, by player. */
   readonly #renewing = new Map<string, Promise<SessionFor>>();
-  /** Players whose renewal the relay's human check refused: only the player can pass it, so none is asked again until a link. */
-  readonly #checking = new Set<string>();
+  /**
+   * Players whose intents wait for the game to link them: their renewal the relay's human check
+   * refused (only the player can pass it, so none is asked again), or no session of theirs here.
+   */
+  readonly #waitingForLink = new Set<string>();
   /** Gamertags the game is linking now (link()): a renewal the check refuses meanwhile is no news to it. */
   readonly #linking = new Map<string, number>();
 
@@ -96,8 +99,8 @@ export class PlayerSessions {
   }
 
   /** The relay's human check refused this player's renewal (or this device has no session of theirs), and the game has not linked them since. */
-  waitsForCheck(userId: string | undefined): boolean {
-    return !!userId && this.#checking.has(userId);
+  waitsForLink(userId: string | undefined): boolean {
+    return !!userId && this.#waitingForLink.has(userId);
   }
 
   /**
@@ -115,20 +118,20 @@ export class PlayerSessions {
       // deleted its database): nothing but their link can send it, and the relay never answered
       // it, so it waits for that link (here, or stored by another tab), kept.
       if (!s) {
-        this.#checking.add(userId);
+        this.#waitingForLink.add(userId);
         return 'check';
       }
-      this.#checking.delete(userId);
+      this.#waitingForLink.delete(userId);
       // Kept: the outcome of this player's intent is said with their gamertag (gamertagOf), not the current player's.
       this.#byUser.set(userId, s);
     }
     if (!s || this.#clockAhead.has(userId) || !lapsing(s)) return s;
-    if (this.#checking.has(userId)) {
+    if (this.#waitingForLink.has(userId)) {
       // Another tab may have linked them with a check since (unheard where there is no tab
       // channel): the session it stored ends the wait here too. The relay is asked nothing.
       const there = await this.storage.get<PlayerSession>(`session:${userId}`);
       if (!there || there.token === s.token || lapsing(there)) return 'check';
-      this.#checking.delete(userId);
+      this.#waitingForLink.delete(userId);
       this.#byUser.set(userId, there);
       this.#linkedAt.set(userId, (await this.storage.get<number>(`linked:${userId}`)) ?? Date.now());
       if (this.#current?.userId === userId) this.#current = there;
@@ -154,7 +157,7 @@ export class PlayerSessions {
     if (!a.ok && a.status === 403 && a.problem?.code === 'link_refused') {
       const linked = this.#byUser.get(userId);
       if (linked && linked !== s && !lapsing(linked)) return linked;
-      this.#checking.add(userId);
+      this.#waitingForLink.add(userId);
       // The game is linking them now (its link answers for itself): not asked for a second captcha.
       if (this.#linking.has(s.gamertag)) return 'check';
       this.checkRefused({ gamertag: s.gamertag, userId, current: this.#current?.userId === userId });
@@ -185,7 +188,7 @@ export class PlayerSessions {
   /** A session from a link that just answered: its play time counts from now. */
   #set(player: PlayerSession) {
     const now = Date.now();
-    this.#checking.delete(player.userId);
+    this.#waitingForLink.delete(player.userId);
     this.#byUser.set(player.userId, player);
     this.#linkedAt.set(player.userId, now);
     this.writes.write([

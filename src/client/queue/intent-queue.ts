@@ -248,7 +248,7 @@ export class IntentQueue {
 
   /** sendableBy, and its player's renewal not refused by the relay's human check (they wait for link()). */
   #sendable(i: RewardIntent, player: { userId: string } | undefined): boolean {
-    return sendableBy(i, player) && !this.o.sessions.waitsForCheck(i.userId ?? player?.userId);
+    return sendableBy(i, player) && !this.o.sessions.waitsForLink(i.userId ?? player?.userId);
   }
 
   /** Takes in what the store has: intents other tabs queued, those they finished, players they linked. */
@@ -268,7 +268,7 @@ export class IntentQueue {
     }
     // Another tab may have linked a player waiting for the human check (unheard with no tab
     // channel): forUser looks at the session it stored, asking the relay nothing.
-    for (const u of new Set([...this.#intents().values()].map((i) => i.userId))) if (this.o.sessions.waitsForCheck(u)) await this.o.sessions.forUser(u!);
+    for (const u of new Set([...this.#intents().values()].map((i) => i.userId))) if (this.o.sessions.waitsForLink(u)) await this.o.sessions.forUser(u!);
   }
 
   /** Sends one player's intents: a claim, or a batch of them. */

@@ -22,7 +22,7 @@ export interface QueueOptions {
   writes: WriteBatch;
   relay: RelayClient;
   /** The players' sessions: the bus passes PlayerSessions, or a strategy around it (it follows renewed tokens). */
-  sessions: Pick<PlayerSessions, 'current' | 'forUser' | 'expire' | 'waitsForCheck'>;
+  sessions: Pick<PlayerSessions, 'current' | 'forUser' | 'expire' | 'waitsForLink'>;
   /** Kept in step with the intents queued, for unlock()'s repeat rules. */
   earned: LastEarned;
   /** Shared by the game's tabs: only one sends at a time. */

@@ -30,7 +30,7 @@ function wallet(credits = true) {
     player: () => player,
     session: async () => player,
     expire: () => undefined,
-    waitsForCheck: () => false,
+    waitsForLink: () => false,
     emit: () => undefined,
     credits: () => credits,
     retry: undefined,

@@ -122,10 +122,10 @@ describe('PlayerSessions', () => {
     expect(await s.sessions.forUser('u-alice')).toBe('check');
     expect(s.link).toHaveBeenCalledTimes(1);
     expect(s.checks).toEqual(['alice']);
-    expect(s.sessions.waitsForCheck('u-alice')).toBe(true);
+    expect(s.sessions.waitsForLink('u-alice')).toBe(true);
     // The game showed its captcha and linked the player with it.
     s.sessions.adopt(alice('checked'));
-    expect(s.sessions.waitsForCheck('u-alice')).toBe(false);
+    expect(s.sessions.waitsForLink('u-alice')).toBe(false);
     expect(await s.sessions.forUser('u-alice')).toMatchObject({ token: 'checked' });
     expect(s.link).toHaveBeenCalledTimes(1);
   });
@@ -141,7 +141,7 @@ describe('PlayerSessions', () => {
     // Another tab (which this one may not hear: no BroadcastChannel) linked alice with a check.
     await s.storage.setMany([['session:u-alice', alice('linked-there')]]);
     expect(await s.sessions.forUser('u-alice')).toEqual(alice('linked-there'));
-    expect(s.sessions.waitsForCheck('u-alice')).toBe(false);
+    expect(s.sessions.waitsForLink('u-alice')).toBe(false);
     expect(s.sessions.current?.token).toBe('linked-there');
     expect(s.link).toHaveBeenCalledTimes(1);
     expect(s.checks).toEqual(['alice']);
@@ -159,7 +159,7 @@ describe('PlayerSessions', () => {
     s.sessions.adopt(alice('checked'));
     refuse();
     expect(await renewing).toMatchObject({ token: 'checked' });
-    expect(s.sessions.waitsForCheck('u-alice')).toBe(false);
+    expect(s.sessions.waitsForLink('u-alice')).toBe(false);
     expect(s.checks).toEqual([]);
   });
 
@@ -187,7 +187,7 @@ describe('PlayerSessions', () => {
     expect(await s.sessions.forUser('u-bob')).toMatchObject({ token: 'tb' });
     // None on this device (its storage lost it): their intents wait for their link, kept.
     expect(await s.sessions.forUser('u-nobody')).toBe('check');
-    expect(s.sessions.waitsForCheck('u-nobody')).toBe(true);
+    expect(s.sessions.waitsForLink('u-nobody')).toBe(true);
     expect(s.sessions.gamertagOf(undefined)).toBe('alice');
   });
 });

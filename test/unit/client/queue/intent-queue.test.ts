@@ -83,7 +83,7 @@ function queueOn(
       storage,
       writes,
       relay: { claim, claimAll, batchMax } as unknown as RelayClient,
-      sessions: { current: player, forUser: async () => player, expire, waitsForCheck: () => false },
+      sessions: { current: player, forUser: async () => player, expire, waitsForLink: () => false },
       earned,
       lockName: 'test',
       tab: `tab-${++n}`,

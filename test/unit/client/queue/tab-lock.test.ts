@@ -26,7 +26,7 @@ function queueOn(storage: RewardStorage, claim: RelayClient['claim'], settled: s
         throw err;
       }),
       relay: { claim, batchMax: 1 } as unknown as RelayClient,
-      sessions: { current: player, forUser: async () => player, expire: () => undefined, waitsForCheck: () => false },
+      sessions: { current: player, forUser: async () => player, expire: () => undefined, waitsForLink: () => false },
       earned: new LastEarned(
         () => undefined,
         () => 0,
